@@ -22,6 +22,7 @@ void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, bool lifo)
 {
 	spin_lock_init(&sem->lock);
 	INIT_LIST_HEAD(&sem->queue);
+	INIT_LIST_HEAD(&sem->handle_list);
 	sem->id = id;
 	sem->limit = limit;
 	sem->taken = 0;
@@ -31,10 +32,11 @@ void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, bool lifo)
 	sem->closed = false;
 }
 
-void fairsem_handle_setup(struct fairsem_handle *handle)
+void fairsem_holder_setup(struct fairsem_holder *handle)
 {
 	handle->sem = NULL;
 	handle->holds = 0;
+	INIT_LIST_HEAD(&handle->sibling);
 	INIT_LIST_HEAD(&handle->async.node);
 	handle->async.handle = handle;
 	handle->async.count = 0;
@@ -52,7 +54,7 @@ static void fairsem_take(struct fairsem_sem *sem, struct fairsem_request *req)
 	req->handle->holds += req->count;
 }
 
-static void fairsem_give_back(struct fairsem_handle *handle, u64 count)
+static void fairsem_give_back(struct fairsem_holder *handle, u64 count)
 {
 	handle->holds -= count;
 	handle->sem->taken -= count;
@@ -130,7 +132,7 @@ void fairsem_dequeue(struct fairsem_request *req)
 	fairsem_grant_waiters(sem);
 }
 
-int fairsem_release(struct fairsem_handle *handle, u64 count)
+int fairsem_release(struct fairsem_holder *handle, u64 count)
 {
 	lockdep_assert_held(&handle->sem->lock);
 	if (count > handle->holds)
@@ -140,7 +142,7 @@ int fairsem_release(struct fairsem_handle *handle, u64 count)
 	return 0;
 }
 
-int fairsem_forget(struct fairsem_handle *handle, u64 count)
+int fairsem_forget(struct fairsem_holder *handle, u64 count)
 {
 	struct fairsem_sem *sem = handle->sem;
 
@@ -187,10 +189,14 @@ void fairsem_close(struct fairsem_sem *sem)
 	}
 }
 
-void fairsem_attach(struct fairsem_sem *sem, struct fairsem_handle *handle)
+/*
+ * Count the handle in; the caller publishes handle->sem itself, because INIT
+ * must do so atomically against a second INIT on the same handle.
+ */
+void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *handle)
 {
 	lockdep_assert_held(&sem->lock);
-	handle->sem = sem;
+	list_add_tail(&handle->sibling, &sem->handle_list);
 	sem->handles++;
 }
 
@@ -199,7 +205,7 @@ void fairsem_attach(struct fairsem_sem *sem, struct fairsem_handle *handle)
  * give back everything it holds (a granted, unread request included) and
  * grant onward.  Returns true when it was the semaphore's last handle.
  */
-bool fairsem_detach(struct fairsem_handle *handle)
+bool fairsem_detach(struct fairsem_holder *handle)
 {
 	struct fairsem_sem *sem = handle->sem;
 
@@ -208,11 +214,12 @@ bool fairsem_detach(struct fairsem_handle *handle)
 	handle->async.state = FAIRSEM_REQ_IDLE;
 	fairsem_give_back(handle, handle->holds);
 	fairsem_grant_waiters(sem);
+	list_del_init(&handle->sibling);
 	return --sem->handles == 0;
 }
 
 /* Returns 0 when granted at once (nothing to read), -EINPROGRESS when queued. */
-int fairsem_async_start(struct fairsem_handle *handle, u64 count)
+int fairsem_async_start(struct fairsem_holder *handle, u64 count)
 {
 	struct fairsem_request *req = &handle->async;
 
@@ -225,7 +232,7 @@ int fairsem_async_start(struct fairsem_handle *handle, u64 count)
 	return fairsem_enqueue(req);
 }
 
-int fairsem_async_cancel(struct fairsem_handle *handle)
+int fairsem_async_cancel(struct fairsem_holder *handle)
 {
 	struct fairsem_request *req = &handle->async;
 
@@ -249,7 +256,7 @@ int fairsem_async_cancel(struct fairsem_handle *handle)
  * What read() answers, in the contract's order: an unread grant, a closed
  * semaphore, no request at all, or -EAGAIN for a request still queued.
  */
-int fairsem_async_collect(struct fairsem_handle *handle, u64 *count)
+int fairsem_async_collect(struct fairsem_holder *handle, u64 *count)
 {
 	struct fairsem_request *req = &handle->async;
 
@@ -264,4 +271,20 @@ int fairsem_async_collect(struct fairsem_handle *handle, u64 *count)
 	if (req->state == FAIRSEM_REQ_IDLE)
 		return -EINVAL;
 	return -EAGAIN;
+}
+
+/*
+ * Put back a grant that read() collected but could not copy out, so that a
+ * faulting read changes nothing.  If another thread has started a new
+ * request meanwhile, that request stands and the old grant counts as read.
+ */
+void fairsem_async_uncollect(struct fairsem_holder *handle, u64 count)
+{
+	struct fairsem_request *req = &handle->async;
+
+	lockdep_assert_held(&handle->sem->lock);
+	if (req->state != FAIRSEM_REQ_IDLE)
+		return;
+	req->count = count;
+	req->state = FAIRSEM_REQ_GRANTED;
 }

@@ -24,11 +24,11 @@ enum fairsem_req_state {
 	FAIRSEM_REQ_GRANTED,	/* permits moved into handle->holds */
 };
 
-struct fairsem_handle;
+struct fairsem_holder;
 
 struct fairsem_request {
 	struct list_head node;		/* in sem->queue while QUEUED */
-	struct fairsem_handle *handle;	/* who receives the permits */
+	struct fairsem_holder *handle;	/* who receives the permits */
 	u64 count;
 	enum fairsem_req_state state;
 };
@@ -36,6 +36,7 @@ struct fairsem_request {
 struct fairsem_sem {
 	spinlock_t lock;
 	struct list_head queue;		/* head is the next to be granted */
+	struct list_head handle_list;	/* every attached handle, for CLOSE */
 	u64 id;
 	u64 limit;
 	u64 taken;
@@ -45,8 +46,10 @@ struct fairsem_sem {
 	bool closed;
 };
 
-struct fairsem_handle {
+/* The semaphore-side state of one handle (one open file description). */
+struct fairsem_holder {
 	struct fairsem_sem *sem;	/* set once, by INIT or NEW_HANDLE */
+	struct list_head sibling;	/* in sem->handle_list */
 	u64 holds;
 	struct fairsem_request async;	/* at most one asynchronous request */
 };
@@ -59,23 +62,24 @@ struct fairsem_handle {
 void fairsem_request_done(struct fairsem_request *req);
 
 void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, bool lifo);
-void fairsem_handle_setup(struct fairsem_handle *handle);
-void fairsem_attach(struct fairsem_sem *sem, struct fairsem_handle *handle);
-bool fairsem_detach(struct fairsem_handle *handle);
+void fairsem_holder_setup(struct fairsem_holder *handle);
+void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *handle);
+bool fairsem_detach(struct fairsem_holder *handle);
 
 u64 fairsem_available(const struct fairsem_sem *sem);
 int fairsem_try_grant(struct fairsem_request *req);
 int fairsem_enqueue(struct fairsem_request *req);
 void fairsem_dequeue(struct fairsem_request *req);
 
-int fairsem_release(struct fairsem_handle *handle, u64 count);
-int fairsem_forget(struct fairsem_handle *handle, u64 count);
+int fairsem_release(struct fairsem_holder *handle, u64 count);
+int fairsem_forget(struct fairsem_holder *handle, u64 count);
 int fairsem_add(struct fairsem_sem *sem, u64 count);
 int fairsem_remove(struct fairsem_sem *sem, u64 count);
 void fairsem_close(struct fairsem_sem *sem);
 
-int fairsem_async_start(struct fairsem_handle *handle, u64 count);
-int fairsem_async_cancel(struct fairsem_handle *handle);
-int fairsem_async_collect(struct fairsem_handle *handle, u64 *count);
+int fairsem_async_start(struct fairsem_holder *handle, u64 count);
+int fairsem_async_cancel(struct fairsem_holder *handle);
+int fairsem_async_collect(struct fairsem_holder *handle, u64 *count);
+void fairsem_async_uncollect(struct fairsem_holder *handle, u64 count);
 
 #endif /* _FAIRSEM_CORE_H */

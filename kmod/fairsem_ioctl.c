@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fairsem ioctls: copy and check the argument, then act under sem->lock.
+ *
+ * The contract fixes the order in which errors answer: an unknown ioctl,
+ * then a bad pointer, then a bad argument, then an unbound handle, then the
+ * semaphore's state.  Each handler below follows that order.
+ */
+#include <linux/anon_inodes.h>
+#include <linux/atomic.h>
+#include <linux/fcntl.h>
+#include <linux/file.h>
+#include <linux/hrtimer.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/fairsem.h>
+
+#include "fairsem_dev.h"
+#include "fairsem_trace.h"
+
+/* 64 bits at one per nanosecond outlast the module: ids are never reused. */
+static atomic64_t fairsem_last_id = ATOMIC64_INIT(0);
+
+static bool fairsem_count_valid(u64 count)
+{
+	return count && count <= FAIRSEM_MAX_PERMITS;
+}
+
+static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
+{
+	struct fairsem_init args;
+	struct fairsem_sem *sem;
+
+	if (copy_from_user(&args, argp, sizeof(args)))
+		return -EFAULT;
+	if (args.reserved || (args.flags & ~FAIRSEM_LIFO) ||
+	    args.permits > FAIRSEM_MAX_PERMITS)
+		return -EINVAL;
+	if (fairsem_bound(ff))
+		return -EBUSY;
+
+	sem = kmalloc(sizeof(*sem), GFP_KERNEL_ACCOUNT);
+	if (!sem)
+		return -ENOMEM;
+	fairsem_sem_setup(sem, atomic64_inc_return(&fairsem_last_id),
+			  args.permits, args.flags & FAIRSEM_LIFO);
+	spin_lock(&sem->lock);
+	fairsem_attach(sem, &ff->handle);
+	spin_unlock(&sem->lock);
+	/* Two racing INITs on one handle: only one semaphore may be bound. */
+	if (cmpxchg_release(&ff->handle.sem, NULL, sem)) {
+		kfree(sem);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static int fairsem_acquire_try(struct fairsem_file *ff, struct fairsem_sem *sem,
+			       u64 count)
+{
+	struct fairsem_request req = { .handle = &ff->handle, .count = count };
+	int ret;
+
+	spin_lock(&sem->lock);
+	ret = fairsem_try_grant(&req);
+	spin_unlock(&sem->lock);
+	return ret;
+}
+
+static int fairsem_acquire_async(struct fairsem_file *ff, struct fairsem_sem *sem,
+				 u64 count)
+{
+	int ret;
+
+	spin_lock(&sem->lock);
+	ret = fairsem_async_start(&ff->handle, count);
+	spin_unlock(&sem->lock);
+	return ret;
+}
+
+/*
+ * After each wakeup, under sem->lock: -EINPROGRESS to sleep again, else
+ * the call's result.  A grant that landed first wins over a signal or the
+ * deadline; otherwise the request leaves the queue holding nothing, and the
+ * requests behind it are considered at once.
+ */
+static int fairsem_wait_result(struct fairsem_waiter *w, const ktime_t *deadline)
+{
+	switch (w->req.state) {
+	case FAIRSEM_REQ_GRANTED:
+		return 0;
+	case FAIRSEM_REQ_IDLE:
+		return -EIDRM;	/* only CLOSE refuses a queued request */
+	case FAIRSEM_REQ_QUEUED:
+		break;
+	}
+	if (signal_pending(current)) {
+		fairsem_dequeue(&w->req);
+		/* Restarted at the back of the queue, with the same deadline. */
+		return -ERESTARTSYS;
+	}
+	if (deadline && ktime_compare(ktime_get(), *deadline) >= 0) {
+		fairsem_dequeue(&w->req);
+		return -ETIMEDOUT;
+	}
+	return -EINPROGRESS;
+}
+
+static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem,
+				u64 count, u64 deadline_ns)
+{
+	struct fairsem_waiter w = {
+		.req = { .handle = &ff->handle, .count = count },
+		.task = current,
+	};
+	ktime_t deadline, *expires = NULL;
+	int ret;
+
+	INIT_LIST_HEAD(&w.req.node);
+	/* A deadline beyond the kernel's time range means no deadline. */
+	if (deadline_ns <= KTIME_MAX) {
+		deadline = ns_to_ktime(deadline_ns);
+		expires = &deadline;
+	}
+
+	spin_lock(&sem->lock);
+	if (expires && ktime_compare(ktime_get(), deadline) >= 0) {
+		ret = fairsem_try_grant(&w.req);
+		if (ret == -EAGAIN)
+			ret = -ETIMEDOUT;
+		goto out_unlock;
+	}
+	ret = fairsem_enqueue(&w.req);
+	while (ret == -EINPROGRESS) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		spin_unlock(&sem->lock);
+		schedule_hrtimeout_range(expires, current->timer_slack_ns,
+					 HRTIMER_MODE_ABS);
+		spin_lock(&sem->lock);
+		ret = fairsem_wait_result(&w, expires);
+	}
+out_unlock:
+	spin_unlock(&sem->lock);
+	return ret;
+}
+
+static int fairsem_ioctl_acquire(struct file *file, struct fairsem_file *ff,
+				 void __user *argp)
+{
+	const u32 known = FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC;
+	struct fairsem_acquire args;
+	struct fairsem_sem *sem;
+	int ret;
+
+	if (copy_from_user(&args, argp, sizeof(args)))
+		return -EFAULT;
+	if (args.reserved || (args.flags & ~known) || (args.flags & known) == known ||
+	    !fairsem_count_valid(args.count))
+		return -EINVAL;
+	if ((args.flags & FAIRSEM_ACQ_ASYNC) && args.deadline_ns != FAIRSEM_NO_DEADLINE)
+		return -EINVAL;
+	sem = fairsem_bound(ff);
+	if (!sem)
+		return -EBADFD;
+
+	if (args.flags & FAIRSEM_ACQ_ASYNC)
+		ret = fairsem_acquire_async(ff, sem, args.count);
+	else if ((args.flags & FAIRSEM_ACQ_TRY) || (file->f_flags & O_NONBLOCK))
+		ret = fairsem_acquire_try(ff, sem, args.count);
+	else
+		ret = fairsem_acquire_wait(ff, sem, args.count, args.deadline_ns);
+	trace_fairsem_acquire(sem->id, args.count, args.flags, ret);
+	return ret;
+}
+
+/* RELEASE, FORGET, ADD and REMOVE: one count, one core operation. */
+static int fairsem_ioctl_count(struct fairsem_file *ff, unsigned int cmd,
+			       void __user *argp)
+{
+	struct fairsem_sem *sem;
+	u64 count;
+	int ret;
+
+	if (copy_from_user(&count, argp, sizeof(count)))
+		return -EFAULT;
+	if (!fairsem_count_valid(count))
+		return -EINVAL;
+	sem = fairsem_bound(ff);
+	if (!sem)
+		return -EBADFD;
+
+	spin_lock(&sem->lock);
+	switch (cmd) {
+	case FAIRSEM_IOC_RELEASE:
+		ret = fairsem_release(&ff->handle, count);
+		if (!ret)
+			trace_fairsem_release(sem->id, count, sem->taken);
+		break;
+	case FAIRSEM_IOC_FORGET:
+		ret = fairsem_forget(&ff->handle, count);
+		break;
+	case FAIRSEM_IOC_ADD:
+		ret = fairsem_add(sem, count);
+		break;
+	default:
+		ret = fairsem_remove(sem, count);
+		break;
+	}
+	spin_unlock(&sem->lock);
+	return ret;
+}
+
+static int fairsem_ioctl_close(struct fairsem_file *ff)
+{
+	struct fairsem_sem *sem = fairsem_bound(ff);
+	struct fairsem_holder *handle;
+
+	if (!sem)
+		return -EBADFD;
+	spin_lock(&sem->lock);
+	if (!sem->closed) {
+		trace_fairsem_close(sem->id, sem->waiters);
+		fairsem_close(sem);
+		/* Every handle now polls POLLHUP | POLLERR, queued or not. */
+		list_for_each_entry(handle, &sem->handle_list, sibling)
+			wake_up_interruptible_poll(&fairsem_file_of(handle)->wq,
+						   EPOLLHUP | EPOLLERR);
+	}
+	spin_unlock(&sem->lock);
+	return 0;
+}
+
+static int fairsem_ioctl_cancel(struct fairsem_file *ff)
+{
+	struct fairsem_sem *sem = fairsem_bound(ff);
+	int ret;
+
+	if (!sem)
+		return -EBADFD;
+	spin_lock(&sem->lock);
+	ret = fairsem_async_cancel(&ff->handle);
+	spin_unlock(&sem->lock);
+	return ret;
+}
+
+static int fairsem_ioctl_info(struct fairsem_file *ff, void __user *argp)
+{
+	struct fairsem_sem *sem = fairsem_bound(ff);
+	struct fairsem_info info;
+
+	if (!sem)
+		return -EBADFD;
+	fairsem_fill_info(ff, sem, &info);
+	if (copy_to_user(argp, &info, sizeof(info)))
+		return -EFAULT;
+	return 0;
+}
+
+/* Attach a fresh handle to sem, unless CLOSE came first. */
+static int fairsem_attach_new(struct fairsem_sem *sem, struct fairsem_file *nff)
+{
+	int ret = 0;
+
+	spin_lock(&sem->lock);
+	if (sem->closed) {
+		ret = -EIDRM;
+	} else {
+		fairsem_attach(sem, &nff->handle);
+		nff->handle.sem = sem;	/* private until fd_install() */
+	}
+	spin_unlock(&sem->lock);
+	return ret;
+}
+
+static int fairsem_ioctl_new_handle(struct fairsem_file *ff, void __user *argp)
+{
+	struct fairsem_handle args;
+	struct fairsem_file *nff;
+	struct fairsem_sem *sem;
+	struct file *file;
+	int fd, ret;
+
+	if (copy_from_user(&args, argp, sizeof(args)))
+		return -EFAULT;
+	if (args.flags & ~(O_CLOEXEC | O_NONBLOCK))
+		return -EINVAL;
+	sem = fairsem_bound(ff);
+	if (!sem)
+		return -EBADFD;
+	if (READ_ONCE(sem->closed))
+		return -EIDRM;
+
+	nff = fairsem_file_alloc();
+	if (!nff)
+		return -ENOMEM;
+	fd = get_unused_fd_flags(args.flags & O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto err_free;
+	}
+	file = anon_inode_getfile("fairsem", &fairsem_fops, nff,
+				  O_RDWR | (args.flags & O_NONBLOCK));
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		goto err_put_fd;
+	}
+	stream_open(file_inode(file), file);
+	ret = fairsem_attach_new(sem, nff);
+	if (ret)
+		goto err_fput;
+	args.fd = fd;
+	if (copy_to_user(argp, &args, sizeof(args))) {
+		ret = -EFAULT;
+		goto err_fput;
+	}
+	fd_install(fd, file);
+	return fd;
+
+err_fput:
+	fput(file);	/* fairsem_release() detaches and frees nff */
+	put_unused_fd(fd);
+	return ret;
+err_put_fd:
+	put_unused_fd(fd);
+err_free:
+	fairsem_file_free(nff);
+	return ret;
+}
+
+long fairsem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct fairsem_file *ff = file->private_data;
+	void __user *argp = (void __user *)arg;
+
+	switch (cmd) {
+	case FAIRSEM_IOC_INIT:
+		return fairsem_ioctl_init(ff, argp);
+	case FAIRSEM_IOC_ACQUIRE:
+		return fairsem_ioctl_acquire(file, ff, argp);
+	case FAIRSEM_IOC_RELEASE:
+	case FAIRSEM_IOC_FORGET:
+	case FAIRSEM_IOC_ADD:
+	case FAIRSEM_IOC_REMOVE:
+		return fairsem_ioctl_count(ff, cmd, argp);
+	case FAIRSEM_IOC_CLOSE:
+		return fairsem_ioctl_close(ff);
+	case FAIRSEM_IOC_CANCEL:
+		return fairsem_ioctl_cancel(ff);
+	case FAIRSEM_IOC_INFO:
+		return fairsem_ioctl_info(ff, argp);
+	case FAIRSEM_IOC_NEW_HANDLE:
+		return fairsem_ioctl_new_handle(ff, argp);
+	default:
+		return -ENOTTY;
+	}
+}

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fairsem: fair, pollable, weighted counting semaphores as file descriptors.
+ *
+ * /dev/fairsem is a clone device: every open() is a handle, bound to a new
+ * semaphore by FAIRSEM_IOC_INIT.  This file holds the device and the file
+ * operations other than ioctl: open, release, read, poll and fdinfo.  The
+ * grant logic lives in fairsem_core.c, the ioctls in fairsem_ioctl.c.
+ */
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/fairsem.h>
+
+#include "fairsem_dev.h"
+
+#define CREATE_TRACE_POINTS
+#include "fairsem_trace.h"
+
+struct fairsem_file *fairsem_file_alloc(void)
+{
+	struct fairsem_file *ff;
+
+	/* Charged to the opener's memory cgroup: userspace decides how many. */
+	ff = kzalloc(sizeof(*ff), GFP_KERNEL_ACCOUNT);
+	if (!ff)
+		return NULL;
+	fairsem_holder_setup(&ff->handle);
+	init_waitqueue_head(&ff->wq);
+	return ff;
+}
+
+void fairsem_file_free(struct fairsem_file *ff)
+{
+	struct fairsem_sem *sem = ff->handle.sem;
+	bool last;
+
+	if (sem) {
+		spin_lock(&sem->lock);
+		last = fairsem_detach(&ff->handle);
+		spin_unlock(&sem->lock);
+		if (last)
+			kfree(sem);
+	}
+	kfree(ff);
+}
+
+/*
+ * Called by the core, under sem->lock, when a queued request is granted or
+ * refused.  A blocking waiter re-takes sem->lock before it leaves, so its
+ * on-stack request and task stay valid for as long as the lock is held here.
+ */
+void fairsem_request_done(struct fairsem_request *req)
+{
+	struct fairsem_holder *handle = req->handle;
+	struct fairsem_waiter *waiter;
+
+	if (req->state == FAIRSEM_REQ_GRANTED)
+		trace_fairsem_grant(handle->sem->id, req->count, handle->sem->taken);
+	if (req == &handle->async) {
+		/* Only this handle's pollers: one grant wakes one handle. */
+		wake_up_interruptible_poll(&fairsem_file_of(handle)->wq,
+					   req->state == FAIRSEM_REQ_GRANTED ?
+					   EPOLLIN | EPOLLRDNORM : EPOLLHUP | EPOLLERR);
+		return;
+	}
+	waiter = container_of(req, struct fairsem_waiter, req);
+	wake_up_process(waiter->task);
+}
+
+static int fairsem_fop_open(struct inode *inode, struct file *file)
+{
+	struct fairsem_file *ff = fairsem_file_alloc();
+
+	if (!ff)
+		return -ENOMEM;
+	file->private_data = ff;
+	return stream_open(inode, file);
+}
+
+static int fairsem_fop_release(struct inode *inode, struct file *file)
+{
+	fairsem_file_free(file->private_data);
+	return 0;
+}
+
+void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
+		       struct fairsem_info *info)
+{
+	enum fairsem_req_state async;
+
+	memset(info, 0, sizeof(*info));
+	spin_lock(&sem->lock);
+	info->id = sem->id;
+	info->limit = sem->limit;
+	info->available = fairsem_available(sem);
+	info->taken = sem->taken;
+	info->holds = ff->handle.holds;
+	info->waiters = sem->waiters;
+	info->handles = sem->handles;
+	async = ff->handle.async.state;
+	if (sem->lifo)
+		info->flags |= FAIRSEM_LIFO;
+	if (sem->closed)
+		info->flags |= FAIRSEM_INFO_CLOSED;
+	spin_unlock(&sem->lock);
+
+	if (async == FAIRSEM_REQ_QUEUED)
+		info->flags |= FAIRSEM_INFO_ASYNC_PENDING;
+	else if (async == FAIRSEM_REQ_GRANTED)
+		info->flags |= FAIRSEM_INFO_ASYNC_GRANTED;
+}
+
+/* Wait condition for read(): anything but a request still in the queue. */
+static bool fairsem_async_settled(struct fairsem_file *ff, struct fairsem_sem *sem)
+{
+	bool settled;
+
+	spin_lock(&sem->lock);
+	settled = ff->handle.async.state != FAIRSEM_REQ_QUEUED || sem->closed;
+	spin_unlock(&sem->lock);
+	return settled;
+}
+
+static ssize_t fairsem_fop_read(struct file *file, char __user *buf, size_t len,
+			    loff_t *ppos)
+{
+	struct fairsem_file *ff = file->private_data;
+	struct fairsem_sem *sem = fairsem_bound(ff);
+	u64 count;
+	int ret;
+
+	if (len < sizeof(count))
+		return -EINVAL;
+	if (!sem)
+		return -EBADFD;
+	for (;;) {
+		spin_lock(&sem->lock);
+		ret = fairsem_async_collect(&ff->handle, &count);
+		spin_unlock(&sem->lock);
+		if (ret != -EAGAIN || (file->f_flags & O_NONBLOCK))
+			break;
+		ret = wait_event_interruptible(ff->wq, fairsem_async_settled(ff, sem));
+		if (ret)
+			return ret;
+	}
+	if (ret)
+		return ret;
+	if (put_user(count, (u64 __user *)buf)) {
+		spin_lock(&sem->lock);
+		fairsem_async_uncollect(&ff->handle, count);
+		spin_unlock(&sem->lock);
+		return -EFAULT;
+	}
+	return sizeof(count);
+}
+
+static __poll_t fairsem_fop_poll(struct file *file, poll_table *wait)
+{
+	struct fairsem_file *ff = file->private_data;
+	struct fairsem_sem *sem = fairsem_bound(ff);
+	__poll_t events = 0;
+
+	if (!sem)
+		return 0;
+	poll_wait(file, &ff->wq, wait);
+	spin_lock(&sem->lock);
+	if (ff->handle.async.state == FAIRSEM_REQ_GRANTED)
+		events |= EPOLLIN | EPOLLRDNORM;
+	if (sem->closed)
+		events |= EPOLLHUP | EPOLLERR;
+	spin_unlock(&sem->lock);
+	return events;
+}
+
+static const char *const fairsem_async_names[] = {
+	[FAIRSEM_REQ_IDLE] = "none",
+	[FAIRSEM_REQ_QUEUED] = "queued",
+	[FAIRSEM_REQ_GRANTED] = "granted",
+};
+
+static void fairsem_fop_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct fairsem_file *ff = file->private_data;
+	struct fairsem_sem *sem = fairsem_bound(ff);
+	struct fairsem_info info;
+	const char *async = fairsem_async_names[FAIRSEM_REQ_IDLE];
+
+	if (!sem)
+		return;
+	fairsem_fill_info(ff, sem, &info);
+	if (info.flags & FAIRSEM_INFO_ASYNC_PENDING)
+		async = fairsem_async_names[FAIRSEM_REQ_QUEUED];
+	else if (info.flags & FAIRSEM_INFO_ASYNC_GRANTED)
+		async = fairsem_async_names[FAIRSEM_REQ_GRANTED];
+	seq_printf(m, "fairsem-id:\t%llu\n", info.id);
+	seq_printf(m, "fairsem-limit:\t%llu\n", info.limit);
+	seq_printf(m, "fairsem-available:\t%llu\n", info.available);
+	seq_printf(m, "fairsem-taken:\t%llu\n", info.taken);
+	seq_printf(m, "fairsem-holds:\t%llu\n", info.holds);
+	seq_printf(m, "fairsem-waiters:\t%llu\n", info.waiters);
+	seq_printf(m, "fairsem-mode:\t%s\n", info.flags & FAIRSEM_LIFO ? "lifo" : "fifo");
+	seq_printf(m, "fairsem-closed:\t%d\n", !!(info.flags & FAIRSEM_INFO_CLOSED));
+	seq_printf(m, "fairsem-async:\t%s\n", async);
+}
+
+const struct file_operations fairsem_fops = {
+	.owner = THIS_MODULE,
+	.open = fairsem_fop_open,
+	.release = fairsem_fop_release,
+	.read = fairsem_fop_read,
+	.poll = fairsem_fop_poll,
+	.unlocked_ioctl = fairsem_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.show_fdinfo = fairsem_fop_show_fdinfo,
+};
+
+static struct miscdevice fairsem_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "fairsem",
+	.fops = &fairsem_fops,
+	/* Every open makes a private semaphore: there is nothing to protect. */
+	.mode = 0666,
+};
+
+module_misc_device(fairsem_misc);
+
+MODULE_AUTHOR("The fairsem authors");
+MODULE_DESCRIPTION("Fair, pollable, weighted counting semaphores as file descriptors");
+MODULE_LICENSE("GPL");
