@@ -34,7 +34,7 @@ struct fairsem_request {
 };
 
 struct fairsem_sem {
-	spinlock_t lock;
+	spinlock_t lock;		/* guards all of it and every holder */
 	struct list_head queue;		/* head is the next to be granted */
 	struct list_head handle_list;	/* every attached handle, for CLOSE */
 	u64 id;

@@ -25,9 +25,9 @@ static inline struct fairsem_file *fairsem_file_of(struct fairsem_holder *handle
 	return container_of(handle, struct fairsem_file, handle);
 }
 
-/* Pairs with the cmpxchg_release() in INIT: a bound handle sees a set-up semaphore. */
 static inline struct fairsem_sem *fairsem_bound(struct fairsem_file *ff)
 {
+	/* Pairs with cmpxchg_release() in INIT: a bound sem is set up. */
 	return smp_load_acquire(&ff->handle.sem);
 }
 

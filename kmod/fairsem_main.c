@@ -126,8 +126,8 @@ static bool fairsem_async_settled(struct fairsem_file *ff, struct fairsem_sem *s
 	return settled;
 }
 
-static ssize_t fairsem_fop_read(struct file *file, char __user *buf, size_t len,
-			    loff_t *ppos)
+static ssize_t fairsem_fop_read(struct file *file, char __user *buf,
+				size_t len, loff_t *ppos)
 {
 	struct fairsem_file *ff = file->private_data;
 	struct fairsem_sem *sem = fairsem_bound(ff);

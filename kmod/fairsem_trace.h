@@ -7,6 +7,12 @@
 
 #include <linux/tracepoint.h>
 
+/*
+ * checkpatch --strict flags the layout of the TRACE_EVENT() macros below
+ * (alignment, lines ending in '('); it is the layout every header under
+ * include/trace/events/ uses, kept for the same readability.
+ */
+
 /* An acquire as it returns: 0, or the errno the caller sees. */
 TRACE_EVENT(fairsem_acquire,
 	TP_PROTO(u64 id, u64 count, u32 flags, int ret),

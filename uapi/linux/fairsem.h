@@ -9,26 +9,27 @@
 #ifndef _UAPI_LINUX_FAIRSEM_H
 #define _UAPI_LINUX_FAIRSEM_H
 
+#include <linux/const.h>
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
 /* No limit, count or sum of permits may exceed this. */
-#define FAIRSEM_MAX_PERMITS	(1ULL << 62)
+#define FAIRSEM_MAX_PERMITS	_BITULL(62)
 
 /* An absolute deadline that never comes. */
 #define FAIRSEM_NO_DEADLINE	(~0ULL)
 
 /* fairsem_init.flags, also reported in fairsem_info.flags */
-#define FAIRSEM_LIFO		(1U << 0)
+#define FAIRSEM_LIFO		_BITUL(0)
 
 /* fairsem_acquire.flags */
-#define FAIRSEM_ACQ_TRY		(1U << 0)
-#define FAIRSEM_ACQ_ASYNC	(1U << 1)
+#define FAIRSEM_ACQ_TRY		_BITUL(0)
+#define FAIRSEM_ACQ_ASYNC	_BITUL(1)
 
 /* fairsem_info.flags, besides FAIRSEM_LIFO */
-#define FAIRSEM_INFO_CLOSED		(1U << 1)
-#define FAIRSEM_INFO_ASYNC_PENDING	(1U << 2)
-#define FAIRSEM_INFO_ASYNC_GRANTED	(1U << 3)
+#define FAIRSEM_INFO_CLOSED		_BITUL(1)
+#define FAIRSEM_INFO_ASYNC_PENDING	_BITUL(2)
+#define FAIRSEM_INFO_ASYNC_GRANTED	_BITUL(3)
 
 struct fairsem_init {
 	__u64 permits;
