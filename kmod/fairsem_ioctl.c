@@ -46,14 +46,19 @@ static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
 		return -ENOMEM;
 	fairsem_sem_setup(sem, atomic64_inc_return(&fairsem_last_id),
 			  args.permits, args.flags & FAIRSEM_LIFO);
+	/*
+	 * Two racing INITs on one handle: only one semaphore may be bound, and
+	 * only the winner may link the handle in.  Whoever sees handle.sem
+	 * before the attach is done waits for it on sem->lock.
+	 */
 	spin_lock(&sem->lock);
-	fairsem_attach(sem, &ff->handle);
-	spin_unlock(&sem->lock);
-	/* Two racing INITs on one handle: only one semaphore may be bound. */
 	if (cmpxchg_release(&ff->handle.sem, NULL, sem)) {
+		spin_unlock(&sem->lock);
 		kfree(sem);
 		return -EBUSY;
 	}
+	fairsem_attach(sem, &ff->handle);
+	spin_unlock(&sem->lock);
 	return 0;
 }
 

@@ -1,0 +1,1763 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Differential test of the fairsem grant logic (kmod/fairsem_core.c) against
+ * the naive reference model (reference.c), in userspace, under ASan and UBSan.
+ *
+ * The harness plays the device glue: it takes sem->lock around every call
+ * into the core, as the ioctls do, and keeps the blocked callers' requests.
+ * Every operation runs on both sides; its results, the requests it granted
+ * or refused (grants in order), and the whole observable state are compared
+ * after each one, and the core's own invariants are checked on top.
+ *
+ *   model_test [--seed S] [--sequences N] [--ops N] [--only NAME] [--stats] [-v]
+ *
+ * MODEL_SEED, MODEL_SEQUENCES and MODEL_OPS in the environment set the same.
+ * A failure prints the seed of the failing sequence: run it again with
+ * "--seed S --sequences 1 -v" to see every operation.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sanitizer/common_interface_defs.h>
+
+#include <linux/fairsem.h>
+#include "fairsem_core.h"
+#include "reference.h"
+
+#define MAXP		FAIRSEM_MAX_PERMITS
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define TRACE_LEN	48
+#define TRACE_WIDTH	120
+
+_Static_assert(REF_MAX_PERMITS == FAIRSEM_MAX_PERMITS,
+	       "the model and the ABI disagree on the maximum");
+
+/* The glue's side of a handle: the core's handle and the async request's id. */
+struct t_handle {
+	struct fairsem_holder h;
+	int async_id;
+};
+
+/* A caller blocked in FAIRSEM_IOC_ACQUIRE, and its request. */
+struct t_waiter {
+	struct fairsem_request req;
+	int id;
+	bool refused;		/* request_done() said: semaphore closed */
+};
+
+struct world {
+	const char *test;
+	uint64_t seed;
+	uint64_t rng;
+	long op;
+	bool failed;
+	bool dumped;
+	uint64_t next_sem_id;
+	int next_id;
+
+	struct ref ref;
+	struct fairsem_sem *sem[REF_SEMS];
+	struct t_handle *handle[REF_HANDLES];
+	struct t_waiter *waiter[REF_WAITERS];
+	/* A read() that collected a grant and is failing to copy it out. */
+	bool faulting[REF_HANDLES];
+	u64 fault_count[REF_HANDLES];
+	/* What fairsem_request_done() reported during the current op. */
+	struct ref_event event[REF_EVENTS];
+	int nr_events;
+
+	char trace[TRACE_LEN][TRACE_WIDTH];
+};
+
+static struct world the_world;
+static bool verbose;
+static bool stats;
+
+/* Test results, one line each. */
+static int passed, failed;
+
+static void report(const char *name, bool ok)
+{
+	if (ok)
+		passed++;
+	else
+		failed++;
+	printf("%sok %d %s\n", ok ? "" : "not ", passed + failed, name);
+	fflush(stdout);
+}
+
+/* --- failure reporting -------------------------------------------------- */
+
+static const char *errname(int err)
+{
+	static char buf[16];
+
+	switch (err) {
+	case 0:			return "0";
+	case -EINVAL:		return "-EINVAL";
+	case -EAGAIN:		return "-EAGAIN";
+	case -EIDRM:		return "-EIDRM";
+	case -EBUSY:		return "-EBUSY";
+	case -ENOENT:		return "-ENOENT";
+	case -EOVERFLOW:	return "-EOVERFLOW";
+	case -EINPROGRESS:	return "-EINPROGRESS";
+	case -ETIMEDOUT:	return "-ETIMEDOUT";
+	case -EINTR:		return "-EINTR";
+	case -EFAULT:		return "-EFAULT";
+	}
+	snprintf(buf, sizeof(buf), "%d", err);
+	return buf;
+}
+
+static const char *async_name(int state)
+{
+	static const char *const name[] = { "idle", "queued", "granted" };
+
+	return state >= 0 && state < 3 ? name[state] : "?";
+}
+
+static void dump_trace(struct world *w)
+{
+	long i, first = w->op > TRACE_LEN ? w->op - TRACE_LEN + 1 : 1;
+
+	fprintf(stderr, "# last operations:\n");
+	for (i = first; i <= w->op; i++)
+		fprintf(stderr, "#   %s\n", w->trace[i % TRACE_LEN]);
+}
+
+static void dump_core_sem(struct world *w, int s)
+{
+	struct fairsem_sem *sem = w->sem[s];
+	struct fairsem_request *req;
+	int n = 0;
+
+	fprintf(stderr,
+		"#   core sem%d: id=%llu limit=%llu taken=%llu avail=%llu waiters=%llu handles=%u closed=%d lifo=%d queue=[",
+		s, sem->id, sem->limit, sem->taken, fairsem_available(sem),
+		sem->waiters, sem->handles, sem->closed, sem->lifo);
+	list_for_each_entry(req, &sem->queue, node) {
+		if (n++ > REF_REQS) {
+			fprintf(stderr, " ...");
+			break;
+		}
+		fprintf(stderr, " %llu", req->count);
+	}
+	fprintf(stderr, " ]\n");
+}
+
+static void dump_ref_sem(struct world *w, int s)
+{
+	const struct ref_sem *rs = &w->ref.sem[s];
+	int ids[REF_REQS], n, i, j;
+
+	fprintf(stderr,
+		"#   ref  sem%d: id=%llu limit=%llu taken=%llu avail=%llu waiters=%u handles=%u closed=%d lifo=%d queue=[",
+		s, (unsigned long long)rs->id, (unsigned long long)rs->limit,
+		(unsigned long long)rs->taken,
+		(unsigned long long)ref_available(&w->ref, s),
+		ref_waiters(&w->ref, s), rs->handles, rs->closed, rs->lifo);
+	n = ref_queue_order(&w->ref, s, ids, REF_REQS);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < REF_REQS; j++)
+			if (w->ref.req[j].queued && w->ref.req[j].id == ids[i])
+				fprintf(stderr, " %llu",
+					(unsigned long long)w->ref.req[j].count);
+	fprintf(stderr, " ]\n");
+}
+
+static void dump_state(struct world *w)
+{
+	int i;
+
+	fprintf(stderr, "# state after the failing operation:\n");
+	for (i = 0; i < REF_SEMS; i++) {
+		if (w->sem[i])
+			dump_core_sem(w, i);
+		if (w->ref.sem[i].used)
+			dump_ref_sem(w, i);
+	}
+	for (i = 0; i < REF_HANDLES; i++) {
+		struct t_handle *th = w->handle[i];
+		const struct ref_handle *rh = &w->ref.handle[i];
+
+		if (th)
+			fprintf(stderr, "#   core h%d: holds=%llu async=%s/%llu id=%d\n",
+				i, th->h.holds, async_name(th->h.async.state),
+				th->h.async.count, th->async_id);
+		if (rh->used)
+			fprintf(stderr, "#   ref  h%d: sem%d holds=%llu async=%s/%llu id=%d\n",
+				i, rh->sem, (unsigned long long)rh->holds,
+				async_name(rh->async),
+				(unsigned long long)rh->async_count, rh->async_id);
+	}
+	for (i = 0; i < REF_WAITERS; i++) {
+		struct t_waiter *tw = w->waiter[i];
+		const struct ref_waiter *rw = &w->ref.waiter[i];
+
+		if (tw)
+			fprintf(stderr, "#   core w%d: id=%d count=%llu state=%s refused=%d\n",
+				i, tw->id, tw->req.count,
+				async_name(tw->req.state), tw->refused);
+		if (rw->used)
+			fprintf(stderr, "#   ref  w%d: id=%d h%d count=%llu state=%s\n",
+				i, rw->id, rw->handle,
+				(unsigned long long)rw->count,
+				rw->state == REF_WAIT_QUEUED ? "queued" :
+				rw->state == REF_WAIT_GRANTED ? "granted" :
+				"refused");
+	}
+}
+
+static void fail(struct world *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Report the first failure of a test in full; later ones in one line. */
+static void fail(struct world *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "# FAIL %s, seed %llu, op %ld: ", w->test,
+		(unsigned long long)w->seed, w->op);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	w->failed = true;
+	if (w->dumped)
+		return;
+	w->dumped = true;
+	dump_trace(w);
+	dump_state(w);
+}
+
+#define check(w, cond, ...)						\
+	do {								\
+		if (!(cond))						\
+			fail(w, __VA_ARGS__);				\
+	} while (0)
+
+/* The compat header's assertions (lock not held, broken list) end here. */
+void fairsem_compat_failed(const char *what, const char *file, int line)
+{
+	struct world *w = &the_world;
+
+	fail(w, "%s at %s:%d", what, file, line);
+	report(w->test, false);
+	printf("%d passed, %d failed\n", passed, failed);
+	exit(1);
+}
+
+/*
+ * ASan or UBSan is about to end the run (use after free, overflow...): say
+ * which test, seed and operations led there, as for any other failure.
+ */
+static void sanitizer_died(void)
+{
+	struct world *w = &the_world;
+
+	fail(w, "sanitizer error (report above)");
+	report(w->test, false);
+	printf("%d passed, %d failed\n", passed, failed);
+	fflush(stdout);
+}
+
+/* --- the glue's callback ------------------------------------------------ */
+
+static int request_id(struct fairsem_request *req)
+{
+	struct t_handle *th = container_of(req->handle, struct t_handle, h);
+
+	if (req == &req->handle->async)
+		return th->async_id;
+	return container_of(req, struct t_waiter, req)->id;
+}
+
+/*
+ * The core hands over a request it granted or refused.  The glue would wake
+ * the caller; the test records the event and checks that the core did it
+ * under the lock, with the request off the queue and in its final state.
+ */
+void fairsem_request_done(struct fairsem_request *req)
+{
+	struct world *w = &the_world;
+	struct fairsem_sem *sem = req->handle->sem;
+	bool granted = req->state == FAIRSEM_REQ_GRANTED;
+
+	lockdep_assert_held(&sem->lock);
+	check(w, list_empty(&req->node), "request_done: request still linked");
+	check(w, granted || req->state == FAIRSEM_REQ_IDLE,
+	      "request_done: state %d", req->state);
+	check(w, granted != sem->closed,
+	      "request_done: %s on a %s semaphore",
+	      granted ? "grant" : "refusal", sem->closed ? "closed" : "open");
+	if (w->nr_events >= REF_EVENTS) {
+		fail(w, "request_done: too many events in one op");
+		return;
+	}
+	if (!granted && req != &req->handle->async)
+		container_of(req, struct t_waiter, req)->refused = true;
+	w->event[w->nr_events].id = request_id(req);
+	w->event[w->nr_events].granted = granted;
+	w->nr_events++;
+}
+
+/* --- comparing the two sides ------------------------------------------- */
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Grants must match in order; refusals (on close) as a set. */
+static int event_ids(const struct ref_event *ev, int n, bool granted, int *ids)
+{
+	int i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (ev[i].granted == granted)
+			ids[k++] = ev[i].id;
+	if (!granted)
+		qsort(ids, k, sizeof(*ids), cmp_int);
+	return k;
+}
+
+static void compare_events(struct world *w)
+{
+	int core[REF_EVENTS], ref[REF_EVENTS], nc, nr, i, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		bool granted = pass == 0;
+		const char *what = granted ? "granted" : "refused";
+
+		nc = event_ids(w->event, w->nr_events, granted, core);
+		nr = event_ids(w->ref.event, w->ref.nr_events, granted, ref);
+		for (i = 0; i < nc || i < nr; i++) {
+			if (i < nc && i < nr && core[i] == ref[i])
+				continue;
+			fail(w, "%s request #%d: core id %d, reference id %d (%d vs %d events)",
+			     what, i, i < nc ? core[i] : -1,
+			     i < nr ? ref[i] : -1, nc, nr);
+			break;
+		}
+	}
+}
+
+/* The core's queue, walked: ids in order, and its structural invariants. */
+static int core_queue(struct world *w, int s, int *ids)
+{
+	struct fairsem_sem *sem = w->sem[s];
+	struct fairsem_request *req;
+	int n = 0;
+
+	list_for_each_entry(req, &sem->queue, node) {
+		if (n == REF_REQS) {
+			fail(w, "sem%d: queue longer than any test makes it", s);
+			break;
+		}
+		check(w, req->state == FAIRSEM_REQ_QUEUED,
+		      "sem%d: queued request in state %d", s, req->state);
+		check(w, req->handle->sem == sem,
+		      "sem%d: queued request of another semaphore", s);
+		ids[n++] = request_id(req);
+	}
+	return n;
+}
+
+static void check_sem(struct world *w, int s)
+{
+	struct fairsem_sem *sem = w->sem[s];
+	const struct ref_sem *rs = &w->ref.sem[s];
+	int core_ids[REF_REQS], ref_ids[REF_REQS], nc, nr, i;
+	struct fairsem_holder *holder;
+	u64 held = 0;
+
+	check(w, !!sem == rs->used, "sem%d: core %s, reference %s", s,
+	      sem ? "live" : "freed", rs->used ? "live" : "freed");
+	if (!sem || !rs->used)
+		return;
+	check(w, !sem->lock.held, "sem%d: lock left held", s);
+	check(w, sem->id == rs->id && sem->limit == rs->limit &&
+	      sem->taken == rs->taken && sem->handles == rs->handles &&
+	      sem->closed == rs->closed && sem->lifo == rs->lifo,
+	      "sem%d: core and reference differ", s);
+	check(w, fairsem_available(sem) == ref_available(&w->ref, s),
+	      "sem%d: available %llu, reference %llu", s,
+	      fairsem_available(sem),
+	      (unsigned long long)ref_available(&w->ref, s));
+	check(w, sem->limit <= MAXP && sem->taken <= MAXP,
+	      "sem%d: limit or taken above the maximum", s);
+
+	/* taken is the sum of what the handles hold */
+	for (i = 0; i < REF_HANDLES; i++)
+		if (w->handle[i] && w->handle[i]->h.sem == sem)
+			held += w->handle[i]->h.holds;
+	check(w, sem->taken == held, "sem%d: taken %llu, handles hold %llu",
+	      s, sem->taken, held);
+
+	/* every attached handle is on the list that CLOSE walks, once */
+	nc = 0;
+	list_for_each_entry(holder, &sem->handle_list, sibling) {
+		if (nc++ > REF_HANDLES) {
+			fail(w, "sem%d: handle list loops", s);
+			break;
+		}
+		check(w, holder->sem == sem, "sem%d: foreign handle listed", s);
+	}
+	check(w, (u32)nc == sem->handles, "sem%d: %d handles listed, %u counted",
+	      s, nc, sem->handles);
+
+	/* same requests, in the same grant order (FIFO or LIFO) */
+	nc = core_queue(w, s, core_ids);
+	nr = ref_queue_order(&w->ref, s, ref_ids, REF_REQS);
+	check(w, sem->waiters == (u64)nc, "sem%d: waiters %llu, queue length %d",
+	      s, sem->waiters, nc);
+	check(w, nc == nr && !memcmp(core_ids, ref_ids, nc * sizeof(int)),
+	      "sem%d: queue order differs from the reference", s);
+	check(w, !sem->closed || nc == 0, "sem%d: closed with waiters", s);
+
+	/* the grant rule ran to the end: the head does not fit */
+	if (!list_empty(&sem->queue)) {
+		struct fairsem_request *head =
+			list_first_entry(&sem->queue, struct fairsem_request,
+					 node);
+
+		check(w, head->count > fairsem_available(sem),
+		      "sem%d: head wants %llu, %llu available: grant missed",
+		      s, head->count, fairsem_available(sem));
+	}
+}
+
+static void check_handle(struct world *w, int i)
+{
+	struct t_handle *th = w->handle[i];
+	const struct ref_handle *rh = &w->ref.handle[i];
+	const struct fairsem_request *a;
+
+	check(w, !!th == rh->used, "h%d: core %s, reference %s", i,
+	      th ? "open" : "closed", rh->used ? "open" : "closed");
+	if (!th || !rh->used)
+		return;
+	a = &th->h.async;
+	check(w, th->h.sem == w->sem[rh->sem], "h%d: bound elsewhere", i);
+	check(w, th->h.holds == rh->holds, "h%d: holds %llu, reference %llu",
+	      i, th->h.holds, (unsigned long long)rh->holds);
+	check(w, (int)a->state == (int)rh->async,
+	      "h%d: async %s, reference %s", i, async_name(a->state),
+	      async_name(rh->async));
+	if (a->state != FAIRSEM_REQ_IDLE && rh->async != REF_ASYNC_IDLE)
+		check(w, a->count == rh->async_count && th->async_id == rh->async_id,
+		      "h%d: async request differs", i);
+	check(w, a->state == FAIRSEM_REQ_QUEUED || list_empty(&a->node),
+	      "h%d: async request linked while not queued", i);
+}
+
+static void check_waiter(struct world *w, int i)
+{
+	struct t_waiter *tw = w->waiter[i];
+	const struct ref_waiter *rw = &w->ref.waiter[i];
+	enum ref_wait state;
+
+	check(w, !!tw == rw->used, "w%d: core %s, reference %s", i,
+	      tw ? "waiting" : "gone", rw->used ? "waiting" : "gone");
+	if (!tw || !rw->used)
+		return;
+	if (tw->req.state == FAIRSEM_REQ_QUEUED)
+		state = REF_WAIT_QUEUED;
+	else if (tw->req.state == FAIRSEM_REQ_GRANTED)
+		state = REF_WAIT_GRANTED;
+	else
+		state = tw->refused ? REF_WAIT_REFUSED : (enum ref_wait)-1;
+	check(w, state == rw->state && tw->id == rw->id &&
+	      tw->req.count == rw->count && w->handle[rw->handle] &&
+	      tw->req.handle == &w->handle[rw->handle]->h,
+	      "w%d: core and reference differ", i);
+}
+
+static void check_world(struct world *w)
+{
+	int i;
+
+	compare_events(w);
+	for (i = 0; i < REF_SEMS; i++)
+		check_sem(w, i);
+	for (i = 0; i < REF_HANDLES; i++)
+		check_handle(w, i);
+	for (i = 0; i < REF_WAITERS; i++)
+		check_waiter(w, i);
+}
+
+/* --- operations, on both sides ----------------------------------------- */
+
+static void begin_op(struct world *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void begin_op(struct world *w, const char *fmt, ...)
+{
+	char *line = w->trace[++w->op % TRACE_LEN];
+	va_list ap;
+	int n;
+
+	n = snprintf(line, TRACE_WIDTH, "%ld: ", w->op);
+	va_start(ap, fmt);
+	vsnprintf(line + n, TRACE_WIDTH - n, fmt, ap);
+	va_end(ap);
+	if (verbose)
+		fprintf(stderr, "#   %s\n", line);
+	w->nr_events = 0;
+	ref_clear_events(&w->ref);
+}
+
+/* --stats: how often each operation gave each result, to see what is hit. */
+struct outcome {
+	char op[16];
+	int ret;
+	long n;
+};
+
+static struct outcome outcome[128];
+static int nr_outcomes;
+
+static void count_outcome(struct world *w, int ret)
+{
+	const char *line = strchr(w->trace[w->op % TRACE_LEN], ' ') + 1;
+	char op[16];
+	int i;
+
+	snprintf(op, sizeof(op), "%.*s", (int)strcspn(line, " "), line);
+	for (i = 0; i < nr_outcomes; i++)
+		if (outcome[i].ret == ret && !strcmp(outcome[i].op, op))
+			break;
+	if (i == nr_outcomes) {
+		if (nr_outcomes == 128)
+			return;
+		strcpy(outcome[nr_outcomes].op, op);
+		outcome[nr_outcomes++].ret = ret;
+	}
+	outcome[i].n++;
+}
+
+static void print_outcomes(void)
+{
+	int i;
+
+	for (i = 0; i < nr_outcomes; i++)
+		printf("# %-12s %-13s %ld\n", outcome[i].op,
+		       errname(outcome[i].ret), outcome[i].n);
+}
+
+/* Compare an operation's results, then everything else. */
+static int end_op(struct world *w, int core, int ref)
+{
+	if (stats)
+		count_outcome(w, core);
+	check(w, core == ref, "returned %s, reference %s", errname(core),
+	      errname(ref));
+	check_world(w);
+	return core;
+}
+
+static void *xcalloc(size_t size)
+{
+	void *p = calloc(1, size);
+
+	if (!p) {
+		perror("calloc");
+		exit(2);
+	}
+	return p;
+}
+
+static struct fairsem_sem *sem_of(struct world *w, int handle)
+{
+	return w->handle[handle]->h.sem;
+}
+
+static struct t_handle *handle_new(struct world *w, int slot)
+{
+	struct t_handle *th = xcalloc(sizeof(*th));
+
+	fairsem_holder_setup(&th->h);
+	th->async_id = -1;
+	w->handle[slot] = th;
+	return th;
+}
+
+/* The glue publishes handle->sem itself, after the core counted it in. */
+static void attach(struct fairsem_sem *sem, struct t_handle *th)
+{
+	fairsem_attach(sem, &th->h);
+	th->h.sem = sem;
+}
+
+static int free_slot(void *const *slots, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!slots[i])
+			return i;
+	return -1;
+}
+
+/* FAIRSEM_IOC_INIT on a fresh handle: returns the handle's slot. */
+static int op_init(struct world *w, u64 permits, bool lifo)
+{
+	int s = free_slot((void *const *)w->sem, REF_SEMS);
+	int h = free_slot((void *const *)w->handle, REF_HANDLES);
+	struct fairsem_sem *sem;
+	struct t_handle *th;
+	int ref;
+
+	if (s < 0 || h < 0)
+		return -1;
+	begin_op(w, "init sem%d h%d permits=%llu %s", s, h, permits,
+		 lifo ? "lifo" : "fifo");
+	sem = xcalloc(sizeof(*sem));
+	fairsem_sem_setup(sem, w->next_sem_id, permits, lifo);
+	th = handle_new(w, h);
+	spin_lock(&sem->lock);
+	attach(sem, th);
+	spin_unlock(&sem->lock);
+	w->sem[s] = sem;
+	ref = ref_sem_init(&w->ref, s, h, w->next_sem_id++, permits, lifo);
+	end_op(w, 0, ref);
+	return h;
+}
+
+/* FAIRSEM_IOC_NEW_HANDLE: returns the new slot, or -errno. */
+static int op_new_handle(struct world *w, int from)
+{
+	int h = free_slot((void *const *)w->handle, REF_HANDLES);
+	struct fairsem_sem *sem = sem_of(w, from);
+	int core = 0, ref;
+
+	if (h < 0)
+		return -1;
+	begin_op(w, "new_handle h%d -> h%d", from, h);
+	spin_lock(&sem->lock);
+	if (sem->closed)
+		core = -EIDRM;
+	else
+		attach(sem, handle_new(w, h));
+	spin_unlock(&sem->lock);
+	ref = ref_new_handle(&w->ref, w->ref.handle[from].sem, h);
+	return end_op(w, core, ref) ? core : h;
+}
+
+/* The blocked call ends; the waiter is gone on both sides afterwards. */
+static void waiter_free(struct world *w, int i)
+{
+	free(w->waiter[i]);
+	w->waiter[i] = NULL;
+}
+
+/* What a blocked call returns once its request left the queue. */
+static int waiter_result(struct t_waiter *tw, int err)
+{
+	if (tw->req.state == FAIRSEM_REQ_GRANTED)
+		return 0;
+	return tw->refused ? -EIDRM : err;
+}
+
+/* The deadline passes, or a signal comes, while the caller sleeps. */
+static int op_give_up(struct world *w, int i, int err)
+{
+	struct t_waiter *tw = w->waiter[i];
+	struct fairsem_sem *sem = tw->req.handle->sem;
+	int core;
+
+	begin_op(w, "give_up w%d (%s)", i, errname(err));
+	spin_lock(&sem->lock);
+	fairsem_dequeue(&tw->req);
+	core = waiter_result(tw, err);
+	spin_unlock(&sem->lock);
+	waiter_free(w, i);
+	return end_op(w, core, ref_waiter_give_up(&w->ref, i, err));
+}
+
+/* A granted or refused caller wakes up and returns. */
+static int op_return(struct world *w, int i)
+{
+	struct t_waiter *tw = w->waiter[i];
+	struct fairsem_sem *sem = tw->req.handle->sem;
+	int core = -EINPROGRESS;
+
+	begin_op(w, "return w%d", i);
+	spin_lock(&sem->lock);
+	if (tw->req.state != FAIRSEM_REQ_QUEUED)
+		core = waiter_result(tw, 0);
+	spin_unlock(&sem->lock);
+	if (core != -EINPROGRESS)
+		waiter_free(w, i);
+	return end_op(w, core, ref_waiter_return(&w->ref, i));
+}
+
+/* Start the request of a blocking acquire (new, or restarted). */
+static int waiter_enqueue(struct world *w, int i)
+{
+	struct t_waiter *tw = w->waiter[i];
+	struct fairsem_sem *sem = tw->req.handle->sem;
+	int ret;
+
+	tw->id = w->next_id++;
+	tw->refused = false;
+	spin_lock(&sem->lock);
+	ret = fairsem_enqueue(&tw->req);
+	spin_unlock(&sem->lock);
+	if (ret != -EINPROGRESS)
+		waiter_free(w, i);
+	return ret;
+}
+
+/* A blocking FAIRSEM_IOC_ACQUIRE: stores the waiter's slot in *slot. */
+static int op_acquire(struct world *w, int h, u64 count, int *slot)
+{
+	int i = free_slot((void *const *)w->waiter, REF_WAITERS);
+	struct t_waiter *tw;
+	int core, ref;
+
+	if (i < 0)
+		return -1;
+	begin_op(w, "acquire h%d count=%llu -> w%d", h, count, i);
+	tw = xcalloc(sizeof(*tw));
+	INIT_LIST_HEAD(&tw->req.node);
+	tw->req.handle = &w->handle[h]->h;
+	tw->req.count = count;
+	tw->req.state = FAIRSEM_REQ_IDLE;
+	w->waiter[i] = tw;
+	core = waiter_enqueue(w, i);
+	ref = ref_acquire(&w->ref, h, i, w->next_id - 1, count);
+	if (slot)
+		*slot = i;
+	return end_op(w, core, ref);
+}
+
+/*
+ * A signal under SA_RESTART: the ioctl dequeues and returns -ERESTARTSYS,
+ * the lock is dropped, and the restarted call enqueues the request anew.
+ */
+static int op_restart(struct world *w, int i)
+{
+	struct t_waiter *tw = w->waiter[i];
+	struct fairsem_sem *sem = tw->req.handle->sem;
+	int core, ref;
+
+	begin_op(w, "restart w%d", i);
+	spin_lock(&sem->lock);
+	fairsem_dequeue(&tw->req);
+	core = waiter_result(tw, -ERESTART);
+	spin_unlock(&sem->lock);
+	if (core == -ERESTART)
+		core = waiter_enqueue(w, i);
+	else
+		waiter_free(w, i);
+	ref = ref_waiter_restart(&w->ref, i, w->next_id - 1);
+	return end_op(w, core, ref);
+}
+
+/* FAIRSEM_ACQ_TRY: the request lives on the stack and never queues. */
+static int op_try(struct world *w, int h, u64 count)
+{
+	struct fairsem_sem *sem = sem_of(w, h);
+	struct fairsem_request req = {
+		.handle = &w->handle[h]->h,
+		.count = count,
+		.state = FAIRSEM_REQ_IDLE,
+	};
+	int core;
+
+	begin_op(w, "try h%d count=%llu", h, count);
+	INIT_LIST_HEAD(&req.node);
+	spin_lock(&sem->lock);
+	core = fairsem_try_grant(&req);
+	spin_unlock(&sem->lock);
+	check(w, req.state == FAIRSEM_REQ_IDLE && list_empty(&req.node),
+	      "try_grant left the request queued");
+	return end_op(w, core, ref_try(&w->ref, h, count));
+}
+
+static int op_async(struct world *w, int h, u64 count)
+{
+	struct t_handle *th = w->handle[h];
+	struct fairsem_sem *sem = th->h.sem;
+	int id = w->next_id++;
+	int core;
+
+	begin_op(w, "async h%d count=%llu id=%d", h, count, id);
+	spin_lock(&sem->lock);
+	core = fairsem_async_start(&th->h, count);
+	spin_unlock(&sem->lock);
+	if (core == -EINPROGRESS)
+		th->async_id = id;
+	return end_op(w, core, ref_async_start(&w->ref, h, id, count));
+}
+
+static int op_cancel(struct world *w, int h)
+{
+	struct fairsem_sem *sem = sem_of(w, h);
+	int core;
+
+	begin_op(w, "cancel h%d", h);
+	spin_lock(&sem->lock);
+	core = fairsem_async_cancel(&w->handle[h]->h);
+	spin_unlock(&sem->lock);
+	return end_op(w, core, ref_cancel(&w->ref, h));
+}
+
+/* read(): *count is set only on success. */
+static int op_read(struct world *w, int h, u64 *count)
+{
+	struct fairsem_sem *sem = sem_of(w, h);
+	u64 core_count = 0;
+	uint64_t ref_count = 0;
+	int core, ref;
+
+	begin_op(w, "read h%d", h);
+	spin_lock(&sem->lock);
+	core = fairsem_async_collect(&w->handle[h]->h, &core_count);
+	spin_unlock(&sem->lock);
+	ref = ref_read(&w->ref, h, &ref_count);
+	check(w, core_count == ref_count, "read %llu, reference %llu",
+	      core_count, (unsigned long long)ref_count);
+	if (count)
+		*count = core_count;
+	return end_op(w, core, ref);
+}
+
+/*
+ * read() collects a grant, then fails to copy it out; the lock is dropped
+ * in between, so other operations may come before op_uncollect() puts the
+ * grant back.  Returns the collect's result; the read's own is -EFAULT.
+ */
+static int op_read_fault(struct world *w, int h)
+{
+	u64 count = 0;
+	int ret;
+
+	ret = op_read(w, h, &count);
+	if (!ret) {
+		w->faulting[h] = true;
+		w->fault_count[h] = count;
+	}
+	return ret;
+}
+
+static int op_uncollect(struct world *w, int h)
+{
+	struct fairsem_sem *sem = sem_of(w, h);
+	u64 count = w->fault_count[h];
+
+	begin_op(w, "uncollect h%d count=%llu", h, count);
+	spin_lock(&sem->lock);
+	fairsem_async_uncollect(&w->handle[h]->h, count);
+	spin_unlock(&sem->lock);
+	w->faulting[h] = false;
+	return end_op(w, -EFAULT, ref_uncollect(&w->ref, h, count));
+}
+
+enum count_op { OP_RELEASE, OP_FORGET, OP_ADD, OP_REMOVE };
+
+static const char *const count_op_name[] = {
+	"release", "forget", "add", "remove",
+};
+
+/* The four ioctls that take nothing but a count. */
+static int op_count(struct world *w, enum count_op op, int h, u64 count)
+{
+	struct fairsem_holder *handle = &w->handle[h]->h;
+	struct fairsem_sem *sem = handle->sem;
+	int core = 0, ref = 0;
+
+	begin_op(w, "%s h%d count=%llu", count_op_name[op], h, count);
+	spin_lock(&sem->lock);
+	switch (op) {
+	case OP_RELEASE:
+		core = fairsem_release(handle, count);
+		break;
+	case OP_FORGET:
+		core = fairsem_forget(handle, count);
+		break;
+	case OP_ADD:
+		core = fairsem_add(sem, count);
+		break;
+	case OP_REMOVE:
+		core = fairsem_remove(sem, count);
+		break;
+	}
+	spin_unlock(&sem->lock);
+	switch (op) {
+	case OP_RELEASE:
+		ref = ref_release(&w->ref, h, count);
+		break;
+	case OP_FORGET:
+		ref = ref_forget(&w->ref, h, count);
+		break;
+	case OP_ADD:
+		ref = ref_add(&w->ref, h, count);
+		break;
+	case OP_REMOVE:
+		ref = ref_remove(&w->ref, h, count);
+		break;
+	}
+	return end_op(w, core, ref);
+}
+
+static int op_release(struct world *w, int h, u64 count)
+{
+	return op_count(w, OP_RELEASE, h, count);
+}
+
+static int op_forget(struct world *w, int h, u64 count)
+{
+	return op_count(w, OP_FORGET, h, count);
+}
+
+static int op_add(struct world *w, int h, u64 count)
+{
+	return op_count(w, OP_ADD, h, count);
+}
+
+static int op_remove(struct world *w, int h, u64 count)
+{
+	return op_count(w, OP_REMOVE, h, count);
+}
+
+static int op_close(struct world *w, int h)
+{
+	struct fairsem_sem *sem = sem_of(w, h);
+
+	begin_op(w, "close h%d", h);
+	spin_lock(&sem->lock);
+	fairsem_close(sem);
+	spin_unlock(&sem->lock);
+	ref_close(&w->ref, h);
+	return end_op(w, 0, 0);
+}
+
+/*
+ * The handle's last reference goes.  Its blocked callers hold references,
+ * so they go first (a fatal signal, as at process exit); then the handle
+ * detaches, and the semaphore goes with its last handle.
+ */
+static int op_handle_close(struct world *w, int h)
+{
+	struct t_handle *th = w->handle[h];
+	struct fairsem_sem *sem = th->h.sem;
+	int s = w->ref.handle[h].sem;
+	bool core, ref;
+	int i;
+
+	for (i = 0; i < REF_WAITERS && !w->failed; i++)
+		if (w->waiter[i] && w->waiter[i]->req.handle == &th->h)
+			op_give_up(w, i, -EINTR);
+	if (w->faulting[h] && !w->failed)
+		op_uncollect(w, h);
+	if (w->failed)
+		return -1;
+	begin_op(w, "handle_close h%d", h);
+	spin_lock(&sem->lock);
+	core = fairsem_detach(&th->h);
+	spin_unlock(&sem->lock);
+	ref = ref_handle_close(&w->ref, h);
+	free(th);
+	w->handle[h] = NULL;
+	/* On disagreement, leak rather than free what others still use. */
+	if (core && ref) {
+		free(sem);
+		w->sem[s] = NULL;
+	}
+	return end_op(w, core, ref);
+}
+
+/* --- worlds ------------------------------------------------------------- */
+
+static struct world *world_start(const char *test, uint64_t seed)
+{
+	struct world *w = &the_world;
+
+	memset(w, 0, sizeof(*w));
+	w->test = test;
+	w->seed = seed;
+	w->rng = seed;
+	w->next_sem_id = 1;
+	ref_init_model(&w->ref);
+	return w;
+}
+
+/* Close every handle, so that ASan's leak check sees everything freed. */
+static void world_end(struct world *w)
+{
+	int i;
+
+	for (i = 0; i < REF_HANDLES && !w->failed; i++)
+		if (w->handle[i])
+			op_handle_close(w, i);
+	if (w->failed)
+		return;
+	for (i = 0; i < REF_SEMS; i++)
+		check(w, !w->sem[i], "sem%d outlived its handles", i);
+}
+
+/* --- random sequences ---------------------------------------------------- */
+
+/* splitmix64: tiny, and every seed gives a good stream. */
+static uint64_t rnd64(struct world *w)
+{
+	uint64_t z = (w->rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rnd(struct world *w, uint64_t n)
+{
+	return rnd64(w) % n;
+}
+
+static int pick(struct world *w, void *const *slots, int n)
+{
+	int i, live = 0, k;
+
+	for (i = 0; i < n; i++)
+		live += !!slots[i];
+	if (!live)
+		return -1;
+	k = rnd(w, live);
+	for (i = 0; i < n; i++)
+		if (slots[i] && k-- == 0)
+			return i;
+	return -1;
+}
+
+static u64 clamp_count(uint64_t c)
+{
+	return c < 1 ? 1 : c > MAXP ? MAXP : c;
+}
+
+/* Counts that sit on the edges of the handle's and semaphore's state. */
+static u64 pick_count(struct world *w, int h)
+{
+	const struct ref_handle *rh = &w->ref.handle[h];
+	const struct ref_sem *rs = &w->ref.sem[rh->sem];
+	uint64_t avail = ref_available(&w->ref, rh->sem);
+
+	switch (rnd(w, 24)) {
+	case 0 ... 7:	return 1 + rnd(w, 3);
+	case 8:		return clamp_count(rh->holds);
+	case 9:		return clamp_count(rh->holds + 1);
+	case 10:	return clamp_count(avail);
+	case 11:	return clamp_count(avail + 1);
+	case 12:	return clamp_count(rs->limit);
+	case 13:	return clamp_count(rs->limit + 1);
+	case 14:	return clamp_count(rs->taken);
+	case 15:	return MAXP;
+	case 16:	return MAXP - 1 - rnd(w, 3);
+	case 17:	return clamp_count(MAXP - rs->limit);
+	case 18:	return clamp_count(MAXP - rs->limit + 1);
+	case 19:	return 1 + rnd(w, MAXP);
+	case 20:	return MAXP / 2 + rnd(w, 3) - 1;
+	default:	return 1 + rnd(w, 12);
+	}
+}
+
+/* Giving back: mostly something the handle holds, so that things move. */
+static u64 pick_held(struct world *w, int h)
+{
+	uint64_t holds = w->ref.handle[h].holds;
+
+	if (holds && rnd(w, 3))
+		return 1 + rnd(w, holds);
+	return pick_count(w, h);
+}
+
+static u64 pick_limit(struct world *w)
+{
+	switch (rnd(w, 12)) {
+	case 0:		return 0;
+	case 1:		return MAXP;
+	case 2:		return MAXP - 1;
+	case 3:		return MAXP / 2;
+	default:	return 1 + rnd(w, 6);
+	}
+}
+
+static int pick_handle(struct world *w)
+{
+	return pick(w, (void *const *)w->handle, REF_HANDLES);
+}
+
+static int pick_waiter(struct world *w)
+{
+	return pick(w, (void *const *)w->waiter, REF_WAITERS);
+}
+
+enum random_op {
+	R_INIT, R_NEW_HANDLE, R_HANDLE_CLOSE, R_ACQUIRE, R_TRY, R_ASYNC,
+	R_CANCEL, R_READ, R_READ_FAULT, R_UNCOLLECT, R_TIMEOUT, R_SIGNAL,
+	R_RESTART, R_RETURN, R_RELEASE, R_FORGET, R_ADD, R_REMOVE, R_CLOSE,
+	R_NR
+};
+
+/*
+ * How often each operation comes: acquiring and giving back dominate so
+ * that queues build up and drain; CLOSE is rare so semaphores live long.
+ */
+static const unsigned int weight[R_NR] = {
+	[R_INIT] = 2, [R_NEW_HANDLE] = 4, [R_HANDLE_CLOSE] = 3,
+	[R_ACQUIRE] = 16, [R_TRY] = 5, [R_ASYNC] = 8, [R_CANCEL] = 4,
+	[R_READ] = 5, [R_READ_FAULT] = 2, [R_UNCOLLECT] = 3,
+	[R_TIMEOUT] = 4, [R_SIGNAL] = 3, [R_RESTART] = 3, [R_RETURN] = 7,
+	[R_RELEASE] = 16, [R_FORGET] = 4, [R_ADD] = 6, [R_REMOVE] = 6,
+	[R_CLOSE] = 1,
+};
+
+static enum random_op pick_op(struct world *w)
+{
+	unsigned int total = 0, k;
+	int op;
+
+	for (op = 0; op < R_NR; op++)
+		total += weight[op];
+	k = rnd(w, total);
+	for (op = 0; k >= weight[op]; op++)
+		k -= weight[op];
+	return op;
+}
+
+static bool holds_some(const struct ref *r, int h)
+{
+	return r->handle[h].holds > 0;
+}
+
+static bool async_granted(const struct ref *r, int h)
+{
+	return r->handle[h].async == REF_ASYNC_GRANTED;
+}
+
+static bool async_busy(const struct ref *r, int h)
+{
+	return r->handle[h].async != REF_ASYNC_IDLE;
+}
+
+static bool sem_closed(const struct ref *r, int h)
+{
+	return r->sem[r->handle[h].sem].closed;
+}
+
+/*
+ * Mostly a handle for which the operation does something (holds permits,
+ * has a request...), so that the interesting paths are not left to chance;
+ * otherwise, or when there is none, h.
+ */
+static int prefer(struct world *w, int h,
+		  bool (*pred)(const struct ref *r, int h))
+{
+	int i, live = 0, k;
+
+	if (!rnd(w, 4))
+		return h;
+	for (i = 0; i < REF_HANDLES; i++)
+		live += w->handle[i] && pred(&w->ref, i);
+	if (!live)
+		return h;
+	k = rnd(w, live);
+	for (i = 0; i < REF_HANDLES; i++)
+		if (w->handle[i] && pred(&w->ref, i) && k-- == 0)
+			return i;
+	return h;
+}
+
+/* One random operation; false when it does not apply to the state now. */
+static bool random_op(struct world *w)
+{
+	int h = pick_handle(w);
+	int i = pick_waiter(w);
+
+	if (h < 0)
+		return op_init(w, pick_limit(w), rnd(w, 2)) >= 0;
+	switch (pick_op(w)) {
+	case R_INIT:
+		return op_init(w, pick_limit(w), rnd(w, 2)) >= 0;
+	case R_NEW_HANDLE:
+		return op_new_handle(w, h) != -1;
+	case R_HANDLE_CLOSE:
+		/* a closed semaphore's handles go sooner, as its users leave */
+		return op_handle_close(w, prefer(w, h, sem_closed)) != -1;
+	case R_ACQUIRE:
+		return op_acquire(w, h, pick_count(w, h), NULL) != -1;
+	case R_TRY:
+		return op_try(w, h, pick_count(w, h)), true;
+	case R_ASYNC:
+		return op_async(w, h, pick_count(w, h)), true;
+	case R_CANCEL:
+		return op_cancel(w, prefer(w, h, async_busy)), true;
+	case R_READ:
+		return op_read(w, prefer(w, h, async_busy), NULL), true;
+	case R_READ_FAULT:
+		h = prefer(w, h, async_granted);
+		return !w->faulting[h] && (op_read_fault(w, h), true);
+	case R_UNCOLLECT:
+		for (h = 0; h < REF_HANDLES && !w->faulting[h]; h++)
+			;
+		return h < REF_HANDLES && (op_uncollect(w, h), true);
+	case R_TIMEOUT:
+		return i >= 0 && (op_give_up(w, i, -ETIMEDOUT), true);
+	case R_SIGNAL:
+		return i >= 0 && (op_give_up(w, i, -EINTR), true);
+	case R_RESTART:
+		return i >= 0 && (op_restart(w, i), true);
+	case R_RETURN:
+		return i >= 0 && (op_return(w, i), true);
+	case R_RELEASE:
+		h = prefer(w, h, holds_some);
+		return op_release(w, h, pick_held(w, h)), true;
+	case R_FORGET:
+		h = prefer(w, h, holds_some);
+		return op_forget(w, h, pick_held(w, h)), true;
+	case R_ADD:
+		return op_add(w, h, pick_count(w, h)), true;
+	case R_REMOVE:
+		return op_remove(w, h, pick_count(w, h)), true;
+	case R_CLOSE:
+	default:
+		return op_close(w, h), true;
+	}
+}
+
+struct config {
+	uint64_t seed;
+	long sequences;
+	long ops;
+	const char *only;
+};
+
+static long total_ops;
+
+/* Each sequence has its own seed: base + index, so any one can be replayed. */
+static bool random_sequences(const struct config *cfg)
+{
+	long s, n;
+
+	for (s = 0; s < cfg->sequences; s++) {
+		struct world *w = world_start("random_differential",
+					      cfg->seed + s);
+
+		for (n = 0; n < cfg->ops && !w->failed; )
+			n += random_op(w);
+		world_end(w);
+		total_ops += w->op;
+		if (w->failed) {
+			fprintf(stderr, "# replay: model_test --seed %llu --sequences 1 --ops %ld -v\n",
+				(unsigned long long)w->seed, cfg->ops);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* --- directed tests ------------------------------------------------------ */
+
+#define EXPECT(w, cond)							\
+	do {								\
+		if (!(w)->failed && !(cond))				\
+			fail(w, "line %d: expected %s", __LINE__, #cond); \
+		if ((w)->failed)					\
+			return;						\
+	} while (0)
+
+static u64 holds(struct world *w, int h)
+{
+	return w->handle[h]->h.holds;
+}
+
+static u64 available(struct world *w, int h)
+{
+	return fairsem_available(sem_of(w, h));
+}
+
+static int wstate(struct world *w, int i)
+{
+	return w->waiter[i] ? (int)w->waiter[i]->req.state : -1;
+}
+
+/* A waiting head that does not fit holds back one behind it that would. */
+static void big_head_blocks_smaller(struct world *w)
+{
+	int a = op_init(w, 4, false), b = op_new_handle(w, a);
+	int c = op_new_handle(w, a), wb, wc;
+
+	EXPECT(w, op_acquire(w, a, 2, NULL) == 0);
+	EXPECT(w, op_acquire(w, b, 3, &wb) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, c, 1, &wc) == -EINPROGRESS);
+	EXPECT(w, op_try(w, c, 1) == -EAGAIN);
+	EXPECT(w, available(w, a) == 2);
+	EXPECT(w, op_release(w, a, 1) == 0);
+	EXPECT(w, wstate(w, wb) == FAIRSEM_REQ_GRANTED && holds(w, b) == 3);
+	EXPECT(w, wstate(w, wc) == FAIRSEM_REQ_QUEUED);
+	EXPECT(w, op_release(w, a, 1) == 0);
+	EXPECT(w, wstate(w, wc) == FAIRSEM_REQ_GRANTED && holds(w, c) == 1);
+}
+
+/* A big head that times out lets the small ones behind it through at once. */
+static void head_leaving_unblocks_followers(struct world *w)
+{
+	int a = op_init(w, 2, false), b = op_new_handle(w, a);
+	int wa, wb1, wb2;
+
+	EXPECT(w, op_acquire(w, a, 1, NULL) == 0);
+	EXPECT(w, op_acquire(w, a, 5, &wa) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &wb1) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &wb2) == -EINPROGRESS);
+	EXPECT(w, op_give_up(w, wa, -ETIMEDOUT) == -ETIMEDOUT);
+	EXPECT(w, wstate(w, wb1) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, wb2) == FAIRSEM_REQ_QUEUED);
+	EXPECT(w, holds(w, b) == 1 && holds(w, a) == 1);
+}
+
+/* An asynchronous head cancelled: the same, through another path. */
+static void cancelled_head_unblocks_followers(struct world *w)
+{
+	int a = op_init(w, 1, false), b = op_new_handle(w, a), wb;
+
+	EXPECT(w, op_async(w, a, 2) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &wb) == -EINPROGRESS);
+	EXPECT(w, op_cancel(w, a) == 0);
+	EXPECT(w, wstate(w, wb) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_read(w, a, NULL) == -EINVAL);
+}
+
+/* LIFO: the newest waiter is granted first. */
+static void lifo_grants_newest(struct world *w)
+{
+	int a = op_init(w, 1, true), b = op_new_handle(w, a);
+	int w1, w2, w3;
+
+	EXPECT(w, op_acquire(w, a, 1, NULL) == 0);
+	EXPECT(w, op_acquire(w, b, 1, &w1) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &w2) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &w3) == -EINPROGRESS);
+	EXPECT(w, op_release(w, a, 1) == 0);
+	EXPECT(w, wstate(w, w3) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, w1) == FAIRSEM_REQ_QUEUED);
+	EXPECT(w, wstate(w, w2) == FAIRSEM_REQ_QUEUED);
+	EXPECT(w, op_return(w, w3) == 0);
+	EXPECT(w, op_release(w, b, 1) == 0);
+	EXPECT(w, wstate(w, w2) == FAIRSEM_REQ_GRANTED);
+}
+
+/* LIFO: a new request that fits goes ahead of a big head at once. */
+static void lifo_new_request_that_fits_goes_first(struct world *w)
+{
+	int a = op_init(w, 3, true), b = op_new_handle(w, a), wb;
+
+	EXPECT(w, op_acquire(w, b, 5, &wb) == -EINPROGRESS);
+	EXPECT(w, op_try(w, a, 2) == 0);
+	EXPECT(w, op_async(w, a, 1) == 0);
+	EXPECT(w, op_read(w, a, NULL) == -EINVAL);
+	EXPECT(w, holds(w, a) == 3 && wstate(w, wb) == FAIRSEM_REQ_QUEUED);
+}
+
+/* FIFO: once someone waits, even a request that fits must queue. */
+static void fifo_new_request_queues_behind_waiters(struct world *w)
+{
+	int a = op_init(w, 3, false), b = op_new_handle(w, a);
+
+	EXPECT(w, op_acquire(w, b, 5, NULL) == -EINPROGRESS);
+	EXPECT(w, op_try(w, a, 1) == -EAGAIN);
+	EXPECT(w, op_async(w, a, 1) == -EINPROGRESS);
+	EXPECT(w, op_read(w, a, NULL) == -EAGAIN);
+	EXPECT(w, op_add(w, a, 2) == 0);
+	EXPECT(w, holds(w, b) == 5 && holds(w, a) == 0);
+	EXPECT(w, op_release(w, b, 1) == 0);
+	EXPECT(w, holds(w, a) == 1);
+}
+
+/* A request above the limit is valid and waits at the head. */
+static void request_above_limit_waits_for_add(struct world *w)
+{
+	int a = op_init(w, 2, false), b = op_new_handle(w, a), wa, wb;
+
+	EXPECT(w, op_acquire(w, a, 5, &wa) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &wb) == -EINPROGRESS);
+	EXPECT(w, op_add(w, a, 3) == 0);
+	EXPECT(w, wstate(w, wa) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, wb) == FAIRSEM_REQ_QUEUED);
+	EXPECT(w, op_return(w, wa) == 0 && holds(w, a) == 5);
+}
+
+static void forget_lowers_limit_stopping_at_zero(struct world *w)
+{
+	struct fairsem_sem *sem;
+	int a = op_init(w, 5, false);
+
+	sem = sem_of(w, a);
+	EXPECT(w, op_acquire(w, a, 5, NULL) == 0);
+	EXPECT(w, op_forget(w, a, 2) == 0);
+	EXPECT(w, sem->limit == 3 && sem->taken == 3 && holds(w, a) == 3);
+	EXPECT(w, op_remove(w, a, 2) == 0);
+	EXPECT(w, op_forget(w, a, 2) == 0);
+	EXPECT(w, sem->limit == 0 && sem->taken == 1 && holds(w, a) == 1);
+	EXPECT(w, op_forget(w, a, 2) == -EINVAL);
+	EXPECT(w, op_forget(w, a, 1) == 0 && sem->limit == 0);
+}
+
+static void remove_below_taken_grants_nothing(struct world *w)
+{
+	int a = op_init(w, 4, false), b = op_new_handle(w, a), wb;
+
+	EXPECT(w, op_acquire(w, a, 4, NULL) == 0);
+	EXPECT(w, op_acquire(w, b, 1, &wb) == -EINPROGRESS);
+	EXPECT(w, op_remove(w, a, 2) == 0);
+	EXPECT(w, available(w, a) == 0);
+	EXPECT(w, op_release(w, a, 2) == 0);
+	EXPECT(w, wstate(w, wb) == FAIRSEM_REQ_QUEUED);
+	EXPECT(w, op_release(w, a, 1) == 0);
+	EXPECT(w, wstate(w, wb) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_remove(w, a, 3) == -EINVAL);
+}
+
+static void close_refuses_every_waiter(struct world *w)
+{
+	int a = op_init(w, 1, false), b = op_new_handle(w, a);
+	int c = op_new_handle(w, a), w1, w2;
+
+	EXPECT(w, op_acquire(w, a, 1, NULL) == 0);
+	EXPECT(w, op_acquire(w, b, 1, &w1) == -EINPROGRESS);
+	EXPECT(w, op_async(w, c, 1) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, c, 3, &w2) == -EINPROGRESS);
+	EXPECT(w, op_close(w, a) == 0);
+	EXPECT(w, w->nr_events == 3);
+	EXPECT(w, op_return(w, w1) == -EIDRM);
+	EXPECT(w, op_give_up(w, w2, -ETIMEDOUT) == -EIDRM);
+	EXPECT(w, op_read(w, c, NULL) == -EIDRM);
+	EXPECT(w, op_cancel(w, c) == -ENOENT);
+	EXPECT(w, op_acquire(w, b, 1, NULL) == -EIDRM);
+	EXPECT(w, op_try(w, b, 1) == -EIDRM);
+	EXPECT(w, op_async(w, b, 1) == -EIDRM);
+	EXPECT(w, op_new_handle(w, b) == -EIDRM);
+	/* what holders can still do */
+	EXPECT(w, op_release(w, a, 1) == 0);
+	EXPECT(w, op_add(w, a, 1) == 0 && op_remove(w, a, 2) == 0);
+	EXPECT(w, op_close(w, b) == 0);
+}
+
+/* A grant that lands before the deadline or the signal wins. */
+static void grant_wins_over_timeout_and_signal(struct world *w)
+{
+	int a = op_init(w, 1, false), b = op_new_handle(w, a), w1, w2;
+
+	EXPECT(w, op_acquire(w, a, 1, NULL) == 0);
+	EXPECT(w, op_acquire(w, b, 1, &w1) == -EINPROGRESS);
+	EXPECT(w, op_release(w, a, 1) == 0);
+	EXPECT(w, op_give_up(w, w1, -ETIMEDOUT) == 0 && holds(w, b) == 1);
+	EXPECT(w, op_acquire(w, a, 1, &w2) == -EINPROGRESS);
+	EXPECT(w, op_release(w, b, 1) == 0);
+	EXPECT(w, op_restart(w, w2) == 0 && holds(w, a) == 1);
+}
+
+/* A restarted wait goes to the back of a FIFO queue. */
+static void restart_requeues_at_the_back(struct world *w)
+{
+	int a = op_init(w, 0, false), b = op_new_handle(w, a), wa, wb;
+
+	EXPECT(w, op_acquire(w, a, 1, &wa) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &wb) == -EINPROGRESS);
+	EXPECT(w, op_restart(w, wa) == -EINPROGRESS);
+	EXPECT(w, op_add(w, a, 1) == 0);
+	EXPECT(w, wstate(w, wb) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, wa) == FAIRSEM_REQ_QUEUED);
+}
+
+static void cancel_granted_gives_back_what_is_still_held(struct world *w)
+{
+	struct fairsem_sem *sem;
+	int a = op_init(w, 3, false), b = op_new_handle(w, a);
+
+	sem = sem_of(w, a);
+	EXPECT(w, op_acquire(w, b, 3, NULL) == 0);
+	EXPECT(w, op_async(w, a, 3) == -EINPROGRESS);
+	EXPECT(w, op_release(w, b, 3) == 0);
+	EXPECT(w, holds(w, a) == 3);
+	EXPECT(w, op_release(w, a, 2) == 0);
+	EXPECT(w, op_cancel(w, a) == 0);
+	EXPECT(w, holds(w, a) == 0 && sem->taken == 0);
+	EXPECT(w, op_cancel(w, a) == -ENOENT);
+}
+
+static void cancel_granted_gives_back_the_whole_request(struct world *w)
+{
+	int a = op_init(w, 5, false), b = op_new_handle(w, a);
+
+	EXPECT(w, op_acquire(w, b, 5, NULL) == 0);
+	EXPECT(w, op_async(w, a, 2) == -EINPROGRESS);
+	EXPECT(w, op_release(w, b, 5) == 0);
+	EXPECT(w, op_try(w, a, 1) == 0 && holds(w, a) == 3);
+	EXPECT(w, op_cancel(w, a) == 0 && holds(w, a) == 1);
+}
+
+static void read_collects_the_grant_once(struct world *w)
+{
+	int a = op_init(w, 1, false), b = op_new_handle(w, a);
+	u64 count = 0;
+
+	EXPECT(w, op_read(w, a, NULL) == -EINVAL);
+	EXPECT(w, op_acquire(w, b, 1, NULL) == 0);
+	EXPECT(w, op_async(w, a, 1) == -EINPROGRESS);
+	EXPECT(w, op_async(w, a, 1) == -EBUSY);
+	EXPECT(w, op_read(w, a, NULL) == -EAGAIN);
+	EXPECT(w, op_release(w, b, 1) == 0);
+	EXPECT(w, op_async(w, a, 1) == -EBUSY);
+	EXPECT(w, op_close(w, b) == 0);
+	/* an unread grant is still read after the close */
+	EXPECT(w, op_read(w, a, &count) == 0 && count == 1);
+	EXPECT(w, op_read(w, a, NULL) == -EIDRM);
+	EXPECT(w, holds(w, a) == 1);
+}
+
+static void async_granted_at_once_leaves_nothing_to_read(struct world *w)
+{
+	int a = op_init(w, 2, false);
+
+	EXPECT(w, op_async(w, a, 2) == 0 && holds(w, a) == 2);
+	EXPECT(w, op_read(w, a, NULL) == -EINVAL);
+	EXPECT(w, op_cancel(w, a) == -ENOENT);
+	EXPECT(w, op_async(w, a, 1) == -EINPROGRESS);
+}
+
+static void release_more_than_held_is_refused(struct world *w)
+{
+	int a = op_init(w, 4, false), b = op_new_handle(w, a);
+
+	EXPECT(w, op_acquire(w, a, 2, NULL) == 0);
+	EXPECT(w, op_release(w, a, 3) == -EINVAL);
+	EXPECT(w, op_release(w, b, 1) == -EINVAL);
+	EXPECT(w, op_forget(w, b, 1) == -EINVAL);
+	EXPECT(w, holds(w, a) == 2 && available(w, a) == 2);
+}
+
+static void add_past_the_maximum_overflows(struct world *w)
+{
+	int a = op_init(w, MAXP - 1, false), wa;
+
+	EXPECT(w, op_add(w, a, 2) == -EOVERFLOW);
+	EXPECT(w, op_add(w, a, MAXP) == -EOVERFLOW);
+	EXPECT(w, op_acquire(w, a, MAXP, &wa) == -EINPROGRESS);
+	EXPECT(w, op_add(w, a, 1) == 0);
+	EXPECT(w, wstate(w, wa) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_return(w, wa) == 0 && available(w, a) == 0);
+	EXPECT(w, op_add(w, a, 1) == -EOVERFLOW);
+	EXPECT(w, op_remove(w, a, MAXP) == 0 && available(w, a) == 0);
+	EXPECT(w, op_forget(w, a, MAXP) == 0 && holds(w, a) == 0);
+}
+
+static void handle_close_gives_back_and_grants_onward(struct world *w)
+{
+	int a = op_init(w, 3, false), b = op_new_handle(w, a);
+	int c = op_new_handle(w, a), wc;
+
+	EXPECT(w, op_acquire(w, a, 2, NULL) == 0);
+	EXPECT(w, op_acquire(w, b, 1, NULL) == 0);
+	EXPECT(w, op_async(w, a, 2) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, c, 3, &wc) == -EINPROGRESS);
+	EXPECT(w, op_handle_close(w, a) == 0);
+	EXPECT(w, wstate(w, wc) == FAIRSEM_REQ_QUEUED);
+	EXPECT(w, op_handle_close(w, b) == 0);
+	EXPECT(w, wstate(w, wc) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_handle_close(w, c) == 1);
+}
+
+/* A granted, unread asynchronous request is given back on handle close. */
+static void handle_close_gives_back_unread_grant(struct world *w)
+{
+	int a = op_init(w, 1, false), b = op_new_handle(w, a), wa;
+
+	EXPECT(w, op_acquire(w, a, 1, NULL) == 0);
+	EXPECT(w, op_async(w, b, 1) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, a, 1, &wa) == -EINPROGRESS);
+	EXPECT(w, op_release(w, a, 1) == 0);
+	EXPECT(w, w->handle[b]->h.async.state == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_handle_close(w, b) == 0);
+	EXPECT(w, wstate(w, wa) == FAIRSEM_REQ_GRANTED);
+}
+
+static void zero_permits_signalling_semaphore(struct world *w)
+{
+	int a = op_init(w, 0, true), b = op_new_handle(w, a), w1, w2;
+
+	EXPECT(w, op_acquire(w, b, 1, &w1) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &w2) == -EINPROGRESS);
+	EXPECT(w, op_add(w, a, 1) == 0);
+	EXPECT(w, wstate(w, w2) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, w1) == FAIRSEM_REQ_QUEUED);
+	EXPECT(w, op_forget(w, b, 1) == 0);
+	EXPECT(w, op_add(w, a, 1) == 0);
+	EXPECT(w, wstate(w, w1) == FAIRSEM_REQ_GRANTED);
+}
+
+/* A read that cannot copy its grant out changes nothing. */
+static void faulting_read_puts_the_grant_back(struct world *w)
+{
+	int a = op_init(w, 1, false), b = op_new_handle(w, a);
+	u64 count = 0;
+
+	EXPECT(w, op_acquire(w, b, 1, NULL) == 0);
+	EXPECT(w, op_async(w, a, 1) == -EINPROGRESS);
+	EXPECT(w, op_release(w, b, 1) == 0);
+	EXPECT(w, op_read_fault(w, a) == 0);
+	EXPECT(w, op_uncollect(w, a) == -EFAULT);
+	EXPECT(w, op_read(w, a, &count) == 0 && count == 1);
+}
+
+/* A new request started while a read faults stands; the old grant is read. */
+static void request_started_during_faulting_read_stands(struct world *w)
+{
+	int a = op_init(w, 1, false), b = op_new_handle(w, a);
+
+	EXPECT(w, op_acquire(w, b, 1, NULL) == 0);
+	EXPECT(w, op_async(w, a, 1) == -EINPROGRESS);
+	EXPECT(w, op_release(w, b, 1) == 0);
+	EXPECT(w, op_read_fault(w, a) == 0);
+	EXPECT(w, op_async(w, a, 2) == -EINPROGRESS);
+	EXPECT(w, op_uncollect(w, a) == -EFAULT);
+	EXPECT(w, op_read(w, a, NULL) == -EAGAIN);
+	EXPECT(w, op_cancel(w, a) == 0 && holds(w, a) == 1);
+}
+
+struct test {
+	const char *name;
+	void (*fn)(struct world *w);
+};
+
+#define TEST(fn) { #fn, fn }
+
+static const struct test tests[] = {
+	TEST(big_head_blocks_smaller),
+	TEST(head_leaving_unblocks_followers),
+	TEST(cancelled_head_unblocks_followers),
+	TEST(lifo_grants_newest),
+	TEST(lifo_new_request_that_fits_goes_first),
+	TEST(fifo_new_request_queues_behind_waiters),
+	TEST(request_above_limit_waits_for_add),
+	TEST(forget_lowers_limit_stopping_at_zero),
+	TEST(remove_below_taken_grants_nothing),
+	TEST(close_refuses_every_waiter),
+	TEST(grant_wins_over_timeout_and_signal),
+	TEST(restart_requeues_at_the_back),
+	TEST(cancel_granted_gives_back_what_is_still_held),
+	TEST(cancel_granted_gives_back_the_whole_request),
+	TEST(read_collects_the_grant_once),
+	TEST(async_granted_at_once_leaves_nothing_to_read),
+	TEST(release_more_than_held_is_refused),
+	TEST(add_past_the_maximum_overflows),
+	TEST(handle_close_gives_back_and_grants_onward),
+	TEST(handle_close_gives_back_unread_grant),
+	TEST(zero_permits_signalling_semaphore),
+	TEST(faulting_read_puts_the_grant_back),
+	TEST(request_started_during_faulting_read_stands),
+};
+
+/* --- main ----------------------------------------------------------------- */
+
+static void run_directed(const struct test *t)
+{
+	struct world *w = world_start(t->name, 0);
+
+	t->fn(w);
+	world_end(w);
+	report(t->name, !w->failed);
+}
+
+static double seconds(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Rates are per CPU second: wall time says more about the machine's load. */
+static void run_random(const struct config *cfg)
+{
+	double wall = seconds(CLOCK_MONOTONIC);
+	double cpu = seconds(CLOCK_PROCESS_CPUTIME_ID);
+	bool ok;
+
+	ok = random_sequences(cfg);
+	wall = seconds(CLOCK_MONOTONIC) - wall;
+	cpu = seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu;
+	printf("# random_differential: seed %llu, %ld sequences x %ld ops (%ld ops with teardown) in %.2f s (%.2f s CPU): %.0f sequences/s, %.0f ops/s\n",
+	       (unsigned long long)cfg->seed, cfg->sequences, cfg->ops,
+	       total_ops, wall, cpu, cfg->sequences / cpu, total_ops / cpu);
+	if (stats)
+		print_outcomes();
+	report("random_differential", ok);
+}
+
+static long env_long(const char *name, long def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtol(v, NULL, 0) : def;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr, "usage: %s [--seed S] [--sequences N] [--ops N] [--only NAME] [--stats] [-v]\n",
+		prog);
+	exit(2);
+}
+
+static void parse_args(int argc, char **argv, struct config *cfg)
+{
+	int i;
+
+	cfg->seed = strtoull(getenv("MODEL_SEED") ?: "1", NULL, 0);
+	cfg->sequences = env_long("MODEL_SEQUENCES", 5000);
+	cfg->ops = env_long("MODEL_OPS", 200);
+	for (i = 1; i < argc; i++) {
+		const char *arg = argv[i], *val = argv[i + 1];
+
+		if (!strcmp(arg, "-v")) {
+			verbose = true;
+			continue;
+		}
+		if (!strcmp(arg, "--stats")) {
+			stats = true;
+			continue;
+		}
+		if (!val)
+			usage(argv[0]);
+		if (!strcmp(arg, "--seed"))
+			cfg->seed = strtoull(val, NULL, 0);
+		else if (!strcmp(arg, "--sequences"))
+			cfg->sequences = strtol(val, NULL, 0);
+		else if (!strcmp(arg, "--ops"))
+			cfg->ops = strtol(val, NULL, 0);
+		else if (!strcmp(arg, "--only"))
+			cfg->only = val;
+		else
+			usage(argv[0]);
+		i++;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct config cfg = { 0 };
+	size_t i;
+
+	parse_args(argc, argv, &cfg);
+	__sanitizer_set_death_callback(sanitizer_died);
+	for (i = 0; i < ARRAY_SIZE(tests); i++)
+		if (!cfg.only || !strcmp(cfg.only, tests[i].name))
+			run_directed(&tests[i]);
+	if (!cfg.only || !strcmp(cfg.only, "random_differential"))
+		run_random(&cfg);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

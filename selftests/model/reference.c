@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The naive reference model: see reference.h.  Each operation follows the
+ * wording of DESIGN.md as literally as it can, and the grant rule is applied
+ * by brute force after every operation (find the head by scanning, grant it
+ * while it fits), whether or not the operation could have freed permits.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <string.h>
+
+#include "reference.h"
+
+void ref_init_model(struct ref *r)
+{
+	memset(r, 0, sizeof(*r));
+}
+
+void ref_clear_events(struct ref *r)
+{
+	r->nr_events = 0;
+}
+
+static void ref_log(struct ref *r, int id, bool granted)
+{
+	assert(r->nr_events < REF_EVENTS);
+	r->event[r->nr_events].id = id;
+	r->event[r->nr_events].granted = granted;
+	r->nr_events++;
+}
+
+uint64_t ref_available(const struct ref *r, int sem)
+{
+	const struct ref_sem *s = &r->sem[sem];
+
+	return s->limit > s->taken ? s->limit - s->taken : 0;
+}
+
+unsigned int ref_waiters(const struct ref *r, int sem)
+{
+	unsigned int n = 0;
+	int i;
+
+	for (i = 0; i < REF_REQS; i++)
+		if (r->req[i].queued && r->req[i].sem == sem)
+			n++;
+	return n;
+}
+
+/* The index in r->req of the next request to be granted, or -1. */
+int ref_head(const struct ref *r, int sem)
+{
+	int i, head = -1;
+
+	for (i = 0; i < REF_REQS; i++) {
+		const struct ref_req *q = &r->req[i];
+
+		if (!q->queued || q->sem != sem)
+			continue;
+		if (head < 0 ||
+		    (r->sem[sem].lifo ? q->seq > r->req[head].seq
+				      : q->seq < r->req[head].seq))
+			head = i;
+	}
+	return head;
+}
+
+/*
+ * The ids of the queued requests, in the order they would be granted if
+ * each fitted: pull the head out, one after the other, from a copy.
+ */
+int ref_queue_order(const struct ref *r, int sem, int *ids, int max)
+{
+	static struct ref copy;
+	int n = 0, head;
+
+	copy = *r;
+	while ((head = ref_head(&copy, sem)) >= 0) {
+		assert(n < max);
+		ids[n++] = copy.req[head].id;
+		copy.req[head].queued = false;
+	}
+	return n;
+}
+
+static void ref_hold(struct ref *r, int handle, uint64_t count)
+{
+	struct ref_handle *h = &r->handle[handle];
+	struct ref_sem *s = &r->sem[h->sem];
+
+	assert(count <= ref_available(r, h->sem));
+	s->taken += count;
+	h->holds += count;
+}
+
+static void ref_give_back(struct ref *r, int handle, uint64_t count)
+{
+	struct ref_handle *h = &r->handle[handle];
+
+	assert(count <= h->holds);
+	h->holds -= count;
+	r->sem[h->sem].taken -= count;
+}
+
+/* The request leaves the queue granted: its caller learns it from its state. */
+static void ref_grant(struct ref *r, int i)
+{
+	struct ref_req *q = &r->req[i];
+
+	q->queued = false;
+	ref_hold(r, q->handle, q->count);
+	if (q->waiter < 0)
+		r->handle[q->handle].async = REF_ASYNC_GRANTED;
+	else
+		r->waiter[q->waiter].state = REF_WAIT_GRANTED;
+	ref_log(r, q->id, true);
+}
+
+/* The grant rule: the head, and only the head, is granted while it fits. */
+static void ref_settle(struct ref *r, int sem)
+{
+	int head;
+
+	while ((head = ref_head(r, sem)) >= 0 &&
+	       r->req[head].count <= ref_available(r, sem))
+		ref_grant(r, head);
+}
+
+static int ref_find(const struct ref *r, int handle, int waiter)
+{
+	int i;
+
+	for (i = 0; i < REF_REQS; i++)
+		if (r->req[i].queued && r->req[i].handle == handle &&
+		    r->req[i].waiter == waiter)
+			return i;
+	return -1;
+}
+
+/* A waiting request gives up: it simply leaves; settling does the rest. */
+static void ref_withdraw(struct ref *r, int handle, int waiter)
+{
+	int i = ref_find(r, handle, waiter);
+
+	assert(i >= 0);
+	r->req[i].queued = false;
+}
+
+/*
+ * A new request: EIDRM when closed; granted at once only when it would be
+ * the head and it fits (FIFO: nobody waits; LIFO: it fits now); otherwise
+ * it queues as the newest arrival.  Returns 0 or -EINPROGRESS.
+ */
+static int ref_arrive(struct ref *r, int handle, int waiter, int id,
+		      uint64_t count)
+{
+	int sem = r->handle[handle].sem;
+	struct ref_sem *s = &r->sem[sem];
+	bool would_be_head = s->lifo || ref_waiters(r, sem) == 0;
+	int i;
+
+	assert(count >= 1 && count <= REF_MAX_PERMITS);
+	if (s->closed)
+		return -EIDRM;
+	if (would_be_head && count <= ref_available(r, sem)) {
+		ref_hold(r, handle, count);
+		return 0;
+	}
+	for (i = 0; r->req[i].queued; i++)
+		assert(i + 1 < REF_REQS);
+	r->req[i].queued = true;
+	r->req[i].id = id;
+	r->req[i].sem = sem;
+	r->req[i].handle = handle;
+	r->req[i].waiter = waiter;
+	r->req[i].count = count;
+	r->req[i].seq = s->next_seq++;
+	return -EINPROGRESS;
+}
+
+int ref_sem_init(struct ref *r, int sem, int handle, uint64_t id,
+		 uint64_t permits, bool lifo)
+{
+	struct ref_sem *s = &r->sem[sem];
+
+	assert(!s->used && !r->handle[handle].used);
+	assert(permits <= REF_MAX_PERMITS);
+	memset(s, 0, sizeof(*s));
+	s->used = true;
+	s->id = id;
+	s->limit = permits;
+	s->lifo = lifo;
+	return ref_new_handle(r, sem, handle);
+}
+
+int ref_new_handle(struct ref *r, int sem, int handle)
+{
+	struct ref_handle *h = &r->handle[handle];
+
+	assert(r->sem[sem].used && !h->used);
+	if (r->sem[sem].closed)
+		return -EIDRM;
+	memset(h, 0, sizeof(*h));
+	h->used = true;
+	h->sem = sem;
+	r->sem[sem].handles++;
+	return 0;
+}
+
+/*
+ * The handle's last reference goes: its asynchronous request is withdrawn,
+ * everything it holds (an unread grant included) goes back, and the grant
+ * rule runs.  Blocked calls keep their file open, so none may be left.
+ * Returns true when the semaphore went with its last handle.
+ */
+bool ref_handle_close(struct ref *r, int handle)
+{
+	struct ref_handle *h = &r->handle[handle];
+	int sem = h->sem, w;
+
+	for (w = 0; w < REF_WAITERS; w++)
+		assert(!r->waiter[w].used || r->waiter[w].handle != handle);
+	if (h->async == REF_ASYNC_QUEUED)
+		ref_withdraw(r, handle, -1);
+	ref_give_back(r, handle, h->holds);
+	h->used = false;
+	ref_settle(r, sem);
+	if (--r->sem[sem].handles)
+		return false;
+	assert(r->sem[sem].taken == 0 && ref_waiters(r, sem) == 0);
+	r->sem[sem].used = false;
+	return true;
+}
+
+/* A blocking acquire: 0, -EIDRM, or -EINPROGRESS while the call sleeps. */
+int ref_acquire(struct ref *r, int handle, int waiter, int id, uint64_t count)
+{
+	struct ref_waiter *w = &r->waiter[waiter];
+	int ret;
+
+	assert(!w->used);
+	ret = ref_arrive(r, handle, waiter, id, count);
+	if (ret == -EINPROGRESS) {
+		w->used = true;
+		w->handle = handle;
+		w->id = id;
+		w->count = count;
+		w->state = REF_WAIT_QUEUED;
+	}
+	return ret;
+}
+
+/* FAIRSEM_ACQ_TRY: a new request that never queues. */
+int ref_try(struct ref *r, int handle, uint64_t count)
+{
+	int sem = r->handle[handle].sem;
+	bool would_be_head = r->sem[sem].lifo || ref_waiters(r, sem) == 0;
+
+	if (r->sem[sem].closed)
+		return -EIDRM;
+	if (!would_be_head || count > ref_available(r, sem))
+		return -EAGAIN;
+	ref_hold(r, handle, count);
+	return 0;
+}
+
+/* How a blocked call ends once granted or refused. */
+int ref_waiter_return(struct ref *r, int waiter)
+{
+	struct ref_waiter *w = &r->waiter[waiter];
+
+	assert(w->used);
+	if (w->state == REF_WAIT_QUEUED)
+		return -EINPROGRESS;
+	w->used = false;
+	return w->state == REF_WAIT_GRANTED ? 0 : -EIDRM;
+}
+
+/*
+ * The deadline passes or a signal comes (err says which).  A grant or a
+ * refusal that came first wins; otherwise the request leaves the queue and
+ * whoever is the head now may be granted.
+ */
+int ref_waiter_give_up(struct ref *r, int waiter, int err)
+{
+	struct ref_waiter *w = &r->waiter[waiter];
+	int sem = r->handle[w->handle].sem;
+
+	if (w->state != REF_WAIT_QUEUED)
+		return ref_waiter_return(r, waiter);
+	ref_withdraw(r, w->handle, waiter);
+	w->used = false;
+	ref_settle(r, sem);
+	return err;
+}
+
+/*
+ * A signal under SA_RESTART: the request leaves, the queue is settled, and
+ * the call starts over as a new arrival (at the back, in FIFO order).
+ */
+int ref_waiter_restart(struct ref *r, int waiter, int id)
+{
+	struct ref_waiter *w = &r->waiter[waiter];
+	int handle = w->handle;
+	uint64_t count = w->count;
+	int ret;
+
+	ret = ref_waiter_give_up(r, waiter, -ERESTART);
+	if (ret != -ERESTART)
+		return ret;
+	ret = ref_acquire(r, handle, waiter, id, count);
+	ref_settle(r, r->handle[handle].sem);
+	return ret;
+}
+
+int ref_async_start(struct ref *r, int handle, int id, uint64_t count)
+{
+	struct ref_handle *h = &r->handle[handle];
+	int ret;
+
+	if (r->sem[h->sem].closed)
+		return -EIDRM;
+	if (h->async != REF_ASYNC_IDLE)
+		return -EBUSY;
+	ret = ref_arrive(r, handle, -1, id, count);
+	if (ret == -EINPROGRESS) {
+		h->async = REF_ASYNC_QUEUED;
+		h->async_id = id;
+		h->async_count = count;
+	}
+	return ret;
+}
+
+/*
+ * Withdraw the asynchronous request; a granted, unread one gives back its
+ * count, or what the handle still holds if it has released some since.
+ */
+int ref_cancel(struct ref *r, int handle)
+{
+	struct ref_handle *h = &r->handle[handle];
+	uint64_t back;
+
+	switch (h->async) {
+	case REF_ASYNC_QUEUED:
+		ref_withdraw(r, handle, -1);
+		break;
+	case REF_ASYNC_GRANTED:
+		back = h->async_count < h->holds ? h->async_count : h->holds;
+		ref_give_back(r, handle, back);
+		break;
+	default:
+		return -ENOENT;
+	}
+	h->async = REF_ASYNC_IDLE;
+	ref_settle(r, h->sem);
+	return 0;
+}
+
+/*
+ * read(): an unread grant's count, even after a close; then EIDRM when
+ * closed; EINVAL with no request; EAGAIN (O_NONBLOCK) while it waits.
+ */
+int ref_read(struct ref *r, int handle, uint64_t *count)
+{
+	struct ref_handle *h = &r->handle[handle];
+
+	if (h->async == REF_ASYNC_GRANTED) {
+		h->async = REF_ASYNC_IDLE;
+		*count = h->async_count;
+		return 0;
+	}
+	if (r->sem[h->sem].closed)
+		return -EIDRM;
+	if (h->async == REF_ASYNC_IDLE)
+		return -EINVAL;
+	return -EAGAIN;
+}
+
+/*
+ * A read() that collected a grant but could not copy it out puts it back,
+ * so that the faulting call changes nothing; unless the handle has started
+ * another request meanwhile: that one stands, and the old grant counts as
+ * read.  The read fails with EFAULT either way.
+ */
+int ref_uncollect(struct ref *r, int handle, uint64_t count)
+{
+	struct ref_handle *h = &r->handle[handle];
+
+	if (h->async == REF_ASYNC_IDLE) {
+		h->async = REF_ASYNC_GRANTED;
+		h->async_count = count;
+	}
+	return -EFAULT;
+}
+
+int ref_release(struct ref *r, int handle, uint64_t count)
+{
+	struct ref_handle *h = &r->handle[handle];
+
+	if (count > h->holds)
+		return -EINVAL;
+	ref_give_back(r, handle, count);
+	ref_settle(r, h->sem);
+	return 0;
+}
+
+/* holds, taken and limit all fall by count; limit stops at 0. */
+int ref_forget(struct ref *r, int handle, uint64_t count)
+{
+	struct ref_handle *h = &r->handle[handle];
+	struct ref_sem *s = &r->sem[h->sem];
+
+	if (count > h->holds)
+		return -EINVAL;
+	ref_give_back(r, handle, count);
+	s->limit = s->limit > count ? s->limit - count : 0;
+	ref_settle(r, h->sem);
+	return 0;
+}
+
+int ref_add(struct ref *r, int handle, uint64_t count)
+{
+	struct ref_sem *s = &r->sem[r->handle[handle].sem];
+
+	/* Both are at most 1 << 62: the sum cannot wrap. */
+	if (s->limit + count > REF_MAX_PERMITS)
+		return -EOVERFLOW;
+	s->limit += count;
+	ref_settle(r, r->handle[handle].sem);
+	return 0;
+}
+
+/* The limit may fall below taken; nothing is granted until holders catch up. */
+int ref_remove(struct ref *r, int handle, uint64_t count)
+{
+	struct ref_sem *s = &r->sem[r->handle[handle].sem];
+
+	if (count > s->limit)
+		return -EINVAL;
+	s->limit -= count;
+	ref_settle(r, r->handle[handle].sem);
+	return 0;
+}
+
+/* Every queued request fails with EIDRM; holds are untouched. */
+void ref_close(struct ref *r, int handle)
+{
+	int sem = r->handle[handle].sem;
+	int i;
+
+	r->sem[sem].closed = true;
+	for (i = 0; i < REF_REQS; i++) {
+		struct ref_req *q = &r->req[i];
+
+		if (!q->queued || q->sem != sem)
+			continue;
+		q->queued = false;
+		if (q->waiter < 0)
+			r->handle[q->handle].async = REF_ASYNC_IDLE;
+		else
+			r->waiter[q->waiter].state = REF_WAIT_REFUSED;
+		ref_log(r, q->id, false);
+	}
+}

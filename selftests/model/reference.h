@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A deliberately naive model of the semaphore that DESIGN.md describes, for
+ * the differential test of kmod/fairsem_core.c.  It shares no code and no
+ * data structure with the core: requests sit in a flat array with arrival
+ * numbers, and the head is found by scanning for the oldest (FIFO) or the
+ * newest (LIFO) one.  Obviously correct rather than fast.
+ *
+ * Semaphores, handles and waiters live in numbered slots that the test picks;
+ * requests are named by ids that the test picks, so both sides can be
+ * compared.  Every operation returns 0 or -errno as the ioctl would.
+ */
+#ifndef _FAIRSEM_REFERENCE_H
+#define _FAIRSEM_REFERENCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define REF_SEMS	4
+#define REF_HANDLES	16
+#define REF_WAITERS	32
+/* Every queued request is a waiter or a handle's asynchronous one. */
+#define REF_REQS	(REF_WAITERS + REF_HANDLES)
+#define REF_EVENTS	(2 * REF_REQS)
+
+#define REF_MAX_PERMITS	(1ULL << 62)
+
+enum ref_async {
+	REF_ASYNC_IDLE,		/* no request, or it was refused or read */
+	REF_ASYNC_QUEUED,
+	REF_ASYNC_GRANTED,	/* granted and not read yet */
+};
+
+enum ref_wait {
+	REF_WAIT_QUEUED,
+	REF_WAIT_GRANTED,	/* granted; the blocked call returns 0 */
+	REF_WAIT_REFUSED,	/* the semaphore closed; the call fails EIDRM */
+};
+
+struct ref_req {
+	bool queued;
+	int id;
+	int sem;
+	int handle;
+	int waiter;		/* -1: the handle's asynchronous request */
+	uint64_t count;
+	uint64_t seq;		/* arrival number within its semaphore */
+};
+
+struct ref_sem {
+	bool used;
+	bool lifo;
+	bool closed;
+	uint64_t id;
+	uint64_t limit;
+	uint64_t taken;
+	uint64_t next_seq;
+	unsigned int handles;
+};
+
+struct ref_handle {
+	bool used;
+	int sem;
+	uint64_t holds;
+	enum ref_async async;
+	int async_id;
+	uint64_t async_count;
+};
+
+struct ref_waiter {
+	bool used;
+	int handle;
+	int id;
+	uint64_t count;
+	enum ref_wait state;
+};
+
+/* What happened to queued requests during one operation, in order. */
+struct ref_event {
+	int id;
+	bool granted;		/* false: refused because the semaphore closed */
+};
+
+struct ref {
+	struct ref_sem sem[REF_SEMS];
+	struct ref_handle handle[REF_HANDLES];
+	struct ref_waiter waiter[REF_WAITERS];
+	struct ref_req req[REF_REQS];
+	struct ref_event event[REF_EVENTS];
+	int nr_events;
+};
+
+void ref_init_model(struct ref *r);
+void ref_clear_events(struct ref *r);
+
+uint64_t ref_available(const struct ref *r, int sem);
+unsigned int ref_waiters(const struct ref *r, int sem);
+int ref_head(const struct ref *r, int sem);
+int ref_queue_order(const struct ref *r, int sem, int *ids, int max);
+
+int ref_sem_init(struct ref *r, int sem, int handle, uint64_t id,
+		 uint64_t permits, bool lifo);
+int ref_new_handle(struct ref *r, int sem, int handle);
+bool ref_handle_close(struct ref *r, int handle);
+
+int ref_acquire(struct ref *r, int handle, int waiter, int id, uint64_t count);
+int ref_try(struct ref *r, int handle, uint64_t count);
+int ref_waiter_give_up(struct ref *r, int waiter, int err);
+int ref_waiter_restart(struct ref *r, int waiter, int id);
+int ref_waiter_return(struct ref *r, int waiter);
+
+int ref_async_start(struct ref *r, int handle, int id, uint64_t count);
+int ref_cancel(struct ref *r, int handle);
+int ref_read(struct ref *r, int handle, uint64_t *count);
+int ref_uncollect(struct ref *r, int handle, uint64_t count);
+
+int ref_release(struct ref *r, int handle, uint64_t count);
+int ref_forget(struct ref *r, int handle, uint64_t count);
+int ref_add(struct ref *r, int handle, uint64_t count);
+int ref_remove(struct ref *r, int handle, uint64_t count);
+void ref_close(struct ref *r, int handle);
+
+#endif /* _FAIRSEM_REFERENCE_H */
