@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The fairsem command: what its source files share. */
+#ifndef FAIRSEM_CMD_H
+#define FAIRSEM_CMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fairsem.h"
+
+/*
+ * Exit statuses, one per kind of failure; fairsem(1) documents each.
+ * "fairsem run" exits with CMD's own status once CMD runs.
+ */
+enum {
+	EXIT_NONE_SEEN	= 1,	/* status: no fairsem handle visible */
+	EXIT_USAGE	= 64,	/* bad command line */
+	EXIT_REFUSED	= 65,	/* EINVAL, EOVERFLOW: a value the device refuses */
+	EXIT_BADFD	= 66,	/* EBADF: --fd is not open */
+	EXIT_NOTSEM	= 67,	/* ENOTTY: --fd is not a fairsem handle */
+	EXIT_UNBOUND	= 68,	/* EBADFD: the handle has no semaphore yet */
+	EXIT_TIMEDOUT	= 69,	/* ETIMEDOUT: --timeout ran out */
+	EXIT_CLOSED	= 70,	/* EIDRM: the semaphore is closed */
+	EXIT_OSERR	= 71,	/* any other error of the system */
+	EXIT_BUSY	= 72,	/* EBUSY: init of a handle already bound */
+	EXIT_AGAIN	= 75,	/* EAGAIN: --try found no permits at once */
+	EXIT_NOEXEC	= 126,	/* run: CMD found but cannot be executed */
+	EXIT_NOTFOUND	= 127,	/* run: CMD not found */
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Options a subcommand may take; see parse_opts(). */
+enum {
+	OPT_FD		= 1 << 0,
+	OPT_COUNT	= 1 << 1,
+	OPT_TIMEOUT	= 1 << 2,
+	OPT_TRY		= 1 << 3,
+	OPT_LIFO	= 1 << 4,
+};
+
+struct opts {
+	const char *sub;	/* subcommand name, for messages */
+	int fd;			/* --fd, -1 if not given */
+	uint64_t count;		/* -n, 1 if not given */
+	const char *timeout;	/* --timeout as given, NULL if not given */
+	uint64_t timeout_ns;
+	bool try;		/* --try */
+	bool lifo;		/* --lifo */
+	char **operands;	/* what is left, NULL-terminated */
+	int noperands;
+};
+
+struct subcommand {
+	const char *name;
+	int (*run)(struct opts *o);
+	unsigned int allowed;	/* OPT_* */
+	bool stop_at_operand;	/* the rest is a command line */
+	int min_operands, max_operands;
+	const char *missing;	/* message when an operand is missing */
+	const char *usage;	/* printed by --help */
+};
+
+extern const struct subcommand cmd_init, cmd_run, cmd_acquire, cmd_release,
+	cmd_add, cmd_remove, cmd_close, cmd_info, cmd_status;
+
+int parse_u64(const char *s, uint64_t *out);
+uint64_t operand_u64(struct opts *o, int i, const char *what);
+
+#define NORETURN		__attribute__((noreturn))
+#define PRINTF(fmt, args)	__attribute__((format(printf, fmt, args)))
+
+NORETURN PRINTF(2, 3) void usage_error(const char *sub, const char *fmt, ...);
+NORETURN PRINTF(3, 4) void fail(int status, const char *sub, const char *fmt, ...);
+NORETURN void fail_handle(struct opts *o, int err);
+
+int exit_status_of(int err);
+const char *plural(uint64_t n);
+void check_handle(struct opts *o);
+void take_permits(struct opts *o, int fd);
+
+#endif /* FAIRSEM_CMD_H */

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fairsem: semaphores for shells and operators, on libfairsem.
+ *
+ * This file holds what every subcommand shares: the command line, the
+ * messages, the exit statuses.  Every failure prints one line on stderr,
+ * "fairsem: SUBCOMMAND: what went wrong", and exits with the status that
+ * fairsem(1) documents for it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+#define PROG "fairsem"
+
+static const struct subcommand *const subcommands[] = {
+	&cmd_init, &cmd_run, &cmd_acquire, &cmd_release, &cmd_add,
+	&cmd_remove, &cmd_close, &cmd_info, &cmd_status,
+};
+
+static const char main_usage[] =
+	"Usage: fairsem COMMAND [OPTION]... [ARG]...\n"
+	"Fair counting semaphores from /dev/fairsem, for shells.\n"
+	"\n"
+	"  exec 7<>/dev/fairsem; fairsem init --fd 7 3\n"
+	"  fairsem run --fd 7 -- make -C dir1 &\n"
+	"\n"
+	"Commands:\n"
+	"  init     --fd N PERMITS [--lifo]      bind handle N to a new semaphore\n"
+	"  run      --fd N [-n COUNT] [--timeout SECONDS | --try] -- CMD [ARG]...\n"
+	"                                        run CMD holding COUNT permits\n"
+	"  acquire  --fd N [-n COUNT] [--timeout SECONDS | --try]\n"
+	"                                        take permits into handle N itself\n"
+	"  release  --fd N [-n COUNT]            give back permits of handle N\n"
+	"  add      --fd N COUNT                 raise the limit\n"
+	"  remove   --fd N COUNT                 lower the limit\n"
+	"  close    --fd N                       close the semaphore for everyone\n"
+	"  info     --fd N                       show handle N and its semaphore\n"
+	"  status                                show every semaphore and its holders\n"
+	"\n"
+	"Every command takes --help.  fairsem --version prints the version.\n"
+	"Exit statuses are listed in fairsem(1).\n";
+
+/* "fairsem: SUB: message[tail]" in a single write, so lines never mix. */
+static void vmessage(const char *sub, const char *tail, const char *fmt,
+		     va_list ap)
+{
+	char msg[512], line[1024];
+	int len;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	len = snprintf(line, sizeof(line), "%s: %s%s%s%s\n", PROG,
+		       sub ? sub : "", sub ? ": " : "", msg, tail);
+	if (len >= (int)sizeof(line)) {
+		len = sizeof(line) - 1;
+		line[len - 1] = '\n';
+	}
+	if (write(STDERR_FILENO, line, (size_t)len) < 0)
+		return;		/* nowhere left to complain */
+}
+
+void usage_error(const char *sub, const char *fmt, ...)
+{
+	char hint[64];
+	va_list ap;
+
+	snprintf(hint, sizeof(hint), " (see '%s%s%s --help')", PROG,
+		 sub ? " " : "", sub ? sub : "");
+	va_start(ap, fmt);
+	vmessage(sub, hint, fmt, ap);
+	va_end(ap);
+	exit(EXIT_USAGE);
+}
+
+void fail(int status, const char *sub, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(sub, "", fmt, ap);
+	va_end(ap);
+	exit(status);
+}
+
+int exit_status_of(int err)
+{
+	switch (err) {
+	case EINVAL:
+	case EOVERFLOW:
+		return EXIT_REFUSED;
+	case EBADF:
+		return EXIT_BADFD;
+	case ENOTTY:
+		return EXIT_NOTSEM;
+	case EBADFD:
+		return EXIT_UNBOUND;
+	case ETIMEDOUT:
+		return EXIT_TIMEDOUT;
+	case EIDRM:
+		return EXIT_CLOSED;
+	case EBUSY:
+		return EXIT_BUSY;
+	case EAGAIN:
+		return EXIT_AGAIN;
+	default:
+		return EXIT_OSERR;
+	}
+}
+
+const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/* Decimal digits only: no sign, no blanks, no base prefix, no overflow. */
+int parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -ERANGE;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* SECONDS[.FRACTION] into nanoseconds; saturates (a huge timeout never ends). */
+static int parse_seconds(const char *s, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0, scale = 100000000;
+	bool digits = false, huge = false;
+
+	for (; *s >= '0' && *s <= '9'; s++, digits = true) {
+		if (sec > (UINT64_MAX - 9) / 10)
+			huge = true;
+		else
+			sec = sec * 10 + (uint64_t)(*s - '0');
+	}
+	if (*s == '.') {
+		for (s++; *s >= '0' && *s <= '9'; s++, digits = true) {
+			frac += (uint64_t)(*s - '0') * scale;
+			scale /= 10;
+		}
+	}
+	if (*s || !digits)
+		return -EINVAL;
+	if (huge || sec > (UINT64_MAX - frac) / 1000000000u)
+		*ns = UINT64_MAX;
+	else
+		*ns = sec * 1000000000u + frac;
+	return 0;
+}
+
+static int parse_fd(const char *s, int *fd)
+{
+	uint64_t v;
+
+	if (parse_u64(s, &v) || v > 0x7fffffff)
+		return -EINVAL;
+	*fd = (int)v;
+	return 0;
+}
+
+static const struct option long_options[] = {
+	{ "fd",		required_argument,	NULL, 'f' },
+	{ "count",	required_argument,	NULL, 'n' },
+	{ "timeout",	required_argument,	NULL, 't' },
+	{ "try",	no_argument,		NULL, 'T' },
+	{ "lifo",	no_argument,		NULL, 'L' },
+	{ "help",	no_argument,		NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static unsigned int option_bit(int c)
+{
+	switch (c) {
+	case 'f': return OPT_FD;
+	case 'n': return OPT_COUNT;
+	case 't': return OPT_TIMEOUT;
+	case 'T': return OPT_TRY;
+	case 'L': return OPT_LIFO;
+	default: return 0;
+	}
+}
+
+static void set_option(struct opts *o, int c)
+{
+	switch (c) {
+	case 'f':
+		if (parse_fd(optarg, &o->fd))
+			usage_error(o->sub, "--fd wants a file descriptor number, not '%s'",
+				    optarg);
+		break;
+	case 'n':
+		if (parse_u64(optarg, &o->count))
+			usage_error(o->sub, "-n/--count wants a number from 0 to %llu, not '%s'",
+				    (unsigned long long)UINT64_MAX, optarg);
+		break;
+	case 't':
+		if (parse_seconds(optarg, &o->timeout_ns))
+			usage_error(o->sub, "--timeout wants seconds (like 5 or 0.25), not '%s'",
+				    optarg);
+		o->timeout = optarg;
+		break;
+	case 'T':
+		o->try = true;
+		break;
+	case 'L':
+		o->lifo = true;
+		break;
+	}
+}
+
+static void print_help(const struct subcommand *sc)
+{
+	fputs(sc->usage, stdout);
+	exit(0);
+}
+
+/* c: what getopt_long() returned; longindex: the long option, or -1. */
+static void bad_option(struct opts *o, char **argv, int c, int longindex)
+{
+	const char *arg = argv[optind - 1];
+	int len = (int)strcspn(arg, "=");
+
+	if (c == ':')
+		usage_error(o->sub, "option '%.*s' needs an argument", len, arg);
+	if (c != '?' && longindex >= 0)
+		usage_error(o->sub, "option '--%s' does not apply to %s",
+			    long_options[longindex].name, o->sub);
+	if (c != '?')
+		usage_error(o->sub, "option '-%c' does not apply to %s", c, o->sub);
+	if (optopt)
+		usage_error(o->sub, "unknown option '-%c'", optopt);
+	usage_error(o->sub, "unknown option '%.*s'", len, arg);
+}
+
+static void check_operands(const struct subcommand *sc, struct opts *o)
+{
+	if (o->noperands > sc->max_operands && !sc->stop_at_operand)
+		usage_error(o->sub, "unexpected argument '%s'",
+			    o->operands[sc->max_operands]);
+	if (o->noperands < sc->min_operands)
+		usage_error(o->sub, "%s", sc->stop_at_operand ?
+			    "no command given" : sc->missing);
+	if ((sc->allowed & OPT_FD) && o->fd < 0)
+		usage_error(o->sub, "--fd N is required");
+	if (o->try && o->timeout)
+		usage_error(o->sub, "--try and --timeout exclude each other");
+}
+
+/*
+ * Options may come anywhere among the operands, except for a subcommand
+ * that runs a command line: there the first operand ends the options.
+ * Operands are gathered in place at the front of argv.
+ */
+static void parse_opts(const struct subcommand *sc, int argc, char **argv,
+		       struct opts *o)
+{
+	const char *shorts = sc->stop_at_operand ? "+:hn:t:" : "-:hn:t:";
+	int c, longindex = -1;
+
+	*o = (struct opts){ .sub = sc->name, .fd = -1, .count = 1 };
+	o->operands = argv;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, shorts, long_options,
+				&longindex)) != -1) {
+		if (c == 1)
+			o->operands[o->noperands++] = optarg;
+		else if (c == 'h')
+			print_help(sc);
+		else if (c == '?' || c == ':' || !(option_bit(c) & sc->allowed))
+			bad_option(o, argv, c, longindex);
+		else
+			set_option(o, c);
+		longindex = -1;
+	}
+	while (optind < argc)
+		o->operands[o->noperands++] = argv[optind++];
+	o->operands[o->noperands] = NULL;
+	check_operands(sc, o);
+}
+
+/* Operand i as a count; "what" names it in the message. */
+uint64_t operand_u64(struct opts *o, int i, const char *what)
+{
+	uint64_t v;
+
+	if (parse_u64(o->operands[i], &v))
+		usage_error(o->sub, "%s wants a number from 0 to %llu, not '%s'",
+			    what, (unsigned long long)UINT64_MAX, o->operands[i]);
+	return v;
+}
+
+static const struct subcommand *find_subcommand(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(subcommands); i++)
+		if (!strcmp(subcommands[i]->name, name))
+			return subcommands[i];
+	return NULL;
+}
+
+/* Like close_stdout(): a full disk or a closed pipe is an error too. */
+static int finish(int status)
+{
+	if (fflush(stdout) || ferror(stdout))
+		fail(EXIT_OSERR, NULL, "cannot write the output: %s",
+		     strerror(errno));
+	return status;
+}
+
+static int top_level(int argc, char **argv)
+{
+	const struct subcommand *sc;
+
+	if (argc < 2)
+		usage_error(NULL, "no command given");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(main_usage, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("%s %d.%d.%d\n", PROG, LIBFAIRSEM_VERSION_MAJOR,
+		       LIBFAIRSEM_VERSION_MINOR, LIBFAIRSEM_VERSION_PATCH);
+		return 0;
+	}
+	if (!strcmp(argv[1], "help")) {
+		if (argc == 2) {
+			fputs(main_usage, stdout);
+			return 0;
+		}
+		sc = find_subcommand(argv[2]);
+		if (!sc)
+			usage_error(NULL, "unknown command '%s'", argv[2]);
+		print_help(sc);
+	}
+	if (argv[1][0] == '-')
+		usage_error(NULL, "unknown option '%s'", argv[1]);
+	sc = find_subcommand(argv[1]);
+	if (!sc)
+		usage_error(NULL, "unknown command '%s'", argv[1]);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	const struct subcommand *sc;
+	struct opts o;
+	int ret;
+
+	ret = top_level(argc, argv);
+	if (ret >= 0)
+		return finish(ret);
+	sc = find_subcommand(argv[1]);
+	parse_opts(sc, argc - 1, argv + 1, &o);
+	return finish(sc->run(&o));
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libfairsem: a thin C library over /dev/fairsem.
+ *
+ * Every function returns 0 (or a file descriptor, where that is documented)
+ * on success and a negative errno value on failure.  None of them changes
+ * errno, keeps global state or takes a lock: they may be called from any
+ * thread, and they are async-signal-safe.  See libfairsem(3) and fairsem(4).
+ */
+#ifndef FAIRSEM_H
+#define FAIRSEM_H
+
+#include <stdint.h>
+#include <linux/fairsem.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LIBFAIRSEM_VERSION_MAJOR	1
+#define LIBFAIRSEM_VERSION_MINOR	0
+#define LIBFAIRSEM_VERSION_PATCH	0
+
+/* The clone device that fairsem_open() opens. */
+#define FAIRSEM_DEVICE_PATH	"/dev/fairsem"
+
+int fairsem_open(int flags);
+int fairsem_init(int fd, uint64_t permits, unsigned int flags);
+int fairsem_create(uint64_t permits, unsigned int flags);
+int fairsem_new_handle(int fd, int flags);
+
+int fairsem_acquire(int fd, uint64_t count);
+int fairsem_try_acquire(int fd, uint64_t count);
+int fairsem_acquire_until(int fd, uint64_t count, uint64_t deadline_ns);
+int fairsem_acquire_timeout(int fd, uint64_t count, uint64_t timeout_ns);
+int fairsem_release(int fd, uint64_t count);
+int fairsem_forget(int fd, uint64_t count);
+
+int fairsem_add(int fd, uint64_t count);
+int fairsem_remove(int fd, uint64_t count);
+int fairsem_close_sem(int fd);
+int fairsem_info(int fd, struct fairsem_info *info);
+
+int fairsem_async_start(int fd, uint64_t count);
+int fairsem_async_complete(int fd, uint64_t *count);
+int fairsem_async_cancel(int fd);
+int fairsem_cancel(int fd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FAIRSEM_H */

@@ -1,0 +1,424 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tests of the fairsem command: every usage error, every errno it reports,
+# the exit statuses of fairsem(1), and what "fairsem run" promises: the
+# permits come back when CMD ends, however it ends.  Prints TAP.
+#
+# POSIX sh (busybox ash in the VM).  The command under test is $FAIRSEM, or
+# fairsem next to this script, or fairsem in PATH.  In the VM it runs built
+# into build/selftests/bin/fairsem_cmd_test (fairsem_cmd_test.c), which sets
+# FAIRSEM.  Without /dev/fairsem only the tests that need no semaphore run;
+# the rest are reported as skipped.
+
+here=$(cd "$(dirname "$0")" && pwd)
+for f in "$FAIRSEM" "$here/fairsem" "$(command -v fairsem 2>/dev/null)"; do
+	if [ -n "$f" ] && [ -x "$f" ] && [ ! -d "$f" ]; then
+		FAIRSEM=$f
+		break
+	fi
+done
+export FAIRSEM
+
+MAX=4611686018427387904		# FAIRSEM_MAX_PERMITS
+tmp=${TMPDIR:-/tmp}/fairsem_cmd_test.$$
+mkdir -p "$tmp" || exit 1
+out=$tmp/out
+err=$tmp/err
+bg_pids=
+n=0
+passed=0
+failed=0
+skipped=0
+
+cleanup() {
+	for p in $bg_pids; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+echo "TAP version 13"
+
+pass() {
+	n=$((n + 1))
+	passed=$((passed + 1))
+	echo "ok $n $1"
+}
+
+fail() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n $1"
+	shift
+	for line in "$@"; do
+		echo "# $line"
+	done
+	if [ -s "$err" ]; then
+		sed 's/^/# stderr: /' "$err"
+	fi
+}
+
+skip() {
+	n=$((n + 1))
+	skipped=$((skipped + 1))
+	echo "ok $n $1 # SKIP $2"
+}
+
+if [ -z "$FAIRSEM" ]; then
+	fail "find the fairsem command" "set FAIRSEM=/path/to/fairsem"
+	echo "1..$n"
+	exit 1
+fi
+echo "# testing $FAIRSEM"
+
+# t NAME STATUS MESSAGE CMD [ARG]...
+# Runs CMD; passes when it exits with STATUS and says MESSAGE (a fixed
+# string) in exactly one line on stderr that starts with "fairsem: ".
+# MESSAGE "" wants an empty stderr, "-" checks nothing on stderr.  stdout is
+# left in $out.
+t() {
+	name=$1 want=$2 msg=$3
+	shift 3
+	"$@" >"$out" 2>"$err" </dev/null
+	got=$?
+	if [ "$got" != "$want" ]; then
+		fail "$name" "exit status $got, wanted $want"
+	elif [ "$msg" = "-" ]; then
+		pass "$name"
+	elif [ -z "$msg" ] && [ -s "$err" ]; then
+		fail "$name" "stderr is not empty"
+	elif [ -z "$msg" ]; then
+		pass "$name"
+	elif [ "$(wc -l <"$err")" -ne 1 ]; then
+		fail "$name" "wanted one line on stderr"
+	elif ! grep -q '^fairsem: ' "$err"; then
+		fail "$name" "stderr does not start with 'fairsem: '"
+	elif ! grep -qF -- "$msg" "$err"; then
+		fail "$name" "stderr does not say: $msg"
+	else
+		pass "$name"
+	fi
+}
+
+# has NAME TEXT: the last $out contains the fixed string TEXT.
+has() {
+	if grep -qF -- "$2" "$out"; then
+		pass "$1"
+	else
+		fail "$1" "stdout lacks: $2" "stdout: $(cat "$out")"
+	fi
+}
+
+# value FD KEY: one field of "fairsem info --fd FD".
+value() {
+	"$FAIRSEM" info --fd "$1" 2>/dev/null | sed -n "s/^$2:	//p"
+}
+
+# expect_value NAME FD KEY VALUE
+expect_value() {
+	v=$(value "$2" "$3")
+	if [ "$v" = "$4" ]; then
+		pass "$1"
+	else
+		fail "$1" "$3 is '$v', wanted '$4'"
+	fi
+}
+
+nap() {
+	sleep 0.05 2>/dev/null || sleep 1
+}
+
+# wait_value FD KEY VALUE: up to 10 s for it to show.
+wait_value() {
+	i=0
+	while [ "$(value "$1" "$2")" != "$3" ] && [ $i -lt 200 ]; do
+		nap
+		i=$((i + 1))
+	done
+}
+
+# bg CMD...: start CMD in the background; its pid is in $bg.
+bg() {
+	"$@" >"$tmp/bg.out" 2>"$tmp/bg.err" </dev/null &
+	bg=$!
+	bg_pids="$bg_pids $bg"
+}
+
+# bg_status NAME PID STATUS: PID ended with STATUS.
+bg_status() {
+	wait "$2"
+	got=$?
+	if [ "$got" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1" "exit status $got, wanted $3" "stderr: $(cat "$tmp/bg.err")"
+	fi
+}
+
+F=$FAIRSEM
+
+# ---- the command line: no semaphore needed ----
+
+t "no command" 64 "no command given" "$F"
+t "--help" 0 "" "$F" --help
+has "--help lists run" "fairsem run"
+t "help" 0 "" "$F" help
+has "help lists status" "status"
+t "help run" 0 "" "$F" help run
+has "help run is run's help" "Usage: fairsem run"
+t "help of an unknown command" 64 "unknown command 'frob'" "$F" help frob
+t "--version" 0 "" "$F" --version
+has "--version says fairsem" "fairsem 1."
+t "unknown command" 64 "unknown command 'frob'" "$F" frob
+t "unknown top-level option" 64 "unknown option '--frob'" "$F" --frob
+for sub in init run acquire release add remove close info status; do
+	t "$sub --help" 0 "" "$F" "$sub" --help
+	has "$sub --help shows its usage" "Usage: fairsem $sub"
+done
+t "init -h" 0 "" "$F" init -h
+t "init without --fd" 64 "--fd N is required" "$F" init 3
+t "init without PERMITS" 64 "PERMITS is missing" "$F" init --fd 7
+t "init with two PERMITS" 64 "unexpected argument '4'" "$F" init --fd 7 3 4
+t "--fd not a number" 64 "--fd wants a file descriptor number, not 'x'" \
+	"$F" init --fd x 3
+t "--fd negative" 64 "--fd wants a file descriptor number, not '-1'" \
+	"$F" info --fd=-1
+t "--fd too big" 64 "--fd wants a file descriptor number" \
+	"$F" info --fd 2147483648
+t "--fd without its value" 64 "option '--fd' needs an argument" \
+	"$F" info --fd
+t "PERMITS not a number" 64 "PERMITS wants a number from 0 to" \
+	"$F" init --fd 7 abc
+t "PERMITS past 64 bits" 64 "not '18446744073709551616'" \
+	"$F" init --fd 7 18446744073709551616
+t "negative PERMITS" 64 "unknown option '-3'" "$F" init --fd 7 -3
+t "unknown long option" 64 "unknown option '--frob'" "$F" info --fd 7 --frob
+t "unknown short option" 64 "unknown option '-x'" "$F" info --fd 7 -x
+t "option of another command" 64 "option '--lifo' does not apply to run" \
+	"$F" run --lifo --fd 7 -- true
+t "short option of another command" 64 "option '-n' does not apply to info" \
+	"$F" info --fd 7 -n 2
+t "run without a command" 64 "no command given" "$F" run --fd 7
+t "run, -- and no command" 64 "no command given" "$F" run --fd 7 --
+t "-n without its value" 64 "option '-n' needs an argument" "$F" run --fd 7 -n
+t "-n not a number" 64 "-n/--count wants a number from 0 to" "$F" run --fd 7 -n two true
+t "--timeout not a number" 64 "--timeout wants seconds (like 5 or 0.25), not 'soon'" \
+	"$F" run --fd 7 --timeout soon -- true
+t "--timeout negative" 64 "--timeout wants seconds" \
+	"$F" run --fd 7 --timeout=-1 -- true
+t "--timeout just a dot" 64 "--timeout wants seconds" \
+	"$F" run --fd 7 --timeout . -- true
+t "--try with --timeout" 64 "--try and --timeout exclude each other" \
+	"$F" run --fd 7 --try --timeout 1 -- true
+t "add without COUNT" 64 "COUNT is missing" "$F" add --fd 7
+t "remove COUNT not a number" 64 "COUNT wants a number" "$F" remove --fd 7 x
+t "status takes no argument" 64 "unexpected argument 'now'" "$F" status now
+t "close takes no argument" 64 "unexpected argument '3'" "$F" close --fd 7 3
+
+exec 9<&-
+t "fd not open" 66 "fd 9 is not open" "$F" info --fd 9
+t "run: fd not open" 66 "fd 9 is not open" "$F" run --fd 9 -- true
+t "init: fd not open" 66 "fd 9 is not open" "$F" init --fd 9 1
+exec 6</dev/null
+t "fd not a fairsem" 67 "fd 6 is not a fairsem handle" "$F" info --fd 6
+t "run: fd not a fairsem" 67 "fd 6 is not a fairsem handle" "$F" run --fd 6 -- true
+t "init: fd not a fairsem" 67 "fd 6 is not a fairsem handle" "$F" init --fd 6 1
+exec 6<"$tmp"
+t "a directory is not a fairsem" 67 "fd 6 is not a fairsem handle" \
+	"$F" acquire --fd 6
+exec 6<&-
+
+if [ ! -c /dev/fairsem ]; then
+	t "status without any semaphore" 1 "" "$F" status
+	for name in "unbound handle" init info run "run's exit statuses" \
+		    "run after a crash" "run killed by SIGKILL" status timeout \
+		    acquire release add remove close; do
+		skip "$name" "no /dev/fairsem (module not loaded)"
+	done
+	echo "1..$n"
+	echo "# Totals: pass:$passed fail:$failed xfail:0 xpass:0 skip:$skipped error:0"
+	[ "$failed" = 0 ]
+	exit
+fi
+
+# ---- with a semaphore ----
+
+exec 7<>/dev/fairsem 8<>/dev/fairsem
+t "info on an unbound handle" 68 "fd 8 has no semaphore yet (see 'fairsem init')" \
+	"$F" info --fd 8
+t "run on an unbound handle" 68 "fd 8 has no semaphore yet" "$F" run --fd 8 -- true
+t "close on an unbound handle" 68 "fd 8 has no semaphore yet" "$F" close --fd 8
+t "add on an unbound handle" 68 "fd 8 has no semaphore yet" "$F" add --fd 8 1
+
+t "init above the maximum" 65 "PERMITS 4611686018427387905 is above the maximum $MAX" \
+	"$F" init --fd 7 4611686018427387905
+t "init" 0 "" "$F" init --fd 7 3
+t "init twice" 72 "fd 7 is bound to a semaphore already" "$F" init --fd 7 3
+t "info" 0 "" "$F" info --fd 7
+has "info: limit" "limit:	3"
+has "info: available" "available:	3"
+has "info: fifo" "mode:	fifo"
+has "info: open" "closed:	0"
+has "info: handles" "handles:	1"
+has "info: async" "async:	none"
+t "init --lifo after PERMITS" 0 "" "$F" init --fd 8 0 --lifo
+expect_value "info: lifo" 8 mode lifo
+expect_value "init with 0 permits" 8 limit 0
+
+# run: CMD's own exit status, and the permits always come back.
+t "run true" 0 "" "$F" run --fd 7 -- true
+t "run without --" 0 "" "$F" run --fd 7 -n 3 true
+t "run: CMD's exit status" 3 "-" "$F" run --fd 7 -- sh -c 'exit 3'
+t "run: CMD holds the permits" 0 "" \
+	"$F" run --fd 7 -n 2 -- sh -c '"$FAIRSEM" info --fd "$FAIRSEM_FD"'
+has "run: FAIRSEM_FD holds 2" "holds:	2"
+has "run: taken 2 while CMD runs" "taken:	2"
+t "run: CMD can release early" 0 "" \
+	"$F" run --fd 7 -n 2 -- sh -c '"$FAIRSEM" release --fd "$FAIRSEM_FD" -n 2'
+# No descriptor left under the limit (a dynamic fairsem cannot even load).
+fd_limited() {
+	sh -c 'exec 3</dev/null 4</dev/null; ulimit -n 5 && exec "$@"' sh "$@"
+}
+if fd_limited "$F" --version >/dev/null 2>&1; then
+	t "run: no descriptor left" 71 "cannot open a new handle on fd 7: Too many open files" \
+		fd_limited "$F" run --fd 7 -- true
+else
+	skip "run: no descriptor left" "$F cannot start with 5 descriptors"
+fi
+t "run -n 0" 65 "the count must be at least 1" "$F" run --fd 7 -n 0 -- true
+t "run -n above the maximum" 65 "the count 4611686018427387905 is above the maximum $MAX" \
+	"$F" run --fd 7 -n 4611686018427387905 -- true
+t "run: command not found" 127 "cannot run 'no-such-command-here': No such file or directory" \
+	"$F" run --fd 7 -- no-such-command-here
+t "run: no such path" 127 "cannot run '/no/such/file'" \
+	"$F" run --fd 7 -- /no/such/file
+printf 'echo hi\n' >"$tmp/noexec"
+chmod 644 "$tmp/noexec"
+t "run: not executable" 126 "cannot run '$tmp/noexec': Permission denied" \
+	"$F" run --fd 7 -- "$tmp/noexec"
+t "run: a directory" 126 "cannot run '$tmp'" "$F" run --fd 7 -- "$tmp"
+expect_value "run's exit statuses: all permits back" 7 available 3
+
+t "run: CMD killed by SIGSEGV" 139 "-" \
+	"$F" run --fd 7 -n 2 -- sh -c 'kill -SEGV $$'
+expect_value "run after a crash: permits back" 7 available 3
+expect_value "run after a crash: nothing taken" 7 taken 0
+
+bg "$F" run --fd 7 -n 3 -- sleep 100
+holder=$bg
+wait_value 7 taken 3
+expect_value "run: the holder takes 3" 7 taken 3
+t "status" 0 "" "$F" status
+sed 's/^/# /' "$out"
+has "status: the semaphore" "limit 3, available 0, taken 3"
+has "status: the holder" "sleep"
+if grep -qE "^ +$holder +[0-9]+ +3 +none +sleep\$" "$out"; then
+	pass "status: pid, fd, holds and command of the holder"
+else
+	fail "status: pid, fd, holds and command of the holder" "$(cat "$out")"
+fi
+if grep -qE "^ +$$ +7 +0 +none +" "$out"; then
+	pass "status: this shell's own handle"
+else
+	fail "status: this shell's own handle" "$(cat "$out")"
+fi
+
+# timeouts and --try while everything is held
+t "timeout" 69 "timed out after 0.2 s waiting for 2 permits" \
+	"$F" run --fd 7 --timeout 0.2 -n 2 -- true
+t "timeout 0" 69 "timed out after 0 s waiting for 1 permit" \
+	"$F" run --fd 7 --timeout 0 -- true
+t "try" 75 "2 permits not available at once" "$F" run --fd 7 --try -n 2 -- true
+t "acquire --try" 75 "1 permit not available at once" "$F" acquire --fd 7 --try
+t "acquire timeout" 69 "timed out after 0.1 s waiting for 1 permit" \
+	"$F" acquire --fd 7 -t 0.1
+expect_value "timeouts leave no waiter" 7 waiters 0
+
+kill -KILL "$holder"
+bg_status "run killed by SIGKILL: status 137" "$holder" 137
+wait_value 7 available 3
+expect_value "run killed by SIGKILL: permits back" 7 available 3
+
+# A waiting run gets its turn, with a timeout long enough.
+bg "$F" run --fd 7 -n 3 -- sleep 1
+wait_value 7 taken 3
+t "timeout long enough" 0 "" "$F" run --fd 7 --timeout 30 -n 3 -- true
+bg_status "timeout: the holder ended" "$bg" 0
+
+# Runs go in arrival order.
+exec 5<>/dev/fairsem
+"$F" init --fd 5 1
+t "acquire into the shell's handle" 0 "" "$F" acquire --fd 5
+expect_value "acquire: the handle holds it" 5 holds 1
+: >"$tmp/order"
+queued=0
+pids=
+for w in A B C; do
+	bg "$F" run --fd 5 -- sh -c "echo $w >>'$tmp/order'"
+	pids="$pids $bg"
+	queued=$((queued + 1))
+	wait_value 5 waiters $queued
+done
+t "release from the shell's handle" 0 "" "$F" release --fd 5
+wait $pids
+if [ "$(cat "$tmp/order")" = "$(printf 'A\nB\nC')" ]; then
+	pass "run: first come, first served"
+else
+	fail "run: first come, first served" "order: $(cat "$tmp/order")"
+fi
+
+t "acquire -n 2" 0 "" "$F" acquire --fd 7 -n 2
+expect_value "acquire: holds 2" 7 holds 2
+t "release more than held" 65 "fd 7 holds 2 permits, cannot release 3" \
+	"$F" release --fd 7 -n 3
+t "release 0" 65 "the count must be at least 1" "$F" release --fd 7 -n 0
+t "release" 0 "" "$F" release --fd 7 --count 2
+t "acquire -n 0" 65 "the count must be at least 1" "$F" acquire --fd 7 -n 0
+
+t "add" 0 "" "$F" add --fd 7 2
+expect_value "add: limit 5" 7 limit 5
+t "add 0" 65 "COUNT must be at least 1" "$F" add --fd 7 0
+t "add past the maximum" 65 "adding $MAX would take the limit past the maximum $MAX" \
+	"$F" add --fd 7 "$MAX"
+t "add above the maximum" 65 "COUNT 4611686018427387905 is above the maximum" \
+	"$F" add --fd 7 4611686018427387905
+t "remove more than the limit" 65 "cannot remove 9 permits: the limit is 5" \
+	"$F" remove --fd 7 9
+t "remove 0" 65 "COUNT must be at least 1" "$F" remove --fd 7 0
+t "remove" 0 "" "$F" remove --fd 7 2
+expect_value "remove: limit 3" 7 limit 3
+
+if [ -w /dev/full ]; then
+	t "write error" 71 "cannot write the output" sh -c '"$FAIRSEM" info --fd 7 >/dev/full'
+else
+	skip "write error" "no /dev/full"
+fi
+
+# close: a waiter is refused, later runs too.
+"$F" acquire --fd 7 -n 3
+bg "$F" run --fd 7 -- true
+wait_value 7 waiters 1
+t "close" 0 "" "$F" close --fd 7
+bg_status "close: the waiting run fails with 70" "$bg" 70
+if grep -qF "the semaphore of fd 7 is closed" "$tmp/bg.err"; then
+	pass "close: the waiting run says why"
+else
+	fail "close: the waiting run says why" "stderr: $(cat "$tmp/bg.err")"
+fi
+t "close twice" 0 "" "$F" close --fd 7
+t "run after close" 70 "the semaphore of fd 7 is closed" "$F" run --fd 7 -- true
+t "acquire after close" 70 "the semaphore of fd 7 is closed" "$F" acquire --fd 7
+expect_value "info after close" 7 closed 1
+t "release after close" 0 "" "$F" release --fd 7 -n 3
+t "status shows closed" 0 "" "$F" status
+has "status: closed" "closed"
+
+exec 5<&- 7<&- 8<&-
+t "status without any semaphore" 1 "" "$F" status
+
+echo "1..$n"
+echo "# Totals: pass:$passed fail:$failed xfail:0 xpass:0 skip:$skipped error:0"
+[ "$failed" = 0 ]

@@ -1,0 +1,919 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tests of every libfairsem function: results, error paths, and that errno
+ * is never changed.  Tests that need /dev/fairsem skip where it is missing
+ * (on the build host); the others check what the library does by itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fairsem.h"
+#include "kselftest_harness.h"
+
+#define SENTINEL 4242
+/* A real-time signal: queued, so no two of them ever merge into one. */
+#define WAKE_SIGNAL SIGRTMIN
+#define MS 1000000ull
+
+/* A libfairsem call, checked to leave errno alone. */
+#define LIB(expr) ({							\
+	int __lib_ret;							\
+	errno = SENTINEL;						\
+	__lib_ret = (expr);						\
+	EXPECT_EQ(SENTINEL, errno);					\
+	__lib_ret;							\
+})
+
+#define NEED_DEVICE() do {						\
+	if (access(FAIRSEM_DEVICE_PATH, F_OK))				\
+		SKIP(return, "no %s: fairsem module not loaded",	\
+		     FAIRSEM_DEVICE_PATH);				\
+} while (0)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static struct fairsem_info info_of(int fd)
+{
+	struct fairsem_info info = { 0 };
+
+	fairsem_info(fd, &info);
+	return info;
+}
+
+/* Something to do from another thread after a delay. */
+enum later_op { DO_RELEASE, DO_ADD, DO_CLOSE, DO_SIGNAL };
+
+struct later {
+	pthread_t thread;
+	enum later_op op;
+	int fd;
+	uint64_t count;
+	unsigned int ms;
+	pthread_t target;
+	int ret;
+};
+
+static void *later_main(void *arg)
+{
+	struct later *l = arg;
+
+	sleep_ms(l->ms);
+	switch (l->op) {
+	case DO_RELEASE:
+		l->ret = fairsem_release(l->fd, l->count);
+		break;
+	case DO_ADD:
+		l->ret = fairsem_add(l->fd, l->count);
+		break;
+	case DO_CLOSE:
+		l->ret = fairsem_close_sem(l->fd);
+		break;
+	case DO_SIGNAL:
+		l->ret = pthread_kill(l->target, WAKE_SIGNAL);
+		break;
+	}
+	return NULL;
+}
+
+static void later_start(struct later *l, enum later_op op, int fd,
+			uint64_t count, unsigned int ms)
+{
+	*l = (struct later){ .op = op, .fd = fd, .count = count, .ms = ms,
+			     .target = pthread_self() };
+	pthread_create(&l->thread, NULL, later_main, l);
+}
+
+static int later_join(struct later *l)
+{
+	pthread_join(l->thread, NULL);
+	return l->ret;
+}
+
+static volatile sig_atomic_t signals_seen;
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	signals_seen++;
+	errno = saved;
+}
+
+static void catch_wake_signal(int flags)
+{
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = flags };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(WAKE_SIGNAL, &sa, NULL);
+}
+
+/* The lowest free descriptor: to see that nothing leaked. */
+static int next_fd(void)
+{
+	int fd = dup(0);
+
+	if (fd >= 0)
+		close(fd);
+	return fd;
+}
+
+/* ---- without the device ---- */
+
+TEST(open_rejects_unknown_flags)
+{
+	EXPECT_EQ(-EINVAL, LIB(fairsem_open(O_APPEND)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_open(O_WRONLY)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create(1, O_APPEND)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create(1, 1u << 30)));
+}
+
+TEST(missing_device)
+{
+	if (!access(FAIRSEM_DEVICE_PATH, F_OK))
+		SKIP(return, "%s exists", FAIRSEM_DEVICE_PATH);
+	EXPECT_EQ(-ENOENT, LIB(fairsem_open(0)));
+	EXPECT_EQ(-ENOENT, LIB(fairsem_open(O_CLOEXEC | O_NONBLOCK)));
+	EXPECT_EQ(-ENOENT, LIB(fairsem_create(3, FAIRSEM_LIFO)));
+}
+
+TEST(bad_descriptor)
+{
+	struct fairsem_info info;
+	uint64_t count = 7;
+
+	EXPECT_EQ(-EBADF, LIB(fairsem_init(-1, 1, 0)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_new_handle(-1, 0)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_acquire(-1, 1)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_try_acquire(-1, 1)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_acquire_until(-1, 1, 0)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_acquire_timeout(-1, 1, MS)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_release(-1, 1)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_forget(-1, 1)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_add(-1, 1)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_remove(-1, 1)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_close_sem(-1)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_info(-1, &info)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_async_start(-1, 1)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_async_complete(-1, &count)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_async_cancel(-1)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_cancel(-1)));
+	EXPECT_EQ(7, count);
+}
+
+TEST(not_a_fairsem)
+{
+	struct fairsem_info info;
+	uint64_t count = 7;
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_init(fd, 1, 0)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_new_handle(fd, 0)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_acquire(fd, 1)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_try_acquire(fd, 1)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_acquire_until(fd, 1, 0)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_acquire_timeout(fd, 1, MS)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_release(fd, 1)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_forget(fd, 1)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_add(fd, 1)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_remove(fd, 1)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_close_sem(fd)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_info(fd, &info)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_async_start(fd, 1)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_async_cancel(fd)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_cancel(fd)));
+	/* read(2) of /dev/null: end of file, not a count. */
+	EXPECT_EQ(-EIO, LIB(fairsem_async_complete(fd, &count)));
+	EXPECT_EQ(7, count);
+	close(fd);
+}
+
+/* ---- open, init, create, new_handle ---- */
+
+TEST(open_flags)
+{
+	int fd;
+
+	NEED_DEVICE();
+	fd = LIB(fairsem_open(0));
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(0, fcntl(fd, F_GETFL) & O_NONBLOCK);
+	EXPECT_EQ(O_RDWR, fcntl(fd, F_GETFL) & O_ACCMODE);
+	close(fd);
+	fd = LIB(fairsem_open(O_CLOEXEC | O_NONBLOCK));
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(O_NONBLOCK, fcntl(fd, F_GETFL) & O_NONBLOCK);
+	close(fd);
+}
+
+TEST(unbound_handle)
+{
+	struct fairsem_info info;
+	uint64_t count;
+	int fd;
+
+	NEED_DEVICE();
+	fd = LIB(fairsem_open(O_CLOEXEC));
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADFD, LIB(fairsem_new_handle(fd, 0)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_acquire(fd, 1)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_try_acquire(fd, 1)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_acquire_until(fd, 1, 0)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_acquire_timeout(fd, 1, MS)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_release(fd, 1)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_forget(fd, 1)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_add(fd, 1)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_remove(fd, 1)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_close_sem(fd)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_info(fd, &info)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_async_start(fd, 1)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_async_complete(fd, &count)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_async_cancel(fd)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_cancel(fd)));
+	close(fd);
+}
+
+TEST(init)
+{
+	struct fairsem_info info;
+	int fd;
+
+	NEED_DEVICE();
+	fd = LIB(fairsem_open(O_CLOEXEC));
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_init(fd, FAIRSEM_MAX_PERMITS + 1, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_init(fd, 1, 1u << 7)));
+	EXPECT_EQ(0, LIB(fairsem_init(fd, 3, FAIRSEM_LIFO)));
+	EXPECT_EQ(-EBUSY, LIB(fairsem_init(fd, 3, 0)));
+	ASSERT_EQ(0, LIB(fairsem_info(fd, &info)));
+	EXPECT_EQ(3, info.limit);
+	EXPECT_EQ(3, info.available);
+	EXPECT_EQ(0, info.taken);
+	EXPECT_EQ(0, info.holds);
+	EXPECT_EQ(0, info.waiters);
+	EXPECT_EQ(1, info.handles);
+	EXPECT_EQ(FAIRSEM_LIFO, info.flags);
+	EXPECT_NE(0, info.id);
+	close(fd);
+}
+
+TEST(create)
+{
+	struct fairsem_info a, b;
+	int fd1, fd2, before;
+
+	NEED_DEVICE();
+	fd1 = LIB(fairsem_create(0, 0));
+	ASSERT_LE(0, fd1);
+	EXPECT_EQ(0, fcntl(fd1, F_GETFD) & FD_CLOEXEC);
+	fd2 = LIB(fairsem_create(FAIRSEM_MAX_PERMITS,
+				 FAIRSEM_LIFO | O_CLOEXEC | O_NONBLOCK));
+	ASSERT_LE(0, fd2);
+	EXPECT_EQ(FD_CLOEXEC, fcntl(fd2, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(O_NONBLOCK, fcntl(fd2, F_GETFL) & O_NONBLOCK);
+	a = info_of(fd1);
+	b = info_of(fd2);
+	EXPECT_EQ(0, a.limit);
+	EXPECT_EQ(0, a.flags);
+	EXPECT_EQ(FAIRSEM_MAX_PERMITS, b.limit);
+	EXPECT_EQ(FAIRSEM_LIFO, b.flags);
+	EXPECT_NE(a.id, b.id);
+	close(fd1);
+	close(fd2);
+	/* A failed INIT leaves no descriptor behind. */
+	before = next_fd();
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create(FAIRSEM_MAX_PERMITS + 1, 0)));
+	EXPECT_EQ(before, next_fd());
+}
+
+TEST(new_handle)
+{
+	int fd, h1, h2;
+
+	NEED_DEVICE();
+	fd = fairsem_create(3, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_new_handle(fd, O_APPEND)));
+	h1 = LIB(fairsem_new_handle(fd, 0));
+	ASSERT_LE(0, h1);
+	EXPECT_EQ(0, fcntl(h1, F_GETFD) & FD_CLOEXEC);
+	h2 = LIB(fairsem_new_handle(fd, O_CLOEXEC | O_NONBLOCK));
+	ASSERT_LE(0, h2);
+	EXPECT_EQ(FD_CLOEXEC, fcntl(h2, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(O_NONBLOCK, fcntl(h2, F_GETFL) & O_NONBLOCK);
+	EXPECT_EQ(3, info_of(fd).handles);
+	EXPECT_EQ(info_of(fd).id, info_of(h1).id);
+	/* Each handle keeps its own accounting. */
+	ASSERT_EQ(0, LIB(fairsem_acquire(h1, 2)));
+	EXPECT_EQ(2, info_of(h1).holds);
+	EXPECT_EQ(0, info_of(fd).holds);
+	EXPECT_EQ(2, info_of(fd).taken);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_release(fd, 1)));
+	/* Its last close gives back what it holds. */
+	close(h1);
+	EXPECT_EQ(0, info_of(fd).taken);
+	EXPECT_EQ(2, info_of(fd).handles);
+	close(h2);
+	close(fd);
+}
+
+/* ---- acquiring and releasing ---- */
+
+TEST(acquire_release)
+{
+	struct fairsem_info info;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create(3, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_acquire(fd, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_acquire(fd, FAIRSEM_MAX_PERMITS + 1)));
+	EXPECT_EQ(0, LIB(fairsem_acquire(fd, 2)));
+	info = info_of(fd);
+	EXPECT_EQ(2, info.holds);
+	EXPECT_EQ(2, info.taken);
+	EXPECT_EQ(1, info.available);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_release(fd, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_release(fd, 3)));
+	EXPECT_EQ(0, LIB(fairsem_release(fd, 1)));
+	EXPECT_EQ(1, info_of(fd).holds);
+	EXPECT_EQ(0, LIB(fairsem_release(fd, 1)));
+	EXPECT_EQ(3, info_of(fd).available);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_release(fd, 1)));
+	close(fd);
+}
+
+TEST(acquire_waits_for_release)
+{
+	struct later l;
+	uint64_t t0;
+	int fd, h;
+
+	NEED_DEVICE();
+	fd = fairsem_create(2, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	h = fairsem_new_handle(fd, O_CLOEXEC);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, fairsem_acquire(fd, 2));
+	t0 = now_ns();
+	later_start(&l, DO_RELEASE, fd, 1, 100);
+	EXPECT_EQ(0, LIB(fairsem_acquire(h, 1)));
+	EXPECT_LE(90 * MS, now_ns() - t0);
+	EXPECT_EQ(0, later_join(&l));
+	EXPECT_EQ(1, info_of(h).holds);
+	close(h);
+	close(fd);
+}
+
+TEST(acquire_on_nonblocking_handle)
+{
+	int fd, h;
+
+	NEED_DEVICE();
+	fd = fairsem_create(1, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	h = fairsem_new_handle(fd, O_CLOEXEC | O_NONBLOCK);
+	ASSERT_LE(0, h);
+	EXPECT_EQ(-EAGAIN, LIB(fairsem_acquire(h, 2)));
+	EXPECT_EQ(0, LIB(fairsem_acquire(h, 1)));
+	EXPECT_EQ(-EAGAIN, LIB(fairsem_acquire(h, 1)));
+	EXPECT_EQ(0, info_of(h).waiters);
+	close(h);
+	close(fd);
+}
+
+struct waiter {
+	pthread_t thread;
+	int fd;
+	uint64_t count;
+	int ret;
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->ret = fairsem_acquire(w->fd, w->count);
+	return NULL;
+}
+
+/* Up to 10 s for the semaphore of fd to have this many waiters. */
+static int wait_for_waiters(int fd, uint64_t waiters)
+{
+	int i;
+
+	for (i = 0; i < 2000 && info_of(fd).waiters != waiters; i++)
+		sleep_ms(5);
+	return info_of(fd).waiters == waiters ? 0 : -1;
+}
+
+TEST(try_acquire)
+{
+	struct waiter w;
+	struct later l;
+	int fd, h1, h2;
+
+	NEED_DEVICE();
+	fd = fairsem_create(2, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	h1 = fairsem_new_handle(fd, O_CLOEXEC);
+	h2 = fairsem_new_handle(fd, O_CLOEXEC);
+	ASSERT_LE(0, h2);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_try_acquire(fd, 0)));
+	EXPECT_EQ(0, LIB(fairsem_try_acquire(fd, 2)));
+	EXPECT_EQ(-EAGAIN, LIB(fairsem_try_acquire(h1, 1)));
+	EXPECT_EQ(0, info_of(fd).waiters);
+	later_start(&l, DO_RELEASE, fd, 1, 50);
+	EXPECT_EQ(-ETIMEDOUT, LIB(fairsem_acquire_timeout(h1, 2, 300 * MS)));
+	EXPECT_EQ(0, later_join(&l));
+	EXPECT_EQ(1, info_of(fd).available);
+	/* A try never overtakes a waiter: h1 waits for 2 while 1 is free. */
+	w = (struct waiter){ .fd = h1, .count = 2 };
+	pthread_create(&w.thread, NULL, waiter_main, &w);
+	ASSERT_EQ(0, wait_for_waiters(fd, 1));
+	EXPECT_EQ(-EAGAIN, LIB(fairsem_try_acquire(h2, 1)));
+	EXPECT_EQ(0, fairsem_release(fd, 1));
+	pthread_join(w.thread, NULL);
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(2, info_of(h1).holds);
+	close(h1);
+	close(h2);
+	close(fd);
+}
+
+TEST(acquire_until)
+{
+	struct fairsem_info info;
+	uint64_t t0;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create(1, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	/* A past deadline still takes what is free at once. */
+	EXPECT_EQ(0, LIB(fairsem_acquire_until(fd, 1, 0)));
+	EXPECT_EQ(-ETIMEDOUT, LIB(fairsem_acquire_until(fd, 1, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_acquire_until(fd, 0, FAIRSEM_NO_DEADLINE)));
+	t0 = now_ns();
+	EXPECT_EQ(-ETIMEDOUT, LIB(fairsem_acquire_until(fd, 1, t0 + 100 * MS)));
+	EXPECT_LE(t0 + 100 * MS, now_ns());
+	EXPECT_GT(t0 + 5000 * MS, now_ns());
+	info = info_of(fd);
+	EXPECT_EQ(1, info.holds);
+	EXPECT_EQ(0, info.waiters);
+	close(fd);
+}
+
+TEST(acquire_timeout)
+{
+	uint64_t t0;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create(1, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, LIB(fairsem_acquire_timeout(fd, 1, 0)));
+	EXPECT_EQ(-ETIMEDOUT, LIB(fairsem_acquire_timeout(fd, 1, 0)));
+	t0 = now_ns();
+	EXPECT_EQ(-ETIMEDOUT, LIB(fairsem_acquire_timeout(fd, 1, 100 * MS)));
+	EXPECT_LE(t0 + 100 * MS, now_ns());
+	EXPECT_GT(t0 + 5000 * MS, now_ns());
+	EXPECT_EQ(1, info_of(fd).holds);
+	close(fd);
+}
+
+/* A timeout too big to add to the clock waits without limit, rather than not at all. */
+TEST(acquire_timeout_huge)
+{
+	static const uint64_t huge[] = {
+		UINT64_MAX, UINT64_MAX - 1, FAIRSEM_NO_DEADLINE / 2 + 1,
+		(uint64_t)INT64_MAX,
+	};
+	struct later l;
+	size_t i;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create(1, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fairsem_acquire(fd, 1));
+	for (i = 0; i < ARRAY_SIZE(huge); i++) {
+		later_start(&l, DO_RELEASE, fd, 1, 50);
+		EXPECT_EQ(0, LIB(fairsem_acquire_timeout(fd, 1, huge[i])));
+		EXPECT_EQ(0, later_join(&l));
+		EXPECT_EQ(1, info_of(fd).holds);
+	}
+	close(fd);
+}
+
+/* SA_RESTART: the wait resumes, and keeps its deadline. */
+TEST(acquire_timeout_restarts)
+{
+	struct later l[5];
+	uint64_t t0, elapsed;
+	int fd, i;
+
+	NEED_DEVICE();
+	catch_wake_signal(SA_RESTART);
+	fd = fairsem_create(0, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	signals_seen = 0;
+	for (i = 0; i < 5; i++)
+		later_start(&l[i], DO_SIGNAL, fd, 0, 50 + 50 * i);
+	t0 = now_ns();
+	EXPECT_EQ(-ETIMEDOUT, LIB(fairsem_acquire_timeout(fd, 1, 400 * MS)));
+	elapsed = now_ns() - t0;
+	for (i = 0; i < 5; i++)
+		later_join(&l[i]);
+	EXPECT_EQ(5, signals_seen);
+	EXPECT_LE(400 * MS, elapsed);
+	/* A timeout started over at each signal would end after 650 ms. */
+	EXPECT_GT(640 * MS, elapsed);
+	/* And a restarted wait is still granted. */
+	later_start(&l[0], DO_SIGNAL, fd, 0, 50);
+	later_start(&l[1], DO_ADD, fd, 1, 150);
+	EXPECT_EQ(0, LIB(fairsem_acquire(fd, 1)));
+	later_join(&l[0]);
+	EXPECT_EQ(0, later_join(&l[1]));
+	EXPECT_EQ(1, info_of(fd).holds);
+	close(fd);
+}
+
+/* Without SA_RESTART the caller sees EINTR, and holds nothing from it. */
+TEST(acquire_interrupted)
+{
+	struct later l;
+	int fd;
+
+	NEED_DEVICE();
+	catch_wake_signal(0);
+	fd = fairsem_create(0, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	later_start(&l, DO_SIGNAL, fd, 0, 50);
+	EXPECT_EQ(-EINTR, LIB(fairsem_acquire(fd, 1)));
+	later_join(&l);
+	later_start(&l, DO_SIGNAL, fd, 0, 50);
+	EXPECT_EQ(-EINTR, LIB(fairsem_acquire_timeout(fd, 1, 5000 * MS)));
+	later_join(&l);
+	later_start(&l, DO_SIGNAL, fd, 0, 50);
+	EXPECT_EQ(-EINTR, LIB(fairsem_acquire_until(fd, 1, FAIRSEM_NO_DEADLINE)));
+	later_join(&l);
+	EXPECT_EQ(0, info_of(fd).holds);
+	EXPECT_EQ(0, info_of(fd).waiters);
+	close(fd);
+}
+
+TEST(forget)
+{
+	struct fairsem_info info;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create(3, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fairsem_acquire(fd, 2));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_forget(fd, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_forget(fd, 3)));
+	EXPECT_EQ(0, LIB(fairsem_forget(fd, 1)));
+	info = info_of(fd);
+	EXPECT_EQ(1, info.holds);
+	EXPECT_EQ(1, info.taken);
+	EXPECT_EQ(2, info.limit);
+	EXPECT_EQ(1, info.available);
+	close(fd);
+}
+
+TEST(add_remove)
+{
+	struct fairsem_info info;
+	struct later l;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create(1, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_add(fd, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_add(fd, FAIRSEM_MAX_PERMITS + 1)));
+	EXPECT_EQ(-EOVERFLOW, LIB(fairsem_add(fd, FAIRSEM_MAX_PERMITS)));
+	EXPECT_EQ(0, LIB(fairsem_add(fd, 2)));
+	EXPECT_EQ(3, info_of(fd).limit);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_remove(fd, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_remove(fd, 4)));
+	ASSERT_EQ(0, fairsem_acquire(fd, 2));
+	/* Below what is held: allowed, and nothing is granted until it fits. */
+	EXPECT_EQ(0, LIB(fairsem_remove(fd, 2)));
+	info = info_of(fd);
+	EXPECT_EQ(1, info.limit);
+	EXPECT_EQ(0, info.available);
+	EXPECT_EQ(-EAGAIN, LIB(fairsem_try_acquire(fd, 1)));
+	/* add wakes a waiter. */
+	later_start(&l, DO_ADD, fd, 2, 50);
+	EXPECT_EQ(0, LIB(fairsem_acquire(fd, 1)));
+	EXPECT_EQ(0, later_join(&l));
+	EXPECT_EQ(3, info_of(fd).holds);
+	close(fd);
+}
+
+TEST(close_sem)
+{
+	struct fairsem_info info;
+	struct later l;
+	int fd, h;
+
+	NEED_DEVICE();
+	fd = fairsem_create(1, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	h = fairsem_new_handle(fd, O_CLOEXEC);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, fairsem_acquire(h, 1));
+	/* A waiter is refused. */
+	later_start(&l, DO_CLOSE, fd, 0, 50);
+	EXPECT_EQ(-EIDRM, LIB(fairsem_acquire(fd, 1)));
+	EXPECT_EQ(0, later_join(&l));
+	/* Not close(2): the descriptor is still open. */
+	EXPECT_LE(0, fcntl(fd, F_GETFD));
+	EXPECT_EQ(0, LIB(fairsem_close_sem(fd)));
+	EXPECT_EQ(-EIDRM, LIB(fairsem_acquire(fd, 1)));
+	EXPECT_EQ(-EIDRM, LIB(fairsem_try_acquire(fd, 1)));
+	EXPECT_EQ(-EIDRM, LIB(fairsem_acquire_until(fd, 1, 0)));
+	EXPECT_EQ(-EIDRM, LIB(fairsem_acquire_timeout(fd, 1, 0)));
+	EXPECT_EQ(-EIDRM, LIB(fairsem_async_start(fd, 1)));
+	EXPECT_EQ(-EIDRM, LIB(fairsem_new_handle(fd, 0)));
+	/* What still works. */
+	EXPECT_EQ(0, LIB(fairsem_release(h, 1)));
+	EXPECT_EQ(0, LIB(fairsem_add(fd, 1)));
+	EXPECT_EQ(0, LIB(fairsem_remove(fd, 1)));
+	EXPECT_EQ(-ENOENT, LIB(fairsem_cancel(fd)));
+	ASSERT_EQ(0, LIB(fairsem_info(fd, &info)));
+	EXPECT_EQ(FAIRSEM_INFO_CLOSED, info.flags & FAIRSEM_INFO_CLOSED);
+	close(h);
+	close(fd);
+}
+
+TEST(info)
+{
+	struct fairsem_info info;
+	int fd, h;
+
+	NEED_DEVICE();
+	fd = fairsem_create(5, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	h = fairsem_new_handle(fd, O_CLOEXEC);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, fairsem_acquire(h, 2));
+	ASSERT_EQ(0, fairsem_acquire(fd, 1));
+	ASSERT_EQ(-EINPROGRESS, fairsem_async_start(h, 3));
+	memset(&info, 0xff, sizeof(info));
+	EXPECT_EQ(0, LIB(fairsem_info(fd, &info)));
+	EXPECT_EQ(5, info.limit);
+	EXPECT_EQ(2, info.available);
+	EXPECT_EQ(3, info.taken);
+	EXPECT_EQ(1, info.holds);
+	EXPECT_EQ(1, info.waiters);
+	EXPECT_EQ(2, info.handles);
+	EXPECT_EQ(0, info.flags);
+	EXPECT_EQ(0, info.reserved[0] | info.reserved[1] | info.reserved[2] |
+		     info.reserved[3]);
+	EXPECT_EQ(FAIRSEM_INFO_ASYNC_PENDING, info_of(h).flags);
+	EXPECT_EQ(-EFAULT, LIB(fairsem_info(fd, NULL)));
+	close(h);
+	close(fd);
+}
+
+/* ---- the event-loop path ---- */
+
+static short poll_events(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 ? p.revents : 0;
+}
+
+TEST(async_granted_at_once)
+{
+	uint64_t count = 7;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create(2, O_CLOEXEC | O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_async_start(fd, 0)));
+	EXPECT_EQ(0, LIB(fairsem_async_start(fd, 2)));
+	EXPECT_EQ(2, info_of(fd).holds);
+	/* Nothing to read: the permits are held already. */
+	EXPECT_EQ(0, poll_events(fd));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_async_complete(fd, &count)));
+	EXPECT_EQ(7, count);
+	EXPECT_EQ(-ENOENT, LIB(fairsem_async_cancel(fd)));
+	close(fd);
+}
+
+TEST(async_queued_then_granted)
+{
+	uint64_t count = 0;
+	int fd, h;
+
+	NEED_DEVICE();
+	fd = fairsem_create(2, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	h = fairsem_new_handle(fd, O_CLOEXEC | O_NONBLOCK);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, fairsem_acquire(fd, 2));
+	EXPECT_EQ(-EINPROGRESS, LIB(fairsem_async_start(h, 2)));
+	EXPECT_EQ(-EBUSY, LIB(fairsem_async_start(h, 1)));
+	EXPECT_EQ(0, poll_events(h));
+	EXPECT_EQ(-EAGAIN, LIB(fairsem_async_complete(h, &count)));
+	EXPECT_EQ(0, fairsem_release(fd, 2));
+	EXPECT_EQ(POLLIN, poll_events(h) & POLLIN);
+	EXPECT_EQ(-EBUSY, LIB(fairsem_async_start(h, 1)));
+	EXPECT_EQ(0, LIB(fairsem_async_complete(h, &count)));
+	EXPECT_EQ(2, count);
+	EXPECT_EQ(2, info_of(h).holds);
+	EXPECT_EQ(0, poll_events(h));
+	/* Once completed it is an ordinary holding; count may be NULL. */
+	EXPECT_EQ(-ENOENT, LIB(fairsem_cancel(h)));
+	EXPECT_EQ(0, fairsem_release(h, 2));
+	ASSERT_EQ(0, fairsem_acquire(fd, 2));
+	EXPECT_EQ(-EINPROGRESS, LIB(fairsem_async_start(h, 1)));
+	EXPECT_EQ(0, fairsem_release(fd, 1));
+	EXPECT_EQ(0, LIB(fairsem_async_complete(h, NULL)));
+	EXPECT_EQ(1, info_of(h).holds);
+	close(h);
+	close(fd);
+}
+
+TEST(async_complete_blocks)
+{
+	struct later l;
+	uint64_t count = 0;
+	int fd, h;
+
+	NEED_DEVICE();
+	fd = fairsem_create(1, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	h = fairsem_new_handle(fd, O_CLOEXEC);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, fairsem_acquire(fd, 1));
+	EXPECT_EQ(-EINPROGRESS, LIB(fairsem_async_start(h, 1)));
+	later_start(&l, DO_RELEASE, fd, 1, 50);
+	EXPECT_EQ(0, LIB(fairsem_async_complete(h, &count)));
+	EXPECT_EQ(0, later_join(&l));
+	EXPECT_EQ(1, count);
+	close(h);
+	close(fd);
+}
+
+TEST(async_cancel)
+{
+	int fd, h;
+
+	NEED_DEVICE();
+	fd = fairsem_create(1, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	h = fairsem_new_handle(fd, O_CLOEXEC | O_NONBLOCK);
+	ASSERT_LE(0, h);
+	EXPECT_EQ(-ENOENT, LIB(fairsem_async_cancel(h)));
+	ASSERT_EQ(0, fairsem_acquire(fd, 1));
+	/* Queued: leaves the queue. */
+	EXPECT_EQ(-EINPROGRESS, LIB(fairsem_async_start(h, 1)));
+	EXPECT_EQ(1, info_of(fd).waiters);
+	EXPECT_EQ(0, LIB(fairsem_async_cancel(h)));
+	EXPECT_EQ(0, info_of(fd).waiters);
+	EXPECT_EQ(-ENOENT, LIB(fairsem_async_cancel(h)));
+	/* Granted but unread: the permits go back. */
+	EXPECT_EQ(-EINPROGRESS, LIB(fairsem_async_start(h, 1)));
+	EXPECT_EQ(0, fairsem_release(fd, 1));
+	EXPECT_EQ(1, info_of(h).holds);
+	EXPECT_EQ(0, LIB(fairsem_cancel(h)));
+	EXPECT_EQ(0, info_of(h).holds);
+	EXPECT_EQ(1, info_of(fd).available);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_async_complete(h, NULL)));
+	close(h);
+	close(fd);
+}
+
+TEST(async_closed)
+{
+	uint64_t count = 7;
+	int fd, h;
+
+	NEED_DEVICE();
+	fd = fairsem_create(0, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	h = fairsem_new_handle(fd, O_CLOEXEC | O_NONBLOCK);
+	ASSERT_LE(0, h);
+	EXPECT_EQ(-EINPROGRESS, LIB(fairsem_async_start(h, 1)));
+	EXPECT_EQ(0, fairsem_close_sem(fd));
+	EXPECT_EQ(POLLHUP | POLLERR, poll_events(h) & (POLLHUP | POLLERR));
+	EXPECT_EQ(-EIDRM, LIB(fairsem_async_complete(h, &count)));
+	EXPECT_EQ(7, count);
+	close(h);
+	close(fd);
+}
+
+/* ---- lifetime and threads ---- */
+
+/* A holder killed by SIGKILL gives its permits back. */
+TEST(holder_killed)
+{
+	int fd, status, i;
+	pid_t pid;
+
+	NEED_DEVICE();
+	fd = fairsem_create(3, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int h = fairsem_new_handle(fd, O_CLOEXEC);
+
+		if (h < 0 || fairsem_acquire(h, 3))
+			_exit(1);
+		pause();
+		_exit(2);
+	}
+	for (i = 0; i < 2000 && info_of(fd).taken != 3; i++)
+		sleep_ms(5);
+	ASSERT_EQ(3, info_of(fd).taken);
+	EXPECT_EQ(-EAGAIN, fairsem_try_acquire(fd, 1));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_EQ(0, info_of(fd).taken);
+	EXPECT_EQ(0, LIB(fairsem_try_acquire(fd, 3)));
+	close(fd);
+}
+
+struct worker {
+	pthread_t thread;
+	int fd, rounds, errors;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	int h = fairsem_new_handle(w->fd, O_CLOEXEC);
+	int i;
+
+	if (h < 0) {
+		w->errors++;
+		return NULL;
+	}
+	for (i = 0; i < w->rounds; i++) {
+		errno = SENTINEL;
+		if (fairsem_acquire(h, 1 + i % 2) || fairsem_release(h, 1 + i % 2))
+			w->errors++;
+		if (errno != SENTINEL)
+			w->errors++;
+	}
+	close(h);
+	return NULL;
+}
+
+TEST(threads)
+{
+	struct worker w[4];
+	int fd, i;
+
+	NEED_DEVICE();
+	fd = fairsem_create(2, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 4; i++) {
+		w[i] = (struct worker){ .fd = fd, .rounds = 2000 };
+		pthread_create(&w[i].thread, NULL, worker_main, &w[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(w[i].thread, NULL);
+		EXPECT_EQ(0, w[i].errors);
+	}
+	EXPECT_EQ(0, info_of(fd).taken);
+	EXPECT_EQ(1, info_of(fd).handles);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
