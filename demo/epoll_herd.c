@@ -5,6 +5,7 @@
  * wake exactly one handle, the one that asked first.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>

@@ -1,0 +1,98 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The demo, inside the VM (busybox sh).  Each part prints what happens and
+# then checks its own claim; the exit status counts the claims that failed.
+PATH=/payload:$PATH
+failed=0
+
+claim() {	# claim OK|FAIL TEXT
+	echo "   [$1] $2"
+	[ "$1" = OK ] || failed=$((failed + 1))
+}
+
+check() {	# check TEXT CMD...: the claim holds when CMD succeeds
+	text=$1; shift
+	if "$@"; then claim OK "$text"; else claim FAIL "$text"; fi
+}
+
+field() {	# field FD KEY: one value of `fairsem info`
+	fairsem info --fd "$1" | awk -F '\t' -v k="$2:" '$1 == k { print $2 }'
+}
+
+wait_until() {	# wait_until FD EXPR: until EXPR over taken/waiters holds
+	n=0
+	while [ $n -lt 600 ]; do
+		taken=$(field "$1" taken) waiters=$(field "$1" waiters)
+		[ $(($2)) -ne 0 ] && return 0
+		sleep 0.1; n=$((n + 1))
+	done
+	echo "   gave up waiting for $2 (taken=$taken waiters=$waiters)"
+	return 1
+}
+
+insmod /modules/fairsem.ko || { echo "demo: cannot load fairsem.ko"; exit 1; }
+
+echo
+echo "== 1. Eight shell jobs through 'fairsem run' on 3 permits"
+exec 7<>/dev/fairsem
+fairsem init --fd 7 3
+: >/tmp/log
+for i in 1 2 3 4 5 6 7 8; do
+	fairsem run --fd 7 -- sh -c "echo start $i >>/tmp/log
+		while [ ! -e /tmp/go ]; do sleep 0.1; done
+		sleep 1; echo end $i >>/tmp/log" &
+	wait_until 7 "taken + waiters == $i" || break
+done
+echo "   8 jobs arrived in order 1..8: 3 running, $(field 7 waiters) queued"
+touch /tmp/go
+wait
+sed 's/^/   | /' /tmp/log
+order=$(awk '$1 == "start" { printf "%s", $2 }' /tmp/log)
+most=$(awk '$1 == "start" { n++ } $1 == "end" { n-- } n > m { m = n } END { print m }' /tmp/log)
+check "jobs started in arrival order ($order)" [ "$order" = 12345678 ]
+check "never more than 3 at once (at most $most)" [ "$most" -eq 3 ]
+check "every permit came back (taken $(field 7 taken))" [ "$(field 7 taken)" -eq 0 ]
+exec 7<&-
+
+echo
+echo "== 2. An epoll loop over 100 handles"
+epoll_herd >/tmp/out; rc=$?
+sed 's/^/   /' /tmp/out
+check "every grant woke exactly one handle, the oldest" [ $rc -eq 0 ]
+
+echo
+echo "== 3. A holder killed with SIGKILL; 'fairsem status' names who holds what"
+exec 8<>/dev/fairsem
+fairsem init --fd 8 3
+fairsem run --fd 8 -n 3 -- sleep 1000 &
+holder=$!
+wait_until 8 "taken == 3"
+fairsem run --fd 8 -n 2 -- sh -c 'echo "   | waiter: got 2 permits, running"' &
+waiter=$!
+wait_until 8 "waiters == 1"
+fairsem status >/tmp/status
+sed 's/^/   | /' /tmp/status
+check "status shows pid $holder (sleep) holding 3" \
+	grep -Eq "^ +$holder +[0-9]+ +3 .*sleep" /tmp/status
+echo "   kill -9 $holder"
+kill -9 $holder
+wait $waiter; rc=$?
+check "the waiter ran once the holder died (exit $rc)" [ $rc -eq 0 ]
+check "nothing is held any more (taken $(field 8 taken))" [ "$(field 8 taken)" -eq 0 ]
+
+echo
+echo "== 4. CLOSE wakes every waiter with EIDRM"
+close_wakes >/tmp/out; rc=$?
+sed 's/^/   /' /tmp/out
+check "every waiter woke with EIDRM" [ $rc -eq 0 ]
+
+exec 8<&-
+rmmod fairsem || { echo "demo: cannot unload fairsem"; failed=$((failed + 1)); }
+echo
+if [ $failed -eq 0 ]; then
+	echo "demo: every claim holds"
+else
+	echo "demo: $failed claim(s) FAILED"
+fi
+exit $failed
