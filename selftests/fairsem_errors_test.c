@@ -1,0 +1,1018 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every row of DESIGN.md's error table, one behaviour per test, and the order
+ * in which the checks run: ENOTTY, EFAULT, EINVAL, EBADFD, then the state.
+ */
+#include <stddef.h>
+#include <sys/mount.h>
+
+#include "fairsem_test_util.h"
+#include "kselftest_harness.h"
+
+/* The ABI as DESIGN.md fixes it: no implicit padding, these numbers. */
+_Static_assert(sizeof(struct fairsem_init) == 16, "fairsem_init");
+_Static_assert(sizeof(struct fairsem_acquire) == 24, "fairsem_acquire");
+_Static_assert(offsetof(struct fairsem_acquire, flags) == 16, "acquire.flags");
+_Static_assert(sizeof(struct fairsem_info) == 88, "fairsem_info");
+_Static_assert(offsetof(struct fairsem_info, waiters) == 40, "info.waiters");
+_Static_assert(offsetof(struct fairsem_info, flags) == 48, "info.flags");
+_Static_assert(offsetof(struct fairsem_info, handles) == 52, "info.handles");
+_Static_assert(offsetof(struct fairsem_info, reserved) == 56, "info.reserved");
+_Static_assert(sizeof(struct fairsem_handle) == 8, "fairsem_handle");
+_Static_assert(FAIRSEM_IOC_INIT == 0x4010fa00u, "INIT");
+_Static_assert(FAIRSEM_IOC_ACQUIRE == 0x4018fa01u, "ACQUIRE");
+_Static_assert(FAIRSEM_IOC_RELEASE == 0x4008fa02u, "RELEASE");
+_Static_assert(FAIRSEM_IOC_FORGET == 0x4008fa03u, "FORGET");
+_Static_assert(FAIRSEM_IOC_ADD == 0x4008fa04u, "ADD");
+_Static_assert(FAIRSEM_IOC_REMOVE == 0x4008fa05u, "REMOVE");
+_Static_assert(FAIRSEM_IOC_CLOSE == 0x0000fa06u, "CLOSE");
+_Static_assert(FAIRSEM_IOC_CANCEL == 0x0000fa07u, "CANCEL");
+_Static_assert(FAIRSEM_IOC_INFO == 0x8058fa08u, "INFO");
+_Static_assert(FAIRSEM_IOC_NEW_HANDLE == 0xc008fa09u, "NEW_HANDLE");
+_Static_assert(FAIRSEM_MAX_PERMITS == 1ULL << 62, "MAX_PERMITS");
+_Static_assert(FAIRSEM_NO_DEADLINE == ~0ULL, "NO_DEADLINE");
+
+#define MAXP	FAIRSEM_MAX_PERMITS
+#define NOW	0ULL	/* a deadline long past */
+
+/* ---- ENOTTY: unknown ioctl, checked before anything else ---- */
+
+TEST(unknown_ioctl_number_is_enotty)
+{
+	int fd = fs_new(1, 0);
+	uint64_t v = 1;
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 10, __u64), &v)));
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IO(FAIRSEM_IOC_MAGIC, 0x7f))));
+}
+
+TEST(unknown_ioctl_magic_is_enotty)
+{
+	struct fairsem_init in = { .permits = 1 };
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW('x', 0, struct fairsem_init), &in)));
+	/* and the handle was not bound by it */
+	EXPECT_EQ(0, fs_init(fd, 1, 0));
+}
+
+TEST(ioctl_with_wrong_size_is_enotty)
+{
+	int fd = fs_new(1, 0);
+	uint64_t big[4] = { 1, FAIRSEM_NO_DEADLINE, 0, 0 };
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 1, __u32), big)));
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 2, __u32), big)));
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 1, big), big)));
+	EXPECT_EQ(0, fs_holds(fd));
+}
+
+TEST(ioctl_with_wrong_direction_is_enotty)
+{
+	int fd = fs_new(1, 0);
+	struct fairsem_acquire acq = { .count = 1, .deadline_ns = FAIRSEM_NO_DEADLINE };
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOR(FAIRSEM_IOC_MAGIC, 1, struct fairsem_acquire), &acq)));
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IO(FAIRSEM_IOC_MAGIC, 8))));
+	EXPECT_EQ(0, fs_holds(fd));
+}
+
+TEST(unknown_ioctl_on_unbound_handle_is_enotty_before_ebadfd)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IO(FAIRSEM_IOC_MAGIC, 10))));
+}
+
+TEST(unknown_ioctl_with_bad_pointer_is_enotty_before_efault)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 11, __u64), NULL)));
+}
+
+/* ---- EFAULT: bad user pointers ---- */
+
+TEST(init_bad_pointer_is_efault)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, NULL)));
+	/* still unbound: a malformed call changes nothing */
+	EXPECT_EQ(0, fs_init(fd, 2, 0));
+	EXPECT_EQ(2, fs_limit(fd));
+}
+
+TEST(acquire_bad_pointer_is_efault)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, NULL)));
+	EXPECT_EQ(0, fs_holds(fd));
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(count_ioctls_bad_pointer_is_efault)
+{
+	int fd = fs_new(2, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_RELEASE, NULL)));
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_FORGET, NULL)));
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_ADD, NULL)));
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_REMOVE, NULL)));
+	EXPECT_EQ(1, fs_holds(fd));
+	EXPECT_EQ(2, fs_limit(fd));
+}
+
+TEST(info_bad_pointer_is_efault)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_INFO, NULL)));
+}
+
+TEST(new_handle_bad_pointer_is_efault)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_NEW_HANDLE, NULL)));
+	EXPECT_EQ(1, fs_handles(fd));
+}
+
+TEST(bad_pointer_on_unbound_handle_is_efault_before_ebadfd)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, NULL)));
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_RELEASE, NULL)));
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_NEW_HANDLE, NULL)));
+}
+
+TEST(bad_pointer_on_closed_semaphore_is_efault_before_eidrm)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, NULL)));
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_NEW_HANDLE, NULL)));
+}
+
+/* ---- EINVAL: counts ---- */
+
+TEST(acquire_count_zero_is_einval)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_get(fd, 0));
+	EXPECT_EQ(-EINVAL, fs_try(fd, 0));
+	EXPECT_EQ(-EINVAL, fs_async(fd, 0));
+	EXPECT_EQ(0, fs_taken(fd));
+	EXPECT_EQ(0, fs_waiters(fd));
+}
+
+TEST(release_count_zero_is_einval)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	EXPECT_EQ(-EINVAL, fs_release(fd, 0));
+	EXPECT_EQ(1, fs_holds(fd));
+}
+
+TEST(forget_count_zero_is_einval)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	EXPECT_EQ(-EINVAL, fs_forget(fd, 0));
+	EXPECT_EQ(1, fs_holds(fd));
+	EXPECT_EQ(1, fs_limit(fd));
+}
+
+TEST(add_count_zero_is_einval)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_add(fd, 0));
+	EXPECT_EQ(1, fs_limit(fd));
+}
+
+TEST(remove_count_zero_is_einval)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_remove(fd, 0));
+	EXPECT_EQ(1, fs_limit(fd));
+}
+
+TEST(init_above_max_is_einval)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_init(fd, MAXP + 1, 0));
+	EXPECT_EQ(-EINVAL, fs_init(fd, ~0ULL, 0));
+	/* still unbound */
+	EXPECT_EQ(-EBADFD, fs_info(fd, &(struct fairsem_info){}));
+	EXPECT_EQ(0, fs_init(fd, MAXP, 0));
+	EXPECT_EQ(MAXP, fs_limit(fd));
+}
+
+TEST(acquire_above_max_is_einval)
+{
+	int fd = fs_new(MAXP, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_get(fd, MAXP + 1));
+	EXPECT_EQ(-EINVAL, fs_try(fd, ~0ULL));
+	EXPECT_EQ(-EINVAL, fs_async(fd, MAXP + 1));
+	EXPECT_EQ(0, fs_taken(fd));
+	EXPECT_EQ(0, fs_try(fd, MAXP));
+	EXPECT_EQ(MAXP, fs_holds(fd));
+}
+
+TEST(add_above_max_is_einval_not_eoverflow)
+{
+	int fd = fs_new(0, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_add(fd, MAXP + 1));
+	EXPECT_EQ(0, fs_limit(fd));
+}
+
+TEST(release_above_max_is_einval)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	EXPECT_EQ(-EINVAL, fs_release(fd, MAXP + 1));
+	EXPECT_EQ(-EINVAL, fs_forget(fd, ~0ULL));
+	EXPECT_EQ(-EINVAL, fs_remove(fd, MAXP + 1));
+	EXPECT_EQ(1, fs_holds(fd));
+	EXPECT_EQ(1, fs_limit(fd));
+}
+
+TEST(release_more_than_held_is_einval)
+{
+	int fd = fs_new(5, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_release(fd, 1));
+	ASSERT_EQ(0, fs_get(fd, 2));
+	EXPECT_EQ(-EINVAL, fs_release(fd, 3));
+	EXPECT_EQ(2, fs_holds(fd));
+	EXPECT_EQ(2, fs_taken(fd));
+	EXPECT_EQ(0, fs_release(fd, 2));
+}
+
+TEST(release_of_permits_held_by_another_handle_is_einval)
+{
+	int a = fs_new(2, 0);
+	int b;
+
+	ASSERT_LE(0, a);
+	b = fs_new_handle(a, 0);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, fs_get(a, 2));
+	EXPECT_EQ(-EINVAL, fs_release(b, 1));
+	EXPECT_EQ(2, fs_holds(a));
+	EXPECT_EQ(0, fs_holds(b));
+}
+
+TEST(forget_more_than_held_is_einval)
+{
+	int fd = fs_new(5, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_get(fd, 2));
+	EXPECT_EQ(-EINVAL, fs_forget(fd, 3));
+	EXPECT_EQ(2, fs_holds(fd));
+	EXPECT_EQ(5, fs_limit(fd));
+}
+
+TEST(remove_more_than_limit_is_einval)
+{
+	int fd = fs_new(3, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_remove(fd, 4));
+	EXPECT_EQ(3, fs_limit(fd));
+	EXPECT_EQ(0, fs_remove(fd, 3));
+	EXPECT_EQ(0, fs_limit(fd));
+}
+
+/* ---- EINVAL: reserved fields and flags ---- */
+
+TEST(init_reserved_nonzero_is_einval)
+{
+	struct fairsem_init in = { .permits = 1, .reserved = 1 };
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
+	in.reserved = 0x80000000u;
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
+	EXPECT_EQ(0, fs_init(fd, 1, 0));
+}
+
+TEST(acquire_reserved_nonzero_is_einval)
+{
+	struct fairsem_acquire acq = {
+		.count = 1, .deadline_ns = FAIRSEM_NO_DEADLINE, .reserved = 1,
+	};
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq)));
+	acq.flags = FAIRSEM_ACQ_TRY;
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq)));
+	EXPECT_EQ(0, fs_holds(fd));
+}
+
+TEST(init_unknown_flag_is_einval)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_init(fd, 1, 1u << 1));
+	EXPECT_EQ(-EINVAL, fs_init(fd, 1, 1u << 31));
+	EXPECT_EQ(-EINVAL, fs_init(fd, 1, FAIRSEM_LIFO | (1u << 5)));
+	EXPECT_EQ(0, fs_init(fd, 1, 0));
+}
+
+TEST(acquire_unknown_flag_is_einval)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE, 1u << 2));
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE, 1u << 31));
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE,
+				      FAIRSEM_ACQ_TRY | (1u << 4)));
+	EXPECT_EQ(0, fs_holds(fd));
+}
+
+TEST(try_together_with_async_is_einval)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE,
+				      FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC));
+	EXPECT_EQ(0, fs_holds(fd));
+	EXPECT_EQ(-ENOENT, fs_cancel(fd));
+}
+
+TEST(async_with_deadline_is_einval)
+{
+	int fd = fs_new(0, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, now_ns() + 1000000000ULL,
+				      FAIRSEM_ACQ_ASYNC));
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, NOW, FAIRSEM_ACQ_ASYNC));
+	EXPECT_EQ(0, fs_waiters(fd));
+	EXPECT_EQ(-ENOENT, fs_cancel(fd));
+}
+
+TEST(new_handle_unknown_flag_is_einval)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_new_handle(fd, O_APPEND));
+	EXPECT_EQ(-EINVAL, fs_new_handle(fd, O_RDWR));
+	EXPECT_EQ(-EINVAL, fs_new_handle(fd, O_CLOEXEC | O_TRUNC));
+	EXPECT_EQ(-EINVAL, fs_new_handle(fd, 1u << 31));
+	EXPECT_EQ(1, fs_handles(fd));
+}
+
+/* ---- EINVAL before EBADFD, EINVAL before the state ---- */
+
+TEST(invalid_argument_on_unbound_handle_is_einval_before_ebadfd)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_get(fd, 0));
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE, 1u << 7));
+	EXPECT_EQ(-EINVAL, fs_release(fd, 0));
+	EXPECT_EQ(-EINVAL, fs_add(fd, MAXP + 1));
+	EXPECT_EQ(-EINVAL, fs_new_handle(fd, O_APPEND));
+}
+
+TEST(invalid_argument_on_closed_semaphore_is_einval_before_eidrm)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(-EINVAL, fs_get(fd, 0));
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, NOW, FAIRSEM_ACQ_ASYNC));
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE,
+				      FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC));
+	EXPECT_EQ(-EINVAL, fs_new_handle(fd, O_APPEND));
+}
+
+TEST(init_invalid_on_bound_handle_is_einval_before_ebusy)
+{
+	struct fairsem_init in = { .permits = 1, .reserved = 7 };
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
+	EXPECT_EQ(-EINVAL, fs_init(fd, MAXP + 1, 0));
+	EXPECT_EQ(-EBUSY, fs_init(fd, 1, 0));
+}
+
+TEST(add_invalid_count_on_closed_semaphore_is_einval)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(-EINVAL, fs_add(fd, 0));
+	EXPECT_EQ(-EINVAL, fs_add(fd, MAXP + 1));
+}
+
+/* ---- EBADFD: every operation but INIT on an unbound handle ---- */
+
+TEST(acquire_on_unbound_handle_is_ebadfd)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADFD, fs_get(fd, 1));
+	EXPECT_EQ(-EBADFD, fs_try(fd, 1));
+	EXPECT_EQ(-EBADFD, fs_async(fd, 1));
+	EXPECT_EQ(-EBADFD, fs_acquire(fd, 1, NOW, 0));
+}
+
+TEST(release_on_unbound_handle_is_ebadfd)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADFD, fs_release(fd, 1));
+}
+
+TEST(forget_on_unbound_handle_is_ebadfd)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADFD, fs_forget(fd, 1));
+}
+
+TEST(add_on_unbound_handle_is_ebadfd)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADFD, fs_add(fd, 1));
+}
+
+TEST(remove_on_unbound_handle_is_ebadfd)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADFD, fs_remove(fd, 1));
+}
+
+TEST(close_on_unbound_handle_is_ebadfd)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADFD, fs_close_sem(fd));
+}
+
+TEST(cancel_on_unbound_handle_is_ebadfd)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADFD, fs_cancel(fd));
+}
+
+TEST(info_on_unbound_handle_is_ebadfd)
+{
+	struct fairsem_info info;
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADFD, fs_info(fd, &info));
+}
+
+TEST(new_handle_on_unbound_handle_is_ebadfd)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADFD, fs_new_handle(fd, 0));
+}
+
+/* ---- the state: EBUSY, EOVERFLOW, EAGAIN, ETIMEDOUT, EINTR, EIDRM, ENOENT ---- */
+
+TEST(init_on_bound_handle_is_ebusy)
+{
+	int fd = fs_new(3, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBUSY, fs_init(fd, 5, 0));
+	EXPECT_EQ(3, fs_limit(fd));
+}
+
+TEST(init_on_new_handle_is_ebusy)
+{
+	int fd = fs_new(3, 0);
+	int h;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, h);
+	EXPECT_EQ(-EBUSY, fs_init(h, 5, FAIRSEM_LIFO));
+	EXPECT_EQ(fs_id(fd), fs_id(h));
+	EXPECT_EQ(3, fs_limit(h));
+}
+
+TEST(add_past_max_is_eoverflow)
+{
+	int fd = fs_new(MAXP - 1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EOVERFLOW, fs_add(fd, 2));
+	EXPECT_EQ(MAXP - 1, fs_limit(fd));
+	EXPECT_EQ(0, fs_add(fd, 1));
+	EXPECT_EQ(MAXP, fs_limit(fd));
+	EXPECT_EQ(-EOVERFLOW, fs_add(fd, 1));
+}
+
+TEST(try_without_enough_permits_is_eagain)
+{
+	int fd = fs_new(2, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EAGAIN, fs_try(fd, 3));
+	ASSERT_EQ(0, fs_try(fd, 2));
+	EXPECT_EQ(-EAGAIN, fs_try(fd, 1));
+	EXPECT_EQ(2, fs_holds(fd));
+	EXPECT_EQ(0, fs_waiters(fd));
+}
+
+TEST(try_behind_a_waiter_is_eagain_even_if_it_fits)
+{
+	int fd = fs_new(2, 0);
+	int w;
+
+	ASSERT_LE(0, fd);
+	w = fs_new_handle(fd, 0);
+	ASSERT_LE(0, w);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	ASSERT_EQ(-EINPROGRESS, fs_async(w, 2));
+	EXPECT_EQ(-EAGAIN, fs_try(fd, 1));
+	EXPECT_EQ(1, fs_holds(fd));
+	EXPECT_EQ(1, fs_waiters(fd));
+}
+
+TEST(nonblock_handle_blocking_acquire_is_eagain)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
+	EXPECT_EQ(-EAGAIN, fs_get(fd, 1));
+	EXPECT_EQ(0, fs_waiters(fd));
+	EXPECT_EQ(1, fs_holds(fd));
+	/* and it is granted when it can be */
+	ASSERT_EQ(0, fs_release(fd, 1));
+	EXPECT_EQ(0, fs_get(fd, 1));
+}
+
+TEST(nonblock_handle_async_acquire_is_einprogress)
+{
+	int fd = fs_new(1, 0);
+	int w;
+
+	ASSERT_LE(0, fd);
+	w = fs_new_handle(fd, O_NONBLOCK);
+	ASSERT_LE(0, w);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	EXPECT_EQ(-EINPROGRESS, fs_async(w, 1));
+	EXPECT_EQ(1, fs_waiters(fd));
+}
+
+TEST(past_deadline_without_permits_is_etimedout_and_not_queued)
+{
+	int fd = fs_new(1, 0);
+	int w;
+
+	ASSERT_LE(0, fd);
+	w = fs_new_handle(fd, 0);
+	ASSERT_LE(0, w);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	EXPECT_EQ(-ETIMEDOUT, fs_acquire(w, 1, NOW, 0));
+	EXPECT_EQ(-ETIMEDOUT, fs_acquire(w, 1, now_ns() - 1, 0));
+	EXPECT_EQ(0, fs_waiters(fd));
+	EXPECT_EQ(0, fs_holds(w));
+	/* nothing stayed queued: the released permit is not taken by w */
+	ASSERT_EQ(0, fs_release(fd, 1));
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(past_deadline_with_permits_is_granted_at_once)
+{
+	int fd = fs_new(3, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, fs_acquire(fd, 2, NOW, 0));
+	EXPECT_EQ(2, fs_holds(fd));
+	EXPECT_EQ(0, fs_acquire(fd, 1, 1, 0));
+	EXPECT_EQ(3, fs_holds(fd));
+}
+
+TEST(past_deadline_behind_a_waiter_is_etimedout_even_if_it_fits)
+{
+	int fd = fs_new(2, 0);
+	int w, v;
+
+	ASSERT_LE(0, fd);
+	w = fs_new_handle(fd, 0);
+	v = fs_new_handle(fd, 0);
+	ASSERT_LE(0, w);
+	ASSERT_LE(0, v);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	ASSERT_EQ(-EINPROGRESS, fs_async(w, 2));
+	EXPECT_EQ(-ETIMEDOUT, fs_acquire(v, 1, NOW, 0));
+	EXPECT_EQ(1, fs_waiters(fd));
+	EXPECT_EQ(0, fs_holds(v));
+}
+
+TEST(try_with_past_deadline_is_eagain)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	EXPECT_EQ(-EAGAIN, fs_acquire(fd, 1, NOW, FAIRSEM_ACQ_TRY));
+	EXPECT_EQ(-EAGAIN, fs_acquire(fd, 1, now_ns() - 1, FAIRSEM_ACQ_TRY));
+	ASSERT_EQ(0, fs_release(fd, 1));
+	EXPECT_EQ(0, fs_acquire(fd, 1, NOW, FAIRSEM_ACQ_TRY));
+	EXPECT_EQ(1, fs_holds(fd));
+}
+
+TEST(deadline_reached_is_etimedout_holding_nothing)
+{
+	int fd = fs_new(1, 0);
+	int w;
+
+	ASSERT_LE(0, fd);
+	w = fs_new_handle(fd, 0);
+	ASSERT_LE(0, w);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	EXPECT_EQ(-ETIMEDOUT, fs_acquire(w, 1, now_ns() + 50000000ULL, 0));
+	EXPECT_EQ(0, fs_holds(w));
+	EXPECT_EQ(0, fs_waiters(fd));
+	EXPECT_EQ(1, fs_taken(fd));
+}
+
+TEST(deadline_beyond_the_kernel_time_range_means_no_deadline)
+{
+	static const uint64_t far[] = {
+		1ULL << 63, (1ULL << 63) + 12345, FAIRSEM_NO_DEADLINE - 1,
+	};
+	int fd = fs_new(1, 0), w;
+
+	ASSERT_LE(0, fd);
+	w = fs_new_handle(fd, 0);
+	ASSERT_LE(0, w);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	for (size_t i = 0; i < ARRAY_SIZE(far); i++) {
+		struct fs_waiter t;
+
+		/* it waits (not ETIMEDOUT at once), and is granted */
+		ASSERT_EQ(0, fs_waiter_start(&t, w, 1, far[i], 0));
+		ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+		ASSERT_EQ(0, fs_release(fd, 1));
+		EXPECT_EQ(0, fs_waiter_join(&t));
+		ASSERT_EQ(1, fs_holds(w));
+		ASSERT_EQ(0, fs_release(w, 1));
+		ASSERT_EQ(0, fs_get(fd, 1));
+	}
+}
+
+TEST(signal_without_restart_is_eintr_holding_nothing)
+{
+	struct fs_waiter t;
+	int fd = fs_new(1, 0);
+	int w;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_catch(SIGUSR1, false));
+	w = fs_new_handle(fd, 0);
+	ASSERT_LE(0, w);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	ASSERT_EQ(0, fs_waiter_start(&t, w, 1, FAIRSEM_NO_DEADLINE, 0));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	ASSERT_EQ(0, pthread_kill(t.thread, SIGUSR1));
+	EXPECT_EQ(-EINTR, fs_waiter_join(&t));
+	EXPECT_EQ(0, fs_holds(w));
+	EXPECT_EQ(0, fs_waiters(fd));
+}
+
+TEST(async_not_granted_is_einprogress)
+{
+	int fd = fs_new(0, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINPROGRESS, fs_async(fd, 1));
+	EXPECT_EQ(1, fs_waiters(fd));
+}
+
+TEST(second_async_request_is_ebusy)
+{
+	int fd = fs_new(0, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(-EINPROGRESS, fs_async(fd, 1));
+	EXPECT_EQ(-EBUSY, fs_async(fd, 1));
+	EXPECT_EQ(-EBUSY, fs_async(fd, 2));
+	EXPECT_EQ(1, fs_waiters(fd));
+}
+
+TEST(blocking_acquire_after_close_is_eidrm)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(-EIDRM, fs_get(fd, 1));
+	EXPECT_EQ(0, fs_holds(fd));
+}
+
+TEST(try_after_close_is_eidrm_even_with_permits_free)
+{
+	int fd = fs_new(5, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(-EIDRM, fs_try(fd, 1));
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(async_after_close_is_eidrm)
+{
+	int fd = fs_new(5, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(-EIDRM, fs_async(fd, 1));
+	EXPECT_EQ(-ENOENT, fs_cancel(fd));
+}
+
+TEST(acquire_after_close_with_past_deadline_is_eidrm)
+{
+	int fd = fs_new(0, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(-EIDRM, fs_acquire(fd, 1, NOW, 0));
+	EXPECT_EQ(-EIDRM, fs_acquire(fd, 1, NOW, FAIRSEM_ACQ_TRY));
+}
+
+TEST(acquire_on_closed_nonblock_handle_is_eidrm_not_eagain)
+{
+	int fd = fs_new(0, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
+	ASSERT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(-EIDRM, fs_get(fd, 1));
+}
+
+TEST(second_async_after_close_is_eidrm_not_ebusy)
+{
+	int fd = fs_new(0, 0);
+	int h;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(-EINPROGRESS, fs_async(h, 1));
+	ASSERT_EQ(0, fs_add(fd, 1));	/* granted, unread */
+	ASSERT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(-EIDRM, fs_async(h, 1));
+}
+
+TEST(new_handle_after_close_is_eidrm)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(-EIDRM, fs_new_handle(fd, 0));
+	EXPECT_EQ(-EIDRM, fs_new_handle(fd, O_CLOEXEC));
+	EXPECT_EQ(1, fs_handles(fd));
+}
+
+TEST(cancel_without_request_is_enoent)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOENT, fs_cancel(fd));
+	/* a request granted at once leaves nothing to cancel either */
+	ASSERT_EQ(0, fs_async(fd, 1));
+	EXPECT_EQ(-ENOENT, fs_cancel(fd));
+	EXPECT_EQ(1, fs_holds(fd));
+}
+
+TEST(cancel_after_read_is_enoent)
+{
+	uint64_t n = 0;
+	int fd = fs_new(0, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(-EINPROGRESS, fs_async(fd, 1));
+	ASSERT_EQ(0, fs_add(fd, 1));
+	ASSERT_EQ(8, fs_read(fd, &n));
+	EXPECT_EQ(-ENOENT, fs_cancel(fd));
+	EXPECT_EQ(1, fs_holds(fd));
+}
+
+TEST(close_is_idempotent)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(FAIRSEM_INFO_CLOSED, fs_flags(fd) & FAIRSEM_INFO_CLOSED);
+}
+
+TEST(release_forget_add_remove_info_still_work_after_close)
+{
+	int fd = fs_new(4, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_get(fd, 3));
+	ASSERT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(0, fs_release(fd, 1));
+	EXPECT_EQ(0, fs_forget(fd, 1));
+	EXPECT_EQ(0, fs_add(fd, 2));
+	EXPECT_EQ(0, fs_remove(fd, 1));
+	EXPECT_EQ(-ENOENT, fs_cancel(fd));
+	EXPECT_EQ(-EOVERFLOW, fs_add(fd, MAXP));
+	EXPECT_EQ(1, fs_holds(fd));
+	EXPECT_EQ(1, fs_taken(fd));
+	EXPECT_EQ(4, fs_limit(fd));	/* 4 - 1 + 2 - 1 */
+	EXPECT_EQ(FAIRSEM_INFO_CLOSED, fs_flags(fd));
+}
+
+/* ---- (a) no ENOMEM: a blocking acquire allocates nothing ---- */
+
+#define FAILSLAB	"/sys/kernel/debug/failslab"
+
+static int write_str(const char *path, const char *v)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, v, strlen(v));
+	close(fd);
+	return n == (ssize_t)strlen(v) ? 0 : -EIO;
+}
+
+/* Every slab allocation of a task with make-it-fail set fails. */
+static int failslab_setup(void)
+{
+	if (access(FAILSLAB, F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	if (access(FAILSLAB "/probability", W_OK))
+		return -ENOENT;
+	if (write_str(FAILSLAB "/task-filter", "Y") ||
+	    write_str(FAILSLAB "/ignore-gfp-wait", "N") ||
+	    write_str(FAILSLAB "/interval", "1") ||
+	    write_str(FAILSLAB "/times", "-1") ||
+	    write_str(FAILSLAB "/verbose", "0") ||
+	    write_str(FAILSLAB "/probability", "100"))
+		return -EIO;
+	return 0;
+}
+
+static void failslab_off(void)
+{
+	write_str(FAILSLAB "/probability", "0");
+	write_str(FAILSLAB "/times", "1");
+}
+
+/* The make-it-fail switch of the calling thread, opened in advance. */
+static int fail_switch(void)
+{
+	return open("/proc/thread-self/make-it-fail", O_WRONLY);
+}
+
+static int fail_set(int sw, bool on)
+{
+	return pwrite(sw, on ? "1" : "0", 1, 0) == 1 ? 0 : -EIO;
+}
+
+struct failing_waiter {
+	int fd;
+	int ret;
+};
+
+static void *failing_wait_fn(void *arg)
+{
+	struct failing_waiter *fw = arg;
+	int sw = fail_switch();
+
+	if (sw < 0 || fail_set(sw, true)) {
+		fw->ret = -EPROTO;
+		return NULL;
+	}
+	fw->ret = fs_get(fw->fd, 2);
+	fail_set(sw, false);
+	close(sw);
+	return NULL;
+}
+
+TEST(acquire_allocates_nothing_so_never_fails_with_enomem)
+{
+	struct failing_waiter fw;
+	int fd = fs_new(2, 0), w, sw, control;
+	pthread_t t;
+	uint64_t n;
+
+	ASSERT_LE(0, fd);
+	if (failslab_setup()) {
+		failslab_off();
+		SKIP(return, "no failslab fault injection (CONFIG_FAILSLAB)");
+	}
+	w = fs_new_handle(fd, 0);
+	ASSERT_LE(0, w);
+	sw = fail_switch();
+	ASSERT_LE(0, sw);
+
+	/* the control: with injection on, NEW_HANDLE cannot allocate */
+	ASSERT_EQ(0, fail_set(sw, true));
+	control = fs_new_handle(fd, 0);
+	ASSERT_EQ(0, fail_set(sw, false));
+	if (control != -ENOMEM) {
+		failslab_off();
+		if (control >= 0)
+			close(control);
+		SKIP(return, "failslab does not fail NEW_HANDLE (%d)", control);
+	}
+
+	/* a blocking acquire that waits, with every allocation failing */
+	ASSERT_EQ(0, fs_get(fd, 2));
+	fw.fd = w;
+	fw.ret = -EPROTO;
+	ASSERT_EQ(0, pthread_create(&t, NULL, failing_wait_fn, &fw));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	ASSERT_EQ(0, fs_release(fd, 2));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, fw.ret);
+	EXPECT_EQ(2, fs_holds(w));
+
+	/* and the other paths, here */
+	ASSERT_EQ(0, fail_set(sw, true));
+	EXPECT_EQ(0, fs_release(w, 2));
+	EXPECT_EQ(0, fs_try(fd, 1));
+	EXPECT_EQ(-ETIMEDOUT, fs_acquire(w, 2, now_ns() + 10000000ULL, 0));
+	EXPECT_EQ(-EINPROGRESS, fs_async(w, 2));
+	EXPECT_EQ(0, fs_release(fd, 1));
+	EXPECT_EQ(8, fs_read(w, &n));
+	EXPECT_EQ(0, fs_release(w, 2));
+	ASSERT_EQ(0, fail_set(sw, false));
+	failslab_off();
+	EXPECT_EQ(2, n);
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST_HARNESS_MAIN

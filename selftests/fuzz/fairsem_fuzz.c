@@ -1,0 +1,2749 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fairsem_fuzz: random operations on /dev/fairsem from several threads and
+ * processes at once, with the invariants checked at quiescent points.
+ *
+ * Worker threads of this process share a table of handles on a few
+ * semaphores (even-numbered FIFO, odd-numbered LIFO) and issue random
+ * ioctls with valid and invalid arguments: counts 0, 1, small, 1<<62 and
+ * above, garbage flags and reserved fields, deadlines past, near, far,
+ * none and beyond the kernel's range, argument pointers that are NULL,
+ * unmapped, kernel addresses, read-only, or a struct crossing into an
+ * unmapped page; ioctl numbers near fairsem's and far from it; read() with
+ * short and bad buffers; poll and epoll; O_NONBLOCK toggled; signals
+ * between threads (SIGUSR1 restarts, SIGUSR2 does not) and from per-thread
+ * timers; NEW_HANDLE and close (closing a handle while other threads are
+ * inside calls on it); CLOSE of a semaphore; unbound handles; two threads
+ * racing INIT on one handle; fork (children inherit handles, make their own,
+ * pass fds back and forth over SCM_RIGHTS, run random calls, and exit, get
+ * stopped and continued, or are SIGKILLed).
+ *
+ * Every call's result is checked against what the contract allows for its
+ * arguments (EFAULT for a bad pointer, EINVAL for a bad argument, ENOTTY for
+ * an unknown 0xFA ioctl, EINTR only after a non-restarting signal,
+ * ETIMEDOUT only once the deadline has passed, ...), and every INFO is
+ * checked for consistency.  Periodically every worker stops at a barrier
+ * (one blocked in the kernel is woken by SIGUSR2), every child is killed
+ * and reaped, and then for every semaphore: the holds of its handles add up
+ * to taken, handles equals the number of live handles, available is
+ * max(limit - taken, 0), waiters equals the asynchronous requests pending
+ * (and 0 once they are cancelled), every handle's fdinfo matches INFO, the
+ * fairsem fds of this process are exactly the table's, and a probe shows the
+ * grant rule (TRY of available succeeds, one more fails; FIFO: a queued
+ * request holds back a smaller one).  At the end everything is closed and
+ * the module's reference count must be back where it started.
+ *
+ * Output is TAP: "ok N - ..." / "not ok N - ...", then FUZZ ops N,
+ * FUZZ checks N.  Any failure prints the seed; --seed N replays the same
+ * random choices (thread interleavings differ).  Exit status 0 = passed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/fs.h>
+#include <termios.h>
+
+#include <linux/fairsem.h>
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id	_sigev_un._tid
+#endif
+
+#define DEV		"/dev/fairsem"
+#define REFCNT		"/sys/module/fairsem/refcnt"
+#define MAXP		FAIRSEM_MAX_PERMITS
+#define NODL		FAIRSEM_NO_DEADLINE
+#define KTIME_MAX_NS	((uint64_t)INT64_MAX)
+#define MAX_SLOTS	64
+#define MAX_SEMS	8
+#define MAX_THREADS	16
+#define MAX_CHILDREN	6
+#define CHILD_FDS	40
+#define MSEC		1000000ULL
+
+/* ---------------------------------------------------------------- */
+/* shared state                                                      */
+/* ---------------------------------------------------------------- */
+
+enum { OP_ACQUIRE, OP_COUNT, OP_INFO, OP_CANCEL, OP_READ, OP_POLL, OP_EPOLL,
+	OP_NEW_HANDLE, OP_CLOSE_SLOT, OP_CLOSE_SEM, OP_RANDOM_IOCTL, OP_UNBOUND,
+	OP_INIT_RACE, OP_NONBLOCK, OP_SIGNAL, OP_FORK, OP_CHILD_SIGNAL, OP_REAP,
+	OP_PASS_FD, OP_FDINFO, OP_SEND_FD, OP_RECV_FD, OP_PRIVATE, OP_EXIT,
+	OP_CLOSE_RACE, OP_NR };
+
+static const char *const op_names[OP_NR] = {
+	"acquire", "release/forget/add/remove", "info", "cancel", "read", "poll",
+	"epoll", "new_handle", "close", "CLOSE", "random ioctl", "unbound",
+	"init race", "O_NONBLOCK", "signal", "fork", "signal child", "reap",
+	"pass fd", "fdinfo", "send fd", "recv fd", "private sem", "exit",
+	"close race",
+};
+
+/* Per 10000; the parent's workers and the children draw from these. */
+static const int parent_weights[OP_NR] = {
+	[OP_ACQUIRE] = 2300, [OP_COUNT] = 1400, [OP_INFO] = 700, [OP_CANCEL] = 300,
+	[OP_READ] = 600, [OP_POLL] = 400, [OP_EPOLL] = 300, [OP_NEW_HANDLE] = 500,
+	[OP_CLOSE_SLOT] = 300, [OP_CLOSE_SEM] = 3, [OP_RANDOM_IOCTL] = 500,
+	[OP_UNBOUND] = 300, [OP_INIT_RACE] = 80, [OP_NONBLOCK] = 80, [OP_SIGNAL] = 300,
+	[OP_FORK] = 150, [OP_CHILD_SIGNAL] = 150, [OP_REAP] = 200, [OP_PASS_FD] = 200,
+	[OP_FDINFO] = 100, [OP_CLOSE_RACE] = 50,
+};
+
+static const int child_weights[OP_NR] = {
+	[OP_ACQUIRE] = 2500, [OP_COUNT] = 1500, [OP_INFO] = 700, [OP_CANCEL] = 300,
+	[OP_READ] = 500, [OP_POLL] = 400, [OP_EPOLL] = 200, [OP_NEW_HANDLE] = 600,
+	[OP_CLOSE_SLOT] = 400, [OP_CLOSE_SEM] = 1, [OP_RANDOM_IOCTL] = 500,
+	[OP_UNBOUND] = 300, [OP_NONBLOCK] = 100, [OP_SIGNAL] = 50, [OP_SEND_FD] = 400,
+	[OP_RECV_FD] = 400, [OP_PRIVATE] = 200, [OP_FDINFO] = 100, [OP_EXIT] = 80,
+};
+
+/* Counters shared with the children (MAP_SHARED). */
+struct shared {
+	uint64_t ops, child_ops, checks, snap_checks, rounds, failures;
+	uint64_t inv_failures;
+	uint64_t acquired, read_grants, new_handles;
+	uint64_t forks, kills, passed_fds, races, races_both;
+	uint64_t op_count[OP_NR];
+	uint64_t res[160];		/* ioctl/read results: [0] success, [errno] */
+};
+
+static struct shared *sh;
+static uint64_t seed;
+static bool verbose;
+static pid_t main_pid;
+static volatile int stop, pause_req;
+static long page;
+static void *none_area;		/* 64 KiB PROT_NONE */
+static int nullfd;
+
+enum { SLOT_FREE, SLOT_LIVE, SLOT_ZOMBIE };
+
+struct slot {
+	int fd, sem, state, users;
+	unsigned int gen;
+	bool nb_maybe;		/* O_NONBLOCK may be set on it */
+};
+
+struct semrec {
+	bool lifo;
+	uint64_t id;		/* 0: none right now */
+};
+
+struct childrec {
+	pid_t pid;		/* 0: free */
+	int sock;
+	uint64_t born;
+};
+
+static struct {
+	pthread_mutex_t mu;
+	struct slot s[MAX_SLOTS];
+	struct semrec sem[MAX_SEMS];
+	struct childrec ch[MAX_CHILDREN];
+} tab = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static int nsems = 4, nthreads = 4, max_children = 3;
+static bool op_off[OP_NR];	/* --skip OP: for triage only */
+
+/* One worker thread, or a child process. */
+struct lslot {
+	int fd;
+	uint64_t id;		/* 0: unknown */
+	bool lifo, own, nb_maybe;
+};
+
+struct ctx {
+	unsigned short xs[3];
+	int idx;		/* worker number, or -1 in a child */
+	pid_t tid;
+	bool child;
+	const char *volatile op;
+	char *scratch;		/* 2 RW pages + 1 PROT_NONE */
+	char *ro;		/* a page made read-only around a call */
+	char buf[256] __attribute__((aligned(16)));
+	int epfd;
+	timer_t t_restart, t_intr;
+	bool timers;
+	/* child only */
+	struct lslot l[CHILD_FDS];
+	int nl, sock;
+	int fails;
+};
+
+static struct ctx *workers[MAX_THREADS];
+static pthread_t worker_threads[MAX_THREADS];
+static volatile int worker_parked[MAX_THREADS];
+static pthread_mutex_t bar_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t bar_cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t coord_cv = PTHREAD_COND_INITIALIZER;
+
+static __thread volatile sig_atomic_t t_usr1, t_usr2;
+
+/* ---------------------------------------------------------------- */
+/* output                                                            */
+/* ---------------------------------------------------------------- */
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(STDOUT_FILENO, buf, n) < 0)
+		return;
+}
+
+static void fail(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(struct ctx *c, const char *fmt, ...)
+{
+	char buf[800];
+	va_list ap;
+	uint64_t n = __atomic_add_fetch(&sh->failures, 1, __ATOMIC_SEQ_CST);
+
+	if (c)
+		c->fails++;
+	if (n > 40)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	say("# FAIL (seed %" PRIu64 ", %s %d, op %s): %s", seed,
+	    c && c->child ? "child" : "thread", c ? (c->child ? getpid() : c->idx) : -1,
+	    c && c->op ? c->op : "-", buf);
+}
+
+static const char *en(int e)
+{
+	static const char *const names[] = {
+		[0] = "0", [EPERM] = "EPERM", [ENOENT] = "ENOENT", [EINTR] = "EINTR",
+		[EBADF] = "EBADF", [EAGAIN] = "EAGAIN", [ENOMEM] = "ENOMEM",
+		[EFAULT] = "EFAULT", [EBUSY] = "EBUSY", [EEXIST] = "EEXIST",
+		[EINVAL] = "EINVAL", [EMFILE] = "EMFILE", [ENOTTY] = "ENOTTY",
+		[EPIPE] = "EPIPE", [EOVERFLOW] = "EOVERFLOW", [EIDRM] = "EIDRM",
+		[EBADFD] = "EBADFD", [ETIMEDOUT] = "ETIMEDOUT",
+		[EINPROGRESS] = "EINPROGRESS", [EOPNOTSUPP] = "EOPNOTSUPP",
+	};
+	static __thread char other[24];
+
+	if (e >= 0 && e < (int)(sizeof(names) / sizeof(names[0])) && names[e])
+		return names[e];
+	snprintf(other, sizeof(other), "errno %d", e);
+	return other;
+}
+
+static void count_result(int e)
+{
+	if (e >= 0 && e < 160)
+		__atomic_add_fetch(&sh->res[e], 1, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------- */
+/* randomness, time, signals                                         */
+/* ---------------------------------------------------------------- */
+
+static uint32_t rnd(struct ctx *c)
+{
+	return (uint32_t)nrand48(c->xs);
+}
+
+static uint64_t rnd64(struct ctx *c)
+{
+	return ((uint64_t)rnd(c) << 33) ^ ((uint64_t)rnd(c) << 12) ^ rnd(c);
+}
+
+static uint32_t below(struct ctx *c, uint32_t n)
+{
+	return n ? rnd(c) % n : 0;
+}
+
+static bool chance(struct ctx *c, int pct)
+{
+	return (int)below(c, 100) < pct;
+}
+
+static void seed_ctx(struct ctx *c, uint64_t s)
+{
+	/* splitmix64: well-spread per-thread streams from one seed */
+	s += 0x9e3779b97f4a7c15ULL;
+	s = (s ^ (s >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	s = (s ^ (s >> 27)) * 0x94d049bb133111ebULL;
+	s ^= s >> 31;
+	c->xs[0] = (unsigned short)s;
+	c->xs[1] = (unsigned short)(s >> 16);
+	c->xs[2] = (unsigned short)(s >> 32);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = ns / 1000000000ULL,
+			       .tv_nsec = ns % 1000000000ULL };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	t_usr1++;
+}
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	t_usr2++;
+}
+
+static void install_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_usr1;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = on_usr2;
+	sa.sa_flags = 0;
+	sigaction(SIGUSR2, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* Per-thread timers: SIGUSR1 (restarting) and SIGUSR2 (interrupting). */
+static void timers_setup(struct ctx *c)
+{
+	struct sigevent sev;
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_notify_thread_id = c->tid;
+	sev.sigev_signo = SIGUSR1;
+	if (timer_create(CLOCK_MONOTONIC, &sev, &c->t_restart))
+		return;
+	sev.sigev_signo = SIGUSR2;
+	if (timer_create(CLOCK_MONOTONIC, &sev, &c->t_intr)) {
+		timer_delete(c->t_restart);
+		return;
+	}
+	c->timers = true;
+}
+
+static void timer_arm(timer_t t, uint64_t ns)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = ns / 1000000000ULL,
+			      .tv_nsec = ns % 1000000000ULL },
+	};
+
+	timer_settime(t, 0, &its, NULL);
+}
+
+/* Before a call that may block for long: signals will come. */
+static void arm_signals(struct ctx *c)
+{
+	if (!c->timers)
+		return;
+	if (chance(c, 40))
+		timer_arm(c->t_restart, 100000 + below(c, 3000000));
+	timer_arm(c->t_intr, 1000000 + below(c, 20000000));
+}
+
+static void disarm_signals(struct ctx *c)
+{
+	if (!c->timers)
+		return;
+	timer_arm(c->t_restart, 0);
+	timer_arm(c->t_intr, 0);
+}
+
+/* ---------------------------------------------------------------- */
+/* argument pointers                                                 */
+/* ---------------------------------------------------------------- */
+
+enum ptrk { P_OK, P_CROSS_OK, P_RO, P_NULL, P_LOW, P_NONE, P_CROSS_BAD,
+	P_KERNEL, P_NONCANON, P_NR };
+
+static const char *const ptr_names[P_NR] = {
+	"ok", "page-crossing", "read-only", "NULL", "low address", "PROT_NONE",
+	"crossing into PROT_NONE", "kernel address", "non-canonical",
+};
+
+struct uarg {
+	enum ptrk k;
+	char *p;
+	size_t need;
+	bool rd, wr;	/* the kernel can read / write `need` bytes at p */
+};
+
+static enum ptrk pick_ptr(struct ctx *c)
+{
+	return chance(c, 88) ? P_OK : (enum ptrk)(1 + below(c, P_NR - 1));
+}
+
+/* Put len bytes of src where the kind of pointer k says; need: bytes used. */
+static void uarg_place(struct ctx *c, struct uarg *a, enum ptrk k,
+		       const void *src, size_t len, size_t need)
+{
+	size_t off;
+
+	a->k = k;
+	a->need = need;
+	a->rd = a->wr = false;
+	switch (k) {
+	case P_OK:
+		a->p = c->buf;
+		memcpy(a->p, src, len);
+		a->rd = a->wr = true;
+		break;
+	case P_CROSS_OK:
+		off = 1 + below(c, need > 1 ? need - 1 : 1);
+		a->p = c->scratch + page - off;
+		memcpy(a->p, src, len);
+		a->rd = a->wr = true;
+		break;
+	case P_CROSS_BAD:
+		off = 1 + below(c, need > 1 ? need - 1 : 1);
+		a->p = c->scratch + 2 * page - off;
+		memcpy(a->p, src, len < off ? len : off);
+		break;
+	case P_RO:
+		a->p = c->ro + below(c, 64);
+		memcpy(a->p, src, len);
+		mprotect(c->ro, page, PROT_READ);
+		a->rd = true;
+		break;
+	case P_NULL:
+		a->p = NULL;
+		break;
+	case P_LOW:
+		a->p = (char *)(uintptr_t)(0x1000 + below(c, 0x8000));
+		break;
+	case P_NONE:
+		a->p = (char *)none_area + below(c, 65536 - 128);
+		break;
+	case P_KERNEL:
+		a->p = (char *)(uintptr_t)(0xffff888000000000ULL + ((uint64_t)below(c, 1 << 20) << 12));
+		break;
+	case P_NONCANON:
+		/* above TASK_SIZE_MAX with 4- and 5-level page tables alike */
+		a->p = (char *)(uintptr_t)(0x4000000000000000ULL + rnd(c));
+		break;
+	case P_NR:
+		break;
+	}
+}
+
+static void uarg_done(struct ctx *c, struct uarg *a, void *dst, size_t len)
+{
+	if (a->k == P_RO)
+		mprotect(c->ro, page, PROT_READ | PROT_WRITE);
+	if (dst && a->wr)
+		memcpy(dst, a->p, len);
+}
+
+/* ---------------------------------------------------------------- */
+/* handles                                                           */
+/* ---------------------------------------------------------------- */
+
+struct href {
+	int fd, slot;
+	uint64_t id;
+	bool lifo, nb_maybe;
+};
+
+static bool get_handle(struct ctx *c, struct href *h)
+{
+	int i, start, n;
+
+	if (c->child) {
+		if (!c->nl)
+			return false;
+		i = below(c, c->nl);
+		h->fd = c->l[i].fd;
+		h->slot = i;
+		h->id = c->l[i].id;
+		h->lifo = c->l[i].lifo;
+		h->nb_maybe = c->l[i].nb_maybe;
+		return true;
+	}
+	pthread_mutex_lock(&tab.mu);
+	start = below(c, MAX_SLOTS);
+	for (n = 0; n < MAX_SLOTS; n++) {
+		i = (start + n) % MAX_SLOTS;
+		if (tab.s[i].state == SLOT_LIVE)
+			break;
+	}
+	if (n == MAX_SLOTS) {
+		pthread_mutex_unlock(&tab.mu);
+		return false;
+	}
+	tab.s[i].users++;
+	h->fd = tab.s[i].fd;
+	h->slot = i;
+	h->id = tab.sem[tab.s[i].sem].id;
+	h->lifo = tab.sem[tab.s[i].sem].lifo;
+	h->nb_maybe = tab.s[i].nb_maybe;
+	pthread_mutex_unlock(&tab.mu);
+	return true;
+}
+
+/*
+ * Done with the handle: true if the result can be judged (the fd stayed
+ * the same fairsem handle all along).  Updates h->nb_maybe.
+ */
+static bool put_handle(struct ctx *c, struct href *h)
+{
+	struct slot *s;
+	bool ok;
+
+	if (c->child)
+		return true;
+	pthread_mutex_lock(&tab.mu);
+	s = &tab.s[h->slot];
+	ok = s->state == SLOT_LIVE;
+	h->nb_maybe = s->nb_maybe;
+	if (--s->users == 0 && s->state == SLOT_ZOMBIE) {
+		close(s->fd);
+		s->state = SLOT_FREE;
+	}
+	pthread_mutex_unlock(&tab.mu);
+	return ok;
+}
+
+static int sem_index_of(uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < nsems; i++)
+		if (tab.sem[i].id == id)
+			return i;
+	return -1;
+}
+
+/* Under tab.mu: a new live slot for fd on semaphore index si, or -1. */
+static int slot_add(int fd, int si, bool nb_maybe)
+{
+	int i;
+
+	for (i = 0; i < MAX_SLOTS; i++) {
+		struct slot *s = &tab.s[i];
+
+		if (s->state != SLOT_FREE)
+			continue;
+		s->fd = fd;
+		s->sem = si;
+		s->users = 0;
+		s->nb_maybe = nb_maybe;
+		s->gen++;
+		s->state = SLOT_LIVE;
+		return i;
+	}
+	return -1;
+}
+
+static int live_slots(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < MAX_SLOTS; i++)
+		n += tab.s[i].state != SLOT_FREE;
+	return n;
+}
+
+/* A handle obtained outside the table (NEW_HANDLE, SCM_RIGHTS): keep or close. */
+static void adopt(struct ctx *c, int fd, uint64_t id, bool lifo, bool nb_maybe)
+{
+	if (c->child) {
+		if (c->nl < CHILD_FDS) {
+			c->l[c->nl++] = (struct lslot){ .fd = fd, .id = id,
+				.lifo = lifo, .own = true, .nb_maybe = nb_maybe };
+			return;
+		}
+		close(fd);
+		return;
+	}
+	pthread_mutex_lock(&tab.mu);
+	{
+		int si = sem_index_of(id);
+
+		if (si < 0 || live_slots() >= MAX_SLOTS - 8 || chance(c, 25) ||
+		    slot_add(fd, si, nb_maybe) < 0)
+			close(fd);
+	}
+	pthread_mutex_unlock(&tab.mu);
+}
+
+/* ---------------------------------------------------------------- */
+/* argument generators                                               */
+/* ---------------------------------------------------------------- */
+
+static uint64_t gen_count(struct ctx *c)
+{
+	uint32_t r = below(c, 100);
+
+	if (r < 3)
+		return 0;
+	if (r < 35)
+		return 1;
+	if (r < 78)
+		return 2 + below(c, 7);
+	if (r < 81)
+		return MAXP;
+	if (r < 84)
+		return MAXP + 1 + below(c, 3);
+	if (r < 86)
+		return UINT64_MAX - below(c, 2);
+	if (r < 89)
+		return rnd64(c);
+	if (r < 92)
+		return MAXP / 2 + below(c, 4);
+	return 1 + below(c, 3);
+}
+
+static bool count_ok(uint64_t n)
+{
+	return n >= 1 && n <= MAXP;
+}
+
+static uint64_t gen_deadline(struct ctx *c, bool allow_none)
+{
+	uint32_t r = below(c, 100);
+	uint64_t t = now_ns();
+
+	if (r < 5)
+		return below(c, 2);				/* 0, 1 */
+	if (r < 15)
+		return t > 5 * MSEC ? t - below(c, 5 * MSEC) : 1;	/* past */
+	if (r < 55)
+		return t + below(c, 3 * MSEC);			/* near */
+	if (r < 72)
+		return t + 3 * MSEC + below(c, 30 * MSEC);	/* far */
+	if (r < 80 && allow_none)
+		return NODL;
+	if (r < 84 && allow_none)
+		return (1ULL << 63) + rnd64(c) % (1ULL << 62);	/* beyond ktime */
+	return t + below(c, 500000);
+}
+
+/* ---------------------------------------------------------------- */
+/* checks shared by every op                                         */
+/* ---------------------------------------------------------------- */
+
+static int do_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	int r = ioctl(fd, cmd, arg);
+
+	return r < 0 ? -errno : r;
+}
+
+/* A consistent snapshot: what must hold in every INFO, at any time. */
+static void check_info(struct ctx *c, const struct fairsem_info *in,
+		       const struct href *h, const char *what)
+{
+	const uint32_t known = FAIRSEM_LIFO | FAIRSEM_INFO_CLOSED |
+			       FAIRSEM_INFO_ASYNC_PENDING | FAIRSEM_INFO_ASYNC_GRANTED;
+	uint64_t avail = in->limit > in->taken ? in->limit - in->taken : 0;
+
+	__atomic_add_fetch(&sh->snap_checks, 1, __ATOMIC_RELAXED);
+	if (in->available != avail || in->holds > in->taken || in->taken > MAXP ||
+	    in->limit > MAXP || in->handles < 1 || (in->flags & ~known) ||
+	    ((in->flags & FAIRSEM_INFO_ASYNC_PENDING) &&
+	     (in->flags & FAIRSEM_INFO_ASYNC_GRANTED)) ||
+	    in->reserved[0] || in->reserved[1] || in->reserved[2] || in->reserved[3] ||
+	    (h && h->id && in->id != h->id) ||
+	    (h && h->id && !(in->flags & FAIRSEM_LIFO) != !h->lifo))
+		fail(c, "%s: inconsistent INFO: id %" PRIu64 " (want %" PRIu64 ") limit %"
+		     PRIu64 " available %" PRIu64 " taken %" PRIu64 " holds %" PRIu64
+		     " waiters %" PRIu64 " flags %#x handles %u reserved %" PRIx64
+		     "/%" PRIx64 "/%" PRIx64 "/%" PRIx64, what, (uint64_t)in->id,
+		     h ? h->id : 0, (uint64_t)in->limit, (uint64_t)in->available,
+		     (uint64_t)in->taken, (uint64_t)in->holds, (uint64_t)in->waiters,
+		     in->flags, in->handles, (uint64_t)in->reserved[0],
+		     (uint64_t)in->reserved[1], (uint64_t)in->reserved[2],
+		     (uint64_t)in->reserved[3]);
+}
+
+/* Allowed results as a bit set over a few errnos; 0 means success. */
+#define R(e)	(1ULL << rbit(e))
+static int rbit(int e)
+{
+	switch (e) {
+	case 0: return 0;
+	case EINTR: return 1;
+	case EAGAIN: return 2;
+	case EFAULT: return 3;
+	case EBUSY: return 4;
+	case EINVAL: return 5;
+	case EMFILE: return 6;
+	case ENOTTY: return 7;
+	case EOVERFLOW: return 8;
+	case EIDRM: return 9;
+	case EBADFD: return 10;
+	case ETIMEDOUT: return 11;
+	case EINPROGRESS: return 12;
+	case ENOENT: return 13;
+	default: return 63;
+	}
+}
+
+static bool allowed(uint64_t set, int ret)
+{
+	return set & R(ret < 0 ? -ret : 0);
+}
+
+/* ---------------------------------------------------------------- */
+/* the ops                                                           */
+/* ---------------------------------------------------------------- */
+
+static bool revents_ok(unsigned int ev, unsigned int asked);
+
+static void op_acquire(struct ctx *c)
+{
+	const uint32_t known = FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC;
+	struct fairsem_acquire a = { 0 };
+	struct uarg ua;
+	struct href h;
+	uint64_t set, t1, rv = 0;
+	sig_atomic_t usr2;
+	uint32_t r = below(c, 100);
+	bool valid, blocking, longwait;
+	int ret, pr = 0, prev = 0, rr = 0;
+
+	if (!get_handle(c, &h))
+		return;
+	a.count = gen_count(c);
+	if (r < 68)
+		a.flags = 0;
+	else if (r < 80)
+		a.flags = FAIRSEM_ACQ_TRY;
+	else if (r < 94)
+		a.flags = FAIRSEM_ACQ_ASYNC;
+	else if (r < 96)
+		a.flags = known;
+	else
+		a.flags = 1u << below(c, 32);
+	a.deadline_ns = (a.flags & FAIRSEM_ACQ_ASYNC) && chance(c, 92) ? NODL :
+			gen_deadline(c, true);
+	a.reserved = chance(c, 3) ? rnd(c) | 1 : 0;
+	valid = count_ok(a.count) && !a.reserved && !(a.flags & ~known) &&
+		(a.flags & known) != known &&
+		(!(a.flags & FAIRSEM_ACQ_ASYNC) || a.deadline_ns == NODL);
+	blocking = valid && !(a.flags & known);
+	longwait = blocking && a.deadline_ns > now_ns() + 5 * MSEC;
+
+	uarg_place(c, &ua, pick_ptr(c), &a, sizeof(a), sizeof(a));
+	if (longwait)
+		arm_signals(c);
+	usr2 = t_usr2;
+	ret = do_ioctl(h.fd, FAIRSEM_IOC_ACQUIRE, ua.p);
+	t1 = now_ns();
+	if (longwait)
+		disarm_signals(c);
+	uarg_done(c, &ua, NULL, 0);
+	/* The event-loop path: wait for the grant in poll, then read it. */
+	if (ret == -EINPROGRESS && chance(c, 60)) {
+		struct pollfd pfd = { .fd = h.fd, .events = POLLIN };
+
+		pr = poll(&pfd, 1, below(c, 4));
+		prev = pfd.revents;
+		if (pr == 1 && (pfd.revents & POLLIN)) {
+			rr = (int)read(h.fd, &rv, 8);
+			rr = rr < 0 ? -errno : rr;
+		} else if (chance(c, 50)) {
+			rr = do_ioctl(h.fd, FAIRSEM_IOC_CANCEL, NULL);
+			rr = rr ? rr : 1;
+		}
+	}
+	if (!put_handle(c, &h))
+		return;
+	count_result(-ret);
+	if (!ret)
+		__atomic_add_fetch(&sh->acquired, 1, __ATOMIC_RELAXED);
+	if (rr == 8)
+		__atomic_add_fetch(&sh->read_grants, 1, __ATOMIC_RELAXED);
+	/* Others share the handle: they may have read or cancelled it first. */
+	if (pr > 0 && !revents_ok(prev, POLLIN))
+		fail(c, "poll after an async ACQUIRE: revents %#x", prev);
+	if (pr > 0 && (prev & POLLIN) &&
+	    (rr == 8 ? !count_ok(rv) : !allowed(R(EINVAL) | R(EAGAIN) | R(EIDRM) |
+						 R(EINTR), rr)))
+		fail(c, "read after POLLIN: %s (value %" PRIu64 ")",
+		     rr >= 0 ? "returned" : en(-rr), rv);
+	if (rr < 0 && !(pr > 0 && (prev & POLLIN)) && !allowed(R(ENOENT), rr))
+		fail(c, "CANCEL after EINPROGRESS: %s", en(-rr));
+
+	if (!ua.rd)
+		set = R(EFAULT);
+	else if (!valid)
+		set = R(EINVAL);
+	else if (a.flags & FAIRSEM_ACQ_TRY)
+		set = R(0) | R(EAGAIN) | R(EIDRM) | R(ETIMEDOUT);
+	else if (a.flags & FAIRSEM_ACQ_ASYNC)
+		set = R(0) | R(EINPROGRESS) | R(EBUSY) | R(EIDRM);
+	else
+		set = R(0) | R(ETIMEDOUT) | R(EINTR) | R(EIDRM) |
+		      (h.nb_maybe ? R(EAGAIN) : 0);
+	if (!allowed(set, ret))
+		fail(c, "ACQUIRE fd %d count %#" PRIx64 " deadline %#" PRIx64
+		     " flags %#x reserved %#x ptr %s: %s", h.fd, (uint64_t)a.count,
+		     (uint64_t)a.deadline_ns, a.flags, a.reserved, ptr_names[ua.k],
+		     en(-ret));
+	else if (ret == -EINTR && usr2 == t_usr2)
+		fail(c, "ACQUIRE fd %d count %" PRIu64 ": EINTR without a "
+		     "non-restarting signal", h.fd, (uint64_t)a.count);
+	else if (ret == -ETIMEDOUT && !(a.flags & FAIRSEM_ACQ_TRY) &&
+		 (a.deadline_ns > KTIME_MAX_NS || t1 < a.deadline_ns))
+		fail(c, "ACQUIRE fd %d: ETIMEDOUT at %" PRIu64 " before the deadline %"
+		     PRIu64, h.fd, t1, (uint64_t)a.deadline_ns);
+}
+
+static void op_count(struct ctx *c)
+{
+	static const unsigned long cmds[] = {
+		FAIRSEM_IOC_RELEASE, FAIRSEM_IOC_FORGET, FAIRSEM_IOC_ADD,
+		FAIRSEM_IOC_REMOVE,
+	};
+	static const char *const names[] = { "RELEASE", "FORGET", "ADD", "REMOVE" };
+	struct fairsem_info in;
+	struct uarg ua;
+	struct href h;
+	uint64_t count, set;
+	int w = below(c, 10), which, ret;
+
+	/* Release most: otherwise everything ends up held. */
+	which = w < 6 ? 0 : w < 7 ? 1 : w < 9 ? 2 : 3;
+	if (!get_handle(c, &h))
+		return;
+	count = gen_count(c);
+	if (which <= 1 && chance(c, 70) && !do_ioctl(h.fd, FAIRSEM_IOC_INFO, &in) &&
+	    in.holds)
+		count = chance(c, 60) ? in.holds : 1 + rnd64(c) % in.holds;
+	if (which == 2 && chance(c, 80))
+		count = 1 + below(c, 4);
+	if (which == 3 && chance(c, 70))
+		count = 1 + below(c, 2);
+	uarg_place(c, &ua, pick_ptr(c), &count, sizeof(count), sizeof(count));
+	ret = do_ioctl(h.fd, cmds[which], ua.p);
+	uarg_done(c, &ua, NULL, 0);
+	if (!put_handle(c, &h))
+		return;
+	count_result(-ret);
+	if (!ua.rd)
+		set = R(EFAULT);
+	else if (!count_ok(count))
+		set = R(EINVAL);
+	else if (which == 2)
+		set = R(0) | R(EOVERFLOW);
+	else
+		set = R(0) | R(EINVAL);
+	if (!allowed(set, ret))
+		fail(c, "%s fd %d count %#" PRIx64 " ptr %s: %s", names[which], h.fd,
+		     count, ptr_names[ua.k], en(-ret));
+}
+
+static void op_info(struct ctx *c)
+{
+	struct fairsem_info in;
+	struct uarg ua;
+	struct href h;
+	int ret;
+
+	if (!get_handle(c, &h))
+		return;
+	memset(&in, 0xa5, sizeof(in));
+	uarg_place(c, &ua, pick_ptr(c), &in, sizeof(in), sizeof(in));
+	ret = do_ioctl(h.fd, FAIRSEM_IOC_INFO, ua.p);
+	uarg_done(c, &ua, &in, sizeof(in));
+	if (!put_handle(c, &h))
+		return;
+	count_result(-ret);
+	if (!ua.wr) {
+		if (ret != -EFAULT)
+			fail(c, "INFO fd %d ptr %s: %s, want EFAULT", h.fd,
+			     ptr_names[ua.k], en(-ret));
+	} else if (ret) {
+		fail(c, "INFO fd %d: %s", h.fd, en(-ret));
+	} else {
+		check_info(c, &in, &h, "INFO");
+	}
+}
+
+static void op_cancel(struct ctx *c)
+{
+	struct href h;
+	int ret;
+
+	if (!get_handle(c, &h))
+		return;
+	ret = do_ioctl(h.fd, FAIRSEM_IOC_CANCEL, (void *)(uintptr_t)rnd64(c));
+	if (!put_handle(c, &h))
+		return;
+	count_result(-ret);
+	if (!allowed(R(0) | R(ENOENT), ret))
+		fail(c, "CANCEL fd %d: %s", h.fd, en(-ret));
+}
+
+static void op_close_sem(struct ctx *c)
+{
+	struct href h;
+	int ret;
+
+	if (!get_handle(c, &h))
+		return;
+	ret = do_ioctl(h.fd, FAIRSEM_IOC_CLOSE, (void *)(uintptr_t)rnd64(c));
+	if (!put_handle(c, &h))
+		return;
+	count_result(-ret);
+	if (ret)
+		fail(c, "CLOSE fd %d: %s", h.fd, en(-ret));
+}
+
+static void op_read(struct ctx *c)
+{
+	static const size_t lens[] = { 8, 8, 8, 8, 8, 16, 4096, 0, 1, 4, 7 };
+	uint64_t v = 0, set;
+	sig_atomic_t usr2;
+	struct uarg ua;
+	struct href h;
+	size_t len = lens[below(c, sizeof(lens) / sizeof(lens[0]))];
+	ssize_t r;
+	int ret;
+
+	if (!get_handle(c, &h))
+		return;
+	/* The kernel writes 8 bytes whatever len says. */
+	uarg_place(c, &ua, pick_ptr(c), &v, sizeof(v), 8);
+	arm_signals(c);
+	usr2 = t_usr2;
+	r = read(h.fd, ua.p, len);
+	ret = r < 0 ? -errno : (int)r;
+	disarm_signals(c);
+	uarg_done(c, &ua, &v, sizeof(v));
+	if (!put_handle(c, &h))
+		return;
+	count_result(ret < 0 ? -ret : 0);
+	if (ret == 8)
+		__atomic_add_fetch(&sh->read_grants, 1, __ATOMIC_RELAXED);
+	/* The VFS refuses what access_ok() refuses before fairsem sees len. */
+	if (ua.k == P_KERNEL || ua.k == P_NONCANON)
+		set = R(EFAULT);
+	else if (len < 8)
+		set = R(EINVAL);
+	else
+		set = R(EINVAL) | R(EIDRM) | R(EINTR) | (h.nb_maybe ? R(EAGAIN) : 0) |
+		      (ua.wr ? 0 : R(EFAULT));
+	if (ret >= 0 ? (ret != 8 || len < 8 || !ua.wr || !count_ok(v)) :
+	    !allowed(set, ret))
+		fail(c, "read fd %d len %zu buf %s: %s (value %" PRIu64 ")", h.fd,
+		     len, ptr_names[ua.k], ret >= 0 ? "returned" : en(-ret), v);
+	else if (ret == -EINTR && usr2 == t_usr2)
+		fail(c, "read fd %d: EINTR without a non-restarting signal", h.fd);
+}
+
+/*
+ * fairsem's mask is POLLIN|POLLRDNORM (granted), POLLHUP|POLLERR (closed),
+ * or both; poll and epoll report it masked by what was asked for, plus
+ * POLLHUP and POLLERR always.
+ */
+static bool revents_ok(unsigned int ev, unsigned int asked)
+{
+	const unsigned int ok = POLLIN | POLLRDNORM | POLLHUP | POLLERR;
+	unsigned int seen = asked | POLLHUP | POLLERR;
+	bool in = ev & (POLLIN | POLLRDNORM);
+
+	return !(ev & ~(ok & seen)) &&
+	       (!in || (ev & (POLLIN | POLLRDNORM)) == ((POLLIN | POLLRDNORM) & seen)) &&
+	       !(ev & POLLHUP) == !(ev & POLLERR);
+}
+
+static void op_poll(struct ctx *c)
+{
+	struct pollfd pfd[3];
+	struct href h[3];
+	bool ok[3];
+	int n = 1 + below(c, 3), i, got = 0, r;
+
+	for (i = 0; i < n; i++) {
+		if (!get_handle(c, &h[i]))
+			break;
+		pfd[i].fd = h[i].fd;
+		pfd[i].events = chance(c, 80) ? POLLIN : (short)rnd(c);
+		pfd[i].revents = 0;
+		got++;
+	}
+	if (!got)
+		return;
+	r = poll(pfd, got, below(c, 4));
+	for (i = 0; i < got; i++)
+		ok[i] = put_handle(c, &h[i]);
+	if (r < 0) {
+		if (errno != EINTR)
+			fail(c, "poll: %s", en(errno));
+		return;
+	}
+	for (i = 0; i < got; i++)
+		if (ok[i] && !revents_ok((unsigned short)pfd[i].revents,
+					 (unsigned short)pfd[i].events))
+			fail(c, "poll fd %d events %#x: revents %#x", pfd[i].fd,
+			     (unsigned int)(unsigned short)pfd[i].events,
+			     (unsigned int)pfd[i].revents);
+}
+
+static void op_epoll(struct ctx *c)
+{
+	struct epoll_event ev[8];
+	struct href h;
+	int r, i, e;
+	/* A handle is registered with EPOLLIN; the data says nothing else. */
+
+	if (c->epfd < 0)
+		return;
+	if (get_handle(c, &h)) {
+		ev[0].events = chance(c, 80) ? EPOLLIN : (EPOLLIN | EPOLLET | EPOLLONESHOT);
+		ev[0].data.u64 = 0;
+		r = below(c, 3);
+		if (r == 0)
+			e = epoll_ctl(c->epfd, EPOLL_CTL_ADD, h.fd, &ev[0]);
+		else if (r == 1)
+			e = epoll_ctl(c->epfd, EPOLL_CTL_MOD, h.fd, &ev[0]);
+		else
+			e = epoll_ctl(c->epfd, EPOLL_CTL_DEL, h.fd, NULL);
+		e = e < 0 ? errno : 0;
+		if (put_handle(c, &h) && e && e != EEXIST && e != ENOENT)
+			fail(c, "epoll_ctl %d fd %d: %s", r, h.fd, en(e));
+	}
+	r = epoll_wait(c->epfd, ev, 8, below(c, 3));
+	if (r < 0 && errno != EINTR)
+		fail(c, "epoll_wait: %s", en(errno));
+	for (i = 0; i < r; i++)
+		if (!revents_ok(ev[i].events, EPOLLIN))
+			fail(c, "epoll_wait: events %#x", ev[i].events);
+}
+
+static void op_new_handle(struct ctx *c)
+{
+	struct fairsem_handle nh = { 0 }, out;
+	struct fairsem_info in;
+	struct uarg ua;
+	struct href h;
+	uint64_t set;
+	bool valid;
+	int ret, fl, fdfl;
+
+	if (!get_handle(c, &h))
+		return;
+	nh.flags = chance(c, 90) ? (chance(c, 50) ? O_CLOEXEC : 0) |
+				   (chance(c, 30) ? O_NONBLOCK : 0) : rnd(c);
+	nh.fd = (int)rnd(c);
+	valid = !(nh.flags & ~(O_CLOEXEC | O_NONBLOCK));
+	out = nh;
+	uarg_place(c, &ua, pick_ptr(c), &nh, sizeof(nh), sizeof(nh));
+	ret = do_ioctl(h.fd, FAIRSEM_IOC_NEW_HANDLE, ua.p);
+	uarg_done(c, &ua, &out, sizeof(out));
+	if (!put_handle(c, &h)) {
+		if (ret >= 0)
+			close(ret);	/* whose it is, we can't tell */
+		return;
+	}
+	count_result(ret < 0 ? -ret : 0);
+	if (!ua.rd)
+		set = R(EFAULT);
+	else if (!valid)
+		set = R(EINVAL);
+	else if (!ua.wr)	/* fails on the way out, after the fd is taken */
+		set = R(EFAULT) | R(EIDRM) | R(EMFILE);
+	else
+		set = R(0) | R(EIDRM) | R(EMFILE);
+	if (!allowed(set, ret)) {
+		fail(c, "NEW_HANDLE fd %d flags %#x ptr %s: %s", h.fd, nh.flags,
+		     ptr_names[ua.k], ret >= 0 ? "succeeded" : en(-ret));
+		if (ret >= 0)
+			close(ret);
+		return;
+	}
+	if (ret < 0)
+		return;
+	__atomic_add_fetch(&sh->new_handles, 1, __ATOMIC_RELAXED);
+	fl = fcntl(ret, F_GETFL);
+	fdfl = fcntl(ret, F_GETFD);
+	if (out.fd != ret || fl < 0 || fdfl < 0 ||
+	    !(fl & O_NONBLOCK) != !(nh.flags & O_NONBLOCK) ||
+	    !(fdfl & FD_CLOEXEC) != !(nh.flags & O_CLOEXEC))
+		fail(c, "NEW_HANDLE fd %d flags %#x: returned %d, struct fd %d, "
+		     "F_GETFL %#x F_GETFD %#x", h.fd, nh.flags, ret, out.fd, fl, fdfl);
+	if (do_ioctl(ret, FAIRSEM_IOC_INFO, &in))
+		fail(c, "INFO of a new handle %d: %s", ret, en(errno));
+	else if (in.holds || (in.flags & (FAIRSEM_INFO_ASYNC_PENDING |
+					   FAIRSEM_INFO_ASYNC_GRANTED)) ||
+		 (h.id && in.id != h.id))
+		fail(c, "new handle %d: holds %" PRIu64 " flags %#x id %" PRIu64
+		     " (want %" PRIu64 ")", ret, (uint64_t)in.holds, in.flags,
+		     (uint64_t)in.id, h.id);
+	adopt(c, ret, in.id, !!(in.flags & FAIRSEM_LIFO), !!(nh.flags & O_NONBLOCK));
+}
+
+static void op_close_slot(struct ctx *c)
+{
+	int i, start, n;
+
+	if (c->child) {
+		if (!c->nl)
+			return;
+		i = below(c, c->nl);
+		close(c->l[i].fd);
+		c->l[i] = c->l[--c->nl];
+		return;
+	}
+	pthread_mutex_lock(&tab.mu);
+	start = below(c, MAX_SLOTS);
+	for (n = 0; n < MAX_SLOTS; n++) {
+		struct slot *s = &tab.s[(start + n) % MAX_SLOTS];
+
+		if (s->state != SLOT_LIVE)
+			continue;
+		if (s->users) {
+			/*
+			 * Others are inside calls on it: drop this fd's
+			 * reference now (the calls keep theirs), and keep
+			 * the number until they are out, so that they
+			 * never touch someone else's fd.
+			 */
+			dup2(nullfd, s->fd);
+			s->state = SLOT_ZOMBIE;
+		} else {
+			close(s->fd);
+			s->state = SLOT_FREE;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&tab.mu);
+}
+
+static bool is_known_cmd(unsigned long cmd)
+{
+	switch (cmd) {
+	case FAIRSEM_IOC_INIT: case FAIRSEM_IOC_ACQUIRE: case FAIRSEM_IOC_RELEASE:
+	case FAIRSEM_IOC_FORGET: case FAIRSEM_IOC_ADD: case FAIRSEM_IOC_REMOVE:
+	case FAIRSEM_IOC_CLOSE: case FAIRSEM_IOC_CANCEL: case FAIRSEM_IOC_INFO:
+	case FAIRSEM_IOC_NEW_HANDLE:
+		return true;
+	}
+	return false;
+}
+
+static void op_random_ioctl(struct ctx *c)
+{
+	static const unsigned long generic[] = {
+		FIOCLEX, FIONCLEX, FIONBIO, FIOASYNC, FIOQSIZE, FIGETBSZ, FIONREAD,
+		TCGETS,
+	};
+	static const unsigned int sizes[] = { 0, 4, 8, 16, 24, 40, 72, 80, 96 };
+	unsigned long cmd;
+	struct href h;
+	void *arg;
+	uint32_t r = below(c, 100);
+	int ret, i;
+
+	if (r < 60) {
+		do {
+			unsigned int size = chance(c, 80) ?
+				sizes[below(c, sizeof(sizes) / sizeof(sizes[0]))] :
+				below(c, 1 << 14);
+
+			cmd = _IOC(below(c, 4), FAIRSEM_IOC_MAGIC, below(c, 16), size);
+		} while (is_known_cmd(cmd));
+	} else if (r < 75 && !c->child) {
+		cmd = generic[below(c, sizeof(generic) / sizeof(generic[0]))];
+	} else {
+		do {
+			cmd = rnd(c) ^ ((unsigned long)rnd(c) << 16);
+		} while (is_known_cmd(cmd) || cmd == FIONBIO || cmd == FIOASYNC);
+	}
+	for (i = 0; i < 32; i++)
+		c->buf[i] = (char)rnd(c);
+	switch (below(c, 6)) {
+	case 0: arg = NULL; break;
+	case 1: arg = (void *)(uintptr_t)0xffff888000001000ULL; break;
+	case 2: arg = (char *)none_area + 4096; break;
+	default: arg = c->buf; break;
+	}
+	if (!get_handle(c, &h))
+		return;
+	if (cmd == FIONBIO && !c->child) {
+		pthread_mutex_lock(&tab.mu);
+		tab.s[h.slot].nb_maybe = true;
+		pthread_mutex_unlock(&tab.mu);
+	}
+	ret = do_ioctl(h.fd, cmd, arg);
+	if (!put_handle(c, &h))
+		return;
+	if (_IOC_TYPE(cmd) == FAIRSEM_IOC_MAGIC && ret != -ENOTTY)
+		fail(c, "ioctl fd %d cmd %#lx (not fairsem's): %s, want ENOTTY", h.fd,
+		     cmd, ret >= 0 ? "succeeded" : en(-ret));
+}
+
+static void op_nonblock(struct ctx *c)
+{
+	struct href h;
+	int fl;
+
+	if (!get_handle(c, &h))
+		return;
+	if (c->child && !c->l[h.slot].own) {
+		put_handle(c, &h);	/* the parent's file: leave its flags alone */
+		return;
+	}
+	if (c->child) {
+		c->l[h.slot].nb_maybe = true;
+	} else {
+		pthread_mutex_lock(&tab.mu);
+		tab.s[h.slot].nb_maybe = true;
+		pthread_mutex_unlock(&tab.mu);
+	}
+	fl = fcntl(h.fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(h.fd, F_SETFL, fl ^ O_NONBLOCK);
+	put_handle(c, &h);
+}
+
+/* Does /proc/self/fdinfo/<fd> show fairsem keys?  1 yes, 0 no, -1 unreadable. */
+static int fdinfo_read(int fd, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -1;
+	n = read(f, buf, len - 1);
+	close(f);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return strstr(buf, "fairsem-") != NULL;
+}
+
+static void op_fdinfo(struct ctx *c)
+{
+	char buf[1024];
+	struct href h;
+	int r;
+
+	if (!get_handle(c, &h))
+		return;
+	r = fdinfo_read(h.fd, buf, sizeof(buf));
+	if (put_handle(c, &h) && r == 0)
+		fail(c, "fdinfo of bound handle fd %d has no fairsem keys", h.fd);
+}
+
+/* An unbound handle: everything but INIT answers EBADFD, after the arg checks. */
+static void op_unbound(struct ctx *c)
+{
+	struct fairsem_init init = { 0 };
+	struct fairsem_acquire a = { 0 };
+	struct fairsem_handle nh = { 0 };
+	struct fairsem_info in;
+	struct pollfd pfd;
+	struct uarg ua;
+	char buf[1024];
+	uint64_t v, count;
+	int fd, ret, want, step;
+
+	fd = open(DEV, O_RDWR | O_CLOEXEC | (chance(c, 20) ? O_NONBLOCK : 0));
+	if (fd < 0) {
+		if (errno != EMFILE)
+			fail(c, "open %s: %s", DEV, en(errno));
+		return;
+	}
+	for (step = 0; step < 1 + (int)below(c, 4); step++) {
+		switch (below(c, 9)) {
+		case 0:
+			a.count = gen_count(c);
+			a.flags = chance(c, 80) ? 0 : rnd(c) & 7;
+			a.deadline_ns = NODL;
+			a.reserved = chance(c, 10);
+			uarg_place(c, &ua, pick_ptr(c), &a, sizeof(a), sizeof(a));
+			ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE, ua.p);
+			uarg_done(c, &ua, NULL, 0);
+			want = !ua.rd ? -EFAULT :
+			       (!count_ok(a.count) || a.reserved || (a.flags & ~3u) ||
+				a.flags == 3) ? -EINVAL : -EBADFD;
+			if (ret != want)
+				fail(c, "unbound ACQUIRE count %#" PRIx64 " flags %#x "
+				     "ptr %s: %s, want %s", (uint64_t)a.count, a.flags,
+				     ptr_names[ua.k], en(-ret), en(-want));
+			break;
+		case 1:
+			count = gen_count(c);
+			uarg_place(c, &ua, pick_ptr(c), &count, sizeof(count), 8);
+			ret = do_ioctl(fd, FAIRSEM_IOC_RELEASE + (below(c, 4) << _IOC_NRSHIFT),
+				       ua.p);
+			uarg_done(c, &ua, NULL, 0);
+			want = !ua.rd ? -EFAULT : !count_ok(count) ? -EINVAL : -EBADFD;
+			if (ret != want)
+				fail(c, "unbound count ioctl %#" PRIx64 " ptr %s: %s, "
+				     "want %s", count, ptr_names[ua.k], en(-ret), en(-want));
+			break;
+		case 2:
+			ret = do_ioctl(fd, chance(c, 50) ? FAIRSEM_IOC_CLOSE :
+				       FAIRSEM_IOC_CANCEL, NULL);
+			if (ret != -EBADFD)
+				fail(c, "unbound CLOSE/CANCEL: %s", en(-ret));
+			break;
+		case 3:
+			uarg_place(c, &ua, pick_ptr(c), &in, sizeof(in), sizeof(in));
+			ret = do_ioctl(fd, FAIRSEM_IOC_INFO, ua.p);
+			uarg_done(c, &ua, NULL, 0);
+			/* No argument to copy in: EBADFD, or EFAULT first. */
+			if (ret != -EBADFD && !(ret == -EFAULT && !ua.wr))
+				fail(c, "unbound INFO ptr %s: %s", ptr_names[ua.k],
+				     en(-ret));
+			break;
+		case 4:
+			nh.flags = chance(c, 80) ? O_CLOEXEC : rnd(c);
+			uarg_place(c, &ua, pick_ptr(c), &nh, sizeof(nh), sizeof(nh));
+			ret = do_ioctl(fd, FAIRSEM_IOC_NEW_HANDLE, ua.p);
+			uarg_done(c, &ua, NULL, 0);
+			want = !ua.rd ? -EFAULT :
+			       (nh.flags & ~(O_CLOEXEC | O_NONBLOCK)) ? -EINVAL : -EBADFD;
+			if (ret >= 0)
+				close(ret);
+			if (ret != want)
+				fail(c, "unbound NEW_HANDLE flags %#x ptr %s: %s, want %s",
+				     nh.flags, ptr_names[ua.k], en(-ret), en(-want));
+			break;
+		case 5:
+			count = chance(c, 80) ? 8 : below(c, 8);
+			ret = read(fd, &v, count);
+			ret = ret < 0 ? -errno : ret;
+			want = count < 8 ? -EINVAL : -EBADFD;
+			if (ret != want)
+				fail(c, "unbound read of %" PRIu64 ": %s, want %s", count,
+				     ret >= 0 ? "returned" : en(-ret), en(-want));
+			break;
+		case 6:
+			pfd.fd = fd;
+			pfd.events = POLLIN | POLLOUT | POLLPRI;
+			ret = poll(&pfd, 1, 0);
+			if (ret != 0)
+				fail(c, "unbound poll: %d revents %#x", ret, pfd.revents);
+			break;
+		case 7:
+			if (fdinfo_read(fd, buf, sizeof(buf)) == 1)
+				fail(c, "unbound fdinfo shows fairsem keys");
+			break;
+		default:
+			/* INIT: bad ones, a good one, then a second one. */
+			init.permits = chance(c, 70) ? below(c, 9) : gen_count(c);
+			init.flags = chance(c, 85) ? below(c, 2) : rnd(c);
+			init.reserved = chance(c, 8);
+			uarg_place(c, &ua, pick_ptr(c), &init, sizeof(init), sizeof(init));
+			ret = do_ioctl(fd, FAIRSEM_IOC_INIT, ua.p);
+			uarg_done(c, &ua, NULL, 0);
+			want = !ua.rd ? -EFAULT :
+			       (init.permits > MAXP || init.reserved ||
+				(init.flags & ~FAIRSEM_LIFO)) ? -EINVAL : 0;
+			if (ret != want) {
+				fail(c, "INIT permits %#" PRIx64 " flags %#x reserved %u "
+				     "ptr %s: %s, want %s", (uint64_t)init.permits,
+				     init.flags, init.reserved, ptr_names[ua.k],
+				     en(-ret), en(-want));
+				goto out;
+			}
+			if (ret)
+				break;
+			init.permits = 1;
+			init.flags = 0;
+			init.reserved = 0;
+			ret = do_ioctl(fd, FAIRSEM_IOC_INIT, &init);
+			if (ret != -EBUSY)
+				fail(c, "second INIT: %s, want EBUSY", en(-ret));
+			if (do_ioctl(fd, FAIRSEM_IOC_INFO, &in))
+				fail(c, "INFO after INIT: %s", en(errno));
+			else
+				check_info(c, &in, NULL, "INFO after INIT");
+			goto out;	/* bound now */
+		}
+	}
+out:
+	close(fd);
+}
+
+/*
+ * A helper thread for one op: it inherits a mask without SIGUSR1/SIGUSR2,
+ * so that signals meant for the process land on the workers, whose
+ * results allow for them.
+ */
+static int start_quiet_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t quiet, old;
+	int r;
+
+	sigemptyset(&quiet);
+	sigaddset(&quiet, SIGUSR1);
+	sigaddset(&quiet, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &quiet, &old);
+	r = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+/* Two threads INIT one handle at the same moment: one wins, one gets EBUSY. */
+struct race {
+	int fd;
+	volatile int go;
+	int ret;
+};
+
+static void *race_fn(void *p)
+{
+	struct race *r = p;
+	struct fairsem_init init = { .permits = 5 };
+
+	while (!__atomic_load_n(&r->go, __ATOMIC_ACQUIRE))
+		;
+	r->ret = do_ioctl(r->fd, FAIRSEM_IOC_INIT, &init);
+	return NULL;
+}
+
+static void op_init_race(struct ctx *c)
+{
+	struct fairsem_init init = { .permits = 3, .flags = FAIRSEM_LIFO };
+	struct fairsem_info in;
+	struct race r = { .ret = -EPROTO };
+	pthread_t t;
+	int ret, nfd, i;
+
+	r.fd = open(DEV, O_RDWR | O_CLOEXEC);
+	if (r.fd < 0)
+		return;
+	if (start_quiet_thread(&t, race_fn, &r)) {
+		close(r.fd);
+		return;
+	}
+	for (i = below(c, 2000); i > 0; i--)
+		__asm__ volatile("" ::: "memory");
+	__atomic_store_n(&r.go, 1, __ATOMIC_RELEASE);
+	for (i = below(c, 400); i > 0; i--)
+		__asm__ volatile("" ::: "memory");
+	ret = do_ioctl(r.fd, FAIRSEM_IOC_INIT, &init);
+	pthread_join(t, NULL);
+	__atomic_add_fetch(&sh->races, 1, __ATOMIC_RELAXED);
+	if (!((ret == 0 && r.ret == -EBUSY) || (ret == -EBUSY && r.ret == 0)))
+		fail(c, "racing INITs on one handle: %s and %s, want one 0 and one "
+		     "EBUSY", en(-ret), en(-r.ret));
+	if (do_ioctl(r.fd, FAIRSEM_IOC_INFO, &in)) {
+		fail(c, "INFO after racing INITs: %s", en(errno));
+	} else {
+		check_info(c, &in, NULL, "INFO after racing INITs");
+		if (in.handles != 1 || in.limit != (ret == 0 ? 3u : 5u) ||
+		    !(in.flags & FAIRSEM_LIFO) != (ret != 0))
+			fail(c, "after racing INITs: handles %u limit %" PRIu64
+			     " flags %#x", in.handles, (uint64_t)in.limit, in.flags);
+	}
+	/* Walk the semaphore's handle list: more handles, CLOSE, close. */
+	nfd = do_ioctl(r.fd, FAIRSEM_IOC_NEW_HANDLE, &(struct fairsem_handle){ 0 });
+	if (chance(c, 50))
+		do_ioctl(r.fd, FAIRSEM_IOC_CLOSE, NULL);
+	if (nfd >= 0)
+		close(nfd);
+	close(r.fd);
+}
+
+static void op_signal(struct ctx *c)
+{
+	int sig = chance(c, 50) ? SIGUSR1 : SIGUSR2, i;
+
+	if (c->child) {
+		kill(getppid(), sig);
+		return;
+	}
+	if (chance(c, 10)) {
+		kill(main_pid, sig);
+		return;
+	}
+	i = below(c, nthreads);
+	if (workers[i] && workers[i]->tid)
+		syscall(SYS_tgkill, main_pid, workers[i]->tid, sig);
+}
+
+/*
+ * CLOSE of a private semaphore while a thread is blocked on it, an
+ * asynchronous request is queued and permits are out: everyone queued fails
+ * with EIDRM, what is held stays held and can be released.
+ */
+struct closer {
+	int fd;
+	int ret, nh_ret;
+};
+
+static void *close_race_fn(void *p)
+{
+	struct closer *w = p;
+	struct fairsem_acquire a = { .count = 1, .deadline_ns = NODL };
+
+	w->ret = do_ioctl(w->fd, FAIRSEM_IOC_ACQUIRE, &a);
+	w->nh_ret = do_ioctl(w->fd, FAIRSEM_IOC_NEW_HANDLE,
+			     &(struct fairsem_handle){ .flags = O_CLOEXEC });
+	if (w->nh_ret >= 0)
+		close(w->nh_ret);
+	return NULL;
+}
+
+static void op_close_race(struct ctx *c)
+{
+	struct fairsem_init init = { .permits = 1, .flags = below(c, 2) };
+	struct fairsem_acquire a = { .count = 1, .deadline_ns = NODL,
+				     .flags = FAIRSEM_ACQ_ASYNC };
+	struct fairsem_info in;
+	struct closer w = { .ret = -EPROTO, .nh_ret = -EPROTO };
+	struct pollfd pfd;
+	pthread_t t;
+	uint64_t one = 1, v;
+	int fd[3] = { -1, -1, -1 }, i, r;
+
+	fd[0] = open(DEV, O_RDWR | O_CLOEXEC);
+	if (fd[0] < 0 || do_ioctl(fd[0], FAIRSEM_IOC_INIT, &init))
+		goto out;
+	for (i = 1; i < 3; i++)
+		fd[i] = do_ioctl(fd[0], FAIRSEM_IOC_NEW_HANDLE,
+				 &(struct fairsem_handle){ .flags = O_CLOEXEC });
+	if (fd[1] < 0 || fd[2] < 0)
+		goto out;
+	r = do_ioctl(fd[0], FAIRSEM_IOC_ACQUIRE,
+		     &(struct fairsem_acquire){ .count = 1, .deadline_ns = NODL,
+						.flags = FAIRSEM_ACQ_TRY });
+	if (r) {
+		fail(c, "TRY 1 of a fresh semaphore of 1: %s", en(-r));
+		goto out;
+	}
+	r = do_ioctl(fd[2], FAIRSEM_IOC_ACQUIRE, &a);
+	if (r != -EINPROGRESS) {
+		fail(c, "async 1 on an exhausted semaphore: %s", en(-r));
+		goto out;
+	}
+	w.fd = fd[1];
+	if (start_quiet_thread(&t, close_race_fn, &w))
+		goto out;
+	/* Sometimes wait for the blocked thread to queue, sometimes race it. */
+	for (i = chance(c, 70) ? 2000 : 0; i > 0; i--) {
+		if (!do_ioctl(fd[0], FAIRSEM_IOC_INFO, &in) && in.waiters == 2)
+			break;
+		sched_yield();
+	}
+	r = do_ioctl(fd[below(c, 3)], FAIRSEM_IOC_CLOSE, NULL);
+	pthread_join(t, NULL);
+	if (r || w.ret != -EIDRM || w.nh_ret != -EIDRM)
+		fail(c, "CLOSE %s with a thread blocked: the blocked ACQUIRE %s, "
+		     "then NEW_HANDLE %s, want EIDRM, EIDRM", en(-r), en(-w.ret),
+		     en(-w.nh_ret));
+	pfd.fd = fd[2];
+	pfd.events = POLLIN;
+	r = poll(&pfd, 1, 0);
+	if (r != 1 || pfd.revents != (POLLHUP | POLLERR))
+		fail(c, "poll after CLOSE: %d revents %#x, want POLLHUP|POLLERR", r,
+		     pfd.revents);
+	r = (int)read(fd[2], &v, 8);
+	if (r != -1 || errno != EIDRM)
+		fail(c, "read of a refused request: %d %s, want EIDRM", r,
+		     r < 0 ? en(errno) : "");
+	if (do_ioctl(fd[1], FAIRSEM_IOC_INFO, &in))
+		fail(c, "INFO after CLOSE: %s", en(errno));
+	else if (!(in.flags & FAIRSEM_INFO_CLOSED) || in.waiters || in.taken != 1 ||
+		 in.handles != 3 || in.holds)
+		fail(c, "INFO after CLOSE: flags %#x waiters %" PRIu64 " taken %" PRIu64
+		     " handles %u holds %" PRIu64, in.flags, (uint64_t)in.waiters,
+		     (uint64_t)in.taken, in.handles, (uint64_t)in.holds);
+	r = do_ioctl(fd[0], FAIRSEM_IOC_RELEASE, &one);
+	if (r)
+		fail(c, "RELEASE after CLOSE: %s", en(-r));
+	r = do_ioctl(fd[0], FAIRSEM_IOC_ACQUIRE,
+		     &(struct fairsem_acquire){ .count = 1, .deadline_ns = 0 });
+	if (r != -EIDRM)
+		fail(c, "ACQUIRE with a past deadline after CLOSE: %s", en(-r));
+out:
+	for (i = 0; i < 3; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+}
+
+/* ---------------------------------------------------------------- */
+/* children                                                          */
+/* ---------------------------------------------------------------- */
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], b = 'h';
+	struct iovec iov = { .iov_base = &b, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+/* One fd from the socket: >= 0, -EAGAIN when empty, else -errno. */
+static int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], b;
+	struct iovec iov = { .iov_base = &b, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	ssize_t n;
+	int fd;
+
+	n = recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -EPIPE;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -ENOENT;		/* truncated: fd limit */
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+static void op_send_fd(struct ctx *c)
+{
+	int i;
+
+	/*
+	 * The handle moves to the parent: sent once and closed here, so that
+	 * the parent never holds two fds of one handle.
+	 */
+	for (i = 0; i < c->nl; i++) {
+		if (!c->l[i].own)
+			continue;
+		if (send_fd(c->sock, c->l[i].fd) == 0) {
+			__atomic_add_fetch(&sh->passed_fds, 1, __ATOMIC_RELAXED);
+			close(c->l[i].fd);
+			c->l[i] = c->l[--c->nl];
+		}
+		return;
+	}
+}
+
+static void op_recv_fd(struct ctx *c)
+{
+	struct fairsem_info in;
+	int fd = recv_fd(c->sock);
+
+	if (fd < 0)
+		return;
+	if (do_ioctl(fd, FAIRSEM_IOC_INFO, &in)) {
+		fail(c, "INFO of a handle passed by the parent: %s", en(errno));
+		close(fd);
+		return;
+	}
+	check_info(c, &in, NULL, "INFO of a passed handle");
+	if (c->nl < CHILD_FDS)
+		c->l[c->nl++] = (struct lslot){ .fd = fd, .id = in.id,
+			.lifo = !!(in.flags & FAIRSEM_LIFO), .nb_maybe = true };
+	else
+		close(fd);
+}
+
+/* A semaphore of the child's own, to die with. */
+static void op_private(struct ctx *c)
+{
+	struct fairsem_init init = { .permits = below(c, 6),
+				     .flags = below(c, 2) };
+	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (do_ioctl(fd, FAIRSEM_IOC_INIT, &init) || c->nl >= CHILD_FDS) {
+		close(fd);
+		return;
+	}
+	c->l[c->nl++] = (struct lslot){ .fd = fd, .lifo = init.flags, .own = true };
+	c->l[c->nl - 1].id = 0;		/* learn it from INFO if needed */
+}
+
+static bool run_op(struct ctx *c, int op);
+
+static void __attribute__((noreturn)) child_main(struct ctx *c, int sock,
+						 uint64_t cseed, pid_t parent)
+{
+	int i, n;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);
+	c->child = true;
+	c->idx = -1;
+	c->tid = getpid();
+	c->timers = false;
+	c->sock = sock;
+	c->fails = 0;
+	seed_ctx(c, cseed);
+	if (c->epfd >= 0)
+		close(c->epfd);		/* shared with the parent thread's */
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (chance(c, 10)) {
+		struct rlimit rl = { .rlim_cur = 8 + below(c, 40) };
+
+		rl.rlim_max = rl.rlim_cur;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	n = 1 + below(c, 120);
+	for (i = 0; i < n; i++) {
+		const int *w = child_weights;
+		int total = 0, op, x;
+
+		for (op = 0; op < OP_NR; op++)
+			total += w[op];
+		x = below(c, total);
+		for (op = 0; x >= w[op]; op++)
+			x -= w[op];
+		if (op == OP_EXIT)
+			break;
+		if (!run_op(c, op))
+			continue;
+		__atomic_add_fetch(&sh->child_ops, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&sh->ops, 1, __ATOMIC_RELAXED);
+	}
+	if (chance(c, 10))
+		raise(SIGKILL);
+	if (chance(c, 30))
+		for (i = 0; i < c->nl; i++)
+			close(c->l[i].fd);
+	_exit(c->fails ? 3 : 0);
+}
+
+static void op_fork(struct ctx *c)
+{
+	struct ctx *cc = c;
+	uint64_t cseed = rnd64(c);
+	int sv[2], i, ci;
+	pid_t pid;
+
+	pthread_mutex_lock(&tab.mu);
+	for (ci = 0; ci < max_children && tab.ch[ci].pid; ci++)
+		;
+	if (ci >= max_children ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		pthread_mutex_unlock(&tab.mu);
+		return;
+	}
+	/* The child's view of the table: its inherited handles. */
+	cc->nl = 0;
+	for (i = 0; i < MAX_SLOTS && cc->nl < CHILD_FDS / 2; i++) {
+		struct slot *s = &tab.s[i];
+
+		if (s->state != SLOT_LIVE || chance(c, 30))
+			continue;
+		cc->l[cc->nl++] = (struct lslot){ .fd = s->fd,
+			.id = tab.sem[s->sem].id, .lifo = tab.sem[s->sem].lifo,
+			.nb_maybe = true };
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		child_main(cc, sv[1], cseed, main_pid);
+	}
+	cc->nl = 0;
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+	} else {
+		tab.ch[ci] = (struct childrec){ .pid = pid, .sock = sv[0],
+						.born = now_ns() };
+		__atomic_add_fetch(&sh->forks, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&tab.mu);
+}
+
+/* Under tab.mu: take in what a dead child sent, judge how it ended. */
+static void child_gone(struct ctx *c, struct childrec *ch, int status)
+{
+	struct fairsem_info in;
+	int fd, si;
+
+	if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		fail(c, "child %d exited %d", ch->pid, WEXITSTATUS(status));
+	else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
+		fail(c, "child %d died of signal %d", ch->pid, WTERMSIG(status));
+	while ((fd = recv_fd(ch->sock)) != -EAGAIN && fd != -EPIPE) {
+		if (fd < 0)
+			continue;
+		si = -1;
+		if (do_ioctl(fd, FAIRSEM_IOC_INFO, &in))
+			fail(c, "INFO of a handle passed by a child: %s", en(errno));
+		else
+			si = sem_index_of(in.id);
+		if (si < 0 || live_slots() >= MAX_SLOTS - 8 ||
+		    slot_add(fd, si, true) < 0)
+			close(fd);
+	}
+	close(ch->sock);
+	ch->pid = 0;
+}
+
+static void op_reap(struct ctx *c)
+{
+	uint64_t t = now_ns();
+	int i, status;
+	pid_t r;
+
+	pthread_mutex_lock(&tab.mu);
+	for (i = 0; i < max_children; i++) {
+		struct childrec *ch = &tab.ch[i];
+
+		if (!ch->pid)
+			continue;
+		r = waitpid(ch->pid, &status, WNOHANG);
+		if (r == ch->pid)
+			child_gone(c, ch, status);
+		else if (t - ch->born > 1500 * MSEC)
+			kill(ch->pid, SIGKILL);
+	}
+	pthread_mutex_unlock(&tab.mu);
+}
+
+static void op_child_signal(struct ctx *c)
+{
+	static const int sigs[] = { SIGUSR1, SIGUSR2, SIGSTOP, SIGCONT, SIGCONT,
+				    SIGKILL };
+	int i = below(c, max_children), sig = sigs[below(c, 6)];
+
+	pthread_mutex_lock(&tab.mu);
+	if (tab.ch[i].pid) {
+		kill(tab.ch[i].pid, sig);
+		if (sig == SIGKILL)
+			__atomic_add_fetch(&sh->kills, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&tab.mu);
+}
+
+static void op_pass_fd(struct ctx *c)
+{
+	int i = below(c, max_children), j, start;
+
+	pthread_mutex_lock(&tab.mu);
+	start = below(c, MAX_SLOTS);
+	for (j = 0; tab.ch[i].pid && j < MAX_SLOTS; j++) {
+		struct slot *s = &tab.s[(start + j) % MAX_SLOTS];
+
+		if (s->state != SLOT_LIVE)
+			continue;
+		if (send_fd(tab.ch[i].sock, s->fd) == 0)
+			__atomic_add_fetch(&sh->passed_fds, 1, __ATOMIC_RELAXED);
+		break;
+	}
+	pthread_mutex_unlock(&tab.mu);
+}
+
+static bool run_op(struct ctx *c, int op)
+{
+	if (op_off[op])
+		return false;
+	c->op = op_names[op];
+	__atomic_add_fetch(&sh->op_count[op], 1, __ATOMIC_RELAXED);
+	switch (op) {
+	case OP_ACQUIRE: op_acquire(c); break;
+	case OP_COUNT: op_count(c); break;
+	case OP_INFO: op_info(c); break;
+	case OP_CANCEL: op_cancel(c); break;
+	case OP_READ: op_read(c); break;
+	case OP_POLL: op_poll(c); break;
+	case OP_EPOLL: op_epoll(c); break;
+	case OP_NEW_HANDLE: op_new_handle(c); break;
+	case OP_CLOSE_SLOT: op_close_slot(c); break;
+	case OP_CLOSE_SEM: op_close_sem(c); break;
+	case OP_RANDOM_IOCTL: op_random_ioctl(c); break;
+	case OP_UNBOUND: op_unbound(c); break;
+	case OP_INIT_RACE: op_init_race(c); break;
+	case OP_NONBLOCK: op_nonblock(c); break;
+	case OP_SIGNAL: op_signal(c); break;
+	case OP_FORK: op_fork(c); break;
+	case OP_CHILD_SIGNAL: op_child_signal(c); break;
+	case OP_REAP: op_reap(c); break;
+	case OP_PASS_FD: op_pass_fd(c); break;
+	case OP_FDINFO: op_fdinfo(c); break;
+	case OP_SEND_FD: op_send_fd(c); break;
+	case OP_RECV_FD: op_recv_fd(c); break;
+	case OP_PRIVATE: op_private(c); break;
+	case OP_CLOSE_RACE: op_close_race(c); break;
+	}
+	c->op = NULL;
+	return true;
+}
+
+/* ---------------------------------------------------------------- */
+/* workers and the barrier                                           */
+/* ---------------------------------------------------------------- */
+
+static void park(struct ctx *c)
+{
+	pthread_mutex_lock(&bar_mu);
+	worker_parked[c->idx] = 1;
+	pthread_cond_signal(&coord_cv);
+	while (pause_req && !stop)
+		pthread_cond_wait(&bar_cv, &bar_mu);
+	worker_parked[c->idx] = 0;
+	pthread_mutex_unlock(&bar_mu);
+}
+
+static void *worker(void *p)
+{
+	struct ctx *c = p;
+	int total = 0, op, x;
+
+	c->tid = (pid_t)syscall(SYS_gettid);
+	timers_setup(c);
+	for (op = 0; op < OP_NR; op++)
+		total += parent_weights[op];
+	while (!stop) {
+		if (pause_req) {
+			park(c);
+			continue;
+		}
+		x = below(c, total);
+		for (op = 0; x >= parent_weights[op]; op++)
+			x -= parent_weights[op];
+		if (run_op(c, op))
+			__atomic_add_fetch(&sh->ops, 1, __ATOMIC_RELAXED);
+	}
+	disarm_signals(c);
+	if (c->timers) {
+		timer_delete(c->t_restart);
+		timer_delete(c->t_intr);
+	}
+	/* Gone counts as parked for the final quiescent point. */
+	pthread_mutex_lock(&bar_mu);
+	worker_parked[c->idx] = 1;
+	pthread_cond_signal(&coord_cv);
+	pthread_mutex_unlock(&bar_mu);
+	return NULL;
+}
+
+static struct ctx *ctx_new(int idx, uint64_t s)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->idx = idx;
+	seed_ctx(c, s);
+	c->scratch = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	c->ro = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c->scratch == MAP_FAILED || c->ro == MAP_FAILED)
+		return NULL;
+	mprotect(c->scratch + 2 * page, page, PROT_NONE);
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	return c;
+}
+
+/* ---------------------------------------------------------------- */
+/* quiescence and the invariants                                     */
+/* ---------------------------------------------------------------- */
+
+static bool all_parked(void)
+{
+	int i;
+
+	for (i = 0; i < nthreads; i++)
+		if (!worker_parked[i])
+			return false;
+	return true;
+}
+
+static void dump_stuck(void)
+{
+	char path[80], buf[2048];
+	int i, fd;
+	ssize_t n;
+
+	for (i = 0; i < nthreads; i++) {
+		if (worker_parked[i])
+			continue;
+		say("# thread %d (tid %d) stuck in op %s", i, workers[i]->tid,
+		    workers[i]->op ? workers[i]->op : "-");
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stack", workers[i]->tid);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			say("# kernel stack of tid %d:\n%s", workers[i]->tid, buf);
+		}
+	}
+}
+
+/* Stop every worker at the barrier: false if some never came. */
+static bool quiesce(void)
+{
+	uint64_t end = now_ns() + 60000 * MSEC;
+	struct timespec ts;
+	int i;
+
+	pause_req = 1;
+	pthread_mutex_lock(&bar_mu);
+	while (!all_parked()) {
+		for (i = 0; i < nthreads; i++)
+			if (!worker_parked[i] && workers[i]->tid)
+				syscall(SYS_tgkill, main_pid, workers[i]->tid, SIGUSR2);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 2 * MSEC;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&coord_cv, &bar_mu, &ts);
+		if (now_ns() > end) {
+			pthread_mutex_unlock(&bar_mu);
+			fail(NULL, "workers did not reach the barrier in 60 s");
+			dump_stuck();
+			return false;
+		}
+	}
+	pthread_mutex_unlock(&bar_mu);
+	return true;
+}
+
+static void resume(void)
+{
+	pthread_mutex_lock(&bar_mu);
+	pause_req = 0;
+	pthread_cond_broadcast(&bar_cv);
+	pthread_mutex_unlock(&bar_mu);
+}
+
+/* Kill and reap every child; take in what they passed. */
+static bool reap_all(struct ctx *c)
+{
+	uint64_t end;
+	int i, status;
+	pid_t r;
+
+	pthread_mutex_lock(&tab.mu);
+	for (i = 0; i < MAX_CHILDREN; i++) {
+		struct childrec *ch = &tab.ch[i];
+
+		if (!ch->pid)
+			continue;
+		kill(ch->pid, SIGKILL);
+		end = now_ns() + 30000 * MSEC;
+		while ((r = waitpid(ch->pid, &status, WNOHANG)) == 0 && now_ns() < end)
+			sleep_ns(MSEC);
+		if (r != ch->pid) {
+			fail(c, "child %d does not die of SIGKILL", ch->pid);
+			pthread_mutex_unlock(&tab.mu);
+			return false;
+		}
+		child_gone(c, ch, status);
+	}
+	pthread_mutex_unlock(&tab.mu);
+	return true;
+}
+
+struct fdi {
+	uint64_t id, limit, available, taken, holds, waiters;
+	int lifo, closed, async;	/* async: 0 none, 1 queued, 2 granted */
+};
+
+static int fdinfo_parse(int fd, struct fdi *f)
+{
+	char buf[2048], *line, *save = NULL;
+	int seen = 0;
+
+	if (fdinfo_read(fd, buf, sizeof(buf)) != 1)
+		return -1;
+	memset(f, 0, sizeof(*f));
+	f->lifo = f->closed = f->async = -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *v = strchr(line, '\t');
+
+		if (!v || strncmp(line, "fairsem-", 8))
+			continue;
+		*v++ = 0;
+		seen++;
+		if (!strcmp(line, "fairsem-id:"))
+			f->id = strtoull(v, NULL, 10);
+		else if (!strcmp(line, "fairsem-limit:"))
+			f->limit = strtoull(v, NULL, 10);
+		else if (!strcmp(line, "fairsem-available:"))
+			f->available = strtoull(v, NULL, 10);
+		else if (!strcmp(line, "fairsem-taken:"))
+			f->taken = strtoull(v, NULL, 10);
+		else if (!strcmp(line, "fairsem-holds:"))
+			f->holds = strtoull(v, NULL, 10);
+		else if (!strcmp(line, "fairsem-waiters:"))
+			f->waiters = strtoull(v, NULL, 10);
+		else if (!strcmp(line, "fairsem-mode:"))
+			f->lifo = !strcmp(v, "lifo") ? 1 : !strcmp(v, "fifo") ? 0 : -1;
+		else if (!strcmp(line, "fairsem-closed:"))
+			f->closed = !strcmp(v, "1") ? 1 : !strcmp(v, "0") ? 0 : -1;
+		else if (!strcmp(line, "fairsem-async:"))
+			f->async = !strcmp(v, "none") ? 0 : !strcmp(v, "queued") ? 1 :
+				   !strcmp(v, "granted") ? 2 : -1;
+		else
+			seen--;
+	}
+	return seen == 9 ? 0 : -2;
+}
+
+static void check(struct ctx *c, bool ok, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void check(struct ctx *c, bool ok, const char *fmt, ...)
+{
+	char buf[600];
+	va_list ap;
+
+	__atomic_add_fetch(&sh->checks, 1, __ATOMIC_RELAXED);
+	if (ok)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	__atomic_add_fetch(&sh->inv_failures, 1, __ATOMIC_SEQ_CST);
+	fail(c, "invariant: %s", buf);
+}
+
+/* Every fairsem fd of this process is a live slot's, and the other way round. */
+static void check_fd_census(struct ctx *c)
+{
+	bool seen[MAX_SLOTS] = { false };
+	char path[64], link[128];
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fd");
+	int i, fd, dfd = d ? dirfd(d) : -1;
+	ssize_t n;
+
+	if (!d) {
+		fail(c, "opendir /proc/self/fd: %s", en(errno));
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		fd = atoi(e->d_name);
+		if (fd == dfd)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = 0;
+		if (!strstr(link, "fairsem"))
+			continue;
+		for (i = 0; i < MAX_SLOTS; i++)
+			if (tab.s[i].state == SLOT_LIVE && tab.s[i].fd == fd)
+				break;
+		check(c, i < MAX_SLOTS, "fd %d (%s) is a fairsem handle nobody knows of",
+		      fd, link);
+		if (i < MAX_SLOTS)
+			seen[i] = true;
+	}
+	closedir(d);
+	for (i = 0; i < MAX_SLOTS; i++)
+		if (tab.s[i].state == SLOT_LIVE)
+			check(c, seen[i], "slot fd %d is not a fairsem handle", tab.s[i].fd);
+}
+
+/* The invariants of semaphore si; returns whether they held (no report if retry). */
+static bool check_sem(struct ctx *c, int si, bool report, bool *closed)
+{
+	struct fairsem_info in[MAX_SLOTS], first;
+	int idx[MAX_SLOTS], n = 0, i, pending = 0;
+	uint64_t holds = 0;
+	bool ok = true;
+
+#define CK(cond, ...) do {						\
+	if (report)							\
+		check(c, (cond), __VA_ARGS__);				\
+	if (!(cond))							\
+		ok = false;						\
+} while (0)
+
+	*closed = false;
+	for (i = 0; i < MAX_SLOTS; i++) {
+		if (tab.s[i].state == SLOT_ZOMBIE)
+			CK(false, "slot fd %d still a zombie at quiescence (users %d)",
+			   tab.s[i].fd, tab.s[i].users);
+		if (tab.s[i].state != SLOT_LIVE || tab.s[i].sem != si)
+			continue;
+		if (do_ioctl(tab.s[i].fd, FAIRSEM_IOC_INFO, &in[n])) {
+			CK(false, "INFO of fd %d: %s", tab.s[i].fd, en(errno));
+			continue;
+		}
+		idx[n++] = i;
+	}
+	if (!n)
+		return ok;
+	first = in[0];
+	*closed = first.flags & FAIRSEM_INFO_CLOSED;
+	for (i = 0; i < n; i++) {
+		struct fairsem_info *x = &in[i];
+
+		if (report)
+			check_info(c, x, NULL, "INFO at quiescence");
+		CK(x->id == tab.sem[si].id, "sem %d fd %d: id %" PRIu64 ", want %" PRIu64,
+		   si, tab.s[idx[i]].fd, (uint64_t)x->id, tab.sem[si].id);
+		CK(x->limit == first.limit && x->taken == first.taken &&
+		   x->waiters == first.waiters && x->handles == first.handles &&
+		   (x->flags & (FAIRSEM_LIFO | FAIRSEM_INFO_CLOSED)) ==
+		   (first.flags & (FAIRSEM_LIFO | FAIRSEM_INFO_CLOSED)),
+		   "sem %d: handles disagree: limit %" PRIu64 "/%" PRIu64 " taken %"
+		   PRIu64 "/%" PRIu64 " waiters %" PRIu64 "/%" PRIu64 " handles %u/%u"
+		   " flags %#x/%#x", si, (uint64_t)x->limit, (uint64_t)first.limit,
+		   (uint64_t)x->taken, (uint64_t)first.taken, (uint64_t)x->waiters,
+		   (uint64_t)first.waiters, x->handles, first.handles, x->flags,
+		   first.flags);
+		CK(!(x->flags & FAIRSEM_LIFO) == !tab.sem[si].lifo,
+		   "sem %d: mode flag %#x, want %s", si, x->flags,
+		   tab.sem[si].lifo ? "LIFO" : "FIFO");
+		CK(x->available == (x->limit > x->taken ? x->limit - x->taken : 0),
+		   "sem %d: available %" PRIu64 " with limit %" PRIu64 " taken %" PRIu64,
+		   si, (uint64_t)x->available, (uint64_t)x->limit, (uint64_t)x->taken);
+		holds += x->holds;
+		pending += !!(x->flags & FAIRSEM_INFO_ASYNC_PENDING);
+	}
+	CK(holds == first.taken, "sem %d: holds of its %d handles add up to %" PRIu64
+	   ", taken is %" PRIu64, si, n, holds, (uint64_t)first.taken);
+	CK(first.handles == (uint32_t)n, "sem %d: INFO counts %u handles, %d are open",
+	   si, first.handles, n);
+	CK(first.waiters == (uint64_t)pending, "sem %d: waiters %" PRIu64 " with %d "
+	   "asynchronous requests pending and nobody blocked", si,
+	   (uint64_t)first.waiters, pending);
+
+	/* fdinfo says the same as INFO. */
+	for (i = 0; report && i < n; i++) {
+		struct fairsem_info *x = &in[i];
+		struct fdi f;
+		int fd = tab.s[idx[i]].fd;
+		int async = x->flags & FAIRSEM_INFO_ASYNC_PENDING ? 1 :
+			    x->flags & FAIRSEM_INFO_ASYNC_GRANTED ? 2 : 0;
+		int r = fdinfo_parse(fd, &f);
+
+		CK(r == 0, "fdinfo of fd %d: %s", fd, r == -1 ? "no fairsem keys" :
+		   "keys missing or malformed");
+		if (r)
+			continue;
+		CK(f.id == x->id && f.limit == x->limit && f.available == x->available &&
+		   f.taken == x->taken && f.holds == x->holds &&
+		   f.waiters == x->waiters &&
+		   f.lifo == !!(x->flags & FAIRSEM_LIFO) &&
+		   f.closed == !!(x->flags & FAIRSEM_INFO_CLOSED) && f.async == async,
+		   "fd %d: fdinfo id %" PRIu64 " limit %" PRIu64 " available %" PRIu64
+		   " taken %" PRIu64 " holds %" PRIu64 " waiters %" PRIu64 " lifo %d "
+		   "closed %d async %d; INFO %" PRIu64 " %" PRIu64 " %" PRIu64 " %"
+		   PRIu64 " %" PRIu64 " %" PRIu64 " flags %#x", fd, f.id, f.limit,
+		   f.available, f.taken, f.holds, f.waiters, f.lifo, f.closed, f.async,
+		   (uint64_t)x->id, (uint64_t)x->limit, (uint64_t)x->available,
+		   (uint64_t)x->taken, (uint64_t)x->holds, (uint64_t)x->waiters,
+		   x->flags);
+	}
+#undef CK
+	return ok;
+}
+
+/* Withdraw or collect every asynchronous request: waiters must reach 0. */
+static void settle_async(struct ctx *c, int si)
+{
+	struct fairsem_info in;
+	uint64_t v;
+	int i, fd = -1, r;
+
+	for (i = 0; i < MAX_SLOTS; i++) {
+		if (tab.s[i].state != SLOT_LIVE || tab.s[i].sem != si)
+			continue;
+		fd = tab.s[i].fd;
+		if (do_ioctl(fd, FAIRSEM_IOC_INFO, &in))
+			continue;
+		if ((in.flags & FAIRSEM_INFO_ASYNC_GRANTED) && chance(c, 50)) {
+			r = (int)read(fd, &v, 8);
+			check(c, r == 8 && count_ok(v), "read of a granted request on fd "
+			      "%d: %d (%s), value %" PRIu64, fd, r, r < 0 ? en(errno) : "-", v);
+		} else if (in.flags & (FAIRSEM_INFO_ASYNC_GRANTED |
+				       FAIRSEM_INFO_ASYNC_PENDING)) {
+			r = do_ioctl(fd, FAIRSEM_IOC_CANCEL, NULL);
+			check(c, r == 0, "CANCEL of fd %d's request: %s", fd, en(-r));
+		} else {
+			r = do_ioctl(fd, FAIRSEM_IOC_CANCEL, NULL);
+			check(c, r == -ENOENT, "CANCEL without a request on fd %d: %s",
+			      fd, en(-r));
+		}
+	}
+	if (fd >= 0 && !do_ioctl(fd, FAIRSEM_IOC_INFO, &in))
+		check(c, in.waiters == 0, "sem %d: waiters %" PRIu64 " after every request "
+		      "was cancelled", si, (uint64_t)in.waiters);
+}
+
+/* The grant rule, on a quiet semaphore. */
+static void probe(struct ctx *c, int si)
+{
+	struct fairsem_acquire a = { .deadline_ns = NODL, .flags = FAIRSEM_ACQ_TRY };
+	struct fairsem_info in;
+	int fds[2], n = 0, i, r;
+	uint64_t avail;
+
+	for (i = 0; i < MAX_SLOTS && n < 2; i++)
+		if (tab.s[i].state == SLOT_LIVE && tab.s[i].sem == si)
+			fds[n++] = tab.s[i].fd;
+	if (!n || do_ioctl(fds[0], FAIRSEM_IOC_INFO, &in) || in.waiters)
+		return;
+	if (in.flags & FAIRSEM_INFO_CLOSED) {
+		a.count = 1;
+		r = do_ioctl(fds[0], FAIRSEM_IOC_ACQUIRE, &a);
+		check(c, r == -EIDRM, "sem %d closed: TRY 1 gives %s", si, en(-r));
+		return;
+	}
+	/* An O_NONBLOCK handle would answer EAGAIN to anything but TRY too. */
+	avail = in.available;
+	if (avail && avail <= MAXP) {
+		a.count = avail;
+		r = do_ioctl(fds[0], FAIRSEM_IOC_ACQUIRE, &a);
+		check(c, r == 0, "sem %d: TRY of all %" PRIu64 " available: %s", si,
+		      avail, en(-r));
+		if (!r) {
+			r = do_ioctl(fds[0], FAIRSEM_IOC_RELEASE, &avail);
+			check(c, r == 0, "sem %d: RELEASE %" PRIu64 ": %s", si, avail, en(-r));
+		}
+	}
+	if (avail < MAXP) {
+		a.count = avail + 1;
+		r = do_ioctl(fds[0], FAIRSEM_IOC_ACQUIRE, &a);
+		check(c, r == -EAGAIN, "sem %d: TRY of %" PRIu64 " with %" PRIu64
+		      " available: %s", si, avail + 1, avail, en(-r));
+		if (!r)
+			do_ioctl(fds[0], FAIRSEM_IOC_RELEASE, &a.count);
+	}
+	/* A request that does not fit holds back one that does (FIFO only). */
+	if (n == 2 && avail >= 1 && avail < MAXP) {
+		struct fairsem_acquire big = { .count = avail + 1,
+					       .deadline_ns = NODL,
+					       .flags = FAIRSEM_ACQ_ASYNC };
+
+		r = do_ioctl(fds[0], FAIRSEM_IOC_ACQUIRE, &big);
+		check(c, r == -EINPROGRESS, "sem %d: async %" PRIu64 " with %" PRIu64
+		      " available: %s", si, avail + 1, avail, en(-r));
+		a.count = 1;
+		r = do_ioctl(fds[1], FAIRSEM_IOC_ACQUIRE, &a);
+		check(c, tab.sem[si].lifo ? r == 0 : r == -EAGAIN,
+		      "sem %d (%s): TRY 1 behind a queued request too big: %s", si,
+		      tab.sem[si].lifo ? "LIFO" : "FIFO", en(-r));
+		if (!r) {
+			uint64_t one = 1;
+
+			do_ioctl(fds[1], FAIRSEM_IOC_RELEASE, &one);
+		}
+		r = do_ioctl(fds[0], FAIRSEM_IOC_CANCEL, NULL);
+		check(c, r == 0, "sem %d: CANCEL of the probe's request: %s", si, en(-r));
+	}
+	if (!do_ioctl(fds[0], FAIRSEM_IOC_INFO, &in))
+		check(c, in.waiters == 0 && in.available == avail,
+		      "sem %d after the probe: waiters %" PRIu64 " available %" PRIu64
+		      " (was %" PRIu64 ")", si, (uint64_t)in.waiters,
+		      (uint64_t)in.available, avail);
+}
+
+/* A fresh semaphore for index si, with a few handles. */
+static void create_sem(struct ctx *c, int si)
+{
+	struct fairsem_init init = { .flags = tab.sem[si].lifo ? FAIRSEM_LIFO : 0 };
+	struct fairsem_info in;
+	int fd, i, n;
+
+	init.permits = chance(c, 90) ? below(c, 7) : chance(c, 50) ? MAXP : rnd64(c) % MAXP;
+	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		fail(c, "open %s: %s", DEV, en(errno));
+		return;
+	}
+	if (do_ioctl(fd, FAIRSEM_IOC_INIT, &init) || do_ioctl(fd, FAIRSEM_IOC_INFO, &in)) {
+		fail(c, "INIT/INFO of a new semaphore: %s", en(errno));
+		close(fd);
+		return;
+	}
+	for (i = 0; i < nsems; i++)
+		check(c, i == si || tab.sem[i].id != in.id,
+		      "new semaphore got id %" PRIu64 " of a live one", (uint64_t)in.id);
+	tab.sem[si].id = in.id;
+	slot_add(fd, si, false);
+	for (n = 1 + below(c, 3); n > 0; n--) {
+		fd = do_ioctl(fd, FAIRSEM_IOC_NEW_HANDLE,
+			      &(struct fairsem_handle){ .flags = O_CLOEXEC });
+		if (fd < 0)
+			break;
+		slot_add(fd, si, false);
+	}
+}
+
+/* Close semaphores that were CLOSEd, make new ones where none is left. */
+static void recycle(struct ctx *c)
+{
+	int si, i, n;
+	bool closed;
+
+	for (si = 0; si < nsems; si++) {
+		n = 0;
+		closed = false;
+		for (i = 0; i < MAX_SLOTS; i++) {
+			if (tab.s[i].state != SLOT_LIVE || tab.s[i].sem != si)
+				continue;
+			if (!n++) {
+				struct fairsem_info in;
+
+				if (do_ioctl(tab.s[i].fd, FAIRSEM_IOC_INFO, &in))
+					continue;
+				closed = in.flags & FAIRSEM_INFO_CLOSED;
+				if (closed && chance(c, 20))
+					closed = false;
+				/* FORGET and REMOVE wear limits down: top up. */
+				if (!closed && in.limit < 3 + in.taken / 2 && chance(c, 70)) {
+					uint64_t more = 3 + below(c, 6);
+
+					do_ioctl(tab.s[i].fd, FAIRSEM_IOC_ADD, &more);
+				}
+			}
+			if (closed) {
+				close(tab.s[i].fd);
+				tab.s[i].state = SLOT_FREE;
+			}
+		}
+		if (!n || closed)
+			create_sem(c, si);
+		else if (n < 2 && live_slots() < MAX_SLOTS - 8)
+			for (i = 0; i < MAX_SLOTS; i++)
+				if (tab.s[i].state == SLOT_LIVE && tab.s[i].sem == si) {
+					int fd = do_ioctl(tab.s[i].fd, FAIRSEM_IOC_NEW_HANDLE,
+							  &(struct fairsem_handle){ 0 });
+
+					if (fd >= 0)
+						slot_add(fd, si, false);
+					break;
+				}
+	}
+}
+
+/* At quiescence: everything that must hold. */
+static void check_all(struct ctx *c)
+{
+	int si, tries;
+	bool closed;
+
+	pthread_mutex_lock(&tab.mu);
+	check_fd_census(c);
+	for (si = 0; si < nsems; si++) {
+		/*
+		 * A file released by a child's exit may still be on its way
+		 * (deferred fput): give it a moment before calling it a bug.
+		 */
+		for (tries = 0; tries < 100 && !check_sem(c, si, false, &closed); tries++)
+			sleep_ns(10 * MSEC);
+		check_sem(c, si, true, &closed);
+		settle_async(c, si);
+		probe(c, si);
+	}
+	pthread_mutex_unlock(&tab.mu);
+	__atomic_add_fetch(&sh->rounds, 1, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------- */
+/* main                                                              */
+/* ---------------------------------------------------------------- */
+
+static long module_refcnt(void)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(REFCNT, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return strtol(buf, NULL, 10);
+}
+
+static uint64_t env_u64(const char *name, uint64_t def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoull(v, NULL, 0) : def;
+}
+
+static void usage(const char *argv0)
+{
+	fprintf(stderr, "usage: %s [--seconds N] [--seed N] [--threads N] "
+		"[--sems N] [--children N] [--skip OP]... [--only OP] [--verbose]\n"
+		"  env: FAIRSEM_FUZZ_SECONDS (default 60), FAIRSEM_FUZZ_SEED,\n"
+		"       FAIRSEM_FUZZ_ARGS (more arguments, split on spaces)\n"
+		"  OP (--skip, --only: for triage): an op name as in the \"op mix\" line,\n"
+		"     spaces as underscores (init_race)\n", argv0);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t seconds = env_u64("FAIRSEM_FUZZ_SECONDS", 60), t0, end, next;
+	struct ctx *coord;
+	long ref0, ref1 = -1;
+	int i, tap = 0, f0;
+	bool healthy = true;
+
+	seed = env_u64("FAIRSEM_FUZZ_SEED", 0);
+	{
+		/* FAIRSEM_FUZZ_ARGS first, so the command line wins. */
+		static char *av[64];
+		static char envargs[512];
+		const char *e = getenv("FAIRSEM_FUZZ_ARGS");
+		char *tok, *save = NULL;
+		int n = 0;
+
+		av[n++] = argv[0];
+		snprintf(envargs, sizeof(envargs), "%s", e ? e : "");
+		for (tok = strtok_r(envargs, " \t", &save); tok && n < 40;
+		     tok = strtok_r(NULL, " \t", &save))
+			av[n++] = tok;
+		for (i = 1; i < argc && n < 63; i++)
+			av[n++] = argv[i];
+		av[n] = NULL;
+		argc = n;
+		argv = av;
+	}
+	for (i = 1; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(argv[i], "--verbose")) {
+			verbose = true;
+			continue;
+		}
+		if (!v)
+			usage(argv[0]);
+		if (!strcmp(argv[i], "--seconds"))
+			seconds = strtoull(v, NULL, 0);
+		else if (!strcmp(argv[i], "--seed"))
+			seed = strtoull(v, NULL, 0);
+		else if (!strcmp(argv[i], "--threads"))
+			nthreads = atoi(v);
+		else if (!strcmp(argv[i], "--sems"))
+			nsems = atoi(v);
+		else if (!strcmp(argv[i], "--children"))
+			max_children = atoi(v);
+		else if (!strcmp(argv[i], "--skip") || !strcmp(argv[i], "--only")) {
+			char name[32];
+			int op;
+
+			snprintf(name, sizeof(name), "%s", v);
+			for (op = 0; name[op]; op++)
+				if (name[op] == '_')
+					name[op] = ' ';
+			for (op = 0; op < OP_NR && strcmp(name, op_names[op]); op++)
+				;
+			if (op == OP_NR)
+				usage(argv[0]);
+			if (argv[i][2] == 'o') {	/* --only: everything else off */
+				int o;
+
+				for (o = 0; o < OP_NR; o++)
+					op_off[o] = o != op;
+			}
+			op_off[op] = argv[i][2] == 's';
+		} else
+			usage(argv[0]);
+		i++;
+	}
+	if (nthreads < 1 || nthreads > MAX_THREADS || nsems < 1 || nsems > MAX_SEMS ||
+	    max_children < 0 || max_children > MAX_CHILDREN)
+		usage(argv[0]);
+	if (!seed)
+		seed = (now_ns() ^ ((uint64_t)getpid() << 32)) | 1;
+	srand48((long)seed);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	say("TAP version 13");
+	say("# fairsem_fuzz: seed %" PRIu64 " (reproduce: --seed %" PRIu64 "), %"
+	    PRIu64 " s, %d threads, %d semaphores, up to %d children", seed, seed,
+	    seconds, nthreads, nsems, max_children);
+	say("1..5");
+
+	page = sysconf(_SC_PAGESIZE);
+	main_pid = getpid();
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	none_area = mmap(NULL, 65536, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	nullfd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (sh == MAP_FAILED || none_area == MAP_FAILED || nullfd < 0) {
+		say("Bail out! setup: %s", strerror(errno));
+		return 1;
+	}
+	f0 = open(DEV, O_RDWR | O_CLOEXEC);
+	if (f0 < 0) {
+		say("Bail out! %s: %s (is the module loaded?)", DEV, strerror(errno));
+		return 1;
+	}
+	close(f0);
+	ref0 = module_refcnt();
+	install_handlers();
+
+	coord = ctx_new(-2, (uint64_t)lrand48() << 20 ^ (uint64_t)lrand48());
+	if (!coord) {
+		say("Bail out! out of memory");
+		return 1;
+	}
+	pthread_mutex_lock(&tab.mu);
+	for (i = 0; i < nsems; i++) {
+		tab.sem[i].lifo = i & 1;
+		create_sem(coord, i);
+	}
+	pthread_mutex_unlock(&tab.mu);
+
+	for (i = 0; i < nthreads; i++) {
+		workers[i] = ctx_new(i, (uint64_t)lrand48() << 20 ^ (uint64_t)lrand48());
+		if (!workers[i] || pthread_create(&worker_threads[i], NULL, worker, workers[i])) {
+			say("Bail out! cannot start worker %d", i);
+			return 1;
+		}
+	}
+
+	t0 = now_ns();
+	end = t0 + seconds * 1000 * MSEC;
+	while (healthy) {
+		uint64_t t = now_ns();
+
+		next = t + (300 + below(coord, 900)) * MSEC;
+		if (next > end)
+			next = end;
+		while (now_ns() < next && !sh->failures)
+			sleep_ns(20 * MSEC);
+		if (now_ns() >= end || sh->failures)
+			stop = 1;
+		healthy = quiesce() && reap_all(coord);
+		if (!healthy)
+			break;
+		check_all(coord);
+		if (verbose || stop)
+			say("# round %" PRIu64 ": %" PRIu64 " ops, %" PRIu64 " checks, %"
+			    PRIu64 " failures", sh->rounds, sh->ops, sh->checks, sh->failures);
+		if (stop)
+			break;
+		pthread_mutex_lock(&tab.mu);
+		recycle(coord);
+		pthread_mutex_unlock(&tab.mu);
+		resume();
+	}
+
+	if (healthy) {
+		stop = 1;
+		resume();
+		for (i = 0; i < nthreads; i++)
+			pthread_join(worker_threads[i], NULL);
+		/* Close everything; the module must be back where it started. */
+		pthread_mutex_lock(&tab.mu);
+		for (i = 0; i < MAX_SLOTS; i++)
+			if (tab.s[i].state != SLOT_FREE) {
+				close(tab.s[i].fd);
+				tab.s[i].state = SLOT_FREE;
+			}
+		check_fd_census(coord);
+		pthread_mutex_unlock(&tab.mu);
+		for (i = 0; i < 200; i++) {
+			ref1 = module_refcnt();
+			if (ref1 == ref0)
+				break;
+			sleep_ns(10 * MSEC);
+		}
+		check(coord, ref1 == ref0, "module refcount %ld after closing everything, "
+		      "%ld at the start", ref1, ref0);
+	}
+
+	say("# %.1f s; ops: %" PRIu64 " (%" PRIu64 " in %" PRIu64 " children, %"
+	    PRIu64 " SIGKILLed by the parent), %" PRIu64 " fds passed, %" PRIu64
+	    " INIT races; %" PRIu64 " INFO snapshots checked",
+	    (now_ns() - t0) / 1e9, sh->ops, sh->child_ops, sh->forks, sh->kills,
+	    sh->passed_fds, sh->races, sh->snap_checks);
+	say("# %" PRIu64 " acquires succeeded, %" PRIu64 " grants read, %" PRIu64
+	    " handles made by NEW_HANDLE", sh->acquired, sh->read_grants,
+	    sh->new_handles);
+	{
+		char line[900];
+		int len = 0, e;
+
+		for (i = 0; i < OP_NR; i++)
+			len += snprintf(line + len, sizeof(line) - len, " %s %" PRIu64 ",",
+					op_names[i], sh->op_count[i]);
+		say("# op mix:%s", line);
+		len = 0;
+		line[0] = 0;
+		for (e = 0; e < 160; e++)
+			if (sh->res[e])
+				len += snprintf(line + len, sizeof(line) - len, " %s %" PRIu64 ",",
+						en(e), sh->res[e]);
+		say("# results:%s", line);
+	}
+	say("%s %d - calls answered as the contract allows (seed %" PRIu64 ")",
+	    sh->failures > sh->inv_failures ? "not ok" : "ok", ++tap, seed);
+	say("%s %d - invariants held at %" PRIu64 " quiescent points",
+	    healthy && !sh->inv_failures ? "ok" : "not ok", ++tap, sh->rounds);
+	say("%s %d - every worker reached the barrier, every child died",
+	    healthy ? "ok" : "not ok", ++tap);
+	say("%s %d - no fairsem fd left open, module refcount back to %ld",
+	    healthy && ref1 == ref0 ? "ok" : "not ok", ++tap, ref0);
+	say("%s %d - ran %" PRIu64 " s", sh->ops ? "ok" : "not ok", ++tap, seconds);
+	say("FUZZ ops %" PRIu64, sh->ops);
+	say("FUZZ checks %" PRIu64, sh->checks);
+	say("FUZZ seed %" PRIu64 " %s", seed, sh->failures || !healthy ? "FAILED" : "passed");
+	if (!healthy)
+		_exit(1);	/* threads are stuck: no orderly exit */
+	return sh->failures ? 1 : 0;
+}
