@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# fairsem: top-level build and test entry points.
+#
+#   make [all]          fairsem.ko in this tree against $(KDIR), and lib/
+#   make module         just fairsem.ko (in this tree, against $(KDIR))
+#   make deps           install the Debian 12 packages everything needs
+#   make selftests      static VM test programs into build/selftests/bin/
+#   make model          userspace test of the grant logic (ASan, UBSan)
+#   make vm             module + selftests, then the VM selftests on Debian's
+#                       kernel (one target per kernel: vm-<name>)
+#   make check          deps, module, selftests, model, VM; the last line is
+#                       "N passed, N failed[, N skipped]"; nonzero on failure
+#   make checkpatch     checkpatch.pl --strict on the module and the uapi header
+#   make clean
+#
+# Variables: KDIR (kernel build dir for `make module`), VM_TIMEOUT,
+# PROG_TIMEOUT and the VM_* knobs of scripts/vm/run.sh.
+#
+# Never insmod on the build host: modules are tested only inside QEMU.
+
+MAKEFLAGS += --no-print-directory
+TOP   := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+BUILD := $(TOP)/build
+
+# The Debian kernel the VM boots (newest installed linux-image-*-amd64 with
+# headers).  Evaluated when needed: `make check` installs it first.
+DEB_KVER  = $(shell $(TOP)/scripts/vm/debian-kernel.sh 2>/dev/null)
+DEB_KDIR  = /lib/modules/$(DEB_KVER)/build
+
+KDIR ?= $(or $(wildcard /lib/modules/$(shell uname -r)/build),$(DEB_KDIR))
+
+# ---- kernels the VM tests run on -----------------------------------------
+#
+# $(eval $(call vm-kernel,NAME,IMAGE,KDIR)) adds a kernel:
+#   module-NAME   build/kmod-NAME/fairsem.ko against KDIR (warnings fatal)
+#   vm-NAME       that module and build/selftests/bin/* in a VM booting IMAGE
+#                 (console log build/vm/NAME.log)
+# IMAGE and KDIR may be $$(shell ...), run only when a target needs them.
+# $(call check-kernel,NAME), a line of a recipe, runs both as parts of
+# `make check` (build/results/module-NAME.txt, vm-NAME.txt).
+VM_KERNELS :=
+define vm-kernel
+VM_KERNELS += $(1)
+VM_IMAGE_$(1) = $(2)
+VM_KDIR_$(1) = $(3)
+.PHONY: module-$(1) vm-$(1)
+module-$(1):
+	$$(TOP)/scripts/build-module.sh $$(VM_KDIR_$(1)) $$(BUILD)/kmod-$(1)
+vm-$(1): module-$(1) selftests
+	$$(TOP)/scripts/vm/selftests.sh $$(VM_IMAGE_$(1)) \
+		$$(BUILD)/kmod-$(1)/fairsem.ko $$(BUILD)/selftests/bin $(1)
+endef
+
+define check-kernel
+@$(PART) module-$(1) $(TOP)/scripts/build-module.sh $(VM_KDIR_$(1)) \
+	$(BUILD)/kmod-$(1) || true
+@$(PART) vm-$(1) $(TOP)/scripts/vm/selftests.sh $(VM_IMAGE_$(1)) \
+	$(BUILD)/kmod-$(1)/fairsem.ko $(BUILD)/selftests/bin $(1) || true
+endef
+
+# Debian's own kernel, named by its version (e.g. 6.1.0-57-amd64).
+DEB_NAME := $(shell $(TOP)/scripts/vm/debian-kernel.sh 2>/dev/null || echo debian)
+$(eval $(call vm-kernel,$(DEB_NAME),/boot/vmlinuz-$$(DEB_KVER),$$(DEB_KDIR)))
+
+# ---- build -----------------------------------------------------------------
+
+.PHONY: all module lib deps selftests model vm check check-parts checkpatch clean
+
+all: module lib
+
+module:
+	$(MAKE) -C $(KDIR) M=$(TOP) modules
+
+lib:
+	$(if $(wildcard $(TOP)/lib/Makefile),$(MAKE) -C $(TOP)/lib)
+
+deps:
+	$(TOP)/scripts/deps.sh
+
+# Every VM test program lands in build/selftests/bin/ (lib's too).
+selftests:
+	$(MAKE) -C $(TOP)/selftests
+	$(if $(wildcard $(TOP)/lib/Makefile),$(MAKE) -C $(TOP)/lib selftests)
+
+model:
+	$(MAKE) -C $(TOP)/selftests/model check
+
+vm: vm-$(DEB_NAME)
+
+# ---- check -----------------------------------------------------------------
+#
+# Each part runs under scripts/part.sh, which records "passed failed skipped"
+# in build/results/<part>.txt (from the part's own "N passed, N failed" line,
+# else one failure if it exits nonzero); one failing part does not stop the
+# others.  scripts/summarize.sh adds them up as the last line.
+PART = $(TOP)/scripts/part.sh
+
+check:
+	@rm -rf $(BUILD)/results
+	@$(PART) deps $(TOP)/scripts/deps.sh || true
+	@$(MAKE) check-parts
+	@$(TOP)/scripts/summarize.sh >/dev/null
+
+# A separate make so that DEB_KVER sees what deps just installed.
+check-parts:
+	@$(PART) selftests $(MAKE) selftests || true
+	@$(PART) model $(MAKE) model || true
+	$(call check-kernel,$(DEB_NAME))
+	@$(TOP)/scripts/summarize.sh || true
+
+# ---- style -----------------------------------------------------------------
+
+KSRC_TAR   ?= /usr/src/linux-source-6.1.tar.xz
+CHECKPATCH := $(BUILD)/checkpatch/checkpatch.pl
+
+$(CHECKPATCH): $(KSRC_TAR)
+	@rm -rf $(@D) && mkdir -p $(@D)
+	tar -xJf $< -C $(@D) --strip-components=2 \
+		linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+	@touch $@
+
+# Run from build/: checkpatch drops a camelcase cache where it finds .git.
+checkpatch: $(CHECKPATCH)
+	cd $(BUILD) && $(CHECKPATCH) --strict --no-tree -f $(wildcard \
+		$(TOP)/kmod/*.c $(TOP)/kmod/*.h) $(TOP)/uapi/linux/fairsem.h
+
+# ---- clean -----------------------------------------------------------------
+
+clean:
+	$(if $(wildcard $(KDIR)/Makefile),$(MAKE) -C $(KDIR) M=$(TOP) clean)
+	rm -rf $(BUILD)

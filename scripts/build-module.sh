@@ -1,0 +1,44 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build fairsem.ko against one kernel, out of tree, warnings fatal:
+#
+#   scripts/build-module.sh KDIR OUTDIR      -> OUTDIR/fairsem.ko
+#
+# KDIR is a kernel build directory (/lib/modules/<ver>/build or a kernel
+# tree).  The sources (Kbuild, kmod/, uapi/) are copied into OUTDIR so that
+# several kernels build side by side without sharing object files; stale
+# objects of an in-place `make` in the tree are not copied.  The build log is
+# OUTDIR/build.log.
+set -euo pipefail
+
+[ $# -eq 2 ] || { echo "usage: $0 KDIR OUTDIR" >&2; exit 2; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+kdir=$1
+[ -f "$kdir/Makefile" ] || { echo "build-module: $kdir: no kernel build dir" >&2; exit 2; }
+mkdir -p "$2"
+out=$(cd "$2" && pwd)
+[ "$out" != "$root" ] || { echo "build-module: OUTDIR must not be the tree" >&2; exit 2; }
+
+# Fresh sources every time: a removed source file must not linger.
+rm -rf "$out/kmod" "$out/uapi" "$out/Kbuild" "$out/fairsem.ko"
+cp "$root/Kbuild" "$out/"
+(cd "$root" && find kmod uapi -type f \
+	\( -name '*.[chS]' -o -name Kbuild -o -name Makefile \) -print0 |
+	xargs -0 cp --parents -t "$out")
+
+log=$out/build.log
+if ! make -C "$kdir" M="$out" W=1 modules >"$log" 2>&1; then
+	cat "$log"
+	echo "build-module: FAILED against $kdir (log $log)" >&2
+	exit 1
+fi
+cat "$log"
+# W=1 makes warnings louder but not fatal; modpost says "WARNING:".
+if grep -qi 'warning:' "$log"; then
+	echo "build-module: FAILED: compiler or modpost warnings against $kdir" >&2
+	grep -i 'warning:' "$log" >&2
+	exit 1
+fi
+[ -f "$out/fairsem.ko" ] || { echo "build-module: no fairsem.ko" >&2; exit 1; }
+echo "build-module: $out/fairsem.ko"

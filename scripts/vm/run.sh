@@ -1,0 +1,251 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot a kernel under QEMU (TCG) with a throw-away initramfs, run a payload
+# script inside, and judge the run from the serial console.
+#
+#   scripts/vm/run.sh [-n NAME] [-m MODULE.ko|DIR]... [-s SCRIPT] [-t SECONDS]
+#                     KERNEL_IMAGE PAYLOAD_DIR
+#
+#   -n NAME     names the console log build/vm/NAME.log (default: vm)
+#   -m PATH     a module, or a directory whose *.ko are taken; lands in
+#               /modules/ inside the VM (repeatable)
+#   -s SCRIPT   what to run inside, with /payload as cwd (default /payload/run)
+#   -t SECONDS  time limit of the payload, counted from init (default
+#               $VM_TIMEOUT or 900); boots have their own limit below
+#
+# PAYLOAD_DIR is copied to /payload.  Dynamically linked ELF files in it get
+# their shared libraries copied along; static ones need nothing.
+#
+# Environment: VM_TIMEOUT (900), VM_BOOT_TIMEOUT (120 s until the init
+# marker; Debian's kernel takes 7-25 s), VM_TRIES (3 boots), VM_MEM (1024),
+# VM_SMP (2), VM_APPEND (extra kernel command line), VM_OUT (build/vm),
+# VM_PVH (1), VM_QUIET=1 (don't echo the console).
+#
+# Exit status, a bit mask (0 = everything fine):
+#   1  the payload exited nonzero        2  the console shows a problem
+#   4  no exit marker: timeout or crash  8  never reached init (all tries)
+#  64  usage or setup error
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+usage() { sed -n '3,/^set /s/^# \{0,1\}//p' "$0" | sed '$d' >&2; exit 64; }
+
+name=vm script=/payload/run timeout=${VM_TIMEOUT:-900}
+modules=()
+while getopts n:m:s:t:h opt; do
+	case $opt in
+	n) name=$OPTARG ;;
+	m) modules+=("$OPTARG") ;;
+	s) script=$OPTARG ;;
+	t) timeout=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 2 ] || usage
+kernel=$1 payload=$2
+boot_timeout=${VM_BOOT_TIMEOUT:-120}
+tries=${VM_TRIES:-3}
+out=${VM_OUT:-$root/build/vm}
+log=$out/$name.log
+
+for f in "$kernel" /bin/busybox; do
+	[ -r "$f" ] || { echo "vm: $f: not readable" >&2; exit 64; }
+done
+[ -d "$payload" ] || { echo "vm: $payload: not a directory" >&2; exit 64; }
+command -v qemu-system-x86_64 >/dev/null ||
+	{ echo "vm: qemu-system-x86_64 missing (scripts/deps.sh)" >&2; exit 64; }
+
+# --- initramfs -------------------------------------------------------------
+staging=$out/$name.root
+initrd=$out/$name.initramfs.gz
+rm -rf "$staging"
+mkdir -p "$staging"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,etc,modules,payload}
+# busybox-static: the only userspace besides the payload.  The kernel's
+# built-in initramfs supplies /dev/console for the first open.
+cp /bin/busybox "$staging/bin/busybox"
+for m in ${modules[@]+"${modules[@]}"}; do
+	if [ -d "$m" ]; then
+		cp "$m"/*.ko "$staging/modules/"
+	else
+		cp "$m" "$staging/modules/"
+	fi
+done
+cp -a "$payload"/. "$staging/payload/"
+# Shared libraries of dynamic executables (static tests need none).
+find "$staging/payload" -type f -perm -u+x | while read -r f; do
+	readelf -l "$f" 2>/dev/null | grep -q 'Requesting program interpreter' ||
+		continue
+	ldd "$f" | grep -o '/[^ ]*' | while read -r lib; do
+		cp -L --parents "$lib" "$staging/"
+	done
+done
+printf 'root:x:0:0:root:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
+	>"$staging/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$staging/etc/group"
+
+# The guest watchdog fires a little before the host gives up, so the log
+# shows where the payload is stuck rather than just stopping.
+watchdog=$((timeout >= 90 ? timeout - 30 : timeout * 2 / 3))
+cat >"$staging/init" <<EOF
+#!/bin/busybox sh
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/tmp
+mount -t devtmpfs dev /dev
+exec </dev/console >/dev/console 2>&1
+mkdir -p /dev/shm /dev/pts
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t tmpfs tmp /tmp
+mount -t tmpfs shm /dev/shm   # POSIX semaphores and shared memory
+mount -t devpts pts /dev/pts
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+echo 1 >/proc/sys/kernel/sysrq
+echo "FAIRSEM-VM: init \$(uname -r)"
+(
+	sleep $watchdog
+	echo "FAIRSEM-VM: guest watchdog after ${watchdog}s, tasks follow"
+	for p in /proc/[0-9]*; do
+		c=
+		{ read -r c <\$p/cmdline; } 2>/dev/null
+		[ -n "\$c" ] || continue           # user processes only
+		echo "--- \${p#/proc/} \$(tr '\0' ' ' <\$p/cmdline)[\$(cat \$p/wchan)]"
+		cat \$p/stack
+	done
+	echo w >/proc/sysrq-trigger          # every task in D state
+	sleep 2
+	reboot -f
+) &
+cd /payload
+sh $script
+echo "FAIRSEM-VM: exit \$?"
+# With -no-reboot a reset ends QEMU; unlike poweroff it needs no ACPI.
+reboot -f
+EOF
+chmod +x "$staging/init"
+(cd "$staging" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) |
+	gzip -1 >"$initrd"
+
+# --- kernel --------------------------------------------------------------
+# Decompressing a bzImage under TCG costs 8-10 s a boot.  A kernel with PVH
+# support (CONFIG_PVH, Debian has it) boots straight from its ELF vmlinux, so
+# extract that once (cached by image size and mtime) and boot it instead.
+# VM_PVH=0 boots the image as given.
+has_pvh() { readelf -n "$1" 2>/dev/null | grep -q 'Xen.*(0x00000012)'; }
+pvh_vmlinux() {
+	local img=$1 cache magic off cmd
+	cache=$out/cache/$(basename "$img")-$(stat -L -c %s-%Y "$img").vmlinux
+	if [ ! -s "$cache" ] && [ ! -e "$cache.nopvh" ]; then
+		mkdir -p "$out/cache"
+		for magic in '\xfd7zXZ\x00:xz -dc --single-stream' \
+			'\x28\xb5\x2f\xfd:zstd -dcq' '\x1f\x8b\x08:gzip -dcq'; do
+			cmd=${magic#*:}
+			off=$(LC_ALL=C grep -obUaP "${magic%%:*}" "$img" | head -n 1 | cut -d: -f1)
+			[ -n "$off" ] && command -v "${cmd%% *}" >/dev/null || continue
+			tail -c +$((off + 1)) "$img" | $cmd >"$cache.$$" 2>/dev/null || true
+			has_pvh "$cache.$$" && mv "$cache.$$" "$cache" && break
+			rm -f "$cache.$$"
+		done
+		[ -s "$cache" ] || touch "$cache.nopvh"
+	fi
+	[ -s "$cache" ] && echo "$cache"
+}
+if [ "${VM_PVH:-1}" = 1 ] && ! has_pvh "$kernel"; then
+	kernel=$(pvh_vmlinux "$kernel" || echo "$kernel")
+fi
+
+# --- boot ------------------------------------------------------------------
+# console=ttyS0 and loglevel 5: warnings and worse reach the console, boot
+# chatter does not (the selftests payload dumps the full dmesg at the end).
+# slub_debug=FZPU: sanity checks, red zones, poisoning, user tracking.
+# panic=-1 with -no-reboot: a panic ends QEMU at once.  The stall timeouts
+# are raised because TCG on a busy host is slow, not stuck.
+append="console=ttyS0 loglevel=5 slub_debug=FZPU panic=-1 \
+rcupdate.rcu_cpu_stall_timeout=60 watchdog_thresh=30 ${VM_APPEND:-}"
+qemu=(qemu-system-x86_64 -accel tcg -cpu max -smp "${VM_SMP:-2}"
+	-m "${VM_MEM:-1024}" -nodefaults -no-reboot -display none
+	-monitor none -serial "file:$log" -kernel "$kernel" -initrd "$initrd"
+	-append "$append")
+
+qpid='' tpid=''
+cleanup() {
+	[ -z "$tpid" ] || kill "$tpid" 2>/dev/null || true
+	[ -z "$qpid" ] || kill "$qpid" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Strips CRs from the console; matching and parsing use this.
+console() { tr -d '\r' <"$log"; }
+
+status=0 booted=
+start=$(date +%s)
+for try in $(seq 1 "$tries"); do
+	: >"$log"
+	echo "vm: $name: boot $try/$tries: $kernel"
+	t0=$(date +%s)
+	"${qemu[@]}" </dev/null 2>"$out/$name.qemu.err" &
+	qpid=$!
+	if [ "${VM_QUIET:-0}" != 1 ]; then
+		# Ends by itself within a second of QEMU (--pid).
+		tail -n +1 -f --pid="$qpid" "$log" | sed -u -e 's/\r$//' \
+			-e '/^FAIRSEM-VM: dmesg begin/,/^FAIRSEM-VM: dmesg end/{//!d}' &
+		tpid=$!
+	fi
+	# Early TCG boot hangs (about one boot in 25) never reach init: retry.
+	while kill -0 "$qpid" 2>/dev/null && ! grep -q 'FAIRSEM-VM: init' "$log" &&
+		[ $(($(date +%s) - t0)) -lt "$boot_timeout" ]; do
+		sleep 0.5
+	done
+	if grep -q 'FAIRSEM-VM: init' "$log"; then
+		booted=$(($(date +%s) - t0))
+		break
+	fi
+	cat "$out/$name.qemu.err" >&2
+	kill "$qpid" 2>/dev/null || true
+	wait "$qpid" 2>/dev/null || true
+	[ -z "$tpid" ] || wait "$tpid" 2>/dev/null || true
+	qpid='' tpid=''
+	cp "$log" "$out/$name.noboot$try.log"
+	echo "vm: $name: no init marker after ${boot_timeout}s (boot $try), log $out/$name.noboot$try.log"
+done
+if [ -z "$booted" ]; then
+	echo "vm: $name: FAILED: never reached init in $tries boots"
+	exit 8
+fi
+
+deadline=$(($(date +%s) + timeout))
+while kill -0 "$qpid" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do
+	sleep 1
+done
+if kill -0 "$qpid" 2>/dev/null; then
+	echo "vm: $name: host timeout after ${timeout}s, killing QEMU"
+	kill "$qpid"
+fi
+wait "$qpid" 2>/dev/null || true
+qpid=
+[ -z "$tpid" ] || wait "$tpid" 2>/dev/null || true
+tpid=
+
+# --- verdict ---------------------------------------------------------------
+echo "vm: $name: reached init in ${booted}s, whole run $(($(date +%s) - start))s, log $log"
+rc=$(console | sed -n 's/^.*FAIRSEM-VM: exit \([0-9]*\)$/\1/p' | tail -n 1)
+if [ -z "$rc" ]; then
+	echo "vm: $name: FAILED: no exit marker (timeout, hang or crash)"
+	status=$((status | 4))
+elif [ "$rc" != 0 ]; then
+	echo "vm: $name: FAILED: payload exited $rc"
+	status=$((status | 1))
+fi
+if console | grep -nE -f <(grep -vE '^[[:space:]]*(#|$)' "$here/console-patterns") \
+	>"$out/$name.problems"; then
+	echo "vm: $name: FAILED: console problems (scripts/vm/console-patterns):"
+	head -n 20 "$out/$name.problems" | sed 's/^/vm:   /'
+	status=$((status | 2))
+fi
+exit "$status"
