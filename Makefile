@@ -11,6 +11,8 @@
 #                       kernel (one target per kernel: vm-<name>)
 #   make check          deps, module, selftests, model, VM; the last line is
 #                       "N passed, N failed[, N skipped]"; nonzero on failure
+#   make demo           deps, build, boot the VM, print a transcript that checks
+#                       its own claims (demo/demo.sh)
 #   make checkpatch     checkpatch.pl --strict on the module and the uapi header
 #   make clean
 #
@@ -65,7 +67,7 @@ $(eval $(call vm-kernel,$(DEB_NAME),/boot/vmlinuz-$$(DEB_KVER),$$(DEB_KDIR)))
 
 # ---- build -----------------------------------------------------------------
 
-.PHONY: all module lib deps selftests model vm check check-parts checkpatch clean
+.PHONY: all module lib deps selftests model vm demo check check-parts checkpatch clean
 
 all: module lib
 
@@ -88,6 +90,9 @@ model:
 
 vm: vm-$(DEB_NAME)
 
+demo:
+	$(TOP)/demo/demo.sh
+
 # ---- check -----------------------------------------------------------------
 #
 # Each part runs under scripts/part.sh, which records "passed failed skipped"
@@ -106,6 +111,7 @@ check:
 check-parts:
 	@$(PART) selftests $(MAKE) selftests || true
 	@$(PART) model $(MAKE) model || true
+	@$(PART) lib $(MAKE) -C $(TOP)/lib check || true
 	$(call check-kernel,$(DEB_NAME))
 	@$(TOP)/scripts/summarize.sh || true
 

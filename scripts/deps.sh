@@ -18,8 +18,8 @@ packages=(
 	libc6-dev gcc-multilib libasan8
 	# kselftest_harness.h and checkpatch.pl come out of the kernel source
 	linux-source-6.1 perl
-	# libfairsem's pkg-config file, plotting of the benchmarks
-	pkgconf python3 python3-matplotlib
+	# libfairsem's pkg-config file, its man page check, benchmark plots
+	pkgconf man-db groff-base python3 python3-matplotlib
 )
 [ "${1:-}" != --list ] || { printf '%s\n' "${packages[@]}"; exit 0; }
 
