@@ -111,7 +111,7 @@ check:
 check-parts:
 	@$(PART) selftests $(MAKE) selftests || true
 	@$(PART) model $(MAKE) model || true
-	@$(PART) lib $(MAKE) -C $(TOP)/lib check || true
+	@$(PART) lib $(MAKE) -C $(TOP)/lib check-host || true
 	$(call check-kernel,$(DEB_NAME))
 	@$(TOP)/scripts/summarize.sh || true
 

@@ -971,11 +971,14 @@ TEST(kmemleak_clean)
 			next[-1] = 0;
 		total++;
 		if (strstr(blk, "fairsem")) {
-			char *bt = strstr(blk, "backtrace:");
+			char *bt = strstr(blk, "backtrace:"), *line, *save = NULL;
 
 			ours++;
 			/* The backtrace only: the header trips the console scan. */
-			TH_LOG("leak %d from fairsem, %s", ours, bt ? bt : "(no backtrace)");
+			TH_LOG("leak %d from fairsem:", ours);
+			for (line = bt ? strtok_r(bt, "\n", &save) : NULL; line;
+			     line = strtok_r(NULL, "\n", &save))
+				printf("#   %s\n", line);
 		}
 	}
 	free(buf);
