@@ -13,6 +13,8 @@
 #                       "N passed, N failed[, N skipped]"; nonzero on failure
 #   make demo           deps, build, boot the VM, print a transcript that checks
 #                       its own claims (demo/demo.sh)
+#   make bench          fairsem against eventfd, SysV and POSIX semaphores in
+#                       one VM run: bench/results.md and bench/results.png
 #   make checkpatch     checkpatch.pl --strict on the module and the uapi header
 #   make clean
 #
@@ -67,7 +69,7 @@ $(eval $(call vm-kernel,$(DEB_NAME),/boot/vmlinuz-$$(DEB_KVER),$$(DEB_KDIR)))
 
 # ---- build -----------------------------------------------------------------
 
-.PHONY: all module lib deps selftests model vm demo check check-parts checkpatch clean
+.PHONY: all module lib deps selftests model vm demo bench check check-parts checkpatch clean
 
 all: module lib
 
@@ -93,6 +95,9 @@ vm: vm-$(DEB_NAME)
 demo:
 	$(TOP)/demo/demo.sh
 
+bench:
+	$(TOP)/bench/bench.sh
+
 # ---- check -----------------------------------------------------------------
 #
 # Each part runs under scripts/part.sh, which records "passed failed skipped"
@@ -113,6 +118,7 @@ check-parts:
 	@$(PART) model $(MAKE) model || true
 	@$(PART) lib $(MAKE) -C $(TOP)/lib check-host || true
 	$(call check-kernel,$(DEB_NAME))
+	@$(PART) bench-smoke $(TOP)/bench/bench.sh --smoke || true
 	@$(TOP)/scripts/summarize.sh || true
 
 # ---- style -----------------------------------------------------------------

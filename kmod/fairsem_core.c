@@ -30,6 +30,7 @@ void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, bool lifo)
 	sem->handles = 0;
 	sem->lifo = lifo;
 	sem->closed = false;
+	sem->wake = NULL;
 }
 
 void fairsem_holder_setup(struct fairsem_holder *handle)

@@ -25,6 +25,7 @@ enum fairsem_req_state {
 };
 
 struct fairsem_holder;
+struct fairsem_wake;
 
 struct fairsem_request {
 	struct list_head node;		/* in sem->queue while QUEUED */
@@ -44,6 +45,7 @@ struct fairsem_sem {
 	u32 handles;
 	bool lifo;
 	bool closed;
+	struct fairsem_wake *wake;	/* the lock holder's, see fairsem_dev.h */
 };
 
 /* The semaphore-side state of one handle (one open file description). */

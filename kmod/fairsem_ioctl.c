@@ -184,11 +184,12 @@ static int fairsem_ioctl_acquire(struct file *file, struct fairsem_file *ff,
 static int fairsem_ioctl_count(struct fairsem_file *ff, unsigned int cmd,
 			       void __user *argp)
 {
+	struct fairsem_wake wake;
 	struct fairsem_sem *sem;
 	u64 count;
 	int ret;
 
-	if (copy_from_user(&count, argp, sizeof(count)))
+	if (get_user(count, (u64 __user *)argp))
 		return -EFAULT;
 	if (!fairsem_count_valid(count))
 		return -EINVAL;
@@ -196,7 +197,7 @@ static int fairsem_ioctl_count(struct fairsem_file *ff, unsigned int cmd,
 	if (!sem)
 		return -EBADFD;
 
-	spin_lock(&sem->lock);
+	fairsem_lock_wake(sem, &wake);
 	switch (cmd) {
 	case FAIRSEM_IOC_RELEASE:
 		ret = fairsem_release(&ff->handle, count);
@@ -213,7 +214,7 @@ static int fairsem_ioctl_count(struct fairsem_file *ff, unsigned int cmd,
 		ret = fairsem_remove(sem, count);
 		break;
 	}
-	spin_unlock(&sem->lock);
+	fairsem_unlock_wake(sem, &wake);
 	return ret;
 }
 

@@ -40,9 +40,11 @@ void fairsem_file_free(struct fairsem_file *ff)
 	bool last;
 
 	if (sem) {
-		spin_lock(&sem->lock);
+		struct fairsem_wake wake;
+
+		fairsem_lock_wake(sem, &wake);
 		last = fairsem_detach(&ff->handle);
-		spin_unlock(&sem->lock);
+		fairsem_unlock_wake(sem, &wake);
 		if (last)
 			kfree(sem);
 	}
@@ -58,6 +60,7 @@ void fairsem_request_done(struct fairsem_request *req)
 {
 	struct fairsem_holder *handle = req->handle;
 	struct fairsem_waiter *waiter;
+	struct fairsem_wake *wake;
 
 	if (req->state == FAIRSEM_REQ_GRANTED)
 		trace_fairsem_grant(handle->sem->id, req->count, handle->sem->taken);
@@ -69,7 +72,14 @@ void fairsem_request_done(struct fairsem_request *req)
 		return;
 	}
 	waiter = container_of(req, struct fairsem_waiter, req);
-	wake_up_process(waiter->task);
+	wake = handle->sem->wake;
+	if (wake && wake->n < FAIRSEM_WAKE_BATCH) {
+		/* The reference keeps the task valid once the lock is gone. */
+		get_task_struct(waiter->task);
+		wake->task[wake->n++] = waiter->task;
+	} else {
+		wake_up_process(waiter->task);
+	}
 }
 
 static int fairsem_fop_open(struct inode *inode, struct file *file)

@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run every fairsem benchmark in one VM and write the report:
+#
+#   bench/bench.sh           full run: bench/results.md, bench/results.png
+#   bench/bench.sh --smoke   a few seconds of work (plus the boot), for
+#                            `make check`: build/bench/results-smoke.md
+#
+# Builds the module for Debian's 6.1 kernel (scripts/build-module.sh) and
+# the programs (bench/Makefile) into build/bench/, boots the kernel under
+# QEMU/TCG with scripts/vm/run.sh and bench/run-in-vm.sh as the payload,
+# then bench/report.py turns the "BENCH key value" lines of the console
+# into the report.  Exits nonzero if the VM run failed, a program failed,
+# or a figure is missing; it never judges speed.
+#
+# Environment: KVER (default: scripts/vm/debian-kernel.sh), KERNEL
+# (/boot/vmlinuz-$KVER), KDIR (/lib/modules/$KVER/build), PYTHON, and
+# whatever scripts/vm/run.sh reads.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+mode=full
+case "${1:-}" in
+--smoke) mode=smoke ;;
+'') ;;
+*) echo "usage: $0 [--smoke]" >&2; exit 2 ;;
+esac
+
+start=$(date +%s)
+# The kernel the VM tests boot (scripts/vm/debian-kernel.sh), else the
+# newest 6.1 with headers.
+kver=${KVER:-$("$root/scripts/vm/debian-kernel.sh" 2>/dev/null ||
+	ls /lib/modules | grep '^6\.1\.' | sort -V | tail -n 1)}
+kernel=${KERNEL:-/boot/vmlinuz-$kver}
+kdir=${KDIR:-/lib/modules/$kver/build}
+out=$root/build/bench
+name=bench-$mode
+# Debian's python3 has python3-matplotlib; a python3 earlier in PATH may not.
+python=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)}
+
+echo "bench: $mode run against $kver"
+"$root/scripts/build-module.sh" "$kdir" "$out/module" >/dev/null
+make -s -C "$here" O="$out"
+
+payload=$out/payload-$mode
+rm -rf "$payload"
+mkdir -p "$payload"
+cp "$out"/bench_pair "$out"/bench_pingpong "$out"/bench_fair \
+	"$out"/bench_herd "$out"/bench_scale "$out"/bench_mem "$payload/"
+cp "$here/run-in-vm.sh" "$payload/"
+echo "$mode" >"$payload/mode"
+
+# slub_debug=-: the VM runner turns SLUB debugging on for the tests; a
+# benchmark wants the production allocator (and true object sizes).
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+vm_rc=0
+VM_QUIET=${VM_QUIET:-1} VM_APPEND="${VM_APPEND:-} slub_debug=-" \
+	"$root/scripts/vm/run.sh" -n "$name" -m "$out/module/fairsem.ko" \
+	-s /payload/run-in-vm.sh -t "${VM_TIMEOUT:-1500}" \
+	"$kernel" "$payload" || vm_rc=$?
+
+log=${VM_OUT:-$root/build/vm}/$name.log
+raw=$out/$name.raw
+tr -d '\r' <"$log" | grep -oE '(BENCH|BENCHINFO|BENCH-FAIL) .*' >"$raw" || true
+grep '^BENCH-FAIL' "$raw" || true
+
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+report_args=(--raw "$raw" --mode "$mode"
+	--host-load "$load0 before the run, $load1 after ($(nproc) CPUs)" --host-cpu
+	"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+	--qemu "$(qemu-system-x86_64 --version | head -n 1)")
+if [ "$mode" = full ]; then
+	report_args+=(--md "$here/results.md" --png "$here/results.png")
+else
+	report_args+=(--md "$out/results-smoke.md" --png "$out/results-smoke.png")
+fi
+report_rc=0
+"$python" "$here/report.py" "${report_args[@]}" || report_rc=$?
+
+echo "bench: $mode run took $(($(date +%s) - start)) s (raw figures $raw)"
+if [ "$vm_rc" -ne 0 ] || [ "$report_rc" -ne 0 ]; then
+	echo "bench: FAILED (vm status $vm_rc, report status $report_rc)" >&2
+	exit 1
+fi
