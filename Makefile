@@ -15,6 +15,8 @@
 #                       its own claims (demo/demo.sh)
 #   make bench          fairsem against eventfd, SysV and POSIX semaphores in
 #                       one VM run: bench/results.md and bench/results.png
+#   make check-all      check, plus the selftests on 6.12 and on a debug kernel
+#                       with fault injection, the fuzzer and kmemleak
 #   make checkpatch     checkpatch.pl --strict on the module and the uapi header
 #   make clean
 #
@@ -67,9 +69,16 @@ endef
 DEB_NAME := $(shell $(TOP)/scripts/vm/debian-kernel.sh 2>/dev/null || echo debian)
 $(eval $(call vm-kernel,$(DEB_NAME),/boot/vmlinuz-$$(DEB_KVER),$$(DEB_KDIR)))
 
+# Debian's 6.12 from bookworm-backports, and the 6.1 debug kernel (KASAN,
+# lockdep, kmemleak, failslab), both cached outside the tree.
+BPO := $(TOP)/scripts/kernels/backports-6.12.sh
+DBG := $(TOP)/scripts/kernels/debug-kernel.sh
+$(eval $(call vm-kernel,6.12,$$(shell $(BPO) --print image),$$(shell $(BPO) --print kdir)))
+$(eval $(call vm-kernel,debug,$$(shell $(DBG) --print image),$$(shell $(DBG) --print kdir)))
+
 # ---- build -----------------------------------------------------------------
 
-.PHONY: all module lib deps selftests model vm demo bench check check-parts checkpatch clean
+.PHONY: all module lib deps selftests model vm demo bench check check-parts check-all check-all-parts checkpatch clean
 
 all: module lib
 
@@ -119,6 +128,33 @@ check-parts:
 	@$(PART) lib $(MAKE) -C $(TOP)/lib check-host || true
 	$(call check-kernel,$(DEB_NAME))
 	@$(PART) bench-smoke $(TOP)/bench/bench.sh --smoke || true
+	@$(TOP)/scripts/summarize.sh || true
+
+# check-all: everything check runs, then 6.12, then the debug kernel with
+# the selftests, fault injection and the fuzzer (FUZZ_SECONDS, default 60)
+# and a kmemleak scan; one "N passed, N failed" line at the end.
+FUZZ_SECONDS ?= 60
+export FUZZ_SECONDS
+
+check-all:
+	@rm -rf $(BUILD)/results
+	@$(PART) deps $(TOP)/scripts/deps.sh || true
+	@$(PART) kernel-6.12 $(BPO) || true
+	@$(PART) kernel-debug $(DBG) || true
+	@$(MAKE) check-parts check-all-parts
+	@$(TOP)/scripts/summarize.sh >/dev/null
+
+# A separate make, so that the kernels' paths are read once they exist.
+check-all-parts:
+	$(call check-kernel,6.12)
+	@$(PART) debug-tests sh -c '$(MAKE) -C $(TOP)/selftests/faults && \
+		$(MAKE) -C $(TOP)/selftests/fuzz && \
+		$(TOP)/scripts/debug-tests.sh $(BUILD)/debug-tests' || true
+	@$(PART) module-debug $(TOP)/scripts/build-module.sh $(VM_KDIR_debug) \
+		$(BUILD)/kmod-debug || true
+	@VM_MEM=2048 $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
+		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
+		$(BUILD)/debug-tests/bin debug || true
 	@$(TOP)/scripts/summarize.sh || true
 
 # ---- style -----------------------------------------------------------------

@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Assemble the test directory for the debug kernel's VM run:
+#
+#   scripts/debug-tests.sh OUTDIR
+#
+# OUTDIR/bin/ gets every selftest of build/selftests/bin/ plus two small
+# wrappers that the VM runner runs like any other program: the fault
+# injection test, which must not skip on this kernel (--require), and the
+# fuzzer for $FUZZ_SECONDS (60; its 32-bit build a third of that).  The real programs go to OUTDIR/tools/,
+# which scripts/vm/selftests.sh copies to /payload/tools.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: $0 OUTDIR}
+seconds=${FUZZ_SECONDS:-60}
+
+rm -rf "$out" && mkdir -p "$out/bin" "$out/tools"
+cp "$root"/build/selftests/bin/* "$out/bin/"
+cp "$root/build/faults/fairsem_faults_test" "$root"/build/fuzz/fairsem_fuzz* "$out/tools/"
+
+wrapper() {	# wrapper NAME COMMAND
+	printf '#!/bin/sh\nexec %s\n' "$2" >"$out/bin/$1"
+	chmod +x "$out/bin/$1"
+}
+wrapper fairsem_faults_test "/payload/tools/fairsem_faults_test --require"
+wrapper fairsem_fuzz "/payload/tools/fairsem_fuzz --seconds $seconds"
+# The 32-bit build (compat_ioctl) exists where gcc-multilib is installed.
+[ ! -e "$out/tools/fairsem_fuzz32" ] ||
+	wrapper fairsem_fuzz32 "/payload/tools/fairsem_fuzz32 --seconds $((seconds / 3))"
+
