@@ -20,8 +20,12 @@
  * succeeds (the fault hit an allocation with a fallback, e.g. kmemleak's
  * metadata) must have worked, and undoing it must restore the state.
  * Calls that allocate nothing (acquire in all its forms, read, the count
- * ioctls, INFO, CANCEL, CLOSE) are swept too: they must never fail with
- * ENOMEM.  At the end kmemleak must report nothing allocated by fairsem.
+ * ioctls, INFO, CANCEL, CLOSE, poll) are swept too: they must never fail
+ * with ENOMEM.  NEW_HANDLE's other failure to reserve an fd (EMFILE under
+ * RLIMIT_NOFILE) must change nothing either; epoll_ctl(ADD) of a handle is
+ * swept (epoll's allocations fail, fairsem's poll must leave nothing
+ * registered).  At the end kmemleak must report nothing allocated by
+ * fairsem.
  *
  * failslab setup (global, restored at exit): ignore-gfp-wait = N, or the
  * GFP_KERNEL allocations are never even counted by fail-nth; verbose = 0,
@@ -37,6 +41,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
@@ -524,6 +529,9 @@ TEST(open_dev)
 	struct sweep_result res;
 
 	NEED_FAULTS();
+	TH_LOG("failslab through %s%s; allocation sites %s", FAIL_NTH,
+	       require_faults ? " (required)" : "", trace_dir[0] ?
+	       "traced (kmem:kmalloc, ptr == 0)" : "not traced (no tracefs)");
 	run_sweep(_metadata, &sw, &res);
 	EXPECT_LE(1, res.points);
 }
@@ -625,6 +633,39 @@ static void undo_new_handle(void *p, int fd)
 	close(fd);
 }
 
+/*
+ * The other way NEW_HANDLE's fd reservation fails, no fault needed: no
+ * free fd under RLIMIT_NOFILE.  EMFILE, and nothing changed.
+ */
+static void new_handle_emfile(struct __test_metadata *_metadata,
+			      struct sweep *sw, int base)
+{
+	struct rlimit old, rl;
+	struct state before, after;
+	char diff[512];
+	int highest = 0, fd, filled[1024], nfilled = 0, i;
+
+	snap(&before, sw->watch, sw->nwatch);
+	for (fd = 0; fd < 1024; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			highest = fd;
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
+	/* Every fd below the new limit taken. */
+	for (fd = 0; fd <= highest; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && dup2(base, fd) == fd)
+			filled[nfilled++] = fd;
+	rl = old;
+	rl.rlim_cur = highest + 1;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	EXPECT_EQ(-EMFILE, fs_new_handle(base, O_CLOEXEC));
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
+	for (i = 0; i < nfilled; i++)
+		close(filled[i]);
+	snap(&after, sw->watch, sw->nwatch);
+	EXPECT_STREQ("", state_diff(&before, &after, sw->nwatch, diff, sizeof(diff)))
+		TH_LOG("NEW_HANDLE at EMFILE changed state: %s", diff);
+}
+
 TEST(ioctl_new_handle)
 {
 	struct nh_arg a;
@@ -654,6 +695,8 @@ TEST(ioctl_new_handle)
 	sw.name = "NEW_HANDLE O_NONBLOCK";
 	run_sweep(_metadata, &sw, &res);
 	EXPECT_LE(1, res.points);
+
+	new_handle_emfile(_metadata, &sw, a.base);
 
 	EXPECT_EQ(2ULL, fs_handles(a.base));
 	EXPECT_EQ(1ULL, fs_waiters(a.base));
@@ -1014,13 +1057,6 @@ int main(int argc, char **argv)
 	}
 	main_pid = getpid();
 	faults_setup();
-	if (unavailable[0])
-		printf("# fault injection unavailable%s: %s\n",
-		       require_faults ? " but required" : "", unavailable);
-	else
-		printf("# failslab via %s; allocation sites %s\n", FAIL_NTH,
-		       trace_dir[0] ? "traced (kmem:kmalloc, ptr == 0)" :
-		       "not traced (no tracefs)");
 	atexit(faults_finish);
 	/* TCG and KASAN are slow; the kmemleak scans slower still. */
 	for (t = _fixture_global.tests; t; t = t->next)
