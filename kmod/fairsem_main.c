@@ -54,7 +54,8 @@ void fairsem_file_free(struct fairsem_file *ff)
 /*
  * Called by the core, under sem->lock, when a queued request is granted or
  * refused.  A blocking waiter re-takes sem->lock before it leaves, so its
- * on-stack request and task stay valid for as long as the lock is held here.
+ * on-stack request and task stay valid for as long as the lock is held here;
+ * a wakeup deferred past the unlock holds a task reference instead.
  */
 void fairsem_request_done(struct fairsem_request *req)
 {
