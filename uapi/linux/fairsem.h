@@ -21,6 +21,7 @@
 
 /* fairsem_init.flags, also reported in fairsem_info.flags */
 #define FAIRSEM_LIFO		_BITUL(0)
+#define FAIRSEM_PRIO		_BITUL(4)	/* queue by task priority */
 
 /* fairsem_acquire.flags */
 #define FAIRSEM_ACQ_TRY		_BITUL(0)
@@ -61,6 +62,17 @@ struct fairsem_handle {
 	__s32 fd;		/* out */
 };
 
+/*
+ * FAIRSEM_IOC_LINK, on a directory fd of a fairsem filesystem instance:
+ * give the semaphore of handle @fd the name @name in that directory.
+ */
+struct fairsem_link {
+	__s32 fd;		/* a read-write handle on the semaphore to name */
+	__u32 mode;		/* permission bits, <= 0777; umask applies */
+	__u64 name;		/* user pointer to a NUL-terminated name */
+	__u64 reserved[2];	/* zero */
+};
+
 #define FAIRSEM_IOC_MAGIC	0xFA
 
 #define FAIRSEM_IOC_INIT	_IOW(FAIRSEM_IOC_MAGIC, 0, struct fairsem_init)
@@ -73,5 +85,6 @@ struct fairsem_handle {
 #define FAIRSEM_IOC_CANCEL	_IO(FAIRSEM_IOC_MAGIC, 7)
 #define FAIRSEM_IOC_INFO	_IOR(FAIRSEM_IOC_MAGIC, 8, struct fairsem_info)
 #define FAIRSEM_IOC_NEW_HANDLE	_IOWR(FAIRSEM_IOC_MAGIC, 9, struct fairsem_handle)
+#define FAIRSEM_IOC_LINK	_IOW(FAIRSEM_IOC_MAGIC, 10, struct fairsem_link)
 
 #endif /* _UAPI_LINUX_FAIRSEM_H */
