@@ -21,6 +21,15 @@ packages=(
 	# libfairsem's pkg-config file, its man page check, benchmark plots
 	pkgconf man-db groff-base python3 python3-matplotlib
 )
+# Each part of the project that needs more lists its packages, one a line
+# ('#' starts a comment), in scripts/deps.d/<part>.list.
+here=$(cd "$(dirname "$0")" && pwd)
+for list in "$here"/deps.d/*.list; do
+	[ -r "$list" ] || continue
+	while read -r p _; do
+		[ -n "$p" ] && [ "${p#\#}" = "$p" ] && packages+=("$p")
+	done <"$list"
+done
 [ "${1:-}" != --list ] || { printf '%s\n' "${packages[@]}"; exit 0; }
 
 installed=" $( (dpkg-query -W -f='${db:Status-Status}:${Package} ' \
