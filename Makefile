@@ -175,6 +175,10 @@ checkpatch: $(CHECKPATCH)
 	cd $(BUILD) && $(CHECKPATCH) --strict --no-tree -f $(wildcard \
 		$(TOP)/kmod/*.c $(TOP)/kmod/*.h) $(TOP)/uapi/linux/fairsem.h
 
+# make install, uninstall, deb, check-install and the Yocto/Buildroot entry
+# points (modules, modules_install, KERNEL_SRC, INSTALL_MOD_PATH).
+include $(TOP)/mk/install.mk
+
 # ---- clean -----------------------------------------------------------------
 
 clean:
