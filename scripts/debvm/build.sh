@@ -30,6 +30,8 @@
 #                                     overlay on it
 #   debvm-<key>/vmlinuz, initrd.img   the kernel and its initrd
 #   debvm-debs/                       downloaded .debs, shared by all layers
+#                                     (bind-mounted as the chroot's apt
+#                                     archive: never in a root filesystem)
 #   debvm.lock                        flock: one builder at a time
 # A cold build takes about 10 minutes (debootstrap, then apt); a warm one
 # is a hash and a test.
@@ -119,6 +121,11 @@ configure_base() {
 	echo 'LABEL=debvm-root / ext4 rw,errors=remount-ro 0 0' >"$r/etc/fstab"
 	# A fixed machine id: no first-boot setup on every boot.
 	echo "$base_key$base_key" | sha256sum | cut -c1-32 >"$r/etc/machine-id"
+	# The journal in memory: nothing to flush or replay on a throw-away disk.
+	mkdir -p "$r/etc/systemd/journald.conf.d"
+	printf '[Journal]\nStorage=volatile\n' >"$r/etc/systemd/journald.conf.d/debvm.conf"
+	# No fsync per file while building (removed before the tarball is made).
+	echo force-unsafe-io >"$r/etc/dpkg/dpkg.cfg.d/debvm-unsafe-io"
 	# The initrd needs only virtio-blk and ext4 to find root.
 	mkdir -p "$r/etc/initramfs-tools/conf.d"
 	echo 'MODULES=list' >"$r/etc/initramfs-tools/conf.d/debvm.conf"
@@ -135,7 +142,8 @@ finish_base() {
 	# Timers and jobs that only cost time in a VM that lives a minute.
 	debvm_chroot "$r" systemctl mask apt-daily.timer apt-daily-upgrade.timer \
 		e2scrub_all.timer e2scrub_reap.service fstrim.timer \
-		man-db.timer systemd-tmpfiles-clean.timer \
+		man-db.timer systemd-tmpfiles-clean.timer dpkg-db-backup.timer \
+		sysstat.service sysstat-collect.timer sysstat-summary.timer \
 		getty@tty1.service serial-getty@ttyS0.service \
 		serial-getty@ttyS1.service >/dev/null
 	# The console is root's without a password (root has none).
@@ -158,7 +166,6 @@ build_base() {
 	debvm_apt "$r" install "${pkgs[@]}" \
 		"linux-image-$kver" "linux-headers-$kver" >&2
 	finish_base "$r"
-	debvm_apt "$r" clean >&2
 	debvm_umount "$r"
 	[ -f "$r/boot/vmlinuz-$kver" ] && [ -f "$r/boot/initrd.img-$kver" ] ||
 		debvm_die "no kernel or initrd in the root filesystem"
@@ -188,9 +195,9 @@ build_full() {
 		debvm_apt "$r" install "${pkgs[@]}" >&2
 		# Services come up only when a command starts them.
 		debvm_chroot "$r" sh -c 'systemctl disable etcd.service 2>/dev/null' || true
-		debvm_apt "$r" clean >&2
 		debvm_umount "$r"
 	fi
+	rm -f "$r/etc/dpkg/dpkg.cfg.d/debvm-unsafe-io"
 	tar -C "$r" --numeric-owner --xattrs --xattrs-include='*' -cf - . |
 		zstd -q -T2 -o "$work/out/rootfs.tar.zst"
 	cp "$r/boot/vmlinuz-$kver" "$work/out/vmlinuz"

@@ -61,7 +61,6 @@ if [ ${#debs[@]} -gt 0 ]; then
 	debvm_apt "$root" install "${local_debs[@]}" >"$log" 2>&1 ||
 		{ [ "$log" = /dev/stderr ] || cat "$log" >&2
 		  debvm_die "mkimage: apt-get install of the packages failed"; }
-	debvm_apt "$root" clean >>"$log" 2>&1
 	debvm_umount "$root"
 fi
 
