@@ -18,6 +18,8 @@
 #   make check-all      check, plus the selftests on 6.12 and on a debug kernel
 #                       with fault injection, the fuzzer and kmemleak
 #   make checkpatch     checkpatch.pl --strict on the module and the uapi header
+#   make docs, make rfc Documentation/ rendered; the upstream patch series
+#                       (mk/rfc.mk)
 #   make clean
 #
 # Variables: KDIR (kernel build dir for `make module`), VM_TIMEOUT,
@@ -181,6 +183,8 @@ checkpatch: $(CHECKPATCH)
 		$(TOP)/uapi/linux/fairsem.h
 	cd $(BUILD) && $(CHECKPATCH) --strict --no-tree \
 		--ignore PARENTHESIS_ALIGNMENT,OPEN_ENDED_LINE -f $(TRACE_HDRS)
+
+include $(TOP)/mk/rfc.mk
 
 # ---- clean -----------------------------------------------------------------
 
