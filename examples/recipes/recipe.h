@@ -192,4 +192,156 @@ static inline long counter_get(long *c)
 	return __atomic_load_n(c, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * Actors: child processes with a handle of their own on a semaphore, that
+ * act on command and report each result on a pipe shared by all of them.
+ * The parent sequences a scenario step by step: "actor 2, acquire 3".
+ */
+#include <poll.h>
+
+struct act_report {
+	int id;
+	char op;
+	int ret;
+};
+
+struct stage {
+	int report[2];
+	struct act_report stash[16];	/* read, not yet asked for */
+	int nstash;
+};
+
+struct actor {
+	struct stage *stage;
+	int id, cmd, sem;
+	pid_t pid;
+};
+
+struct act_cmd {
+	char op;		/* a(cquire) t(imed acquire) r(elease) q(uit) */
+	uint64_t n, timeout_ns;
+};
+
+static inline void stage_init(struct stage *s)
+{
+	if (pipe(s->report))
+		die("pipe", -errno);
+}
+
+static inline void actor_loop(struct actor *a, int cmd)
+{
+	int h = must(fairsem_new_handle(a->sem, O_CLOEXEC), "new handle");
+	struct act_report r = { a->id, 0, 0 };
+	struct act_cmd c;
+
+	while (read(cmd, &c, sizeof(c)) == sizeof(c)) {
+		switch (c.op) {
+		case 'a':
+			r.ret = fairsem_acquire(h, c.n);
+			break;
+		case 't':
+			r.ret = fairsem_acquire_timeout(h, c.n, c.timeout_ns);
+			break;
+		case 'r':
+			r.ret = fairsem_release(h, c.n);
+			break;
+		default:
+			_exit(0);
+		}
+		r.op = c.op;
+		if (write(a->stage->report[1], &r, sizeof(r)) != sizeof(r))
+			_exit(1);
+	}
+	_exit(0);
+}
+
+static inline void actor_start(struct actor *a, struct stage *s, int sem, int id)
+{
+	int p[2];
+
+	if (pipe(p))
+		die("pipe", -errno);
+	a->stage = s;
+	a->sem = sem;
+	a->id = id;
+	fflush(stdout);
+	a->pid = fork();
+	if (a->pid < 0)
+		die("fork", -errno);
+	if (a->pid == 0) {
+		close(p[1]);
+		actor_loop(a, p[0]);
+	}
+	close(p[0]);
+	a->cmd = p[1];
+}
+
+/* Tell the actor what to do; its result comes later, by stage_next(). */
+static inline void actor_do(struct actor *a, char op, uint64_t n,
+			    uint64_t timeout_ns)
+{
+	struct act_cmd c = { op, n, timeout_ns };
+
+	if (write(a->cmd, &c, sizeof(c)) != sizeof(c))
+		die("actor command", -errno);
+}
+
+/* The next result any actor reports (waits for it). */
+static inline struct act_report stage_next(struct stage *s)
+{
+	struct act_report r;
+
+	if (read(s->report[0], &r, sizeof(r)) != sizeof(r))
+		die("actor report", -EIO);
+	return r;
+}
+
+/*
+ * The next result of actor id (waits for it).  Two actors that finish at
+ * once may report in either order: the other's report is kept for later.
+ */
+static inline struct act_report stage_expect(struct stage *s, int id)
+{
+	struct act_report r;
+	int k;
+
+	for (k = 0; k < s->nstash; k++) {
+		if (s->stash[k].id == id) {
+			r = s->stash[k];
+			s->stash[k] = s->stash[--s->nstash];
+			return r;
+		}
+	}
+	for (;;) {
+		r = stage_next(s);
+		if (r.id == id)
+			return r;
+		if (s->nstash == 16)
+			die("too many actor reports", -EPROTO);
+		s->stash[s->nstash++] = r;
+	}
+}
+
+/* Do a command and wait for its result. */
+static inline int actor_call(struct actor *a, char op, uint64_t n)
+{
+	actor_do(a, op, n, 0);
+	return stage_expect(a->stage, a->id).ret;
+}
+
+/* 1 if a result is there to be read, without blocking. */
+static inline int stage_pending(struct stage *s)
+{
+	struct pollfd p = { .fd = s->report[0], .events = POLLIN };
+
+	return s->nstash > 0 || poll(&p, 1, 0) == 1;
+}
+
+static inline void actor_quit(struct actor *a)
+{
+	actor_do(a, 'q', 0, 0);
+	close(a->cmd);
+	reap(a->pid);
+}
+
 #endif /* RECIPE_H */
