@@ -55,8 +55,12 @@ int main(void)
 	say("backpressure: %d jobs, %d permits", JOBS, PERMITS);
 	sp = spawn(spawner, st);
 	for (b = 0; b < JOBS - PERMITS; b++) {
-		/* All permits out, the spawner blocked in its acquire. */
-		WAIT_UNTIL(st->sem, i.taken == PERMITS && i.waiters == 1 &&
+		/*
+		 * b jobs ended; all permits out again, the spawner blocked
+		 * in its acquire.
+		 */
+		WAIT_UNTIL(st->sem, counter_get(&st->done) == b &&
+			   i.taken == PERMITS && i.waiters == 1 &&
 			   counter_get(&st->alive) == PERMITS);
 		say("spawner blocked with jobs %ld..%ld running; job %d ends",
 		    counter_get(&st->spawned) - PERMITS + 1,

@@ -18,13 +18,14 @@ field() {	# field FD KEY: one value of `fairsem info --fd FD`
 	fairsem info --fd "$1" | awk -F '\t' -v k="$2:" '$1 == k { print $2 }'
 }
 
-wait_until() {	# wait_until FD EXPR: until EXPR over $taken/$waiters holds
-	n=0
-	while [ $n -lt 3000 ]; do
+wait_until() {	# wait_until FD EXPR: until EXPR over $taken/$waiters holds;
+		# sets taken, waiters and _tries, nothing else
+	_tries=0
+	while [ $_tries -lt 1200 ]; do
 		taken=$(field "$1" taken) waiters=$(field "$1" waiters)
 		[ $(($2)) -ne 0 ] && return 0
 		sleep 0.05
-		n=$((n + 1))
+		_tries=$((_tries + 1))
 	done
 	echo "gave up waiting for $2 (taken=$taken waiters=$waiters)"
 	exit 2

@@ -224,6 +224,7 @@ struct act_cmd {
 
 static inline void stage_init(struct stage *s)
 {
+	memset(s, 0, sizeof(*s));
 	if (pipe(s->report))
 		die("pipe", -errno);
 }
