@@ -39,3 +39,15 @@ finish() {
 	fi
 	[ "$failed" -eq 0 ]
 }
+
+wait_for() {	# wait_for CONDITION: until the shell command CONDITION succeeds
+	_tries=0
+	until eval "$1"; do
+		_tries=$((_tries + 1))
+		if [ $_tries -ge 1200 ]; then
+			echo "gave up waiting for: $1"
+			exit 2
+		fi
+		sleep 0.05
+	done
+}
