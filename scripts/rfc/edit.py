@@ -154,7 +154,28 @@ def selftest_source(text):
                   r'#include "../../\1"', text, flags=re.M)
 
 
+def kbuild_makefile(text):
+    """The project's Kbuild as drivers/misc/fairsem/Makefile: its object
+    lists without the kmod/ prefix, obj-m as obj-$(CONFIG_FAIRSEM), and
+    without the out-of-tree include paths."""
+    text = text.replace("\\\n", " ")
+    out = ["# SPDX-License-Identifier: GPL-2.0", ""]
+    for line in text.split("\n"):
+        m = re.match(r"^(obj-\S+|fairsem-\S+)\s*(:=|\+=|=)\s*(.*)$", line)
+        if not m:
+            continue
+        var, objs = m.group(1), [o.split("/")[-1] for o in m.group(3).split()]
+        if var == "obj-m":
+            var = "obj-$(CONFIG_FAIRSEM)"
+        op = "+=" if var.startswith("obj-") else m.group(2)
+        out.append(f"{var} {op} {' '.join(objs)}")
+    if not any(l.startswith("obj-$(CONFIG_FAIRSEM)") for l in out):
+        die("Kbuild: no obj-m line")
+    return "\n".join(out) + "\n"
+
+
 EDITS = {
+    "kbuild-makefile": kbuild_makefile,
     "misc-kconfig": misc_kconfig,
     "misc-makefile": misc_makefile,
     "userspace-index": userspace_index,

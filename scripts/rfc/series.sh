@@ -29,12 +29,16 @@
 #
 # Environment: RFC_AUTHOR ("Name <email>"; default the project's git user).
 set -euo pipefail
+# RFC_TRACE=FILE: an xtrace with timestamps, to see where time goes.
+[ -z "${RFC_TRACE:-}" ] || { exec 7>"$RFC_TRACE"; BASH_XTRACEFD=7; PS4='+${EPOCHREALTIME} '; set -x; }
 
 [ $# -eq 3 ] || { sed -n '5,6p' "$0" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 base=$1 out=$2 work=$3
 edit=$here/edit.py
+# Debian's python3 (a pyenv shim in PATH costs seconds a call).
+python=$(command -v /usr/bin/python3 || command -v python3)
 title="FAIRSEM FAIR COUNTING SEMAPHORES"
 
 die() { echo "rfc-series: $*" >&2; exit 1; }
@@ -80,7 +84,7 @@ change() {
 	shift
 	flush
 	git cat-file blob ":$dest" >"$tmp"
-	python3 "$edit" "$1" "$tmp" "${@:2}"
+	"$python" "$edit" "$1" "$tmp" "${@:2}"
 	add "$tmp" "$dest"
 }
 
@@ -99,45 +103,64 @@ trace_src=$(cd "$root/kmod" && ls -- *_trace.h 2>/dev/null | head -n 1 || true)
 [ -n "$trace_src" ] || die "kmod/ has no *_trace.h"
 kunit=$(cd "$root/kmod" && ls -- *kunit*.c *_test.c 2>/dev/null || true)
 
-mkdir -p "$stage/drv" "$stage/kst"
-for f in "$root"/kmod/*.c "$root"/kmod/*.h; do
-	n=$(basename "$f")
-	[ "$n" != "$trace_src" ] || continue
+mkdir -p "$stage/drv" "$stage/kst" "$stage/kmod"
+cp "$root/Kbuild" "$stage/drv/Makefile"
+"$python" "$edit" kbuild-makefile "$stage/drv/Makefile"
+
+# The driver is what Kbuild builds: the sources of its objects and the
+# headers they include, nothing else (a file not wired in yet stays out).
+# Only the kernel's branches stay (unifdef -D__KERNEL__), and version
+# checks are decided for this tree: upstream code has no compatibility
+# layers.
+kver=$(git show base:Makefile | awk -F' *= *' '
+	/^VERSION/ { v = $2 } /^PATCHLEVEL/ { p = $2 } /^SUBLEVEL/ { s = $2 }
+	END { print v * 65536 + p * 256 + (s > 255 ? 255 : s) }')
+want=$(sed -n 's/^[^#].*[:+]=//p' "$stage/drv/Makefile" | tr ' ' '\n' |
+	sed -n 's/\.o$/.c/p' | grep -v '^fairsem\.c$' | sort -u)
+# transform NAME: kmod/NAME as drivers/misc/fairsem/NAME.
+transform() {
+	local n=$1 rc=0
+	sed -E 's/KERNEL_VERSION\(([0-9]+), *([0-9]+), *([0-9]+)\)/(\1 * 65536 + \2 * 256 + \3)/g' \
+		"$root/kmod/$n" >"$stage/kmod/$n"
 	# unifdef exits 1 when it changed something, 2 on trouble.
-	rc=0
-	unifdef -D__KERNEL__ -o "$stage/drv/$n" "$f" || rc=$?
-	[ "$rc" -le 1 ] || die "unifdef $f"
-	python3 "$edit" driver-source "$stage/drv/$n" "$trace_src"
+	unifdef -D__KERNEL__ -DLINUX_VERSION_CODE="$kver" \
+		-o "$stage/drv/$n" "$stage/kmod/$n" || rc=$?
+	[ "$rc" -le 1 ] || die "unifdef kmod/$n"
+	grep -q LINUX_VERSION_CODE "$stage/drv/$n" ||
+		sed -i '/^#include <linux\/version\.h>$/d' "$stage/drv/$n"
+	# the trace header by its in-tree name
+	sed -i "s|^#include \"$trace_src\"\$|#include <trace/events/fairsem.h>|" "$stage/drv/$n"
+}
+
+files=()
+while [ -n "$want" ]; do
+	next=
+	for n in $want; do
+		case " ${files[*]} " in *" $n "*) continue ;; esac
+		[ -f "$root/kmod/$n" ] || die "Kbuild needs kmod/$n, which is missing"
+		files+=("$n")
+		[ "$n" != "$trace_src" ] || continue
+		transform "$n"
+		next+=" $(sed -n 's/^#include "\([^"/]*\)"$/\1/p' "$stage/drv/$n")"
+	done
+	want=$next
+done
+for f in "$root"/kmod/*.[ch]; do
+	case " ${files[*]} " in *" $(basename "$f") "*) ;;
+	*) [ "$(basename "$f")" = "$trace_src" ] ||
+		echo "rfc-series: kmod/$(basename "$f") is not built (Kbuild): left out" >&2 ;;
+	esac
 done
 cp "$root/kmod/$trace_src" "$stage/trace.h"
-python3 "$edit" trace-header "$stage/trace.h"
-
-# drivers/misc/fairsem/Makefile from the project's Kbuild: its object lists,
-# without the kmod/ prefix and without the out-of-tree include paths.
-python3 - "$root/Kbuild" "$stage/drv/Makefile" <<'EOF'
-import re, sys
-text = open(sys.argv[1]).read().replace("\\\n", " ")
-out = ["# SPDX-License-Identifier: GPL-2.0", ""]
-for line in text.split("\n"):
-    m = re.match(r"^(obj-\S+|fairsem-\S+)\s*(:=|\+=|=)\s*(.*)$", line)
-    if not m:
-        continue
-    var, objs = m.group(1), m.group(3).split()
-    objs = [o.split("/")[-1] for o in objs]
-    if var == "obj-m":
-        var = "obj-$(CONFIG_FAIRSEM)"
-    op = "+=" if var.startswith("obj-") else m.group(2)
-    out.append(f"{var} {op} {' '.join(objs)}")
-if not any(l.startswith("obj-$(CONFIG_FAIRSEM)") for l in out):
-    sys.exit("Kbuild: no obj-m line")
-open(sys.argv[2], "w").write("\n".join(out) + "\n")
-EOF
+"$python" "$edit" trace-header "$stage/trace.h"
 
 # The selftests and their kselftest Makefile: the programs the project's
 # selftests/Makefile builds, the 32-bit one where the compiler can link it.
 for f in "$root"/selftests/*.c "$root"/selftests/*.h; do
 	cp "$f" "$stage/kst/"
-	python3 "$edit" selftest-source "$stage/kst/$(basename "$f")"
+	# the harness from the selftests' own directory
+	sed -i 's|^#include "\(kselftest\(_harness\)\{0,1\}\.h\)"$|#include "../../\1"|' \
+		"$stage/kst/$(basename "$f")"
 done
 read -r -a tests <<<"$(make -s --no-print-directory -C "$root/selftests" \
 	-f Makefile -f - rfc-print <<<$'rfc-print:\n\t@echo $(TESTS)')"
@@ -313,9 +336,11 @@ a large head blocking smaller requests), the asynchronous path through
 poll, epoll and read, one wakeup per grant, the give-back when a holder
 exits or is killed, arithmetic at FAIRSEM_MAX_PERMITS, fdinfo, races
 between grants, signals, deadlines and close, and a stress test with
-counts checked at the end.  ${compat:+$compat checks compat_ioctl from a
-32-bit process where the compiler can build one.}
-
+counts checked at the end.
+${compat:+
+$compat checks compat_ioctl from a 32-bit process; it is built
+where the compiler can link one.
+}
 Tests never sleep for a fixed time: they wait for the semaphore's
 waiter count instead, so they pass on slow and emulated machines.
 EOF
