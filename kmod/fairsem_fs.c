@@ -406,13 +406,13 @@ static int fairsem_fill_super(struct super_block *sb, struct fs_context *fc)
 	return sb->s_root ? 0 : -ENOMEM;
 }
 
-enum { Opt_mode, Opt_uid, Opt_gid, Opt_max };
+enum { FAIRSEM_OPT_MODE, FAIRSEM_OPT_UID, FAIRSEM_OPT_GID, FAIRSEM_OPT_MAX };
 
 static const struct fs_parameter_spec fairsem_fs_parameters[] = {
-	fsparam_u32oct("mode", Opt_mode),
-	fsparam_u32("uid", Opt_uid),
-	fsparam_u32("gid", Opt_gid),
-	fsparam_u32("max", Opt_max),
+	fsparam_u32oct("mode", FAIRSEM_OPT_MODE),
+	fsparam_u32("uid", FAIRSEM_OPT_UID),
+	fsparam_u32("gid", FAIRSEM_OPT_GID),
+	fsparam_u32("max", FAIRSEM_OPT_MAX),
 	{}
 };
 
@@ -427,22 +427,22 @@ static int fairsem_parse_param(struct fs_context *fc, struct fs_parameter *param
 	if (opt < 0)
 		return opt;
 	switch (opt) {
-	case Opt_mode:
+	case FAIRSEM_OPT_MODE:
 		if (result.uint_32 & ~07777)
 			return invalfc(fc, "mode=%o: not a mode", result.uint_32);
 		fsi->mode = result.uint_32;
 		break;
-	case Opt_uid:
+	case FAIRSEM_OPT_UID:
 		fsi->uid = make_kuid(fc->user_ns, result.uint_32);
 		if (!uid_valid(fsi->uid))
 			return invalfc(fc, "uid=%u: not mapped", result.uint_32);
 		break;
-	case Opt_gid:
+	case FAIRSEM_OPT_GID:
 		fsi->gid = make_kgid(fc->user_ns, result.uint_32);
 		if (!gid_valid(fsi->gid))
 			return invalfc(fc, "gid=%u: not mapped", result.uint_32);
 		break;
-	case Opt_max:
+	case FAIRSEM_OPT_MAX:
 		fsi->max = result.uint_32;
 		break;
 	}
