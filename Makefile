@@ -17,6 +17,9 @@
 #                       one VM run: bench/results.md and bench/results.png
 #   make check-all      check, plus the selftests on 6.12 and on a debug kernel
 #                       with fault injection, the fuzzer and kmemleak
+#   make install        module, headers, library, command, man pages, boot
+#                       files (mk/install.mk: also uninstall, deb and
+#                       check-install, which check-all runs)
 #   make checkpatch     checkpatch.pl --strict on the module and the uapi header
 #   make docs, make rfc Documentation/ rendered; the upstream patch series
 #                       (mk/rfc.mk)
@@ -161,6 +164,7 @@ check-all-parts:
 	@VM_MEM=2048 $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
+	@$(PART) install $(MAKE) check-install || true
 	@$(TOP)/scripts/summarize.sh || true
 
 # ---- style -----------------------------------------------------------------
