@@ -19,6 +19,7 @@ root=$(cd "$here/../.." && pwd)
 
 kver=$("$root/scripts/vm/debian-kernel.sh") || { echo "no Debian kernel"; exit 1; }
 kdir=${1:-/lib/modules/$kver/build}
+libver=$(sed -n 's/^VERSION := //p' "$root/lib/Makefile")
 work=$root/build/pkg/destdir
 rm -rf "$work"
 mkdir -p "$work"
@@ -45,7 +46,7 @@ expected_default() {
 		echo "lib/modules/$kver/extra/fairsem.ko"
 		printf 'usr/local/%s\n' bin/fairsem include/fairsem.h \
 			include/linux/fairsem.h lib/libfairsem.a lib/libfairsem.so \
-			lib/libfairsem.so.1 lib/libfairsem.so.1.0.0 \
+			lib/libfairsem.so.1 "lib/libfairsem.so.$libver" \
 			lib/pkgconfig/libfairsem.pc lib/modules-load.d/fairsem.conf \
 			lib/systemd/system/run-fairsem.mount \
 			share/man/man1/fairsem.1 share/man/man3/libfairsem.3 \
@@ -80,8 +81,8 @@ install_honours_prefix_and_libdir() {
 library_links_point_to_the_soname() {
 	local d=$work/default/usr/local/lib
 	expect_eq libfairsem.so "$(readlink "$d/libfairsem.so")" libfairsem.so.1
-	expect_eq libfairsem.so.1 "$(readlink "$d/libfairsem.so.1")" libfairsem.so.1.0.0
-	expect_eq soname "$(readelf -d "$d/libfairsem.so.1.0.0" |
+	expect_eq libfairsem.so.1 "$(readlink "$d/libfairsem.so.1")" "libfairsem.so.$libver"
+	expect_eq soname "$(readelf -d "$d/libfairsem.so.$libver" |
 		sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')" libfairsem.so.1
 }
 
