@@ -76,6 +76,9 @@ DBG := $(TOP)/scripts/kernels/debug-kernel.sh
 $(eval $(call vm-kernel,6.12,$$(shell $(BPO) --print image),$$(shell $(BPO) --print kdir)))
 $(eval $(call vm-kernel,debug,$$(shell $(DBG) --print image),$$(shell $(DBG) --print kdir)))
 
+# The kernel matrix: other suites, architectures and PREEMPT_RT.
+include $(TOP)/mk/kernels.mk
+
 # ---- build -----------------------------------------------------------------
 
 .PHONY: all module lib deps selftests model vm demo bench check check-parts check-all check-all-parts checkpatch clean
@@ -139,6 +142,7 @@ export FUZZ_SECONDS
 check-all:
 	@rm -rf $(BUILD)/results
 	@$(PART) deps $(TOP)/scripts/deps.sh || true
+	@$(MAKE) kernels-prefetch
 	@$(PART) kernel-6.12 $(BPO) || true
 	@$(PART) kernel-debug $(DBG) || true
 	@$(MAKE) check-parts check-all-parts
@@ -155,6 +159,7 @@ check-all-parts:
 	@VM_MEM=2048 $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
+	@$(MAKE) kernels-matrix
 	@$(TOP)/scripts/summarize.sh || true
 
 # ---- style -----------------------------------------------------------------

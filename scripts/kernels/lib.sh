@@ -57,7 +57,7 @@ papt_setup() {
 		-o "Dir::State::status=$papt_dir/status"
 		-o "Dir::Cache=$papt_dir"
 		-o "Dir::Cache::Archives=$papt_dir/archives"
-		-o "Dir::Cache::pkgcache=" -o "Dir::Cache::srcpkgcache="
+		-o "Dir::Cache::srcpkgcache="
 		-o "APT::Architecture=$arch" -o "APT::Architectures=$arch"
 		-o "Acquire::Check-Valid-Until=false"
 		-o "APT::Sandbox::User=root"
@@ -95,11 +95,10 @@ papt_unpack() {
 	pkg=$(dpkg-deb -f "$1" Package)
 	case $pkg in
 	linux-image-*|linux-binary-*|linux-modules-*)
-		members=$(dpkg-deb --fsys-tarfile "$1" | tar -t |
-			grep -E '/(vmlinu[xz][^/]*|System\.map[^/]*|config-[^/]*|ntsync\.ko[^/]*)$' ||
-			true)
-		[[ -z $members ]] ||
-			dpkg-deb --fsys-tarfile "$1" | tar -x -C "$2" -T <(echo "$members")
+		# One pass; tar complains about the patterns a package lacks.
+		dpkg-deb --fsys-tarfile "$1" | tar -x -C "$2" --wildcards \
+			'*/vmlinu[xz]*' '*/System.map*' '*/config-*' \
+			'*/ntsync.ko*' 2>/dev/null || true
 		;;
 	*) dpkg -x "$1" "$2" ;;
 	esac
