@@ -29,7 +29,9 @@
 #
 # Variables: MATRIX (the names to run, default all), MATRIX_JOBS (VMs at a
 # time, default 2), CROSS_FUZZ_SECONDS (the fuzzer on arm64 and armhf,
-# default 20), and the VM_* knobs of scripts/vm/run.sh.
+# default 20), CROSS_TEST_SCALE (percent of the race and stress tests'
+# iterations on foreign architectures, default 25), and the VM_* knobs of
+# scripts/vm/run.sh.
 
 KS := $(TOP)/scripts/kernels
 
@@ -41,6 +43,7 @@ CROSS_ARCHS := arm64 armhf riscv64
 # The fuzzer runs where the issue asks for it; riscv64 spares the time.
 FUZZ_ARCHS := arm64 armhf
 export CROSS_FUZZ_SECONDS ?= 20
+export CROSS_TEST_SCALE ?= 25
 
 matrix-arch = $(lastword $(subst :, ,$(filter $(1):%,$(MATRIX_ARCHS))))
 # The test programs a kernel's VM gets: the host's for amd64 (with the

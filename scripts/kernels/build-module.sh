@@ -43,9 +43,24 @@ if [[ -n $chroot ]]; then
 	' sh "$root" "$chroot" "/usr/src/linux-headers-$rel" "$out"
 fi
 
+# Debian's headers name the compiler their kernel was built with; bullseye
+# asks for gcc-10 and trixie for gcc-14, and gcc-12 builds both cleanly.
+cc=gcc-12
 if [[ $arch != amd64 ]]; then
 	arch_vars "$arch"
 	bin=$("$here/toolchain.sh" gcc "$arch")
 	export PATH=$bin:$PATH CROSS_COMPILE=$triplet-
+	cc=$triplet-gcc-12
 fi
+args="CC=$cc"
+# A kernel made with a newer pahole (trixie's 1.30) asks it for options
+# bookworm's 1.24 lacks: then the module goes without BTF (optional; only
+# BPF programs that inspect the module's types would miss it).
+want=$(sed -n 's/^CONFIG_PAHOLE_VERSION=//p' "$kdir/.config")
+have=$(pahole --version 2>/dev/null | tr -d 'v.' || echo 0)
+if [[ -n $want && $want -gt ${have:-0} ]]; then
+	klog "pahole $have is older than the kernel's $want: no BTF in the module"
+	args+=" CONFIG_DEBUG_INFO_BTF_MODULES="
+fi
+export MODULE_MAKEARGS=$args
 exec "$root/scripts/build-module.sh" "$kdir" "$out"

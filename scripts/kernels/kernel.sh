@@ -76,6 +76,17 @@ esac
 
 cur=$kcache/linux-$name.current
 
+# image_of ROOT REL: the kernel image (riscv64 calls it vmlinux; sid's new
+# layout keeps it beside the modules).
+image_of() {
+	local f
+	for f in "$1/boot/vmlinuz-$2" "$1/boot/vmlinux-$2" \
+		"$1/usr/lib/modules/$2/vmlinuz"; do
+		[[ ! -e $f ]] || { echo "$f"; return 0; }
+	done
+	return 1
+}
+
 emit() {	# $1 = the cache directory of one ABI
 	local d=$1 rel chroot='' kdir image
 	rel=$(<"$d/release")
@@ -84,16 +95,17 @@ emit() {	# $1 = the cache directory of one ABI
 		chroot=$(<"$d/chroot")
 		kdir=$chroot/usr/src/linux-headers-$rel
 	fi
-	image=$d/root/boot/vmlinuz-$rel
-	[[ -e $image ]] || image=$d/root/usr/lib/modules/$rel/vmlinuz
+	image=$(image_of "$d/root" "$rel")
+	modules=$d/root/lib/modules/$rel
+	[[ ! -d $d/root/usr/lib/modules/$rel ]] || modules=$d/root/usr/lib/modules/$rel
 	case $print in
 	all) printf 'KDIR=%s\nIMAGE=%s\nARCH=%s\nRELEASE=%s\nMODULES=%s\nCHROOT=%s\n' \
-		"$kdir" "$image" "$arch" "$rel" "$d/root/lib/modules/$rel" "$chroot" ;;
+		"$kdir" "$image" "$arch" "$rel" "$modules" "$chroot" ;;
 	kdir) echo "$kdir" ;;
 	image) echo "$image" ;;
 	arch) echo "$arch" ;;
 	release) echo "$rel" ;;
-	modules) echo "$d/root/lib/modules/$rel" ;;
+	modules) echo "$modules" ;;
 	chroot) echo "$chroot" ;;
 	*) usage ;;
 	esac
@@ -185,9 +197,7 @@ if ! is_done "$dir"; then
 			kdie "an absolute include is left in $kdir/Makefile"
 		[[ -x $kdir/scripts/basic/fixdep ]] || kdie "no host fixdep in $kdir"
 	fi
-	mkdir -p "$r/lib/modules/$rel"
-	[[ -e $r/boot/vmlinuz-$rel || -e $r/usr/lib/modules/$rel/vmlinuz ]] ||
-		kdie "no kernel image in $r"
+	image_of "$r" "$rel" >/dev/null || kdie "no kernel image in $r"
 	echo "$rel" >"$dir.tmp/release"
 	echo "$layout" >"$dir.tmp/.done"
 	mv "$dir.tmp" "$dir"

@@ -9,8 +9,11 @@
 # and lib's, cross-built by mk/kernels.mk; build/selftests/bin/ for amd64)
 # and, where build/fuzz-ARCH/fairsem_fuzz exists, a wrapper that runs the
 # fuzzer for $CROSS_FUZZ_SECONDS (default 20: emulating another
-# architecture is several times slower than the host's own).  The real
-# fuzzer goes to OUTDIR/tools/, which selftests.sh copies to /payload/tools.
+# architecture is several times slower than the host's own).  On foreign
+# architectures the race and stress tests, the slowest, run through wrappers
+# that set FAIRSEM_TEST_SCALE=$CROSS_TEST_SCALE (default 25: a quarter of
+# the iterations).  The real programs of the wrappers go to OUTDIR/tools/,
+# which selftests.sh copies to /payload/tools.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,12 +25,23 @@ else
 	bin=$root/build/selftests-$arch/bin fuzz=$root/build/fuzz-$arch
 fi
 seconds=${CROSS_FUZZ_SECONDS:-20}
+scale=${CROSS_TEST_SCALE:-25}
+
+wrap() {	# wrap NAME COMMAND: OUTDIR/bin/NAME runs COMMAND
+	printf '#!/bin/sh\nexec %s\n' "$2" >"$out/bin/$1"
+	chmod +x "$out/bin/$1"
+}
 
 rm -rf "$out" && mkdir -p "$out/bin" "$out/tools"
 cp "$bin"/* "$out/bin/"
 if [[ -x $fuzz/fairsem_fuzz ]]; then
 	cp "$fuzz/fairsem_fuzz" "$out/tools/"
-	printf '#!/bin/sh\nexec /payload/tools/fairsem_fuzz --seconds %s\n' \
-		"$seconds" >"$out/bin/fairsem_fuzz"
-	chmod +x "$out/bin/fairsem_fuzz"
+	wrap fairsem_fuzz "/payload/tools/fairsem_fuzz --seconds $seconds"
+fi
+if [[ $arch != amd64 ]]; then
+	for t in fairsem_race_test fairsem_stress_test; do
+		[[ -f $out/bin/$t ]] || continue
+		mv "$out/bin/$t" "$out/tools/"
+		wrap "$t" "env FAIRSEM_TEST_SCALE=$scale /payload/tools/$t"
+	done
 fi
