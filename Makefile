@@ -18,6 +18,8 @@
 #   make check-all      check, plus the selftests on 6.12 and on a debug kernel
 #                       with fault injection, the fuzzer and kmemleak
 #   make checkpatch     checkpatch.pl --strict on the module and the uapi header
+#   make docs, make rfc Documentation/ rendered; the upstream patch series
+#                       (mk/rfc.mk)
 #   make clean
 #
 # Variables: KDIR (kernel build dir for `make module`), VM_TIMEOUT,
@@ -76,6 +78,7 @@ DBG := $(TOP)/scripts/kernels/debug-kernel.sh
 $(eval $(call vm-kernel,6.12,$$(shell $(BPO) --print image),$$(shell $(BPO) --print kdir)))
 $(eval $(call vm-kernel,debug,$$(shell $(DBG) --print image),$$(shell $(DBG) --print kdir)))
 
+include $(TOP)/mk/recipes.mk
 # The kernel matrix: other suites, architectures and PREEMPT_RT.
 include $(TOP)/mk/kernels.mk
 
@@ -130,6 +133,7 @@ check-parts:
 	@$(PART) model $(MAKE) model || true
 	@$(PART) lib $(MAKE) -C $(TOP)/lib check-host || true
 	$(call check-kernel,$(DEB_NAME))
+	@$(PART) recipes $(MAKE) recipes-doc check-recipes-fast RECIPES_MODULE= || true
 	@$(PART) bench-smoke $(TOP)/bench/bench.sh --smoke || true
 	@$(TOP)/scripts/summarize.sh || true
 
@@ -151,6 +155,7 @@ check-all:
 # A separate make, so that the kernels' paths are read once they exist.
 check-all-parts:
 	$(call check-kernel,6.12)
+	@$(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
 	@$(PART) debug-tests sh -c '$(MAKE) -C $(TOP)/selftests/faults && \
 		$(MAKE) -C $(TOP)/selftests/fuzz && \
 		$(TOP)/scripts/debug-tests.sh $(BUILD)/debug-tests' || true
@@ -176,9 +181,23 @@ $(CHECKPATCH): $(KSRC_TAR)
 	@touch $@
 
 # Run from build/: checkpatch drops a camelcase cache where it finds .git.
+# The trace header keeps the TRACE_EVENT() layout of every header under
+# include/trace/events/, which --strict flags (alignment, lines ending in
+# '('): those two checks are off for it alone.
+# A compat header (*_compat.h) exists to ask LINUX_VERSION_CODE: that one
+# check is off for it alone.
+TRACE_HDRS := $(wildcard $(TOP)/kmod/*_trace.h)
+COMPAT_HDRS := $(wildcard $(TOP)/kmod/*_compat.h)
 checkpatch: $(CHECKPATCH)
-	cd $(BUILD) && $(CHECKPATCH) --strict --no-tree -f $(wildcard \
-		$(TOP)/kmod/*.c $(TOP)/kmod/*.h) $(TOP)/uapi/linux/fairsem.h
+	cd $(BUILD) && $(CHECKPATCH) --strict --no-tree -f $(filter-out \
+		$(TRACE_HDRS) $(COMPAT_HDRS),$(wildcard $(TOP)/kmod/*.c \
+		$(TOP)/kmod/*.h)) $(TOP)/uapi/linux/fairsem.h
+	cd $(BUILD) && $(CHECKPATCH) --strict --no-tree \
+		--ignore PARENTHESIS_ALIGNMENT,OPEN_ENDED_LINE -f $(TRACE_HDRS)
+	$(if $(COMPAT_HDRS),cd $(BUILD) && $(CHECKPATCH) --strict --no-tree \
+		--ignore LINUX_VERSION_CODE -f $(COMPAT_HDRS))
+
+include $(TOP)/mk/rfc.mk
 
 # ---- clean -----------------------------------------------------------------
 
