@@ -76,6 +76,11 @@ def section_ntsync(out, fig, info):
         "index of the acquisitions per thread (1 = all alike) and the "
         "fewest over the most." % (info.get("kernel", "?"),
                                    info.get("host_load", "?")))
+    if info.get("module_shim"):
+        out.append("")
+        out.append("The module did not build for this kernel as it stands; "
+                   "the run used a copy with one substitution (%s)."
+                   % info["module_shim"])
     out.append("")
     rows = []
     for key, desc in [("pair.%s.ns", "pair, ns"),

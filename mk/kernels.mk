@@ -80,13 +80,18 @@ $(foreach a,$(CROSS_ARCHS),$(eval $(call cross-tests,$(a))))
 # are a part too, once per architecture (the first kernel needing them
 # builds them; make runs each cross-tests-ARCH once).
 define matrix-kernel
-matrix-$(1): $(if $(filter-out amd64,$(call matrix-arch,$(1))),matrix-cross-$(call matrix-arch,$(1)))
+matrix-$(1): $(if $(filter-out amd64,$(call matrix-arch,$(1))),matrix-cross-$(call matrix-arch,$(1)),matrix-native)
 	@$$(PART) module-$(1) $(KS)/build-module.sh $(1) $(BUILD)/kmod-$(1) || true
 	@VM_ARCH=$(call matrix-arch,$(1)) $$(PART) vm-$(1) $(TOP)/scripts/vm/selftests.sh \
 		$$$$($(KS)/kernel.sh $(1) --print image) $(BUILD)/kmod-$(1)/fairsem.ko \
 		$(call matrix-tests,$(1)) $(1) || true
 endef
 $(foreach k,$(MATRIX),$(eval $(call matrix-kernel,$(k))))
+
+# The host's own test programs (check-all has built them already).
+.PHONY: matrix-native
+matrix-native:
+	@$(MAKE) selftests
 
 .PHONY: $(addprefix matrix-cross-,$(CROSS_ARCHS))
 $(addprefix matrix-cross-,$(CROSS_ARCHS)): matrix-cross-%:

@@ -20,6 +20,9 @@ root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
 [[ $# -eq 2 ]] || { sed -n '4,6p' "$0" >&2; exit 2; }
+# Run from `make -jN` without the jobserver: kbuild's "jobserver unavailable"
+# warning would count as a build warning.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 name=$1 kname=build-module-$1
 mkdir -p "$2"
 out=$(cd "$2" && pwd)

@@ -52,7 +52,7 @@ row kernel release arch passed failed skipped module "VM s"
 tp=0 tf=0 ts=0 tt=0
 for n in "${names[@]}"; do
 	read -r p f s _ <"$res/vm-$n.txt" || { p=0 f=1 s=0; }
-	rel=$(tr -d '\r' <"$vm/$n.log" 2>/dev/null |
+	rel=$(tr -d '\r' 2>/dev/null <"$vm/$n.log" |
 		sed -n 's/^FAIRSEM-VM: init //p' | tail -n 1)
 	arch=amd64
 	case $rel in
