@@ -18,6 +18,8 @@
 #   make check-all      check, plus the selftests on 6.12 and on a debug kernel
 #                       with fault injection, the fuzzer and kmemleak
 #   make checkpatch     checkpatch.pl --strict on the module and the uapi header
+#   make docs, make rfc Documentation/ rendered; the upstream patch series
+#                       (mk/rfc.mk)
 #   make clean
 #
 # Variables: KDIR (kernel build dir for `make module`), VM_TIMEOUT,
@@ -171,9 +173,18 @@ $(CHECKPATCH): $(KSRC_TAR)
 	@touch $@
 
 # Run from build/: checkpatch drops a camelcase cache where it finds .git.
+# The trace header keeps the TRACE_EVENT() layout of every header under
+# include/trace/events/, which --strict flags (alignment, lines ending in
+# '('): those two checks are off for it alone.
+TRACE_HDRS := $(wildcard $(TOP)/kmod/*_trace.h)
 checkpatch: $(CHECKPATCH)
-	cd $(BUILD) && $(CHECKPATCH) --strict --no-tree -f $(wildcard \
-		$(TOP)/kmod/*.c $(TOP)/kmod/*.h) $(TOP)/uapi/linux/fairsem.h
+	cd $(BUILD) && $(CHECKPATCH) --strict --no-tree -f $(filter-out \
+		$(TRACE_HDRS),$(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h)) \
+		$(TOP)/uapi/linux/fairsem.h
+	cd $(BUILD) && $(CHECKPATCH) --strict --no-tree \
+		--ignore PARENTHESIS_ALIGNMENT,OPEN_ENDED_LINE -f $(TRACE_HDRS)
+
+include $(TOP)/mk/rfc.mk
 
 # ---- clean -----------------------------------------------------------------
 

@@ -7,6 +7,10 @@
  * therefore only ever looks at the first entry, and each grant is O(1).
  * A request is granted only from the head, so a large head holds back the
  * smaller requests behind it; that is what makes the order strict.
+ *
+ * Every function that can grant or refuse queued requests takes the caller's
+ * struct fairsem_wake and hands it to fairsem_request_done(), so that the
+ * glue wakes blocked tasks after dropping sem->lock, on every path.
  */
 #ifdef __KERNEL__
 #include <linux/errno.h>
@@ -18,11 +22,21 @@
 #endif
 #include "fairsem_core.h"
 
+/**
+ * fairsem_sem_setup() - initialise a semaphore
+ * @sem: the semaphore, not yet visible to anyone else
+ * @id: its unique id
+ * @limit: its capacity
+ * @lifo: queue newest first
+ *
+ * The semaphore starts with one reference, for the holder that INIT binds.
+ */
 void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, bool lifo)
 {
 	spin_lock_init(&sem->lock);
+	refcount_set(&sem->ref, 1);
 	INIT_LIST_HEAD(&sem->queue);
-	INIT_LIST_HEAD(&sem->handle_list);
+	INIT_LIST_HEAD(&sem->holder_list);
 	sem->id = id;
 	sem->limit = limit;
 	sem->taken = 0;
@@ -30,20 +44,29 @@ void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, bool lifo)
 	sem->handles = 0;
 	sem->lifo = lifo;
 	sem->closed = false;
-	sem->wake = NULL;
 }
 
-void fairsem_holder_setup(struct fairsem_holder *handle)
+/**
+ * fairsem_holder_setup() - initialise an unbound holder
+ * @holder: the holder
+ */
+void fairsem_holder_setup(struct fairsem_holder *holder)
 {
-	handle->sem = NULL;
-	handle->holds = 0;
-	INIT_LIST_HEAD(&handle->sibling);
-	INIT_LIST_HEAD(&handle->async.node);
-	handle->async.handle = handle;
-	handle->async.count = 0;
-	handle->async.state = FAIRSEM_REQ_IDLE;
+	holder->sem = NULL;
+	holder->holds = 0;
+	INIT_LIST_HEAD(&holder->sibling);
+	INIT_LIST_HEAD(&holder->async.node);
+	holder->async.holder = holder;
+	holder->async.count = 0;
+	holder->async.state = FAIRSEM_REQ_IDLE;
 }
 
+/**
+ * fairsem_available() - permits free to grant
+ * @sem: the semaphore
+ *
+ * Return: limit - taken, or 0 when REMOVE or FORGET left limit below taken.
+ */
 u64 fairsem_available(const struct fairsem_sem *sem)
 {
 	return sem->limit > sem->taken ? sem->limit - sem->taken : 0;
@@ -52,17 +75,18 @@ u64 fairsem_available(const struct fairsem_sem *sem)
 static void fairsem_take(struct fairsem_sem *sem, struct fairsem_request *req)
 {
 	sem->taken += req->count;
-	req->handle->holds += req->count;
+	req->holder->holds += req->count;
 }
 
-static void fairsem_give_back(struct fairsem_holder *handle, u64 count)
+static void fairsem_give_back(struct fairsem_holder *holder, u64 count)
 {
-	handle->holds -= count;
-	handle->sem->taken -= count;
+	holder->holds -= count;
+	holder->sem->taken -= count;
 }
 
 /* Grant the head for as long as it fits: called after anything that can free permits. */
-static void fairsem_grant_waiters(struct fairsem_sem *sem)
+static void fairsem_grant_waiters(struct fairsem_sem *sem,
+				  struct fairsem_wake *wake)
 {
 	struct fairsem_request *head;
 
@@ -75,18 +99,23 @@ static void fairsem_grant_waiters(struct fairsem_sem *sem)
 		sem->waiters--;
 		fairsem_take(sem, head);
 		head->state = FAIRSEM_REQ_GRANTED;
-		fairsem_request_done(head);
+		fairsem_request_done(head, wake);
 	}
 }
 
-/*
+/**
+ * fairsem_try_grant() - grant a new request at once, if it may be
+ * @req: the request, not queued; @req->holder is bound
+ *
  * A new request is granted at once only if it would be the head and fits:
  * in FIFO mode nobody may be waiting, in LIFO mode it goes first anyway.
- * Returns 0 when granted, -EAGAIN when it would have to wait.
+ *
+ * Return: 0 when granted, -EAGAIN when it would have to wait, -EIDRM when
+ * the semaphore is closed.
  */
 int fairsem_try_grant(struct fairsem_request *req)
 {
-	struct fairsem_sem *sem = req->handle->sem;
+	struct fairsem_sem *sem = req->holder->sem;
 
 	lockdep_assert_held(&sem->lock);
 	if (sem->closed)
@@ -99,10 +128,16 @@ int fairsem_try_grant(struct fairsem_request *req)
 	return 0;
 }
 
-/* Returns 0 when granted at once, -EINPROGRESS when queued, -EIDRM when closed. */
+/**
+ * fairsem_enqueue() - grant a new request at once, or queue it
+ * @req: the request, not queued
+ *
+ * Return: 0 when granted at once, -EINPROGRESS when queued, -EIDRM when
+ * the semaphore is closed.
+ */
 int fairsem_enqueue(struct fairsem_request *req)
 {
-	struct fairsem_sem *sem = req->handle->sem;
+	struct fairsem_sem *sem = req->holder->sem;
 	int ret = fairsem_try_grant(req);
 
 	if (ret != -EAGAIN)
@@ -116,13 +151,17 @@ int fairsem_enqueue(struct fairsem_request *req)
 	return -EINPROGRESS;
 }
 
-/*
- * Withdraw a request that gives up (deadline, signal, cancel, handle
- * closed).  If it was the head, the requests behind it may fit now.
+/**
+ * fairsem_dequeue() - withdraw a request that gives up
+ * @req: the request; nothing happens unless it is queued
+ * @wake: the caller's batch of tasks to wake
+ *
+ * For a deadline, a signal, a cancel or a handle closed.  If @req was the
+ * head, the requests behind it may fit now: they are granted at once.
  */
-void fairsem_dequeue(struct fairsem_request *req)
+void fairsem_dequeue(struct fairsem_request *req, struct fairsem_wake *wake)
 {
-	struct fairsem_sem *sem = req->handle->sem;
+	struct fairsem_sem *sem = req->holder->sem;
 
 	lockdep_assert_held(&sem->lock);
 	if (req->state != FAIRSEM_REQ_QUEUED)
@@ -130,42 +169,75 @@ void fairsem_dequeue(struct fairsem_request *req)
 	list_del_init(&req->node);
 	sem->waiters--;
 	req->state = FAIRSEM_REQ_IDLE;
-	fairsem_grant_waiters(sem);
+	fairsem_grant_waiters(sem, wake);
 }
 
-int fairsem_release(struct fairsem_holder *handle, u64 count)
+/**
+ * fairsem_release() - give back held permits (FAIRSEM_IOC_RELEASE)
+ * @holder: the holder giving them back
+ * @count: how many
+ * @wake: the caller's batch of tasks to wake
+ *
+ * Return: 0, or -EINVAL when @holder holds fewer than @count.
+ */
+int fairsem_release(struct fairsem_holder *holder, u64 count,
+		    struct fairsem_wake *wake)
 {
-	lockdep_assert_held(&handle->sem->lock);
-	if (count > handle->holds)
+	lockdep_assert_held(&holder->sem->lock);
+	if (count > holder->holds)
 		return -EINVAL;
-	fairsem_give_back(handle, count);
-	fairsem_grant_waiters(handle->sem);
+	fairsem_give_back(holder, count);
+	fairsem_grant_waiters(holder->sem, wake);
 	return 0;
 }
 
-int fairsem_forget(struct fairsem_holder *handle, u64 count)
+/**
+ * fairsem_forget() - drop held permits for good (FAIRSEM_IOC_FORGET)
+ * @holder: the holder dropping them
+ * @count: how many; the limit falls by as many, stopping at 0
+ * @wake: the caller's batch of tasks to wake
+ *
+ * Return: 0, or -EINVAL when @holder holds fewer than @count.
+ */
+int fairsem_forget(struct fairsem_holder *holder, u64 count,
+		   struct fairsem_wake *wake)
 {
-	struct fairsem_sem *sem = handle->sem;
+	struct fairsem_sem *sem = holder->sem;
 
 	lockdep_assert_held(&sem->lock);
-	if (count > handle->holds)
+	if (count > holder->holds)
 		return -EINVAL;
-	fairsem_give_back(handle, count);
+	fairsem_give_back(holder, count);
 	sem->limit = sem->limit > count ? sem->limit - count : 0;
-	fairsem_grant_waiters(sem);
+	fairsem_grant_waiters(sem, wake);
 	return 0;
 }
 
-int fairsem_add(struct fairsem_sem *sem, u64 count)
+/**
+ * fairsem_add() - raise the limit (FAIRSEM_IOC_ADD)
+ * @sem: the semaphore
+ * @count: by how much
+ * @wake: the caller's batch of tasks to wake
+ *
+ * Return: 0, or -EOVERFLOW when the limit would pass %FAIRSEM_MAX_PERMITS.
+ */
+int fairsem_add(struct fairsem_sem *sem, u64 count, struct fairsem_wake *wake)
 {
 	lockdep_assert_held(&sem->lock);
 	if (count > FAIRSEM_MAX_PERMITS - sem->limit)
 		return -EOVERFLOW;
 	sem->limit += count;
-	fairsem_grant_waiters(sem);
+	fairsem_grant_waiters(sem, wake);
 	return 0;
 }
 
+/**
+ * fairsem_remove() - lower the limit (FAIRSEM_IOC_REMOVE)
+ * @sem: the semaphore
+ * @count: by how much; the limit may fall below what is taken
+ *
+ * Return: 0, or -EINVAL when @count is above the limit.
+ */
 int fairsem_remove(struct fairsem_sem *sem, u64 count)
 {
 	lockdep_assert_held(&sem->lock);
@@ -175,10 +247,19 @@ int fairsem_remove(struct fairsem_sem *sem, u64 count)
 	return 0;
 }
 
-/* Refuse every queued request; the only walk of the queue, and not a grant. */
-void fairsem_close(struct fairsem_sem *sem)
+/**
+ * fairsem_close() - close the semaphore (FAIRSEM_IOC_CLOSE)
+ * @sem: the semaphore, not closed yet
+ * @wake: the caller's batch of tasks to wake
+ *
+ * Refuses every queued request (the only walk of the queue, and not a
+ * grant), then wakes every holder's pollers: all of them now see
+ * POLLHUP | POLLERR.
+ */
+void fairsem_close(struct fairsem_sem *sem, struct fairsem_wake *wake)
 {
 	struct fairsem_request *req, *next;
+	struct fairsem_holder *holder;
 
 	lockdep_assert_held(&sem->lock);
 	sem->closed = true;
@@ -186,46 +267,64 @@ void fairsem_close(struct fairsem_sem *sem)
 		list_del_init(&req->node);
 		sem->waiters--;
 		req->state = FAIRSEM_REQ_IDLE;
-		fairsem_request_done(req);
+		fairsem_request_done(req, wake);
 	}
+	list_for_each_entry(holder, &sem->holder_list, sibling)
+		fairsem_holder_wake(holder);
 }
 
-/*
- * Count the handle in; the caller publishes handle->sem itself, because INIT
- * must do so atomically against a second INIT on the same handle.
+/**
+ * fairsem_attach() - count a holder in
+ * @sem: the semaphore
+ * @holder: an unbound holder
+ *
+ * The caller publishes @holder->sem itself, because INIT must do so
+ * atomically against a second INIT on the same handle, and takes the
+ * semaphore reference the holder keeps.
  */
-void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *handle)
+void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder)
 {
 	lockdep_assert_held(&sem->lock);
-	list_add_tail(&handle->sibling, &sem->handle_list);
+	list_add_tail(&holder->sibling, &sem->holder_list);
 	sem->handles++;
 }
 
-/*
- * The handle's last reference is gone: withdraw its asynchronous request,
- * give back everything it holds (a granted, unread request included) and
- * grant onward.  Returns true when it was the semaphore's last handle.
+/**
+ * fairsem_detach() - the handle's last reference is gone
+ * @holder: the holder
+ * @wake: the caller's batch of tasks to wake
+ *
+ * Withdraws its asynchronous request, gives back everything it holds (a
+ * granted, unread request included) and grants onward.  The caller drops
+ * the holder's semaphore reference afterwards.
  */
-bool fairsem_detach(struct fairsem_holder *handle)
+void fairsem_detach(struct fairsem_holder *holder, struct fairsem_wake *wake)
 {
-	struct fairsem_sem *sem = handle->sem;
+	struct fairsem_sem *sem = holder->sem;
 
 	lockdep_assert_held(&sem->lock);
-	fairsem_dequeue(&handle->async);
-	handle->async.state = FAIRSEM_REQ_IDLE;
-	fairsem_give_back(handle, handle->holds);
-	fairsem_grant_waiters(sem);
-	list_del_init(&handle->sibling);
-	return --sem->handles == 0;
+	fairsem_dequeue(&holder->async, wake);
+	holder->async.state = FAIRSEM_REQ_IDLE;
+	fairsem_give_back(holder, holder->holds);
+	fairsem_grant_waiters(sem, wake);
+	list_del_init(&holder->sibling);
+	sem->handles--;
 }
 
-/* Returns 0 when granted at once (nothing to read), -EINPROGRESS when queued. */
-int fairsem_async_start(struct fairsem_holder *handle, u64 count)
+/**
+ * fairsem_async_start() - start the asynchronous request
+ * @holder: the holder
+ * @count: permits wanted
+ *
+ * Return: 0 when granted at once (nothing to read), -EINPROGRESS when
+ * queued, -EIDRM when closed, -EBUSY when a request is queued or unread.
+ */
+int fairsem_async_start(struct fairsem_holder *holder, u64 count)
 {
-	struct fairsem_request *req = &handle->async;
+	struct fairsem_request *req = &holder->async;
 
-	lockdep_assert_held(&handle->sem->lock);
-	if (handle->sem->closed)
+	lockdep_assert_held(&holder->sem->lock);
+	if (holder->sem->closed)
 		return -EIDRM;
 	if (req->state != FAIRSEM_REQ_IDLE)
 		return -EBUSY;
@@ -233,57 +332,76 @@ int fairsem_async_start(struct fairsem_holder *handle, u64 count)
 	return fairsem_enqueue(req);
 }
 
-int fairsem_async_cancel(struct fairsem_holder *handle)
+/**
+ * fairsem_async_cancel() - withdraw the asynchronous request
+ * @holder: the holder
+ * @wake: the caller's batch of tasks to wake
+ *
+ * A queued request leaves the queue; a granted, unread one gives back its
+ * count, or what the holder still holds if it released some since.
+ *
+ * Return: 0, or -ENOENT when there is no request.
+ */
+int fairsem_async_cancel(struct fairsem_holder *holder,
+			 struct fairsem_wake *wake)
 {
-	struct fairsem_request *req = &handle->async;
+	struct fairsem_request *req = &holder->async;
 
-	lockdep_assert_held(&handle->sem->lock);
+	lockdep_assert_held(&holder->sem->lock);
 	switch (req->state) {
 	case FAIRSEM_REQ_QUEUED:
-		fairsem_dequeue(req);
+		fairsem_dequeue(req, wake);
 		return 0;
 	case FAIRSEM_REQ_GRANTED:
-		/* The holder may have released part of it before cancelling. */
 		req->state = FAIRSEM_REQ_IDLE;
-		fairsem_give_back(handle, min(req->count, handle->holds));
-		fairsem_grant_waiters(handle->sem);
+		fairsem_give_back(holder, min(req->count, holder->holds));
+		fairsem_grant_waiters(holder->sem, wake);
 		return 0;
 	default:
 		return -ENOENT;
 	}
 }
 
-/*
- * What read() answers, in the contract's order: an unread grant, a closed
- * semaphore, no request at all, or -EAGAIN for a request still queued.
+/**
+ * fairsem_async_collect() - what read() answers
+ * @holder: the holder
+ * @count: where the granted count goes
+ *
+ * In the contract's order: an unread grant, a closed semaphore, no request
+ * at all, or a request still queued.
+ *
+ * Return: 0 with *@count set, -EIDRM, -EINVAL, or -EAGAIN.
  */
-int fairsem_async_collect(struct fairsem_holder *handle, u64 *count)
+int fairsem_async_collect(struct fairsem_holder *holder, u64 *count)
 {
-	struct fairsem_request *req = &handle->async;
+	struct fairsem_request *req = &holder->async;
 
-	lockdep_assert_held(&handle->sem->lock);
+	lockdep_assert_held(&holder->sem->lock);
 	if (req->state == FAIRSEM_REQ_GRANTED) {
 		req->state = FAIRSEM_REQ_IDLE;
 		*count = req->count;
 		return 0;
 	}
-	if (handle->sem->closed)
+	if (holder->sem->closed)
 		return -EIDRM;
 	if (req->state == FAIRSEM_REQ_IDLE)
 		return -EINVAL;
 	return -EAGAIN;
 }
 
-/*
- * Put back a grant that read() collected but could not copy out, so that a
- * faulting read changes nothing.  If another thread has started a new
+/**
+ * fairsem_async_uncollect() - put back a grant that read() could not copy
+ * @holder: the holder
+ * @count: what fairsem_async_collect() returned
+ *
+ * A faulting read changes nothing.  If another thread has started a new
  * request meanwhile, that request stands and the old grant counts as read.
  */
-void fairsem_async_uncollect(struct fairsem_holder *handle, u64 count)
+void fairsem_async_uncollect(struct fairsem_holder *holder, u64 count)
 {
-	struct fairsem_request *req = &handle->async;
+	struct fairsem_request *req = &holder->async;
 
-	lockdep_assert_held(&handle->sem->lock);
+	lockdep_assert_held(&holder->sem->lock);
 	if (req->state != FAIRSEM_REQ_IDLE)
 		return;
 	req->count = count;

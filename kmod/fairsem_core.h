@@ -3,41 +3,96 @@
  * The queue and grant logic of fairsem, apart from any file-operations glue
  * so that it builds and is tested in userspace too (see selftests/model).
  *
- * Every function here expects the caller to hold sem->lock.  Nothing here
- * sleeps, allocates or walks the queue, except fairsem_close(), which must
- * refuse every waiter.
+ * Names, kept apart on purpose (the uapi's struct fairsem_handle is only
+ * FAIRSEM_IOC_NEW_HANDLE's argument and appears nowhere else):
+ *
+ *   semaphore  struct fairsem_sem: limit, taken, the queue, the closed
+ *              flag; refcounted, freed by the glue with its last reference.
+ *              Variables: sem.
+ *   holder     struct fairsem_holder: the core's side of one handle, i.e.
+ *              what one open file description holds and its asynchronous
+ *              request.  Variables: holder.
+ *   file       struct fairsem_file (fairsem_dev.h): file->private_data of
+ *              one open file description, a holder plus the wait queue of
+ *              its readers and pollers.  This is what the contract calls a
+ *              handle.  Variables: ff.
+ *   request    struct fairsem_request: permits wanted, queued in the
+ *              semaphore.  Variables: req.
+ *   waiter     struct fairsem_waiter (fairsem_dev.h): a blocking acquire's
+ *              request and task, on that task's stack.  Variables: w.
+ *   wakeups    struct fairsem_wake (fairsem_dev.h): blocked tasks to wake
+ *              once sem->lock is dropped, on the lock holder's stack and
+ *              passed down as an argument.  Variables: wake.
+ *
+ * Locking: every function here expects the caller to hold sem->lock, which
+ * guards the semaphore and every holder attached to it.  Lock order:
+ * sem->lock before any wait-queue lock (a holder's pollers are woken under
+ * sem->lock; blocked tasks are woken after it is dropped).  Nothing here
+ * sleeps or allocates, and nothing walks the queue except fairsem_close(),
+ * which must refuse every waiter.
  */
 #ifndef _FAIRSEM_CORE_H
 #define _FAIRSEM_CORE_H
 
 #ifdef __KERNEL__
 #include <linux/list.h>
+#include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #else
 #include "fairsem_compat.h"
 #endif
 
+/**
+ * enum fairsem_req_state - where a request stands
+ * @FAIRSEM_REQ_IDLE: not queued and nothing to read: never started,
+ *	collected, cancelled, or refused because the semaphore closed
+ * @FAIRSEM_REQ_QUEUED: waiting in &fairsem_sem.queue
+ * @FAIRSEM_REQ_GRANTED: granted; its permits are in the holder's @holds
+ */
 enum fairsem_req_state {
-	FAIRSEM_REQ_IDLE,	/* not queued, nothing to read */
-	FAIRSEM_REQ_QUEUED,	/* waiting in sem->queue */
-	FAIRSEM_REQ_GRANTED,	/* permits moved into handle->holds */
+	FAIRSEM_REQ_IDLE,
+	FAIRSEM_REQ_QUEUED,
+	FAIRSEM_REQ_GRANTED,
 };
 
 struct fairsem_holder;
 struct fairsem_wake;
 
+/**
+ * struct fairsem_request - permits wanted by a holder
+ * @node: in &fairsem_sem.queue while @state is %FAIRSEM_REQ_QUEUED
+ * @holder: who receives the permits
+ * @count: how many
+ * @state: see &enum fairsem_req_state
+ */
 struct fairsem_request {
-	struct list_head node;		/* in sem->queue while QUEUED */
-	struct fairsem_holder *handle;	/* who receives the permits */
+	struct list_head node;
+	struct fairsem_holder *holder;
 	u64 count;
 	enum fairsem_req_state state;
 };
 
+/**
+ * struct fairsem_sem - a semaphore
+ * @lock: guards everything below and every attached holder
+ * @ref: the semaphore's lifetime: one reference per attached holder (and
+ *	whatever else the glue keeps); the glue frees it with the last one
+ * @queue: requests waiting, the next to be granted first
+ * @holder_list: every attached holder, for CLOSE
+ * @id: unique while the module is loaded
+ * @limit: capacity
+ * @taken: permits held by all holders together
+ * @waiters: length of @queue
+ * @handles: attached holders (open handles), as INFO reports them
+ * @lifo: queue newest first
+ * @closed: FAIRSEM_IOC_CLOSE was called; never cleared
+ */
 struct fairsem_sem {
-	spinlock_t lock;		/* guards all of it and every holder */
-	struct list_head queue;		/* head is the next to be granted */
-	struct list_head handle_list;	/* every attached handle, for CLOSE */
+	spinlock_t lock;	/* see the top of this file */
+	refcount_t ref;
+	struct list_head queue;
+	struct list_head holder_list;
 	u64 id;
 	u64 limit;
 	u64 taken;
@@ -45,43 +100,64 @@ struct fairsem_sem {
 	u32 handles;
 	bool lifo;
 	bool closed;
-	struct fairsem_wake *wake;	/* the lock holder's, see fairsem_dev.h */
 };
 
-/* The semaphore-side state of one handle (one open file description). */
-struct fairsem_holder {
-	struct fairsem_sem *sem;	/* set once, by INIT or NEW_HANDLE */
-	struct list_head sibling;	/* in sem->handle_list */
-	u64 holds;
-	struct fairsem_request async;	/* at most one asynchronous request */
-};
-
-/*
- * Called with sem->lock held whenever a queued request is granted or refused
- * (state GRANTED, or IDLE because the semaphore closed).  The device glue
- * wakes the blocked task or the handle's pollers; the userspace tests record.
+/**
+ * struct fairsem_holder - the semaphore-side state of one handle
+ * @sem: the semaphore, set once by INIT or when the handle is made
+ * @sibling: in &fairsem_sem.holder_list
+ * @holds: permits this handle holds
+ * @async: the handle's asynchronous request (at most one)
  */
-void fairsem_request_done(struct fairsem_request *req);
+struct fairsem_holder {
+	struct fairsem_sem *sem;
+	struct list_head sibling;
+	u64 holds;
+	struct fairsem_request async;
+};
+
+/**
+ * fairsem_request_done() - a queued request was granted or refused
+ * @req: the request, off the queue, in state %FAIRSEM_REQ_GRANTED, or
+ *	%FAIRSEM_REQ_IDLE because the semaphore closed
+ * @wake: the lock holder's batch of tasks to wake after sem->lock
+ *
+ * Provided by the glue, called by the core under sem->lock.  The device
+ * wakes the blocked task or the holder's pollers; the userspace test
+ * records the event.
+ */
+void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake);
+
+/**
+ * fairsem_holder_wake() - a holder's pollable state changed
+ * @holder: the holder whose readers and pollers must look again
+ *
+ * Provided by the glue, called by the core under sem->lock when the
+ * semaphore closes, for every attached holder.
+ */
+void fairsem_holder_wake(struct fairsem_holder *holder);
 
 void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, bool lifo);
-void fairsem_holder_setup(struct fairsem_holder *handle);
-void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *handle);
-bool fairsem_detach(struct fairsem_holder *handle);
+void fairsem_holder_setup(struct fairsem_holder *holder);
+void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder);
+void fairsem_detach(struct fairsem_holder *holder, struct fairsem_wake *wake);
 
 u64 fairsem_available(const struct fairsem_sem *sem);
 int fairsem_try_grant(struct fairsem_request *req);
 int fairsem_enqueue(struct fairsem_request *req);
-void fairsem_dequeue(struct fairsem_request *req);
+void fairsem_dequeue(struct fairsem_request *req, struct fairsem_wake *wake);
 
-int fairsem_release(struct fairsem_holder *handle, u64 count);
-int fairsem_forget(struct fairsem_holder *handle, u64 count);
-int fairsem_add(struct fairsem_sem *sem, u64 count);
+int fairsem_release(struct fairsem_holder *holder, u64 count,
+		    struct fairsem_wake *wake);
+int fairsem_forget(struct fairsem_holder *holder, u64 count,
+		   struct fairsem_wake *wake);
+int fairsem_add(struct fairsem_sem *sem, u64 count, struct fairsem_wake *wake);
 int fairsem_remove(struct fairsem_sem *sem, u64 count);
-void fairsem_close(struct fairsem_sem *sem);
+void fairsem_close(struct fairsem_sem *sem, struct fairsem_wake *wake);
 
-int fairsem_async_start(struct fairsem_holder *handle, u64 count);
-int fairsem_async_cancel(struct fairsem_holder *handle);
-int fairsem_async_collect(struct fairsem_holder *handle, u64 *count);
-void fairsem_async_uncollect(struct fairsem_holder *handle, u64 count);
+int fairsem_async_start(struct fairsem_holder *holder, u64 count);
+int fairsem_async_cancel(struct fairsem_holder *holder, struct fairsem_wake *wake);
+int fairsem_async_collect(struct fairsem_holder *holder, u64 *count);
+void fairsem_async_uncollect(struct fairsem_holder *holder, u64 count);
 
 #endif /* _FAIRSEM_CORE_H */

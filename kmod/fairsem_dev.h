@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What the device glue shares between its files. */
+/* What the device glue shares between its files; names: fairsem_core.h. */
 #ifndef _FAIRSEM_DEV_H
 #define _FAIRSEM_DEV_H
 
@@ -10,13 +10,22 @@
 
 #include "fairsem_core.h"
 
-/* One open file description of /dev/fairsem, or of NEW_HANDLE: a handle. */
+/**
+ * struct fairsem_file - one open file description: what the contract
+ *	calls a handle (file->private_data)
+ * @holder: the core's side: what the handle holds, its async request
+ * @wq: readers and pollers of @holder.async; woken under sem->lock
+ */
 struct fairsem_file {
-	struct fairsem_holder handle;
-	wait_queue_head_t wq;		/* readers and pollers of handle.async */
+	struct fairsem_holder holder;
+	wait_queue_head_t wq;
 };
 
-/* A blocking acquire's request: it lives on the waiting task's stack. */
+/**
+ * struct fairsem_waiter - a blocking acquire's request, on its task's stack
+ * @req: the queued request
+ * @task: the task sleeping in FAIRSEM_IOC_ACQUIRE
+ */
 struct fairsem_waiter {
 	struct fairsem_request req;
 	struct task_struct *task;
@@ -30,45 +39,50 @@ struct fairsem_waiter {
  */
 #define FAIRSEM_WAKE_BATCH	8
 
+/**
+ * struct fairsem_wake - tasks to wake after sem->lock is dropped
+ * @n: how many are in @task
+ * @task: each with a reference taken, dropped once woken
+ *
+ * Lives on the lock holder's stack and is passed to every core function
+ * that can grant or refuse a queued request.
+ */
 struct fairsem_wake {
 	unsigned int n;
 	struct task_struct *task[FAIRSEM_WAKE_BATCH];
 };
 
-static inline void fairsem_lock_wake(struct fairsem_sem *sem,
-				     struct fairsem_wake *wake)
-{
-	wake->n = 0;
-	spin_lock(&sem->lock);
-	sem->wake = wake;
-}
+#define FAIRSEM_WAKE_INIT	{ .n = 0 }
 
+/* Drop sem->lock, then wake the tasks the core granted or refused. */
 static inline void fairsem_unlock_wake(struct fairsem_sem *sem,
 				       struct fairsem_wake *wake)
 {
 	unsigned int i;
 
-	sem->wake = NULL;
 	spin_unlock(&sem->lock);
 	for (i = 0; i < wake->n; i++) {
 		wake_up_process(wake->task[i]);
 		put_task_struct(wake->task[i]);
 	}
+	wake->n = 0;
 }
 
-static inline struct fairsem_file *fairsem_file_of(struct fairsem_holder *handle)
+static inline struct fairsem_file *fairsem_file_of(struct fairsem_holder *holder)
 {
-	return container_of(handle, struct fairsem_file, handle);
+	return container_of(holder, struct fairsem_file, holder);
 }
 
 static inline struct fairsem_sem *fairsem_bound(struct fairsem_file *ff)
 {
 	/* Pairs with cmpxchg_release() in INIT: a bound sem is set up. */
-	return smp_load_acquire(&ff->handle.sem);
+	return smp_load_acquire(&ff->holder.sem);
 }
 
 extern const struct file_operations fairsem_fops;
 
+void fairsem_sem_get(struct fairsem_sem *sem);
+void fairsem_sem_put(struct fairsem_sem *sem);
 struct fairsem_file *fairsem_file_alloc(void);
 void fairsem_file_free(struct fairsem_file *ff);
 void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,

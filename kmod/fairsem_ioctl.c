@@ -52,12 +52,13 @@ static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
 	 * before the attach is done waits for it on sem->lock.
 	 */
 	spin_lock(&sem->lock);
-	if (cmpxchg_release(&ff->handle.sem, NULL, sem)) {
+	if (cmpxchg_release(&ff->holder.sem, NULL, sem)) {
 		spin_unlock(&sem->lock);
-		kfree(sem);
+		kfree(sem);	/* never published */
 		return -EBUSY;
 	}
-	fairsem_attach(sem, &ff->handle);
+	/* The holder keeps the reference fairsem_sem_setup() gave. */
+	fairsem_attach(sem, &ff->holder);
 	spin_unlock(&sem->lock);
 	return 0;
 }
@@ -65,7 +66,7 @@ static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
 static int fairsem_acquire_try(struct fairsem_file *ff, struct fairsem_sem *sem,
 			       u64 count)
 {
-	struct fairsem_request req = { .handle = &ff->handle, .count = count };
+	struct fairsem_request req = { .holder = &ff->holder, .count = count };
 	int ret;
 
 	spin_lock(&sem->lock);
@@ -80,7 +81,7 @@ static int fairsem_acquire_async(struct fairsem_file *ff, struct fairsem_sem *se
 	int ret;
 
 	spin_lock(&sem->lock);
-	ret = fairsem_async_start(&ff->handle, count);
+	ret = fairsem_async_start(&ff->holder, count);
 	spin_unlock(&sem->lock);
 	return ret;
 }
@@ -91,7 +92,8 @@ static int fairsem_acquire_async(struct fairsem_file *ff, struct fairsem_sem *se
  * deadline; otherwise the request leaves the queue holding nothing, and the
  * requests behind it are considered at once.
  */
-static int fairsem_wait_result(struct fairsem_waiter *w, const ktime_t *deadline)
+static int fairsem_wait_result(struct fairsem_waiter *w, const ktime_t *deadline,
+			       struct fairsem_wake *wake)
 {
 	switch (w->req.state) {
 	case FAIRSEM_REQ_GRANTED:
@@ -102,12 +104,12 @@ static int fairsem_wait_result(struct fairsem_waiter *w, const ktime_t *deadline
 		break;
 	}
 	if (signal_pending(current)) {
-		fairsem_dequeue(&w->req);
+		fairsem_dequeue(&w->req, wake);
 		/* Restarted at the back of the queue, with the same deadline. */
 		return -ERESTARTSYS;
 	}
 	if (deadline && ktime_compare(ktime_get(), *deadline) >= 0) {
-		fairsem_dequeue(&w->req);
+		fairsem_dequeue(&w->req, wake);
 		return -ETIMEDOUT;
 	}
 	return -EINPROGRESS;
@@ -117,9 +119,10 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 				u64 count, u64 deadline_ns)
 {
 	struct fairsem_waiter w = {
-		.req = { .handle = &ff->handle, .count = count },
+		.req = { .holder = &ff->holder, .count = count },
 		.task = current,
 	};
+	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 	ktime_t deadline, *expires = NULL;
 	int ret;
 
@@ -144,10 +147,10 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 		schedule_hrtimeout_range(expires, current->timer_slack_ns,
 					 HRTIMER_MODE_ABS);
 		spin_lock(&sem->lock);
-		ret = fairsem_wait_result(&w, expires);
+		ret = fairsem_wait_result(&w, expires, &wake);
 	}
 out_unlock:
-	spin_unlock(&sem->lock);
+	fairsem_unlock_wake(sem, &wake);
 	return ret;
 }
 
@@ -184,7 +187,7 @@ static int fairsem_ioctl_acquire(struct file *file, struct fairsem_file *ff,
 static int fairsem_ioctl_count(struct fairsem_file *ff, unsigned int cmd,
 			       void __user *argp)
 {
-	struct fairsem_wake wake;
+	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 	struct fairsem_sem *sem;
 	u64 count;
 	int ret;
@@ -197,18 +200,18 @@ static int fairsem_ioctl_count(struct fairsem_file *ff, unsigned int cmd,
 	if (!sem)
 		return -EBADFD;
 
-	fairsem_lock_wake(sem, &wake);
+	spin_lock(&sem->lock);
 	switch (cmd) {
 	case FAIRSEM_IOC_RELEASE:
-		ret = fairsem_release(&ff->handle, count);
+		ret = fairsem_release(&ff->holder, count, &wake);
 		if (!ret)
 			trace_fairsem_release(sem->id, count, sem->taken);
 		break;
 	case FAIRSEM_IOC_FORGET:
-		ret = fairsem_forget(&ff->handle, count);
+		ret = fairsem_forget(&ff->holder, count, &wake);
 		break;
 	case FAIRSEM_IOC_ADD:
-		ret = fairsem_add(sem, count);
+		ret = fairsem_add(sem, count, &wake);
 		break;
 	default:
 		ret = fairsem_remove(sem, count);
@@ -221,33 +224,30 @@ static int fairsem_ioctl_count(struct fairsem_file *ff, unsigned int cmd,
 static int fairsem_ioctl_close(struct fairsem_file *ff)
 {
 	struct fairsem_sem *sem = fairsem_bound(ff);
-	struct fairsem_holder *handle;
+	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 
 	if (!sem)
 		return -EBADFD;
 	spin_lock(&sem->lock);
 	if (!sem->closed) {
 		trace_fairsem_close(sem->id, sem->waiters);
-		fairsem_close(sem);
-		/* Every handle now polls POLLHUP | POLLERR, queued or not. */
-		list_for_each_entry(handle, &sem->handle_list, sibling)
-			wake_up_interruptible_poll(&fairsem_file_of(handle)->wq,
-						   EPOLLHUP | EPOLLERR);
+		fairsem_close(sem, &wake);
 	}
-	spin_unlock(&sem->lock);
+	fairsem_unlock_wake(sem, &wake);
 	return 0;
 }
 
 static int fairsem_ioctl_cancel(struct fairsem_file *ff)
 {
 	struct fairsem_sem *sem = fairsem_bound(ff);
+	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 	int ret;
 
 	if (!sem)
 		return -EBADFD;
 	spin_lock(&sem->lock);
-	ret = fairsem_async_cancel(&ff->handle);
-	spin_unlock(&sem->lock);
+	ret = fairsem_async_cancel(&ff->holder, &wake);
+	fairsem_unlock_wake(sem, &wake);
 	return ret;
 }
 
@@ -264,7 +264,7 @@ static int fairsem_ioctl_info(struct fairsem_file *ff, void __user *argp)
 	return 0;
 }
 
-/* Attach a fresh handle to sem, unless CLOSE came first. */
+/* Attach a fresh handle to sem, with its own reference, unless CLOSE came first. */
 static int fairsem_attach_new(struct fairsem_sem *sem, struct fairsem_file *nff)
 {
 	int ret = 0;
@@ -273,8 +273,9 @@ static int fairsem_attach_new(struct fairsem_sem *sem, struct fairsem_file *nff)
 	if (sem->closed) {
 		ret = -EIDRM;
 	} else {
-		fairsem_attach(sem, &nff->handle);
-		nff->handle.sem = sem;	/* private until fd_install() */
+		fairsem_sem_get(sem);
+		fairsem_attach(sem, &nff->holder);
+		nff->holder.sem = sem;	/* private until fd_install() */
 	}
 	spin_unlock(&sem->lock);
 	return ret;
@@ -325,7 +326,12 @@ static int fairsem_ioctl_new_handle(struct fairsem_file *ff, void __user *argp)
 	return fd;
 
 err_fput:
-	fput(file);	/* fairsem_release() detaches and frees nff */
+	/*
+	 * The last reference to file: its ->release, fairsem_fop_release(),
+	 * runs later (fput() defers it to task work) and detaches and frees
+	 * nff, which is bound by now.
+	 */
+	fput(file);
 	put_unused_fd(fd);
 	return ret;
 err_put_fd:

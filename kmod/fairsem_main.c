@@ -14,6 +14,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/uio.h>
 #include <uapi/linux/fairsem.h>
 
 #include "fairsem_dev.h"
@@ -21,6 +22,30 @@
 #define CREATE_TRACE_POINTS
 #include "fairsem_trace.h"
 
+/**
+ * fairsem_sem_get() - take a reference on a semaphore
+ * @sem: a semaphore the caller already holds a reference on
+ */
+void fairsem_sem_get(struct fairsem_sem *sem)
+{
+	refcount_inc(&sem->ref);
+}
+
+/**
+ * fairsem_sem_put() - drop a reference, freeing the semaphore with the last
+ * @sem: the semaphore; its lock must not be held
+ */
+void fairsem_sem_put(struct fairsem_sem *sem)
+{
+	if (refcount_dec_and_test(&sem->ref))
+		kfree(sem);
+}
+
+/**
+ * fairsem_file_alloc() - a new, unbound handle
+ *
+ * Return: the handle, or NULL when out of memory.
+ */
 struct fairsem_file *fairsem_file_alloc(void)
 {
 	struct fairsem_file *ff;
@@ -29,57 +54,80 @@ struct fairsem_file *fairsem_file_alloc(void)
 	ff = kzalloc(sizeof(*ff), GFP_KERNEL_ACCOUNT);
 	if (!ff)
 		return NULL;
-	fairsem_holder_setup(&ff->handle);
+	fairsem_holder_setup(&ff->holder);
 	init_waitqueue_head(&ff->wq);
 	return ff;
 }
 
+/**
+ * fairsem_file_free() - the handle's last reference is gone
+ * @ff: the handle, bound or not
+ *
+ * Gives back what it holds (granting onward) and drops its semaphore
+ * reference.
+ */
 void fairsem_file_free(struct fairsem_file *ff)
 {
-	struct fairsem_sem *sem = ff->handle.sem;
-	bool last;
+	struct fairsem_sem *sem = ff->holder.sem;
 
 	if (sem) {
-		struct fairsem_wake wake;
+		struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 
-		fairsem_lock_wake(sem, &wake);
-		last = fairsem_detach(&ff->handle);
+		spin_lock(&sem->lock);
+		fairsem_detach(&ff->holder, &wake);
 		fairsem_unlock_wake(sem, &wake);
-		if (last)
-			kfree(sem);
+		fairsem_sem_put(sem);
 	}
 	kfree(ff);
 }
 
-/*
- * Called by the core, under sem->lock, when a queued request is granted or
- * refused.  A blocking waiter re-takes sem->lock before it leaves, so its
- * on-stack request and task stay valid for as long as the lock is held here;
- * a wakeup deferred past the unlock holds a task reference instead.
+/**
+ * fairsem_holder_wake() - wake a handle's readers and pollers
+ * @holder: the handle's holder
+ *
+ * Called under sem->lock (lock order: sem->lock, then the wait queue's).
+ * Only this handle's waiters: one grant wakes one handle, never the herd.
  */
-void fairsem_request_done(struct fairsem_request *req)
+void fairsem_holder_wake(struct fairsem_holder *holder)
 {
-	struct fairsem_holder *handle = req->handle;
-	struct fairsem_waiter *waiter;
-	struct fairsem_wake *wake;
+	struct fairsem_request *req = &holder->async;
+	__poll_t events = 0;
 
 	if (req->state == FAIRSEM_REQ_GRANTED)
-		trace_fairsem_grant(handle->sem->id, req->count, handle->sem->taken);
-	if (req == &handle->async) {
-		/* Only this handle's pollers: one grant wakes one handle. */
-		wake_up_interruptible_poll(&fairsem_file_of(handle)->wq,
-					   req->state == FAIRSEM_REQ_GRANTED ?
-					   EPOLLIN | EPOLLRDNORM : EPOLLHUP | EPOLLERR);
+		events |= EPOLLIN | EPOLLRDNORM;
+	if (holder->sem->closed)
+		events |= EPOLLHUP | EPOLLERR;
+	wake_up_interruptible_poll(&fairsem_file_of(holder)->wq, events);
+}
+
+/**
+ * fairsem_request_done() - wake whoever waits for a granted or refused request
+ * @req: the request
+ * @wake: the lock holder's batch
+ *
+ * Called by the core under sem->lock.  A blocking waiter re-takes sem->lock
+ * before it leaves, so its on-stack request and task stay valid for as long
+ * as the lock is held here; a wakeup deferred past the unlock holds a task
+ * reference instead.
+ */
+void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake)
+{
+	struct fairsem_holder *holder = req->holder;
+	struct fairsem_waiter *w;
+
+	if (req->state == FAIRSEM_REQ_GRANTED)
+		trace_fairsem_grant(holder->sem->id, req->count, holder->sem->taken);
+	if (req == &holder->async) {
+		fairsem_holder_wake(holder);
 		return;
 	}
-	waiter = container_of(req, struct fairsem_waiter, req);
-	wake = handle->sem->wake;
-	if (wake && wake->n < FAIRSEM_WAKE_BATCH) {
+	w = container_of(req, struct fairsem_waiter, req);
+	if (wake->n < FAIRSEM_WAKE_BATCH) {
 		/* The reference keeps the task valid once the lock is gone. */
-		get_task_struct(waiter->task);
-		wake->task[wake->n++] = waiter->task;
+		get_task_struct(w->task);
+		wake->task[wake->n++] = w->task;
 	} else {
-		wake_up_process(waiter->task);
+		wake_up_process(w->task);
 	}
 }
 
@@ -99,6 +147,12 @@ static int fairsem_fop_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/**
+ * fairsem_fill_info() - a consistent snapshot for INFO and fdinfo
+ * @ff: the handle
+ * @sem: its semaphore
+ * @info: filled in; reserved fields zero
+ */
 void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
 		       struct fairsem_info *info)
 {
@@ -110,10 +164,10 @@ void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
 	info->limit = sem->limit;
 	info->available = fairsem_available(sem);
 	info->taken = sem->taken;
-	info->holds = ff->handle.holds;
+	info->holds = ff->holder.holds;
 	info->waiters = sem->waiters;
 	info->handles = sem->handles;
-	async = ff->handle.async.state;
+	async = ff->holder.async.state;
 	if (sem->lifo)
 		info->flags |= FAIRSEM_LIFO;
 	if (sem->closed)
@@ -132,28 +186,34 @@ static bool fairsem_async_settled(struct fairsem_file *ff, struct fairsem_sem *s
 	bool settled;
 
 	spin_lock(&sem->lock);
-	settled = ff->handle.async.state != FAIRSEM_REQ_QUEUED || sem->closed;
+	settled = ff->holder.async.state != FAIRSEM_REQ_QUEUED || sem->closed;
 	spin_unlock(&sem->lock);
 	return settled;
 }
 
-static ssize_t fairsem_fop_read(struct file *file, char __user *buf,
-				size_t len, loff_t *ppos)
+/*
+ * read(): completes the handle's asynchronous request.  Writes the granted
+ * count as a u64; the answers and their order are fairsem_async_collect()'s.
+ */
+static ssize_t fairsem_fop_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
+	struct file *file = iocb->ki_filp;
 	struct fairsem_file *ff = file->private_data;
 	struct fairsem_sem *sem = fairsem_bound(ff);
+	bool nonblock = (file->f_flags & O_NONBLOCK) ||
+			(iocb->ki_flags & IOCB_NOWAIT);
 	u64 count;
 	int ret;
 
-	if (len < sizeof(count))
+	if (iov_iter_count(to) < sizeof(count))
 		return -EINVAL;
 	if (!sem)
 		return -EBADFD;
 	for (;;) {
 		spin_lock(&sem->lock);
-		ret = fairsem_async_collect(&ff->handle, &count);
+		ret = fairsem_async_collect(&ff->holder, &count);
 		spin_unlock(&sem->lock);
-		if (ret != -EAGAIN || (file->f_flags & O_NONBLOCK))
+		if (ret != -EAGAIN || nonblock)
 			break;
 		ret = wait_event_interruptible(ff->wq, fairsem_async_settled(ff, sem));
 		if (ret)
@@ -161,9 +221,9 @@ static ssize_t fairsem_fop_read(struct file *file, char __user *buf,
 	}
 	if (ret)
 		return ret;
-	if (put_user(count, (u64 __user *)buf)) {
+	if (copy_to_iter(&count, sizeof(count), to) != sizeof(count)) {
 		spin_lock(&sem->lock);
-		fairsem_async_uncollect(&ff->handle, count);
+		fairsem_async_uncollect(&ff->holder, count);
 		spin_unlock(&sem->lock);
 		return -EFAULT;
 	}
@@ -180,7 +240,7 @@ static __poll_t fairsem_fop_poll(struct file *file, poll_table *wait)
 		return 0;
 	poll_wait(file, &ff->wq, wait);
 	spin_lock(&sem->lock);
-	if (ff->handle.async.state == FAIRSEM_REQ_GRANTED)
+	if (ff->holder.async.state == FAIRSEM_REQ_GRANTED)
 		events |= EPOLLIN | EPOLLRDNORM;
 	if (sem->closed)
 		events |= EPOLLHUP | EPOLLERR;
@@ -223,7 +283,7 @@ const struct file_operations fairsem_fops = {
 	.owner = THIS_MODULE,
 	.open = fairsem_fop_open,
 	.release = fairsem_fop_release,
-	.read = fairsem_fop_read,
+	.read_iter = fairsem_fop_read_iter,
 	.poll = fairsem_fop_poll,
 	.unlocked_ioctl = fairsem_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,

@@ -5,12 +5,15 @@
  * Every function returns 0 (or a file descriptor, where that is documented)
  * on success and a negative errno value on failure.  None of them changes
  * errno, keeps global state or takes a lock: they may be called from any
- * thread, and they are async-signal-safe.  See libfairsem(3) and fairsem(4).
+ * thread, and they are async-signal-safe (the named ones read $FAIRSEM_DIR
+ * with getenv(3) for a bare name: safe unless another thread changes the
+ * environment meanwhile).  See libfairsem(3) and fairsem(4).
  */
 #ifndef FAIRSEM_H
 #define FAIRSEM_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <linux/fairsem.h>
 
 #ifdef __cplusplus
@@ -18,11 +21,18 @@ extern "C" {
 #endif
 
 #define LIBFAIRSEM_VERSION_MAJOR	1
-#define LIBFAIRSEM_VERSION_MINOR	0
+#define LIBFAIRSEM_VERSION_MINOR	1
 #define LIBFAIRSEM_VERSION_PATCH	0
 
 /* The clone device that fairsem_open() opens. */
 #define FAIRSEM_DEVICE_PATH	"/dev/fairsem"
+
+/*
+ * Where a semaphore name without a '/' lives: $FAIRSEM_DIR, or else this
+ * directory, a mount of the fairsem filesystem.
+ */
+#define FAIRSEM_DIR_ENV		"FAIRSEM_DIR"
+#define FAIRSEM_DIR_DEFAULT	"/run/fairsem"
 
 int fairsem_open(int flags);
 int fairsem_init(int fd, uint64_t permits, unsigned int flags);
@@ -45,6 +55,13 @@ int fairsem_async_start(int fd, uint64_t count);
 int fairsem_async_complete(int fd, uint64_t *count);
 int fairsem_async_cancel(int fd);
 int fairsem_cancel(int fd);
+
+/* Named semaphores, in a fairsem filesystem (since 1.1). */
+int fairsem_open_named(const char *path, int flags);
+int fairsem_create_named(const char *path, uint64_t permits,
+			 unsigned int flags, mode_t mode);
+int fairsem_open_or_create(const char *path, uint64_t permits,
+			   unsigned int flags, mode_t mode);
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -423,4 +426,236 @@ FAIRSEM_EXPORT int fairsem_cancel(int fd)
 FAIRSEM_EXPORT int fairsem_async_cancel(int fd)
 {
 	return fairsem_cancel(fd);
+}
+
+/* ---- named semaphores: files of a fairsem filesystem ---- */
+
+/*
+ * Leave O_NONBLOCK and FD_CLOEXEC of @fd as @flags asks (the open was made
+ * with both set): 0 or -errno.
+ */
+static int fs_set_flags(int fd, int flags)
+{
+	int saved = errno;
+	int ret = 0;
+
+	if (!(flags & O_NONBLOCK) && fcntl(fd, F_SETFL, 0) < 0)
+		ret = -errno;
+	else if (!(flags & O_CLOEXEC) && fcntl(fd, F_SETFD, 0) < 0)
+		ret = -errno;
+	errno = saved;
+	return ret;
+}
+
+/* Flags of the named functions: INIT's, then open(2)'s. */
+#define FAIRSEM_INIT_FLAGS	(FAIRSEM_LIFO | FAIRSEM_PRIO)
+
+_Static_assert(!(FAIRSEM_INIT_FLAGS & FAIRSEM_OPEN_FLAGS),
+	       "the INIT flags must not collide with the open(2) flags");
+
+/*
+ * How often fairsem_open_or_create() goes round when names come and go
+ * under it (open: ENOENT, create: EEXIST, open: ENOENT, ...).  Each round
+ * means another process created and removed the name in between: under
+ * such churn, give up with -EAGAIN rather than spin.
+ */
+#define FAIRSEM_OPEN_OR_CREATE_ROUNDS	64
+
+/*
+ * The path of a semaphore: @path itself when it has a '/', else
+ * $FAIRSEM_DIR/@path (default FAIRSEM_DIR_DEFAULT).  0, -EINVAL for an
+ * empty name, or -ENAMETOOLONG.
+ */
+static int fs_resolve(const char *path, char *buf, size_t len)
+{
+	const char *dir;
+	size_t dlen, plen;
+
+	if (!path || !*path)
+		return -EINVAL;
+	plen = strlen(path);
+	if (strchr(path, '/')) {
+		if (plen >= len)
+			return -ENAMETOOLONG;
+		memcpy(buf, path, plen + 1);
+		return 0;
+	}
+	dir = getenv(FAIRSEM_DIR_ENV);
+	if (!dir || !*dir)
+		dir = FAIRSEM_DIR_DEFAULT;
+	dlen = strlen(dir);
+	if (dlen + 1 + plen >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, dir, dlen);
+	buf[dlen] = '/';
+	memcpy(buf + dlen + 1, path, plen + 1);
+	return 0;
+}
+
+/* open(2) without touching errno: the descriptor, or -errno. */
+static int fs_open_path(const char *path, int oflags)
+{
+	int saved = errno;
+	int fd;
+
+	fd = open(path, oflags);
+	if (fd < 0)
+		fd = -errno;
+	errno = saved;
+	return fd;
+}
+
+/**
+ * fairsem_open_named() - open a new handle on a named semaphore
+ * @path: the semaphore's file in a fairsem filesystem; a name without '/'
+ *	is looked up in $FAIRSEM_DIR (default /run/fairsem)
+ * @flags: 0, or any of O_CLOEXEC and O_NONBLOCK
+ *
+ * The handle is bound to that semaphore, holds nothing, and is opened for
+ * reading and writing: the file's permissions decide who may.
+ *
+ * Return: the new file descriptor; -ENOENT when there is no such name;
+ * -EACCES when the file's permissions refuse; -ENOTTY when @path is not a
+ * fairsem semaphore (the open succeeded but INFO did not answer);
+ * -EINVAL for other @flags or an empty @path; -ENAMETOOLONG; any other
+ * error of open(2) as -errno.
+ */
+FAIRSEM_EXPORT int fairsem_open_named(const char *path, int flags)
+{
+	struct fairsem_info info;
+	char buf[PATH_MAX];
+	int fd, ret;
+
+	if (flags & ~FAIRSEM_OPEN_FLAGS)
+		return -EINVAL;
+	ret = fs_resolve(path, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	/* O_NONBLOCK also keeps open(2) from waiting on a FIFO by that name. */
+	fd = fs_open_path(buf, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	/* A file that is not a semaphore must not be mistaken for one. */
+	ret = fs_ioctl(fd, FAIRSEM_IOC_INFO, &info);
+	if (ret == 0)
+		ret = fs_set_flags(fd, flags);
+	if (ret < 0) {
+		fs_close(fd);
+		return ret == -EBADFD ? -ENOTTY : ret;
+	}
+	return fd;
+}
+
+/*
+ * Split @path (resolved) into its directory, opened, and its last
+ * component, which is left in @path: the directory's fd or -errno.
+ */
+static int fs_open_parent(char *path, const char **name)
+{
+	char *slash = strrchr(path, '/');
+	int fd;
+
+	*name = slash + 1;
+	if (!**name)
+		return -EINVAL;
+	if (slash == path) {
+		fd = fs_open_path("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		*slash = '\0';
+		fd = fs_open_path(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		*slash = '/';
+	}
+	return fd;
+}
+
+/**
+ * fairsem_create_named() - create a semaphore and give it a name
+ * @path: the name to create, in a fairsem filesystem (see
+ *	fairsem_open_named())
+ * @permits: the semaphore's limit, 0 to FAIRSEM_MAX_PERMITS
+ * @flags: any of FAIRSEM_LIFO, FAIRSEM_PRIO, O_CLOEXEC and O_NONBLOCK
+ * @mode: the file's permission bits, at most 0777; the umask applies
+ *
+ * fairsem_create() then FAIRSEM_IOC_LINK on the directory: the name
+ * appears only once the semaphore is fully set up, so no one ever opens a
+ * half-made one.  The new file belongs to the caller's fsuid and fsgid.
+ *
+ * Return: a read-write handle on the new semaphore (an open of
+ * /dev/fairsem); -EEXIST when the name is taken (nothing is created);
+ * -ENOENT when the directory does not exist; -ENOTTY when it is not a
+ * fairsem filesystem; -EACCES without write and search permission on it;
+ * -ENOSPC when the instance holds its max= names; -EINVAL for other
+ * @flags, @mode above 0777, @permits above FAIRSEM_MAX_PERMITS or a bad
+ * name; -ENAMETOOLONG; an error of fairsem_create() otherwise.
+ */
+FAIRSEM_EXPORT int fairsem_create_named(const char *path, uint64_t permits,
+					unsigned int flags, mode_t mode)
+{
+	struct fairsem_link link = { .mode = (__u32)mode };
+	char buf[PATH_MAX];
+	const char *name;
+	int dir, fd, ret;
+
+	if ((flags & ~(FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS)) ||
+	    (mode & ~(mode_t)0777))
+		return -EINVAL;
+	ret = fs_resolve(path, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	dir = fs_open_parent(buf, &name);
+	if (dir < 0)
+		return dir;
+	fd = fairsem_open(flags & FAIRSEM_OPEN_FLAGS);
+	if (fd < 0)
+		goto out_dir;
+	ret = fairsem_init(fd, permits, flags & FAIRSEM_INIT_FLAGS);
+	if (ret == 0) {
+		link.fd = fd;
+		link.name = (__u64)(uintptr_t)name;
+		ret = fs_ioctl(dir, FAIRSEM_IOC_LINK, &link);
+	}
+	if (ret < 0) {
+		fs_close(fd);
+		fd = ret;
+	}
+out_dir:
+	fs_close(dir);
+	return fd;
+}
+
+/**
+ * fairsem_open_or_create() - open a named semaphore, creating it if need be
+ * @path: the name (see fairsem_open_named())
+ * @permits: the limit, if this call creates the semaphore
+ * @flags: any of FAIRSEM_LIFO and FAIRSEM_PRIO (used only when creating),
+ *	O_CLOEXEC and O_NONBLOCK
+ * @mode: the file's permission bits, if this call creates it
+ *
+ * Race-free: open; on ENOENT, create; on EEXIST (another process created
+ * it in between), open again.  However many processes race, exactly one
+ * creates the semaphore and all end up with a handle on it.  The handle of
+ * the creator is an open of /dev/fairsem (fstat(2) shows a character
+ * device), everyone else's an open of the name (a regular file).
+ *
+ * Return: a read-write handle; -EAGAIN when the name kept appearing and
+ * vanishing under it; otherwise an error of fairsem_open_named() or
+ * fairsem_create_named().
+ */
+FAIRSEM_EXPORT int fairsem_open_or_create(const char *path, uint64_t permits,
+					  unsigned int flags, mode_t mode)
+{
+	int fd, round;
+
+	if ((flags & ~(FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS)) ||
+	    (mode & ~(mode_t)0777))
+		return -EINVAL;
+	for (round = 0; round < FAIRSEM_OPEN_OR_CREATE_ROUNDS; round++) {
+		fd = fairsem_open_named(path, (int)(flags & FAIRSEM_OPEN_FLAGS));
+		if (fd != -ENOENT)
+			return fd;
+		fd = fairsem_create_named(path, permits, flags, mode);
+		if (fd != -EEXIST)
+			return fd;
+	}
+	return -EAGAIN;
 }

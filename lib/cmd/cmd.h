@@ -23,7 +23,11 @@ enum {
 	EXIT_CLOSED	= 70,	/* EIDRM: the semaphore is closed */
 	EXIT_OSERR	= 71,	/* any other error of the system */
 	EXIT_BUSY	= 72,	/* EBUSY: init of a handle already bound */
+	EXIT_EXISTS	= 73,	/* EEXIST: create of a name that is taken */
+	EXIT_NONAME	= 74,	/* ENOENT: no such name, or no such directory */
 	EXIT_AGAIN	= 75,	/* EAGAIN: --try found no permits at once */
+	EXIT_FULL	= 76,	/* ENOSPC: the instance holds its max= names */
+	EXIT_DENIED	= 77,	/* EACCES, EPERM: the permissions refuse */
 	EXIT_NOEXEC	= 126,	/* run: CMD found but cannot be executed */
 	EXIT_NOTFOUND	= 127,	/* run: CMD not found */
 };
@@ -37,6 +41,11 @@ enum {
 	OPT_TIMEOUT	= 1 << 2,
 	OPT_TRY		= 1 << 3,
 	OPT_LIFO	= 1 << 4,
+	OPT_PRIO	= 1 << 5,
+	OPT_NAME	= 1 << 6,
+	OPT_CREATE	= 1 << 7,
+	OPT_MODE	= 1 << 8,
+	OPT_OPTIONS	= 1 << 9,
 };
 
 struct opts {
@@ -47,6 +56,12 @@ struct opts {
 	uint64_t timeout_ns;
 	bool try;		/* --try */
 	bool lifo;		/* --lifo */
+	bool prio;		/* --prio */
+	const char *name;	/* --name, NULL if not given */
+	bool create;		/* --create given */
+	uint64_t permits;	/* --create PERMITS */
+	int mode;		/* --mode, -1 if not given */
+	const char *options;	/* mount -o, NULL if not given */
 	char **operands;	/* what is left, NULL-terminated */
 	int noperands;
 };
@@ -56,13 +71,15 @@ struct subcommand {
 	int (*run)(struct opts *o);
 	unsigned int allowed;	/* OPT_* */
 	bool stop_at_operand;	/* the rest is a command line */
+	bool name_operand;	/* a NAME operand may stand for --fd */
 	int min_operands, max_operands;
 	const char *missing;	/* message when an operand is missing */
 	const char *usage;	/* printed by --help */
 };
 
 extern const struct subcommand cmd_init, cmd_run, cmd_acquire, cmd_release,
-	cmd_add, cmd_remove, cmd_close, cmd_info, cmd_status;
+	cmd_add, cmd_remove, cmd_close, cmd_info, cmd_status, cmd_create,
+	cmd_rm, cmd_mount;
 
 int parse_u64(const char *s, uint64_t *out);
 uint64_t operand_u64(struct opts *o, int i, const char *what);
@@ -78,5 +95,14 @@ int exit_status_of(int err);
 const char *plural(uint64_t n);
 void check_handle(struct opts *o);
 void take_permits(struct opts *o, int fd);
+unsigned int init_flags(const struct opts *o);
+void print_info(const struct fairsem_info *info);
+
+/* named.c */
+#define NAME_PATH_MAX 4096
+void name_path(const char *name, char *buf, size_t len);
+const char *fairsem_dir(void);
+int open_name(struct opts *o, const char *name);
+NORETURN void fail_name(struct opts *o, const char *path, int err);
 
 #endif /* FAIRSEM_CMD_H */

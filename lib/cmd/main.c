@@ -21,7 +21,8 @@
 
 static const struct subcommand *const subcommands[] = {
 	&cmd_init, &cmd_run, &cmd_acquire, &cmd_release, &cmd_add,
-	&cmd_remove, &cmd_close, &cmd_info, &cmd_status,
+	&cmd_remove, &cmd_close, &cmd_info, &cmd_status, &cmd_create,
+	&cmd_rm, &cmd_mount,
 };
 
 static const char main_usage[] =
@@ -30,10 +31,13 @@ static const char main_usage[] =
 	"\n"
 	"  exec 7<>/dev/fairsem; fairsem init --fd 7 3\n"
 	"  fairsem run --fd 7 -- make -C dir1 &\n"
+	"  fairsem run --name build --create 2 -- make    # from any shell\n"
 	"\n"
 	"Commands:\n"
-	"  init     --fd N PERMITS [--lifo]      bind handle N to a new semaphore\n"
-	"  run      --fd N [-n COUNT] [--timeout SECONDS | --try] -- CMD [ARG]...\n"
+	"  init     --fd N PERMITS [--lifo | --prio]\n"
+	"                                        bind handle N to a new semaphore\n"
+	"  run      (--fd N | --name NAME [--create PERMITS]) [-n COUNT]\n"
+	"           [--timeout SECONDS | --try] -- CMD [ARG]...\n"
 	"                                        run CMD holding COUNT permits\n"
 	"  acquire  --fd N [-n COUNT] [--timeout SECONDS | --try]\n"
 	"                                        take permits into handle N itself\n"
@@ -41,9 +45,15 @@ static const char main_usage[] =
 	"  add      --fd N COUNT                 raise the limit\n"
 	"  remove   --fd N COUNT                 lower the limit\n"
 	"  close    --fd N                       close the semaphore for everyone\n"
-	"  info     --fd N                       show handle N and its semaphore\n"
-	"  status                                show every semaphore and its holders\n"
+	"  info     --fd N | NAME                show a handle or a named semaphore\n"
+	"  status                                show every semaphore, its names\n"
+	"                                        and its holders\n"
+	"  create   NAME PERMITS [--lifo | --prio] [--mode MODE]\n"
+	"                                        create a named semaphore\n"
+	"  rm       NAME...                      remove names\n"
+	"  mount    [DIR] [-o OPTIONS]           mount a fairsem filesystem\n"
 	"\n"
+	"A NAME without '/' lives in $FAIRSEM_DIR (default /run/fairsem).\n"
 	"Every command takes --help.  fairsem --version prints the version.\n"
 	"Exit statuses are listed in fairsem(1).\n";
 
@@ -108,6 +118,15 @@ int exit_status_of(int err)
 		return EXIT_BUSY;
 	case EAGAIN:
 		return EXIT_AGAIN;
+	case EEXIST:
+		return EXIT_EXISTS;
+	case ENOENT:
+		return EXIT_NONAME;
+	case ENOSPC:
+		return EXIT_FULL;
+	case EACCES:
+	case EPERM:
+		return EXIT_DENIED;
 	default:
 		return EXIT_OSERR;
 	}
@@ -179,9 +198,60 @@ static const struct option long_options[] = {
 	{ "timeout",	required_argument,	NULL, 't' },
 	{ "try",	no_argument,		NULL, 'T' },
 	{ "lifo",	no_argument,		NULL, 'L' },
+	{ "prio",	no_argument,		NULL, 'P' },
+	{ "name",	required_argument,	NULL, 'N' },
+	{ "create",	required_argument,	NULL, 'C' },
+	{ "mode",	required_argument,	NULL, 'M' },
+	{ "options",	required_argument,	NULL, 'o' },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
+
+/* Octal permission bits, at most 0777. */
+static int parse_mode(const char *s, int *mode)
+{
+	int v = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '7' || v > 0777)
+			return -EINVAL;
+		v = v * 8 + (*s - '0');
+	}
+	if (v > 0777)
+		return -EINVAL;
+	*mode = v;
+	return 0;
+}
+
+static void set_named_option(struct opts *o, int c)
+{
+	switch (c) {
+	case 'P':
+		o->prio = true;
+		break;
+	case 'N':
+		if (!*optarg)
+			usage_error(o->sub, "--name wants a name, not ''");
+		o->name = optarg;
+		break;
+	case 'C':
+		if (parse_u64(optarg, &o->permits))
+			usage_error(o->sub, "--create wants a number of permits, not '%s'",
+				    optarg);
+		o->create = true;
+		break;
+	case 'M':
+		if (parse_mode(optarg, &o->mode))
+			usage_error(o->sub, "--mode wants octal permission bits up to 0777, not '%s'",
+				    optarg);
+		break;
+	case 'o':
+		o->options = optarg;
+		break;
+	}
+}
 
 static unsigned int option_bit(int c)
 {
@@ -191,6 +261,11 @@ static unsigned int option_bit(int c)
 	case 't': return OPT_TIMEOUT;
 	case 'T': return OPT_TRY;
 	case 'L': return OPT_LIFO;
+	case 'P': return OPT_PRIO;
+	case 'N': return OPT_NAME;
+	case 'C': return OPT_CREATE;
+	case 'M': return OPT_MODE;
+	case 'o': return OPT_OPTIONS;
 	default: return 0;
 	}
 }
@@ -219,6 +294,9 @@ static void set_option(struct opts *o, int c)
 		break;
 	case 'L':
 		o->lifo = true;
+		break;
+	default:
+		set_named_option(o, c);
 		break;
 	}
 }
@@ -255,10 +333,26 @@ static void check_operands(const struct subcommand *sc, struct opts *o)
 	if (o->noperands < sc->min_operands)
 		usage_error(o->sub, "%s", sc->stop_at_operand ?
 			    "no command given" : sc->missing);
-	if ((sc->allowed & OPT_FD) && o->fd < 0)
+	if ((sc->allowed & OPT_FD) && (sc->allowed & OPT_NAME)) {
+		if (o->fd < 0 && !o->name)
+			usage_error(o->sub, "--fd N or --name NAME is required");
+		if (o->fd >= 0 && o->name)
+			usage_error(o->sub, "--fd and --name exclude each other");
+	} else if (sc->name_operand) {
+		if (o->fd < 0 && !o->noperands)
+			usage_error(o->sub, "--fd N or NAME is required");
+		if (o->fd >= 0 && o->noperands)
+			usage_error(o->sub, "--fd and NAME exclude each other");
+	} else if ((sc->allowed & OPT_FD) && o->fd < 0) {
 		usage_error(o->sub, "--fd N is required");
+	}
 	if (o->try && o->timeout)
 		usage_error(o->sub, "--try and --timeout exclude each other");
+	if (o->lifo && o->prio)
+		usage_error(o->sub, "--lifo and --prio exclude each other");
+	if ((sc->allowed & OPT_CREATE) && !o->create &&
+	    (o->lifo || o->prio || o->mode >= 0))
+		usage_error(o->sub, "--lifo, --prio and --mode need --create");
 }
 
 /*
@@ -269,10 +363,10 @@ static void check_operands(const struct subcommand *sc, struct opts *o)
 static void parse_opts(const struct subcommand *sc, int argc, char **argv,
 		       struct opts *o)
 {
-	const char *shorts = sc->stop_at_operand ? "+:hn:t:" : "-:hn:t:";
+	const char *shorts = sc->stop_at_operand ? "+:hn:t:o:" : "-:hn:t:o:";
 	int c, longindex = -1;
 
-	*o = (struct opts){ .sub = sc->name, .fd = -1, .count = 1 };
+	*o = (struct opts){ .sub = sc->name, .fd = -1, .count = 1, .mode = -1 };
 	o->operands = argv;
 	opterr = 0;
 	optind = 1;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -35,13 +36,19 @@ void fail_handle(struct opts *o, int err)
 	}
 }
 
-/* 1 when fd is /dev/fairsem or a NEW_HANDLE, 0 when not, -1 when unsure. */
+/*
+ * 1 when fd is /dev/fairsem, a NEW_HANDLE or a named semaphore, 0 when
+ * not, -1 when unsure.
+ */
 static int is_fairsem(int fd, const struct stat *st)
 {
 	struct stat dev;
+	struct statfs sfs;
 	char path[64], link[64];
 	ssize_t n;
 
+	if (S_ISREG(st->st_mode))
+		return !fstatfs(fd, &sfs) && sfs.f_type == FAIRSEM_FS_MAGIC;
 	if (S_ISCHR(st->st_mode)) {
 		if (stat(FAIRSEM_DEVICE_PATH, &dev))
 			return -1;
@@ -114,13 +121,22 @@ void take_permits(struct opts *o, int fd)
 		fail_acquire(o, -ret);
 }
 
+/* FAIRSEM_LIFO or FAIRSEM_PRIO, as --lifo and --prio ask. */
+unsigned int init_flags(const struct opts *o)
+{
+	return (o->lifo ? FAIRSEM_LIFO : 0) | (o->prio ? FAIRSEM_PRIO : 0);
+}
+
 static int do_init(struct opts *o)
 {
 	uint64_t permits = operand_u64(o, 0, "PERMITS");
 	int ret;
 
 	check_handle(o);
-	ret = fairsem_init(o->fd, permits, o->lifo ? FAIRSEM_LIFO : 0);
+	ret = fairsem_init(o->fd, permits, init_flags(o));
+	if (ret == -EINVAL && permits <= FAIRSEM_MAX_PERMITS && o->prio)
+		fail(EXIT_REFUSED, o->sub,
+		     "this fairsem module has no priority order (--prio)");
 	if (ret == -EINVAL)
 		fail(EXIT_REFUSED, o->sub, "PERMITS %" PRIu64
 		     " is above the maximum %llu", permits, MAX_PERMITS);
@@ -221,32 +237,58 @@ static const char *async_state(uint32_t flags)
 	return "none";
 }
 
-static int do_info(struct opts *o)
+static const char *mode_of(uint32_t flags)
 {
-	struct fairsem_info info;
-	int ret;
+	if (flags & FAIRSEM_LIFO)
+		return "lifo";
+	if (flags & FAIRSEM_PRIO)
+		return "prio";
+	return "fifo";
+}
 
-	check_handle(o);
-	ret = fairsem_info(o->fd, &info);
-	if (ret < 0)
-		fail_handle(o, -ret);
+void print_info(const struct fairsem_info *info)
+{
 	printf("id:\t%llu\nlimit:\t%llu\navailable:\t%llu\ntaken:\t%llu\n"
 	       "holds:\t%llu\nwaiters:\t%llu\nhandles:\t%u\nmode:\t%s\n"
 	       "closed:\t%d\nasync:\t%s\n",
-	       (unsigned long long)info.id, (unsigned long long)info.limit,
-	       (unsigned long long)info.available,
-	       (unsigned long long)info.taken, (unsigned long long)info.holds,
-	       (unsigned long long)info.waiters, info.handles,
-	       info.flags & FAIRSEM_LIFO ? "lifo" : "fifo",
-	       !!(info.flags & FAIRSEM_INFO_CLOSED), async_state(info.flags));
+	       (unsigned long long)info->id, (unsigned long long)info->limit,
+	       (unsigned long long)info->available,
+	       (unsigned long long)info->taken, (unsigned long long)info->holds,
+	       (unsigned long long)info->waiters, info->handles,
+	       mode_of(info->flags), !!(info->flags & FAIRSEM_INFO_CLOSED),
+	       async_state(info->flags));
+}
+
+static int do_info(struct opts *o)
+{
+	struct fairsem_info info;
+	char path[NAME_PATH_MAX];
+	int fd, ret;
+
+	if (o->noperands) {
+		/* Read access is enough for INFO: no need to be allowed to take. */
+		name_path(o->operands[0], path, sizeof(path));
+		fd = open_name(o, path);
+		ret = fairsem_info(fd, &info);
+		if (ret < 0)
+			fail_name(o, path, -ret);
+		close(fd);
+		printf("path:\t%s\n", path);
+	} else {
+		check_handle(o);
+		ret = fairsem_info(o->fd, &info);
+		if (ret < 0)
+			fail_handle(o, -ret);
+	}
+	print_info(&info);
 	return 0;
 }
 
 const struct subcommand cmd_init = {
-	.name = "init", .run = do_init, .allowed = OPT_FD | OPT_LIFO,
+	.name = "init", .run = do_init, .allowed = OPT_FD | OPT_LIFO | OPT_PRIO,
 	.min_operands = 1, .max_operands = 1, .missing = "PERMITS is missing",
 	.usage =
-	"Usage: fairsem init --fd N PERMITS [--lifo]\n"
+	"Usage: fairsem init --fd N PERMITS [--lifo | --prio]\n"
 	"Bind handle N, a fresh open of /dev/fairsem, to a new semaphore of\n"
 	"PERMITS permits (0 to 4611686018427387904).\n"
 	"\n"
@@ -254,6 +296,8 @@ const struct subcommand cmd_init = {
 	"\n"
 	"  --fd N      the handle: an open file descriptor of /dev/fairsem\n"
 	"  --lifo      grant the newest request first (default: oldest first)\n"
+	"  --prio      serve real-time tasks first, by priority, then in\n"
+	"              arrival order\n"
 	"  --help      show this help\n",
 };
 
@@ -320,12 +364,16 @@ const struct subcommand cmd_close = {
 };
 
 const struct subcommand cmd_info = {
-	.name = "info", .run = do_info, .allowed = OPT_FD,
+	.name = "info", .run = do_info, .allowed = OPT_FD, .name_operand = true,
+	.max_operands = 1,
 	.usage =
-	"Usage: fairsem info --fd N\n"
-	"Show handle N and its semaphore, one 'key:<TAB>value' a line: id,\n"
-	"limit, available, taken, holds (by this handle), waiters, handles,\n"
-	"mode (fifo/lifo), closed (0/1), async (none/queued/granted).\n"
+	"Usage: fairsem info --fd N | NAME\n"
+	"Show handle N and its semaphore, or the semaphore named NAME, one\n"
+	"'key:<TAB>value' a line: path (for NAME), id, limit, available, taken,\n"
+	"holds (by this handle), waiters, handles, mode (fifo/lifo/prio),\n"
+	"closed (0/1), async (none/queued/granted).  NAME is opened read-only\n"
+	"(that handle is counted in handles); without '/' it lives in\n"
+	"$FAIRSEM_DIR (default /run/fairsem).\n"
 	"\n"
 	"  --fd N      the handle\n"
 	"  --help      show this help\n",

@@ -8,8 +8,12 @@
  * handle open exits, however it exits, because the kernel releases what a
  * handle holds on its last close.  The --fd descriptor is left to CMD as it
  * is: it holds nothing of run's permits.
+ *
+ * With --name, the handle is an open of the semaphore's file instead (with
+ * --create, libfairsem's race-free fairsem_open_or_create()).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +31,37 @@ static void export_handle(struct opts *o, int fd)
 		     strerror(errno));
 }
 
+/* A handle of our own on the semaphore named by --name. */
+static int named_handle(struct opts *o)
+{
+	char path[NAME_PATH_MAX];
+	mode_t mode = o->mode >= 0 ? (mode_t)o->mode : 0666;
+	int fd;
+
+	name_path(o->name, path, sizeof(path));
+	if (o->create)
+		fd = fairsem_open_or_create(path, o->permits, init_flags(o), mode);
+	else
+		fd = fairsem_open_named(path, 0);
+	if (fd == -EINVAL && o->create && o->permits > FAIRSEM_MAX_PERMITS)
+		fail(EXIT_REFUSED, o->sub, "--create %" PRIu64
+		     " is above the maximum %llu", o->permits,
+		     (unsigned long long)FAIRSEM_MAX_PERMITS);
+	if (fd < 0)
+		fail_name(o, path, -fd);
+	return fd;
+}
+
 static int do_run(struct opts *o)
 {
 	int fd, err;
 
-	check_handle(o);
-	fd = fairsem_new_handle(o->fd, 0);
+	if (o->name) {
+		fd = named_handle(o);
+	} else {
+		check_handle(o);
+		fd = fairsem_new_handle(o->fd, 0);
+	}
 	if (fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM)
 		fail(EXIT_OSERR, o->sub, "cannot open a new handle on fd %d: %s",
 		     o->fd, strerror(-fd));
@@ -48,18 +77,29 @@ static int do_run(struct opts *o)
 
 const struct subcommand cmd_run = {
 	.name = "run", .run = do_run,
-	.allowed = OPT_FD | OPT_COUNT | OPT_TIMEOUT | OPT_TRY,
+	.allowed = OPT_FD | OPT_COUNT | OPT_TIMEOUT | OPT_TRY | OPT_NAME |
+		   OPT_CREATE | OPT_LIFO | OPT_PRIO | OPT_MODE,
 	.stop_at_operand = true, .min_operands = 1,
 	.usage =
 	"Usage: fairsem run --fd N [-n COUNT] [--timeout SECONDS | --try]\n"
 	"                   [--] CMD [ARG]...\n"
-	"Open a new handle on handle N's semaphore, wait in line for COUNT\n"
+	"       fairsem run --name NAME [--create PERMITS [--lifo | --prio]\n"
+	"                   [--mode MODE]] [-n COUNT] [--timeout SECONDS | --try]\n"
+	"                   [--] CMD [ARG]...\n"
+	"Open a new handle on handle N's semaphore, or on the semaphore named\n"
+	"NAME, wait in line for COUNT\n"
 	"permits (default 1), then execute CMD holding them.  CMD inherits the\n"
 	"handle (its number is in $FAIRSEM_FD); the permits come back when CMD\n"
 	"and every process that inherited the handle have ended, however they\n"
 	"end.  Once CMD runs, the exit status is CMD's.\n"
 	"\n"
 	"  --fd N             the handle whose semaphore to use\n"
+	"  --name NAME        the named semaphore to use; without '/', in\n"
+	"                     $FAIRSEM_DIR (default /run/fairsem)\n"
+	"  --create PERMITS   create NAME with PERMITS permits if it does not\n"
+	"                     exist (race-free: one creator, whoever wins)\n"
+	"  --lifo, --prio, --mode MODE\n"
+	"                     how --create makes it (see 'fairsem create')\n"
 	"  -n, --count COUNT  permits to hold (default 1)\n"
 	"  -t, --timeout SECONDS\n"
 	"                     give up after SECONDS (decimals allowed); exit 69\n"

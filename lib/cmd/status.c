@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fairsem status: every fairsem handle of every process we may see, from
- * /proc/PID/fdinfo/FD, grouped by semaphore.  Processes and descriptors
- * that cannot be read (gone, or not ours to look at) are skipped silently.
+ * /proc/PID/fdinfo/FD, grouped by semaphore, with the names of each
+ * semaphore: the files of every fairsem filesystem mounted in our mount
+ * namespace (from /proc/self/mountinfo), matched by semaphore id through
+ * INFO on a read-only open.  Processes, descriptors and names that cannot
+ * be read (gone, or not ours to look at) are skipped silently.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -27,6 +31,30 @@ struct rec_list {
 	struct handle_rec *v;
 	size_t n, cap;
 };
+
+/* A name of a semaphore, with what INFO said of it. */
+struct name_rec {
+	char *path;
+	struct fairsem_info info;
+};
+
+struct name_list {
+	struct name_rec *v;
+	size_t n, cap;
+	dev_t *devs;		/* instances seen, for bind mounts */
+	size_t ndevs;
+};
+
+static void *grow(void *v, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return v;
+	*cap = *cap ? 2 * *cap : 16;
+	v = realloc(v, *cap * size);
+	if (!v)
+		fail(EXIT_OSERR, "status", "out of memory");
+	return v;
+}
 
 #define FIELD(name) { "fairsem-" #name ":", offsetof(struct handle_rec, name) }
 
@@ -107,15 +135,7 @@ static int read_fdinfo(int dirfd, const char *name, struct handle_rec *r)
 
 static void add_rec(struct rec_list *l, const struct handle_rec *r)
 {
-	struct handle_rec *v;
-
-	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 16;
-		v = realloc(l->v, l->cap * sizeof(*v));
-		if (!v)
-			fail(EXIT_OSERR, "status", "out of memory");
-		l->v = v;
-	}
+	l->v = grow(l->v, &l->cap, l->n, sizeof(*l->v));
 	l->v[l->n++] = *r;
 }
 
@@ -180,6 +200,114 @@ static void scan_proc(struct rec_list *l)
 	closedir(proc);
 }
 
+/* Every name of one fairsem instance, mounted on dir. */
+static void scan_instance(const char *dir, struct name_list *l)
+{
+	struct name_rec r;
+	struct dirent *de;
+	struct stat st;
+	int dfd, fd;
+	size_t i;
+	DIR *d;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	/* The same instance bind-mounted elsewhere: its names once only. */
+	if (fstat(dfd, &st)) {
+		close(dfd);
+		return;
+	}
+	for (i = 0; i < l->ndevs; i++)
+		if (l->devs[i] == st.st_dev) {
+			close(dfd);
+			return;
+		}
+	l->devs = realloc(l->devs, (l->ndevs + 1) * sizeof(*l->devs));
+	if (!l->devs)
+		fail(EXIT_OSERR, "status", "out of memory");
+	l->devs[l->ndevs++] = st.st_dev;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		/* Read-only: INFO needs no more, and takes nothing. */
+		fd = openat(dirfd(d), de->d_name,
+			    O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!fairsem_info(fd, &r.info) &&
+		    asprintf(&r.path, "%s%s%s", dir,
+			     strcmp(dir, "/") ? "/" : "", de->d_name) >= 0) {
+			l->v = grow(l->v, &l->cap, l->n, sizeof(*l->v));
+			l->v[l->n++] = r;
+		}
+		close(fd);
+	}
+	closedir(d);
+}
+
+/* mountinfo escapes blanks and backslashes as \ooo. */
+static void unescape(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+					(s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+/* The mount point of a mountinfo line if its type is fairsem, else NULL. */
+static char *fairsem_mount_point(char *line)
+{
+	char *sep = strstr(line, " - ");
+	char *field, *save = NULL, *point = NULL;
+	int i;
+
+	if (!sep || strncmp(sep + 3, "fairsem ", 8))
+		return NULL;
+	*sep = '\0';
+	field = strtok_r(line, " ", &save);
+	for (i = 1; field && i < 5; i++)
+		field = strtok_r(NULL, " ", &save);
+	if (field) {
+		unescape(field);
+		point = field;
+	}
+	return point;
+}
+
+static void scan_names(struct name_list *l)
+{
+	char *line = NULL, *point;
+	size_t len = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return;
+	while (getline(&line, &len, f) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		point = fairsem_mount_point(line);
+		if (point)
+			scan_instance(point, l);
+	}
+	free(line);
+	fclose(f);
+}
+
 static int cmp_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? -1 : a > b;
@@ -196,14 +324,53 @@ static int cmp_rec(const void *pa, const void *pb)
 	return a->fd < b->fd ? -1 : a->fd > b->fd;
 }
 
-static void print_sem(const struct handle_rec *r)
+static int cmp_name(const void *pa, const void *pb)
+{
+	const struct name_rec *a = pa, *b = pb;
+
+	if (a->info.id != b->info.id)
+		return cmp_u64(a->info.id, b->info.id);
+	return strcmp(a->path, b->path);
+}
+
+static void print_sem_line(uint64_t id, uint64_t limit, uint64_t available,
+			   uint64_t taken, uint64_t waiters, const char *mode,
+			   bool closed)
 {
 	printf("fairsem %" PRIu64 ": limit %" PRIu64 ", available %" PRIu64
 	       ", taken %" PRIu64 ", waiters %" PRIu64 " (%s, %s)\n",
-	       r->id, r->limit, r->available, r->taken, r->waiters, r->mode,
-	       strcmp(r->closed, "1") ? "open" : "closed");
+	       id, limit, available, taken, waiters, mode,
+	       closed ? "closed" : "open");
+}
+
+static void print_names(const struct name_list *nl, size_t *k, uint64_t id)
+{
+	for (; *k < nl->n && nl->v[*k].info.id == id; ++*k)
+		printf("  name %s\n", nl->v[*k].path);
+}
+
+static void print_sem(const struct handle_rec *r, const struct name_list *nl,
+		      size_t *k)
+{
+	print_sem_line(r->id, r->limit, r->available, r->taken, r->waiters,
+		       r->mode, !strcmp(r->closed, "1"));
+	print_names(nl, k, r->id);
 	printf("  %8s %5s %10s  %-8s %s\n", "PID", "FD", "HOLDS", "ASYNC",
 	       "COMMAND");
+}
+
+/* A named semaphore that no process has open (besides us, just now). */
+static void print_unheld(const struct name_list *nl, size_t *k)
+{
+	const struct fairsem_info *in = &nl->v[*k].info;
+	uint32_t f = in->flags;
+
+	print_sem_line(in->id, in->limit, in->available, in->taken,
+		       in->waiters, f & FAIRSEM_LIFO ? "lifo" :
+		       f & FAIRSEM_PRIO ? "prio" : "fifo",
+		       f & FAIRSEM_INFO_CLOSED);
+	print_names(nl, k, in->id);
+	printf("  no open handles\n");
 }
 
 static void print_handle(const struct handle_rec *r)
@@ -212,16 +379,25 @@ static void print_handle(const struct handle_rec *r)
 	       r->async, r->comm);
 }
 
-static void print_all(const struct rec_list *l)
+/* Both lists sorted by id: merge them, one block per semaphore. */
+static void print_all(const struct rec_list *l, const struct name_list *nl)
 {
-	size_t i, j;
+	size_t i = 0, j, k = 0;
+	bool first = true;
 
-	for (i = 0; i < l->n; i = j) {
+	while (i < l->n || k < nl->n) {
+		if (!first)
+			putchar('\n');
+		first = false;
+		if (k < nl->n && (i == l->n || nl->v[k].info.id < l->v[i].id)) {
+			print_unheld(nl, &k);
+			continue;
+		}
+		for (; k < nl->n && nl->v[k].info.id < l->v[i].id; k++)
+			;
 		for (j = i; j < l->n && l->v[j].id == l->v[i].id; j++)
 			;
-		if (i)
-			putchar('\n');
-		print_sem(&l->v[i]);
+		print_sem(&l->v[i], nl, &k);
 		for (; i < j; i++)
 			print_handle(&l->v[i]);
 	}
@@ -230,14 +406,26 @@ static void print_all(const struct rec_list *l)
 static int do_status(struct opts *o)
 {
 	struct rec_list l = { 0 };
+	struct name_list nl = { 0 };
+	size_t i;
+	int ret;
 
 	(void)o;
+	/* Names first: their read-only handles are closed before the scan. */
+	scan_names(&nl);
 	scan_proc(&l);
 	if (l.n)
 		qsort(l.v, l.n, sizeof(*l.v), cmp_rec);
-	print_all(&l);
+	if (nl.n)
+		qsort(nl.v, nl.n, sizeof(*nl.v), cmp_name);
+	print_all(&l, &nl);
+	ret = l.n || nl.n ? 0 : EXIT_NONE_SEEN;
 	free(l.v);
-	return l.n ? 0 : EXIT_NONE_SEEN;
+	for (i = 0; i < nl.n; i++)
+		free(nl.v[i].path);
+	free(nl.v);
+	free(nl.devs);
+	return ret;
 }
 
 const struct subcommand cmd_status = {
@@ -246,9 +434,11 @@ const struct subcommand cmd_status = {
 	"Usage: fairsem status\n"
 	"Show every fairsem handle of every process that may be inspected\n"
 	"(from /proc/PID/fdinfo), grouped by semaphore: its limit, available\n"
-	"and taken permits, waiters, mode and state, then one line per handle:\n"
-	"process id, descriptor, permits held, asynchronous request, command.\n"
-	"Exit status 1 when no handle is seen.\n"
+	"and taken permits, waiters, mode and state, its names (the files of\n"
+	"every fairsem filesystem mounted here that we may read), then one\n"
+	"line per handle: process id, descriptor, permits held, asynchronous\n"
+	"request, command.  A named semaphore without handles is shown too.\n"
+	"Exit status 1 when no semaphore is seen.\n"
 	"\n"
 	"  --help      show this help\n",
 };

@@ -1,13 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# check-exports.sh LIB.so HEADER FUNCTION...
+# check-exports.sh LIB.so HEADER MAP
 # The shared library has the soname libfairsem.so.1 and exports exactly the
-# FUNCTIONs (the version script's list), each at version LIBFAIRSEM_1.0,
-# each declared in HEADER.  Prints TAP.
-so=$1 header=$2
-shift 2
+# functions of the version script MAP, each at the version of the node that
+# lists it (LIBFAIRSEM_1.0, LIBFAIRSEM_1.1, ...), each declared in HEADER.
+# Prints TAP.
+so=$1 header=$2 map=$3
 n=0 failed=0
+# "function@@NODE" for every function of the map.
+versioned=$(awk '
+	/^[A-Z0-9_.]+ *\{/ { node = $1; sub(/ *\{.*/, "", node) }
+	/^[[:space:]]*fairsem_[a-z_]*;/ { f = $1; sub(/;/, "", f); print f "@@" node }
+	' "$map" | sort)
+set -- $(echo "$versioned" | sed 's/@@.*//')
 
 result() {
 	n=$((n + 1))
@@ -24,10 +30,9 @@ readelf -d "$so" | grep -q 'SONAME.*\[libfairsem\.so\.1\]'
 result $? "soname libfairsem.so.1"
 
 exported=$(nm -D --defined-only "$so" | awk '$2 == "T" { print $3 }' | sort)
-wanted=$(for f in "$@"; do echo "$f@@LIBFAIRSEM_1.0"; done | sort)
-[ "$exported" = "$wanted" ]
-result $? "exports exactly the $# functions of the version script"
-if [ "$exported" != "$wanted" ]; then
+[ "$exported" = "$versioned" ]
+result $? "exports exactly the $# functions of the version script, at their versions"
+if [ "$exported" != "$versioned" ]; then
 	echo "$exported" | sed 's/^/# exported: /'
 fi
 

@@ -197,8 +197,8 @@ t "PERMITS past 64 bits" 64 "not '18446744073709551616'" \
 t "negative PERMITS" 64 "unknown option '-3'" "$F" init --fd 7 -3
 t "unknown long option" 64 "unknown option '--frob'" "$F" info --fd 7 --frob
 t "unknown short option" 64 "unknown option '-x'" "$F" info --fd 7 -x
-t "option of another command" 64 "option '--lifo' does not apply to run" \
-	"$F" run --lifo --fd 7 -- true
+t "option of another command" 64 "option '--lifo' does not apply to release" \
+	"$F" release --lifo --fd 7
 t "short option of another command" 64 "option '-n' does not apply to info" \
 	"$F" info --fd 7 -n 2
 t "run without a command" 64 "no command given" "$F" run --fd 7

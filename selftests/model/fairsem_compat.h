@@ -69,6 +69,33 @@ static inline void spin_unlock(spinlock_t *lock)
 #define lockdep_assert_held(lock)					\
 	compat_check((lock)->held, "lockdep_assert_held: lock not held")
 
+/* Reference counts: plain integers, checked against under- and overflow. */
+typedef struct {
+	int refs;
+} refcount_t;
+
+static inline void refcount_set(refcount_t *r, int n)
+{
+	r->refs = n;
+}
+
+static inline void refcount_inc(refcount_t *r)
+{
+	compat_check(r->refs > 0, "refcount_inc: on a dead object");
+	r->refs++;
+}
+
+static inline bool refcount_dec_and_test(refcount_t *r)
+{
+	compat_check(r->refs > 0, "refcount_dec_and_test: underflow");
+	return --r->refs == 0;
+}
+
+static inline int refcount_read(const refcount_t *r)
+{
+	return r->refs;
+}
+
 /* Circular doubly linked lists, with the list-debugging checks built in. */
 struct list_head {
 	struct list_head *next, *prev;

@@ -40,6 +40,7 @@ _Static_assert(REF_MAX_PERMITS == FAIRSEM_MAX_PERMITS,
 struct t_handle {
 	struct fairsem_holder h;
 	int async_id;
+	long wakes;		/* fairsem_holder_wake() calls */
 };
 
 /* A caller blocked in FAIRSEM_IOC_ACQUIRE, and its request. */
@@ -269,11 +270,23 @@ static void sanitizer_died(void)
 
 static int request_id(struct fairsem_request *req)
 {
-	struct t_handle *th = container_of(req->handle, struct t_handle, h);
+	struct t_handle *th = container_of(req->holder, struct t_handle, h);
 
-	if (req == &req->handle->async)
+	if (req == &req->holder->async)
 		return th->async_id;
 	return container_of(req, struct t_waiter, req)->id;
+}
+
+/* The glue's batch of tasks to wake: here, only a count of what went in. */
+struct fairsem_wake {
+	unsigned int n;
+};
+
+/* The core asks the glue to wake a handle's readers and pollers. */
+void fairsem_holder_wake(struct fairsem_holder *holder)
+{
+	lockdep_assert_held(&holder->sem->lock);
+	container_of(holder, struct t_handle, h)->wakes++;
 }
 
 /*
@@ -281,13 +294,14 @@ static int request_id(struct fairsem_request *req)
  * the caller; the test records the event and checks that the core did it
  * under the lock, with the request off the queue and in its final state.
  */
-void fairsem_request_done(struct fairsem_request *req)
+void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake)
 {
 	struct world *w = &the_world;
-	struct fairsem_sem *sem = req->handle->sem;
+	struct fairsem_sem *sem = req->holder->sem;
 	bool granted = req->state == FAIRSEM_REQ_GRANTED;
 
 	lockdep_assert_held(&sem->lock);
+	wake->n++;
 	check(w, list_empty(&req->node), "request_done: request still linked");
 	check(w, granted || req->state == FAIRSEM_REQ_IDLE,
 	      "request_done: state %d", req->state);
@@ -298,7 +312,7 @@ void fairsem_request_done(struct fairsem_request *req)
 		fail(w, "request_done: too many events in one op");
 		return;
 	}
-	if (!granted && req != &req->handle->async)
+	if (!granted && req != &req->holder->async)
 		container_of(req, struct t_waiter, req)->refused = true;
 	w->event[w->nr_events].id = request_id(req);
 	w->event[w->nr_events].granted = granted;
@@ -360,7 +374,7 @@ static int core_queue(struct world *w, int s, int *ids)
 		}
 		check(w, req->state == FAIRSEM_REQ_QUEUED,
 		      "sem%d: queued request in state %d", s, req->state);
-		check(w, req->handle->sem == sem,
+		check(w, req->holder->sem == sem,
 		      "sem%d: queued request of another semaphore", s);
 		ids[n++] = request_id(req);
 	}
@@ -400,7 +414,7 @@ static void check_sem(struct world *w, int s)
 
 	/* every attached handle is on the list that CLOSE walks, once */
 	nc = 0;
-	list_for_each_entry(holder, &sem->handle_list, sibling) {
+	list_for_each_entry(holder, &sem->holder_list, sibling) {
 		if (nc++ > REF_HANDLES) {
 			fail(w, "sem%d: handle list loops", s);
 			break;
@@ -409,6 +423,9 @@ static void check_sem(struct world *w, int s)
 	}
 	check(w, (u32)nc == sem->handles, "sem%d: %d handles listed, %u counted",
 	      s, nc, sem->handles);
+	check(w, refcount_read(&sem->ref) == (int)sem->handles,
+	      "sem%d: %d references, %u handles", s, refcount_read(&sem->ref),
+	      sem->handles);
 
 	/* same requests, in the same grant order (FIFO or LIFO) */
 	nc = core_queue(w, s, core_ids);
@@ -473,7 +490,7 @@ static void check_waiter(struct world *w, int i)
 		state = tw->refused ? REF_WAIT_REFUSED : (enum ref_wait)-1;
 	check(w, state == rw->state && tw->id == rw->id &&
 	      tw->req.count == rw->count && w->handle[rw->handle] &&
-	      tw->req.handle == &w->handle[rw->handle]->h,
+	      tw->req.holder == &w->handle[rw->handle]->h,
 	      "w%d: core and reference differ", i);
 }
 
@@ -586,7 +603,7 @@ static struct t_handle *handle_new(struct world *w, int slot)
 	return th;
 }
 
-/* The glue publishes handle->sem itself, after the core counted it in. */
+/* The glue publishes holder->sem itself, after the core counted it in. */
 static void attach(struct fairsem_sem *sem, struct t_handle *th)
 {
 	fairsem_attach(sem, &th->h);
@@ -643,6 +660,8 @@ static int op_new_handle(struct world *w, int from)
 		core = -EIDRM;
 	else
 		attach(sem, handle_new(w, h));
+	if (!core)
+		refcount_inc(&sem->ref);	/* the new holder's */
 	spin_unlock(&sem->lock);
 	ref = ref_new_handle(&w->ref, w->ref.handle[from].sem, h);
 	return end_op(w, core, ref) ? core : h;
@@ -666,13 +685,14 @@ static int waiter_result(struct t_waiter *tw, int err)
 /* The deadline passes, or a signal comes, while the caller sleeps. */
 static int op_give_up(struct world *w, int i, int err)
 {
+	struct fairsem_wake wake = { 0 };
 	struct t_waiter *tw = w->waiter[i];
-	struct fairsem_sem *sem = tw->req.handle->sem;
+	struct fairsem_sem *sem = tw->req.holder->sem;
 	int core;
 
 	begin_op(w, "give_up w%d (%s)", i, errname(err));
 	spin_lock(&sem->lock);
-	fairsem_dequeue(&tw->req);
+	fairsem_dequeue(&tw->req, &wake);
 	core = waiter_result(tw, err);
 	spin_unlock(&sem->lock);
 	waiter_free(w, i);
@@ -683,7 +703,7 @@ static int op_give_up(struct world *w, int i, int err)
 static int op_return(struct world *w, int i)
 {
 	struct t_waiter *tw = w->waiter[i];
-	struct fairsem_sem *sem = tw->req.handle->sem;
+	struct fairsem_sem *sem = tw->req.holder->sem;
 	int core = -EINPROGRESS;
 
 	begin_op(w, "return w%d", i);
@@ -700,7 +720,7 @@ static int op_return(struct world *w, int i)
 static int waiter_enqueue(struct world *w, int i)
 {
 	struct t_waiter *tw = w->waiter[i];
-	struct fairsem_sem *sem = tw->req.handle->sem;
+	struct fairsem_sem *sem = tw->req.holder->sem;
 	int ret;
 
 	tw->id = w->next_id++;
@@ -725,7 +745,7 @@ static int op_acquire(struct world *w, int h, u64 count, int *slot)
 	begin_op(w, "acquire h%d count=%llu -> w%d", h, count, i);
 	tw = xcalloc(sizeof(*tw));
 	INIT_LIST_HEAD(&tw->req.node);
-	tw->req.handle = &w->handle[h]->h;
+	tw->req.holder = &w->handle[h]->h;
 	tw->req.count = count;
 	tw->req.state = FAIRSEM_REQ_IDLE;
 	w->waiter[i] = tw;
@@ -742,13 +762,14 @@ static int op_acquire(struct world *w, int h, u64 count, int *slot)
  */
 static int op_restart(struct world *w, int i)
 {
+	struct fairsem_wake wake = { 0 };
 	struct t_waiter *tw = w->waiter[i];
-	struct fairsem_sem *sem = tw->req.handle->sem;
+	struct fairsem_sem *sem = tw->req.holder->sem;
 	int core, ref;
 
 	begin_op(w, "restart w%d", i);
 	spin_lock(&sem->lock);
-	fairsem_dequeue(&tw->req);
+	fairsem_dequeue(&tw->req, &wake);
 	core = waiter_result(tw, -ERESTART);
 	spin_unlock(&sem->lock);
 	if (core == -ERESTART)
@@ -764,7 +785,7 @@ static int op_try(struct world *w, int h, u64 count)
 {
 	struct fairsem_sem *sem = sem_of(w, h);
 	struct fairsem_request req = {
-		.handle = &w->handle[h]->h,
+		.holder = &w->handle[h]->h,
 		.count = count,
 		.state = FAIRSEM_REQ_IDLE,
 	};
@@ -798,12 +819,13 @@ static int op_async(struct world *w, int h, u64 count)
 
 static int op_cancel(struct world *w, int h)
 {
+	struct fairsem_wake wake = { 0 };
 	struct fairsem_sem *sem = sem_of(w, h);
 	int core;
 
 	begin_op(w, "cancel h%d", h);
 	spin_lock(&sem->lock);
-	core = fairsem_async_cancel(&w->handle[h]->h);
+	core = fairsem_async_cancel(&w->handle[h]->h, &wake);
 	spin_unlock(&sem->lock);
 	return end_op(w, core, ref_cancel(&w->ref, h));
 }
@@ -868,6 +890,7 @@ static const char *const count_op_name[] = {
 /* The four ioctls that take nothing but a count. */
 static int op_count(struct world *w, enum count_op op, int h, u64 count)
 {
+	struct fairsem_wake wake = { 0 };
 	struct fairsem_holder *handle = &w->handle[h]->h;
 	struct fairsem_sem *sem = handle->sem;
 	int core = 0, ref = 0;
@@ -876,13 +899,13 @@ static int op_count(struct world *w, enum count_op op, int h, u64 count)
 	spin_lock(&sem->lock);
 	switch (op) {
 	case OP_RELEASE:
-		core = fairsem_release(handle, count);
+		core = fairsem_release(handle, count, &wake);
 		break;
 	case OP_FORGET:
-		core = fairsem_forget(handle, count);
+		core = fairsem_forget(handle, count, &wake);
 		break;
 	case OP_ADD:
-		core = fairsem_add(sem, count);
+		core = fairsem_add(sem, count, &wake);
 		break;
 	case OP_REMOVE:
 		core = fairsem_remove(sem, count);
@@ -928,11 +951,12 @@ static int op_remove(struct world *w, int h, u64 count)
 
 static int op_close(struct world *w, int h)
 {
+	struct fairsem_wake wake = { 0 };
 	struct fairsem_sem *sem = sem_of(w, h);
 
 	begin_op(w, "close h%d", h);
 	spin_lock(&sem->lock);
-	fairsem_close(sem);
+	fairsem_close(sem, &wake);
 	spin_unlock(&sem->lock);
 	ref_close(&w->ref, h);
 	return end_op(w, 0, 0);
@@ -945,6 +969,7 @@ static int op_close(struct world *w, int h)
  */
 static int op_handle_close(struct world *w, int h)
 {
+	struct fairsem_wake wake = { 0 };
 	struct t_handle *th = w->handle[h];
 	struct fairsem_sem *sem = th->h.sem;
 	int s = w->ref.handle[h].sem;
@@ -952,7 +977,7 @@ static int op_handle_close(struct world *w, int h)
 	int i;
 
 	for (i = 0; i < REF_WAITERS && !w->failed; i++)
-		if (w->waiter[i] && w->waiter[i]->req.handle == &th->h)
+		if (w->waiter[i] && w->waiter[i]->req.holder == &th->h)
 			op_give_up(w, i, -EINTR);
 	if (w->faulting[h] && !w->failed)
 		op_uncollect(w, h);
@@ -960,8 +985,10 @@ static int op_handle_close(struct world *w, int h)
 		return -1;
 	begin_op(w, "handle_close h%d", h);
 	spin_lock(&sem->lock);
-	core = fairsem_detach(&th->h);
+	fairsem_detach(&th->h, &wake);
 	spin_unlock(&sem->lock);
+	/* The glue drops the holder's reference after the unlock. */
+	core = refcount_dec_and_test(&sem->ref);
 	ref = ref_handle_close(&w->ref, h);
 	free(th);
 	w->handle[h] = NULL;

@@ -73,6 +73,9 @@ struct fairsem_link {
 	__u64 reserved[2];	/* zero */
 };
 
+/* statfs(2) f_type of a fairsem filesystem instance. */
+#define FAIRSEM_FS_MAGIC	0x6673656d	/* "fsem" */
+
 #define FAIRSEM_IOC_MAGIC	0xFA
 
 #define FAIRSEM_IOC_INIT	_IOW(FAIRSEM_IOC_MAGIC, 0, struct fairsem_init)

@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The fairsem filesystem: names for semaphores.
+ *
+ * Every mount is an instance of its own (like a new devpts instance or
+ * binderfs), with a flat root directory that holds only semaphores.  A
+ * name is a regular file whose inode holds a reference on its semaphore;
+ * open() of it makes a new handle on that semaphore, as NEW_HANDLE would.
+ * Names are made by FAIRSEM_IOC_LINK on the root directory, only ever for
+ * a semaphore that INIT has fully set up; unlink, rename, chmod, chown,
+ * stat and readdir are the VFS's own.  So permissions, ownership, the
+ * sticky bit, ACLs, security modules and mount namespaces all decide who
+ * may reach a semaphore, as they do for any file.
+ *
+ * Names are dentries pinned in the dcache, as in ramfs.  A semaphore lives
+ * while it has a name (its inode's reference) or a handle (each handle's
+ * reference).  Dentries and inodes come from the VFS's accounted caches
+ * and the semaphore from INIT's GFP_KERNEL_ACCOUNT allocation: all of it
+ * is charged to the memory cgroup of whoever created it.
+ */
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/fs_context.h>
+#include <linux/fs_parser.h>
+#include <linux/fsnotify.h>
+#include <linux/module.h>
+#include <linux/namei.h>
+#include <linux/pagemap.h>
+#include <linux/security.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/fairsem.h>
+
+#include "fairsem_dev.h"
+#include "fairsem_fs.h"
+#include "fairsem_fs_compat.h"
+
+#define FAIRSEM_FS_DEFAULT_MODE	01777	/* anyone creates, owners remove */
+#define FAIRSEM_FS_DEFAULT_MAX	4096
+
+/**
+ * struct fairsem_fs_info - one instance (sb->s_fs_info)
+ * @mode: the root directory's mode, from mode=
+ * @uid: its owner, from uid= (default: the mounter)
+ * @gid: its group, from gid= (default: the mounter's)
+ * @max: the most names the instance may hold, from max=
+ * @names: names it holds now; guarded by the root inode's i_rwsem, which
+ *	the VFS holds over unlink and rename and LINK takes itself
+ */
+struct fairsem_fs_info {
+	umode_t mode;
+	kuid_t uid;
+	kgid_t gid;
+	unsigned int max;
+	unsigned int names;
+};
+
+static struct file_system_type fairsem_fs_type;
+
+/* ---- the files: one per name ---- */
+
+/**
+ * fairsem_fs_bind() - bind a handle opened by name to its semaphore
+ * @inode: the inode being opened
+ * @ff: the new, unbound handle
+ *
+ * Called by every open of fairsem_fops; does nothing unless @inode is a
+ * name of a fairsem instance.  The handle gets its own reference, so it
+ * outlives the name.  A closed semaphore is bound all the same: its
+ * acquires fail with EIDRM, as the contract says.
+ */
+void fairsem_fs_bind(struct inode *inode, struct fairsem_file *ff)
+{
+	struct fairsem_sem *sem = inode->i_private;
+
+	if (inode->i_sb->s_type != &fairsem_fs_type || !S_ISREG(inode->i_mode))
+		return;
+	fairsem_sem_get(sem);
+	spin_lock(&sem->lock);
+	fairsem_attach(sem, &ff->holder);
+	ff->holder.sem = sem;	/* private until open() returns */
+	spin_unlock(&sem->lock);
+}
+
+/* chmod, chown, utimes as on any file; truncate means nothing here. */
+static int fairsem_name_setattr(FAIRSEM_IDMAP_PARAM struct dentry *dentry,
+				struct iattr *attr)
+{
+	if (attr->ia_valid & ATTR_SIZE)
+		return -EPERM;
+	return simple_setattr(FAIRSEM_IDMAP dentry, attr);
+}
+
+static const struct inode_operations fairsem_name_iops = {
+	.setattr = fairsem_name_setattr,
+};
+
+/*
+ * The inode of a new name for @sem, taking over the caller's reference on
+ * it.  Owned by the caller's fsuid and fsgid (the directory's group under
+ * a setgid directory), with @mode minus the caller's umask.
+ */
+static struct inode *fairsem_name_inode(struct inode *dir,
+					struct fairsem_sem *sem, umode_t mode)
+{
+	struct inode *inode = new_inode(dir->i_sb);
+
+	if (!inode)
+		return NULL;
+	inode->i_ino = get_next_ino();
+	inode->i_mode = S_IFREG | (mode & ~current_umask() & 0777);
+	inode->i_uid = current_fsuid();
+	inode->i_gid = dir->i_mode & S_ISGID ? dir->i_gid : current_fsgid();
+	fairsem_inode_init_ts(inode);
+	inode->i_op = &fairsem_name_iops;
+	inode->i_fop = &fairsem_fops;
+	inode->i_private = sem;
+	return inode;
+}
+
+/* ---- FAIRSEM_IOC_LINK ---- */
+
+/*
+ * The semaphore of handle @fd, with a reference for the new name.
+ * EBADF unless @fd is a fairsem handle opened for writing (a read-only
+ * handle must not be able to publish what it may not take), EBADFD when
+ * it is unbound, EIDRM when its semaphore is closed.
+ */
+static struct fairsem_sem *fairsem_link_target(int fd)
+{
+	struct fairsem_sem *sem = NULL;
+	struct file *file;
+	int ret = 0;
+
+	file = fget(fd);
+	if (!file)
+		return ERR_PTR(-EBADF);
+	if (file->f_op != &fairsem_fops || !(file->f_mode & FMODE_WRITE)) {
+		ret = -EBADF;
+		goto out;
+	}
+	sem = fairsem_bound(file->private_data);
+	if (!sem) {
+		ret = -EBADFD;
+		goto out;
+	}
+	spin_lock(&sem->lock);
+	if (sem->closed)
+		ret = -EIDRM;
+	else
+		fairsem_sem_get(sem);
+	spin_unlock(&sem->lock);
+out:
+	fput(file);
+	return ret ? ERR_PTR(ret) : sem;
+}
+
+/*
+ * Copy the name in: 1 to NAME_MAX bytes, no '/', not "." or "..", as the
+ * VFS would accept for any file.
+ */
+static int fairsem_link_name(u64 uname, char *name)
+{
+	long len;
+
+	len = strncpy_from_user(name, u64_to_user_ptr(uname), NAME_MAX + 1);
+	if (len < 0)
+		return len;
+	if (len > NAME_MAX)
+		return -ENAMETOOLONG;
+	if (!len || strchr(name, '/') || !strcmp(name, ".") ||
+	    !strcmp(name, ".."))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Under the directory's lock: the negative dentry for @name (found, or
+ * made), EEXIST if the name is taken, ENOSPC if the instance is full.
+ */
+static struct dentry *fairsem_new_dentry(struct dentry *parent,
+					 const char *name)
+{
+	struct fairsem_fs_info *fsi = parent->d_sb->s_fs_info;
+	struct qstr q = QSTR_INIT(name, strlen(name));
+	struct dentry *dentry;
+
+	/* A negative dentry may be hashed still: it must be the one used. */
+	dentry = d_hash_and_lookup(parent, &q);
+	if (IS_ERR(dentry))
+		return dentry;
+	if (dentry && d_really_is_positive(dentry)) {
+		dput(dentry);
+		return ERR_PTR(-EEXIST);
+	}
+	if (fsi->names >= fsi->max) {
+		dput(dentry);
+		return ERR_PTR(-ENOSPC);
+	}
+	if (!dentry)
+		dentry = d_alloc_name(parent, name);
+	return dentry ?: ERR_PTR(-ENOMEM);
+}
+
+/* Give @sem the name @name in @dir_file's directory; consumes @sem's ref. */
+static int fairsem_link_to(struct file *dir_file, const char *name,
+			   struct fairsem_sem *sem, umode_t mode)
+{
+	struct dentry *parent = dir_file->f_path.dentry;
+	struct inode *dir = d_inode(parent);
+	struct fairsem_fs_info *fsi = dir->i_sb->s_fs_info;
+	struct dentry *dentry;
+	struct inode *inode;
+	int ret;
+
+	ret = mnt_want_write_file(dir_file);
+	if (ret)
+		goto out_put;
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	/* What creat(2) needs: write and search permission, the sticky bit aside. */
+	ret = fairsem_file_permission(dir_file, dir, MAY_WRITE | MAY_EXEC);
+	if (ret)
+		goto out_unlock;
+	dentry = fairsem_new_dentry(parent, name);
+	if (IS_ERR(dentry)) {
+		ret = PTR_ERR(dentry);
+		goto out_unlock;
+	}
+	ret = security_inode_create(dir, dentry, S_IFREG | mode);
+	if (ret)
+		goto out_dput;
+	inode = fairsem_name_inode(dir, sem, mode);
+	if (!inode) {
+		ret = -ENOMEM;
+		goto out_dput;
+	}
+	sem = NULL;		/* the inode's now */
+	fairsem_pin_name(dentry, inode);
+	fsi->names++;
+	fairsem_dir_changed(dir);
+	fsnotify_create(dir, dentry);
+	goto out_unlock;
+
+out_dput:
+	dput(dentry);
+out_unlock:
+	inode_unlock(dir);
+	mnt_drop_write_file(dir_file);
+out_put:
+	if (sem)
+		fairsem_sem_put(sem);
+	return ret;
+}
+
+/*
+ * FAIRSEM_IOC_LINK.  Errors answer in the contract's order: the argument
+ * (EFAULT, then EINVAL, ENAMETOOLONG), the handle (EBADF, EBADFD, EIDRM),
+ * then the directory (EROFS, EACCES, EEXIST, ENOSPC).
+ */
+static int fairsem_ioctl_link(struct file *dir_file, void __user *argp)
+{
+	char name[NAME_MAX + 1];
+	struct fairsem_link args;
+	struct fairsem_sem *sem;
+	int ret;
+
+	if (copy_from_user(&args, argp, sizeof(args)))
+		return -EFAULT;
+	if (args.reserved[0] || args.reserved[1] || (args.mode & ~0777))
+		return -EINVAL;
+	ret = fairsem_link_name(args.name, name);
+	if (ret)
+		return ret;
+	sem = fairsem_link_target(args.fd);
+	if (IS_ERR(sem))
+		return PTR_ERR(sem);
+	return fairsem_link_to(dir_file, name, sem, args.mode);
+}
+
+static long fairsem_dir_ioctl(struct file *file, unsigned int cmd,
+			      unsigned long arg)
+{
+	if (cmd != FAIRSEM_IOC_LINK)
+		return -ENOTTY;
+	return fairsem_ioctl_link(file, (void __user *)arg);
+}
+
+/* ---- the root directory ---- */
+
+/* open(O_CREAT) of a missing name: a name comes only with a semaphore. */
+static int fairsem_dir_create(FAIRSEM_IDMAP_PARAM struct inode *dir,
+			      struct dentry *dentry, umode_t mode, bool excl)
+{
+	return -EPERM;
+}
+
+static int fairsem_dir_unlink(struct inode *dir, struct dentry *dentry)
+{
+	struct fairsem_fs_info *fsi = dir->i_sb->s_fs_info;
+	int ret;
+
+	ret = simple_unlink(dir, dentry);
+	if (!ret)
+		fsi->names--;
+	return ret;
+}
+
+static int fairsem_dir_rename(FAIRSEM_IDMAP_PARAM struct inode *old_dir,
+			      struct dentry *old_dentry, struct inode *new_dir,
+			      struct dentry *new_dentry, unsigned int flags)
+{
+	struct fairsem_fs_info *fsi = old_dir->i_sb->s_fs_info;
+	bool replaces = d_really_is_positive(new_dentry) &&
+			!(flags & RENAME_EXCHANGE);
+	int ret;
+
+	ret = simple_rename(FAIRSEM_IDMAP old_dir, old_dentry, new_dir,
+			    new_dentry, flags);
+	if (!ret && replaces)
+		fsi->names--;
+	return ret;
+}
+
+/* No mkdir, mknod, symlink or link: the VFS answers EPERM without them. */
+static const struct inode_operations fairsem_dir_iops = {
+	.lookup = simple_lookup,
+	.create = fairsem_dir_create,
+	.unlink = fairsem_dir_unlink,
+	.rename = fairsem_dir_rename,
+};
+
+static const struct file_operations fairsem_dir_fops = {
+	.open = dcache_dir_open,
+	.release = dcache_dir_close,
+	.llseek = dcache_dir_lseek,
+	.read = generic_read_dir,
+	.iterate_shared = dcache_readdir,
+	.fsync = noop_fsync,
+	.unlocked_ioctl = fairsem_dir_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+/* ---- the instance ---- */
+
+/* A name's inode goes with its last reference (unlinked, nothing open). */
+static int fairsem_drop_inode(struct inode *inode)
+{
+	return 1;
+}
+
+static void fairsem_evict_inode(struct inode *inode)
+{
+	struct fairsem_sem *sem = S_ISREG(inode->i_mode) ? inode->i_private : NULL;
+
+	truncate_inode_pages_final(&inode->i_data);
+	clear_inode(inode);
+	if (sem)
+		fairsem_sem_put(sem);
+}
+
+static int fairsem_show_options(struct seq_file *m, struct dentry *root)
+{
+	struct fairsem_fs_info *fsi = root->d_sb->s_fs_info;
+
+	seq_printf(m, ",mode=%o,uid=%u,gid=%u,max=%u", fsi->mode,
+		   from_kuid_munged(seq_user_ns(m), fsi->uid),
+		   from_kgid_munged(seq_user_ns(m), fsi->gid), fsi->max);
+	return 0;
+}
+
+static const struct super_operations fairsem_super_ops = {
+	.statfs = simple_statfs,
+	.drop_inode = fairsem_drop_inode,
+	.evict_inode = fairsem_evict_inode,
+	.show_options = fairsem_show_options,
+};
+
+static int fairsem_fill_super(struct super_block *sb, struct fs_context *fc)
+{
+	struct fairsem_fs_info *fsi = fc->fs_private;
+	struct inode *root;
+
+	sb->s_maxbytes = MAX_LFS_FILESIZE;
+	sb->s_blocksize = PAGE_SIZE;
+	sb->s_blocksize_bits = PAGE_SHIFT;
+	sb->s_magic = FAIRSEM_FS_MAGIC;
+	sb->s_op = &fairsem_super_ops;
+	sb->s_time_gran = 1;
+	/* From here on kill_sb frees it, even if this fails. */
+	sb->s_fs_info = fsi;
+	fc->fs_private = NULL;
+
+	root = new_inode(sb);
+	if (!root)
+		return -ENOMEM;
+	root->i_ino = 1;
+	root->i_mode = S_IFDIR | fsi->mode;
+	root->i_uid = fsi->uid;
+	root->i_gid = fsi->gid;
+	fairsem_inode_init_ts(root);
+	root->i_op = &fairsem_dir_iops;
+	root->i_fop = &fairsem_dir_fops;
+	set_nlink(root, 2);
+	sb->s_root = d_make_root(root);
+	return sb->s_root ? 0 : -ENOMEM;
+}
+
+enum { Opt_mode, Opt_uid, Opt_gid, Opt_max };
+
+static const struct fs_parameter_spec fairsem_fs_parameters[] = {
+	fsparam_u32oct("mode", Opt_mode),
+	fsparam_u32("uid", Opt_uid),
+	fsparam_u32("gid", Opt_gid),
+	fsparam_u32("max", Opt_max),
+	{}
+};
+
+/* An unknown option never reaches here: fs_parse() refuses it (EINVAL). */
+static int fairsem_parse_param(struct fs_context *fc, struct fs_parameter *param)
+{
+	struct fairsem_fs_info *fsi = fc->fs_private;
+	struct fs_parse_result result;
+	int opt;
+
+	opt = fs_parse(fc, fairsem_fs_parameters, param, &result);
+	if (opt < 0)
+		return opt;
+	switch (opt) {
+	case Opt_mode:
+		if (result.uint_32 & ~07777)
+			return invalfc(fc, "mode=%o: not a mode", result.uint_32);
+		fsi->mode = result.uint_32;
+		break;
+	case Opt_uid:
+		fsi->uid = make_kuid(fc->user_ns, result.uint_32);
+		if (!uid_valid(fsi->uid))
+			return invalfc(fc, "uid=%u: not mapped", result.uint_32);
+		break;
+	case Opt_gid:
+		fsi->gid = make_kgid(fc->user_ns, result.uint_32);
+		if (!gid_valid(fsi->gid))
+			return invalfc(fc, "gid=%u: not mapped", result.uint_32);
+		break;
+	case Opt_max:
+		fsi->max = result.uint_32;
+		break;
+	}
+	return 0;
+}
+
+static int fairsem_get_tree(struct fs_context *fc)
+{
+	/* A new instance for every mount. */
+	return get_tree_nodev(fc, fairsem_fill_super);
+}
+
+static void fairsem_fc_free(struct fs_context *fc)
+{
+	kfree(fc->fs_private);
+}
+
+static const struct fs_context_operations fairsem_context_ops = {
+	.free = fairsem_fc_free,
+	.parse_param = fairsem_parse_param,
+	.get_tree = fairsem_get_tree,
+};
+
+static int fairsem_init_fs_context(struct fs_context *fc)
+{
+	struct fairsem_fs_info *fsi;
+
+	fsi = kzalloc(sizeof(*fsi), GFP_KERNEL_ACCOUNT);
+	if (!fsi)
+		return -ENOMEM;
+	fsi->mode = FAIRSEM_FS_DEFAULT_MODE;
+	fsi->uid = current_fsuid();
+	fsi->gid = current_fsgid();
+	fsi->max = FAIRSEM_FS_DEFAULT_MAX;
+	fc->fs_private = fsi;
+	fc->ops = &fairsem_context_ops;
+	return 0;
+}
+
+static void fairsem_kill_sb(struct super_block *sb)
+{
+	struct fairsem_fs_info *fsi = sb->s_fs_info;
+
+	/* Evicts every name's inode, dropping its semaphore reference. */
+	fairsem_kill_names(sb);
+	kfree(fsi);
+}
+
+static struct file_system_type fairsem_fs_type = {
+	.owner = THIS_MODULE,	/* no unload while an instance is mounted */
+	.name = "fairsem",
+	.init_fs_context = fairsem_init_fs_context,
+	.parameters = fairsem_fs_parameters,
+	.kill_sb = fairsem_kill_sb,
+	.fs_flags = FS_USERNS_MOUNT,
+};
+
+int fairsem_fs_register(void)
+{
+	return register_filesystem(&fairsem_fs_type);
+}
+
+void fairsem_fs_unregister(void)
+{
+	unregister_filesystem(&fairsem_fs_type);
+}
+
+MODULE_ALIAS_FS("fairsem");

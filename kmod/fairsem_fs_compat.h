@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the fairsem filesystem needs that changed between the kernels the
+ * module builds on (5.10 to 7.x), in one place:
+ *
+ *   5.12  inode operations take the mount's user namespace first
+ *   6.3   ... and then its idmapping (struct mnt_idmap) instead
+ *   6.6   ctime behind accessors; 6.7: atime and mtime too
+ *   6.19  pinned dentries are made with d_make_persistent() (and unpinned
+ *         by simple_unlink() with d_make_discardable()); kill_litter_super()
+ *         is gone, kill_anon_super() lets them go
+ */
+#ifndef _FAIRSEM_FS_COMPAT_H
+#define _FAIRSEM_FS_COMPAT_H
+
+#include <linux/dcache.h>
+#include <linux/fs.h>
+#include <linux/version.h>
+
+/*
+ * FAIRSEM_IDMAP_PARAM opens the parameter list of an inode operation that
+ * takes the mount's idmapping; FAIRSEM_IDMAP passes it on to libfs.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define FAIRSEM_IDMAP_PARAM	struct mnt_idmap *idmap,
+#define FAIRSEM_IDMAP		idmap,
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(5, 12, 0)
+#define FAIRSEM_IDMAP_PARAM	struct user_namespace *idmap,
+#define FAIRSEM_IDMAP		idmap,
+#else
+#define FAIRSEM_IDMAP_PARAM
+#define FAIRSEM_IDMAP
+#endif
+
+/* inode_permission() as seen through the mount of @file. */
+static inline int fairsem_file_permission(struct file *file,
+					  struct inode *inode, int mask)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	return inode_permission(file_mnt_idmap(file), inode, mask);
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(5, 12, 0)
+	return inode_permission(file_mnt_user_ns(file), inode, mask);
+#else
+	return inode_permission(inode, mask);
+#endif
+}
+
+/* A new inode's times: all now. */
+static inline void fairsem_inode_init_ts(struct inode *inode)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	simple_inode_init_ts(inode);
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+	inode->i_atime = inode->i_mtime = inode_set_ctime_current(inode);
+#else
+	inode->i_atime = inode->i_mtime = inode->i_ctime = current_time(inode);
+#endif
+}
+
+/* A directory gained an entry: mtime and ctime now. */
+static inline void fairsem_dir_changed(struct inode *dir)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	inode_set_mtime_to_ts(dir, inode_set_ctime_current(dir));
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+	dir->i_mtime = inode_set_ctime_current(dir);
+#else
+	dir->i_mtime = dir->i_ctime = current_time(dir);
+#endif
+}
+
+/*
+ * Give @dentry (ours, referenced, negative, hashed or not) the inode
+ * @inode and pin it in the dcache: a name lives until it is unlinked
+ * (simple_unlink() drops the pin) or the instance is unmounted.  Consumes
+ * the caller's dentry reference either way.
+ */
+static inline void fairsem_pin_name(struct dentry *dentry, struct inode *inode)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+	d_make_persistent(dentry, inode);
+	dput(dentry);
+#else
+	/* The caller's reference becomes the pin, as ramfs's dget() does. */
+	if (d_unhashed(dentry))
+		d_add(dentry, inode);
+	else
+		d_instantiate(dentry, inode);
+#endif
+}
+
+/* Unmount: the pinned names go with the superblock. */
+static inline void fairsem_kill_names(struct super_block *sb)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+	kill_anon_super(sb);
+#else
+	kill_litter_super(sb);
+#endif
+}
+
+#endif /* _FAIRSEM_FS_COMPAT_H */

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Named semaphores: create, rm and mount, and what info, run and status
+ * share about names.  A name is a file of a fairsem filesystem; a NAME
+ * without '/' lives in $FAIRSEM_DIR (default /run/fairsem), as libfairsem
+ * resolves it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+/* Where bare names live; also the default of "fairsem mount". */
+const char *fairsem_dir(void)
+{
+	const char *dir = getenv(FAIRSEM_DIR_ENV);
+
+	return dir && *dir ? dir : FAIRSEM_DIR_DEFAULT;
+}
+
+/* NAME as libfairsem resolves it, into buf. */
+void name_path(const char *name, char *buf, size_t len)
+{
+	int n;
+
+	if (strchr(name, '/'))
+		n = snprintf(buf, len, "%s", name);
+	else
+		n = snprintf(buf, len, "%s/%s", fairsem_dir(), name);
+	if (n < 0 || (size_t)n >= len)
+		fail(EXIT_REFUSED, NULL, "name too long: '%.40s...'", name);
+}
+
+/* The directory part of path, for messages. */
+static void dir_of(const char *path, char *buf, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	int n = slash ? (int)(slash - path) : 1;
+
+	snprintf(buf, len, "%.*s", n ? n : 1, slash ? path : ".");
+}
+
+/* An error about a name (open, create, remove). */
+void fail_name(struct opts *o, const char *path, int err)
+{
+	char dir[NAME_PATH_MAX];
+
+	dir_of(path, dir, sizeof(dir));
+	if (err == ENOENT && access(dir, F_OK))
+		fail(EXIT_NONAME, o->sub, "%s does not exist (see 'fairsem mount')",
+		     dir);
+	if (err == ENOENT && access(FAIRSEM_DEVICE_PATH, F_OK))
+		fail(EXIT_NONAME, o->sub, "no %s: is the fairsem module loaded?",
+		     FAIRSEM_DEVICE_PATH);
+	switch (err) {
+	case ENOENT:
+		fail(EXIT_NONAME, o->sub, "no semaphore named %s", path);
+	case EEXIST:
+		fail(EXIT_EXISTS, o->sub, "%s exists already", path);
+	case EACCES:
+	case EPERM:
+		fail(EXIT_DENIED, o->sub, "%s: permission denied", path);
+	case ENOSPC:
+		fail(EXIT_FULL, o->sub, "%s holds as many names as its max= allows",
+		     dir);
+	case ENOTTY:
+		fail(EXIT_NOTSEM, o->sub, "%s is not a fairsem semaphore (is a "
+		     "fairsem filesystem mounted on %s? see 'fairsem mount')",
+		     path, dir);
+	case EIDRM:
+		fail(EXIT_CLOSED, o->sub, "the semaphore %s is closed", path);
+	default:
+		fail(exit_status_of(err), o->sub, "%s: %s", path, strerror(err));
+	}
+}
+
+/* 0 when path is a semaphore of a fairsem filesystem, else -errno. */
+static int check_name(const char *path)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (lstat(path, &st) || statfs(path, &sfs))
+		return -errno;
+	if (!S_ISREG(st.st_mode) || sfs.f_type != FAIRSEM_FS_MAGIC)
+		return -ENOTTY;
+	return 0;
+}
+
+/* A read-only handle on the semaphore at path (enough for INFO). */
+int open_name(struct opts *o, const char *path)
+{
+	int fd, ret;
+
+	ret = check_name(path);
+	if (ret)
+		fail_name(o, path, -ret);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		fail_name(o, path, errno);
+	return fd;
+}
+
+static int do_create(struct opts *o)
+{
+	uint64_t permits = operand_u64(o, 1, "PERMITS");
+	char path[NAME_PATH_MAX];
+	mode_t mode = o->mode >= 0 ? (mode_t)o->mode : 0666;
+	int fd;
+
+	name_path(o->operands[0], path, sizeof(path));
+	fd = fairsem_create_named(path, permits, init_flags(o) | O_CLOEXEC, mode);
+	if (fd == -EINVAL && permits > FAIRSEM_MAX_PERMITS)
+		fail(EXIT_REFUSED, o->sub, "PERMITS %" PRIu64
+		     " is above the maximum %llu", permits,
+		     (unsigned long long)FAIRSEM_MAX_PERMITS);
+	if (fd == -EINVAL && o->prio)
+		fail(EXIT_REFUSED, o->sub,
+		     "this fairsem module has no priority order (--prio)");
+	if (fd == -EINVAL)
+		fail(EXIT_REFUSED, o->sub, "'%s' is not a valid name",
+		     o->operands[0]);
+	if (fd < 0)
+		fail_name(o, path, -fd);
+	close(fd);
+	return 0;
+}
+
+static int do_rm(struct opts *o)
+{
+	char path[NAME_PATH_MAX];
+	int i, ret;
+
+	for (i = 0; i < o->noperands; i++) {
+		name_path(o->operands[i], path, sizeof(path));
+		ret = check_name(path);
+		if (!ret && unlink(path))
+			ret = -errno;
+		if (ret)
+			fail_name(o, path, -ret);
+	}
+	return 0;
+}
+
+/* mkdir -p, mode 0755 for what it makes. */
+static int make_dirs(char *path)
+{
+	char *p;
+
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST) {
+			*p = '/';
+			return -errno;
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int do_mount(struct opts *o)
+{
+	char dir[NAME_PATH_MAX];
+	struct statfs sfs;
+	int ret;
+
+	snprintf(dir, sizeof(dir), "%s", o->noperands ? o->operands[0] :
+		 fairsem_dir());
+	ret = make_dirs(dir);
+	if (ret)
+		fail(exit_status_of(-ret), o->sub, "cannot make %s: %s", dir,
+		     strerror(-ret));
+	/* Mounted already: nothing to do, so boot scripts may run it twice. */
+	if (!statfs(dir, &sfs) && sfs.f_type == FAIRSEM_FS_MAGIC && !o->options)
+		return 0;
+	if (!mount("fairsem", dir, "fairsem", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		   o->options))
+		return 0;
+	ret = errno;
+	if (ret == ENODEV)
+		fail(EXIT_OSERR, o->sub, "the kernel has no fairsem filesystem "
+		     "(is the fairsem module loaded?)");
+	if (ret == EINVAL && o->options)
+		fail(EXIT_REFUSED, o->sub, "%s: mount refused the options '%s'",
+		     dir, o->options);
+	if (ret == EPERM)
+		fail(EXIT_DENIED, o->sub, "%s: mounting needs CAP_SYS_ADMIN "
+		     "(in the mount's user namespace)", dir);
+	fail(exit_status_of(ret), o->sub, "cannot mount on %s: %s", dir,
+	     strerror(ret));
+}
+
+const struct subcommand cmd_create = {
+	.name = "create", .run = do_create,
+	.allowed = OPT_LIFO | OPT_PRIO | OPT_MODE,
+	.min_operands = 2, .max_operands = 2,
+	.missing = "NAME and PERMITS are wanted",
+	.usage =
+	"Usage: fairsem create NAME PERMITS [--lifo | --prio] [--mode MODE]\n"
+	"Create a semaphore of PERMITS permits named NAME, a file of a fairsem\n"
+	"filesystem: any process that may open the file may use it.  A NAME\n"
+	"without '/' lives in $FAIRSEM_DIR (default /run/fairsem).  The\n"
+	"semaphore lives until its name is removed and its last handle closed.\n"
+	"Exit 73 if the name is taken.\n"
+	"\n"
+	"  --lifo       grant the newest request first\n"
+	"  --prio       serve real-time tasks first, by priority\n"
+	"  --mode MODE  the file's permission bits, octal (default 0666; the\n"
+	"               umask applies)\n"
+	"  --help       show this help\n",
+};
+
+const struct subcommand cmd_rm = {
+	.name = "rm", .run = do_rm,
+	.min_operands = 1, .max_operands = 1 << 20,
+	.missing = "NAME is missing",
+	.usage =
+	"Usage: fairsem rm NAME...\n"
+	"Remove the names of semaphores.  Open handles go on working; a\n"
+	"semaphore ends with its last handle.  Only fairsem semaphores are\n"
+	"removed: any other file is refused (exit 67).\n"
+	"\n"
+	"  --help      show this help\n",
+};
+
+const struct subcommand cmd_mount = {
+	.name = "mount", .run = do_mount, .allowed = OPT_OPTIONS,
+	.max_operands = 1,
+	.usage =
+	"Usage: fairsem mount [DIR] [-o OPTIONS]\n"
+	"Mount a new instance of the fairsem filesystem on DIR (default\n"
+	"$FAIRSEM_DIR, else /run/fairsem), making DIR first if need be.\n"
+	"Without -o, a DIR that holds a fairsem filesystem already is left as\n"
+	"it is.  Every mount is an instance of its own, with its own names.\n"
+	"\n"
+	"  -o, --options OPTIONS\n"
+	"              mode=OCTAL (of the directory, default 1777), uid=N,\n"
+	"              gid=N (its owner, default the caller's), max=N (names,\n"
+	"              default 4096), comma-separated\n"
+	"  --help      show this help\n",
+};
