@@ -78,6 +78,8 @@ DBG := $(TOP)/scripts/kernels/debug-kernel.sh
 $(eval $(call vm-kernel,6.12,$$(shell $(BPO) --print image),$$(shell $(BPO) --print kdir)))
 $(eval $(call vm-kernel,debug,$$(shell $(DBG) --print image),$$(shell $(DBG) --print kdir)))
 
+include $(TOP)/mk/recipes.mk
+
 # ---- build -----------------------------------------------------------------
 
 .PHONY: all module lib deps selftests model vm demo bench check check-parts check-all check-all-parts checkpatch clean
@@ -129,6 +131,7 @@ check-parts:
 	@$(PART) model $(MAKE) model || true
 	@$(PART) lib $(MAKE) -C $(TOP)/lib check-host || true
 	$(call check-kernel,$(DEB_NAME))
+	@$(PART) recipes $(MAKE) recipes-doc check-recipes-fast RECIPES_MODULE= || true
 	@$(PART) bench-smoke $(TOP)/bench/bench.sh --smoke || true
 	@$(TOP)/scripts/summarize.sh || true
 
@@ -149,6 +152,7 @@ check-all:
 # A separate make, so that the kernels' paths are read once they exist.
 check-all-parts:
 	$(call check-kernel,6.12)
+	@$(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
 	@$(PART) debug-tests sh -c '$(MAKE) -C $(TOP)/selftests/faults && \
 		$(MAKE) -C $(TOP)/selftests/fuzz && \
 		$(TOP)/scripts/debug-tests.sh $(BUILD)/debug-tests' || true
