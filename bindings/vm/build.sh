@@ -75,11 +75,13 @@ build_python() {
 }
 
 build_eventloops() {
-	make -C "$root/examples/eventloops" OUT="$payload/eventloops"
+	make -C "$root/examples/eventloops" DEST="$payload/eventloops"
 }
 
 build_cross() {
-	make -C "$root/examples/cross" OUT="$payload/cross" CACHE="$cache"
+	# The Python holder and waiters run on the python runner's interpreter.
+	[ -d "$payload/py" ] || build_python
+	make -C "$root/examples/cross" DEST="$payload/cross" CACHE="$cache"
 }
 
 case $runner in
