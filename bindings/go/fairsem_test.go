@@ -33,7 +33,9 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		fmt.Println("held")
-		select {}
+		for { // an empty select would be a deadlock to the runtime
+			time.Sleep(time.Hour)
+		}
 	}
 	os.Exit(m.Run())
 }

@@ -17,6 +17,11 @@ async def until_waiters(sem, n):
 
 
 class Async(unittest.IsolatedAsyncioTestCase):
+    async def asyncSetUp(self):
+        # The test case runs the loop in debug mode; under TCG every step
+        # is "slow", and the warnings would bury the results.
+        asyncio.get_running_loop().slow_callback_duration = 10
+
     def sem(self, n):
         s = fairsem.Semaphore(n)
         self.addCleanup(s.close_handle)

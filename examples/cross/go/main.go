@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"fairsem"
 )
@@ -27,7 +28,11 @@ func main() {
 	}
 	if os.Args[1] == "hold" {
 		fmt.Println("held")
-		select {}
+		// Sleeping, not select{}: with nothing else to wait for, the
+		// runtime would call an empty select a deadlock and exit.
+		for {
+			time.Sleep(time.Hour)
+		}
 	}
 	fmt.Println("got", os.Args[2])
 	sem.Release(1)
