@@ -181,13 +181,18 @@ $(CHECKPATCH): $(KSRC_TAR)
 # The trace header keeps the TRACE_EVENT() layout of every header under
 # include/trace/events/, which --strict flags (alignment, lines ending in
 # '('): those two checks are off for it alone.
+# A compat header (*_compat.h) exists to ask LINUX_VERSION_CODE: that one
+# check is off for it alone.
 TRACE_HDRS := $(wildcard $(TOP)/kmod/*_trace.h)
+COMPAT_HDRS := $(wildcard $(TOP)/kmod/*_compat.h)
 checkpatch: $(CHECKPATCH)
 	cd $(BUILD) && $(CHECKPATCH) --strict --no-tree -f $(filter-out \
-		$(TRACE_HDRS),$(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h)) \
-		$(TOP)/uapi/linux/fairsem.h
+		$(TRACE_HDRS) $(COMPAT_HDRS),$(wildcard $(TOP)/kmod/*.c \
+		$(TOP)/kmod/*.h)) $(TOP)/uapi/linux/fairsem.h
 	cd $(BUILD) && $(CHECKPATCH) --strict --no-tree \
 		--ignore PARENTHESIS_ALIGNMENT,OPEN_ENDED_LINE -f $(TRACE_HDRS)
+	$(if $(COMPAT_HDRS),cd $(BUILD) && $(CHECKPATCH) --strict --no-tree \
+		--ignore LINUX_VERSION_CODE -f $(COMPAT_HDRS))
 
 include $(TOP)/mk/rfc.mk
 include $(TOP)/mk/bindings.mk
