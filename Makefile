@@ -161,6 +161,7 @@ check-all-parts:
 	@VM_MEM=2048 $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
+	@$(PART) bindings $(MAKE) check-bindings || true
 	@$(TOP)/scripts/summarize.sh || true
 
 # ---- style -----------------------------------------------------------------
@@ -194,6 +195,7 @@ checkpatch: $(CHECKPATCH)
 		--ignore LINUX_VERSION_CODE -f $(COMPAT_HDRS))
 
 include $(TOP)/mk/rfc.mk
+include $(TOP)/mk/bindings.mk
 
 # ---- clean -----------------------------------------------------------------
 

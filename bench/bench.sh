@@ -78,7 +78,11 @@ else
 	report_args+=(--md "$out/results-smoke.md" --png "$out/results-smoke.png")
 fi
 report_rc=0
+# The bindings' table (make bench-bindings) survives the rewrite.
+keep=$(sed -n '/^<!-- bindings begin -->$/,/^<!-- bindings end -->$/p' \
+	"$here/results.md" 2>/dev/null || true)
 "$python" "$here/report.py" "${report_args[@]}" || report_rc=$?
+[ "$mode" != full ] || [ -z "$keep" ] || printf '\n%s\n' "$keep" >>"$here/results.md"
 
 echo "bench: $mode run took $(($(date +%s) - start)) s (raw figures $raw)"
 if [ "$vm_rc" -ne 0 ] || [ "$report_rc" -ne 0 ]; then
