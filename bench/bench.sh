@@ -48,7 +48,8 @@ payload=$out/payload-$mode
 rm -rf "$payload"
 mkdir -p "$payload"
 cp "$out"/bench_pair "$out"/bench_pingpong "$out"/bench_fair \
-	"$out"/bench_herd "$out"/bench_scale "$out"/bench_mem "$payload/"
+	"$out"/bench_herd "$out"/bench_scale "$out"/bench_mem "$out"/bench_named \
+	"$payload/"
 cp "$here/run-in-vm.sh" "$payload/"
 echo "$mode" >"$payload/mode"
 
