@@ -126,22 +126,23 @@ fi
 for p in "${patches[@]}"; do
 	n=$(basename "$p")
 	log=$logs/checkpatch-${n%.patch}.log
+	what="patch $((10#${n%%-*}))/${#patches[@]}"
 	(cd "$am" && perl scripts/checkpatch.pl --strict --show-types "$p") >"$log" 2>&1
 	total=$(grep -E '^total: ' "$log" | tail -n 1)
 	if [ -z "$total" ]; then
 		cat "$log"
-		fail "checkpatch $n: no verdict"
+		fail "checkpatch --strict $what: no verdict"
 		continue
 	fi
 	# Each CHECK with its file; unargued ones are reported, argued ones kept.
 	unargued=$("$python" "$here/checks.py" "$here/checks.txt" "$log" "$n" \
 		"$work/checks-kept")
 	if [[ $total =~ ^total:\ 0\ errors,\ 0\ warnings, ]] && [ -z "$unargued" ]; then
-		pass "checkpatch --strict $n: ${total#total: }"
+		pass "checkpatch --strict $what: ${total#total: }"
 	else
 		grep -E -A4 '^(ERROR|WARNING)' "$log"
 		[ -z "$unargued" ] || printf 'unargued: %s\n' "$unargued"
-		fail "checkpatch --strict $n: ${total#total: }"
+		fail "checkpatch --strict $what: ${total#total: }"
 	fi
 done
 
