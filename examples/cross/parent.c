@@ -157,7 +157,7 @@ int main(int argc, char **argv)
 	for (h = 0; h < 3; h++) {
 		int bad = round_for(h);
 
-		printf("%s %s holder killed: waiters in the other two languages served in arrival order\n",
+		printf("%s %s holder killed: the other languages' waiters in arrival order\n",
 		       bad ? "not ok" : "ok", langs[h]);
 		if (bad)
 			failed++;

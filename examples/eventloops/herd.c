@@ -97,7 +97,7 @@ int herd_report(struct herd *h)
 
 	for (i = 0; i < HERD_HANDLES; i++)
 		extra += h->callbacks[i] != 1;
-	printf("%s: %d handles, %d grants, %d callbacks off by one, %d out of order, %d empty reads, %d late\n",
+	printf("%s: %d handles, %d grants; off by one %d, out of order %d, empty %d, late %d\n",
 	       h->name, HERD_HANDLES, h->granted, extra, h->out_of_order,
 	       h->failed_reads, h->late);
 	failed += herd_check(h->name, "one callback per grant",
