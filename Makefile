@@ -164,6 +164,8 @@ check-all-parts:
 	@VM_MEM=2048 $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
+	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
+	@$(PART) bindings $(MAKE) check-bindings || true
 	@$(MAKE) kernels-matrix
 	@$(TOP)/scripts/summarize.sh || true
 
@@ -198,6 +200,7 @@ checkpatch: $(CHECKPATCH)
 		--ignore LINUX_VERSION_CODE -f $(COMPAT_HDRS))
 
 include $(TOP)/mk/rfc.mk
+include $(TOP)/mk/bindings.mk
 
 # ---- clean -----------------------------------------------------------------
 

@@ -24,11 +24,13 @@
 #include <linux/fs_parser.h>
 #include <linux/fsnotify.h>
 #include <linux/module.h>
+#include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/pagemap.h>
 #include <linux/security.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/stringhash.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/fairsem.h>
 
@@ -186,10 +188,12 @@ static struct dentry *fairsem_new_dentry(struct dentry *parent,
 	struct qstr q = QSTR_INIT(name, strlen(name));
 	struct dentry *dentry;
 
-	/* A negative dentry may be hashed still: it must be the one used. */
-	dentry = d_hash_and_lookup(parent, &q);
-	if (IS_ERR(dentry))
-		return dentry;
+	/*
+	 * A negative dentry may be hashed still: it must be the one used.
+	 * The instance has no d_hash: the plain name hash finds it.
+	 */
+	q.hash = full_name_hash(parent, q.name, q.len);
+	dentry = d_lookup(parent, &q);
 	if (dentry && d_really_is_positive(dentry)) {
 		dput(dentry);
 		return ERR_PTR(-EEXIST);
