@@ -11,6 +11,14 @@
  * Every function that can grant or refuse queued requests takes the caller's
  * struct fairsem_wake and hands it to fairsem_request_done(), so that the
  * glue wakes blocked tasks after dropping sem->lock, on every path.
+ *
+ * Every change of a holder's asynchronous request, and the semaphore's
+ * closing, calls fairsem_holder_wake() for that holder (fairsem_req_set()
+ * and fairsem_close()): a reader or poller of the handle never sleeps
+ * through a change it must see.
+ *
+ * Every change of the permits is traced (fairsem_trace.h) with the counts
+ * after it.
  */
 #ifdef __KERNEL__
 #include <linux/errno.h>
@@ -21,6 +29,20 @@
 #include "../uapi/linux/fairsem.h"
 #endif
 #include "fairsem_core.h"
+
+#if defined(__KERNEL__) && !defined(FAIRSEM_CORE_NO_TRACE)
+#include "fairsem_trace.h"
+#define fairsem_trace(event, sem, count)				\
+	do {								\
+		const struct fairsem_sem *_s = (sem);			\
+									\
+		trace_fairsem_##event(_s->id, (count), _s->limit,	\
+				      _s->taken, _s->waiters);		\
+	} while (0)
+#else
+/* The userspace model and the KUnit module trace nothing. */
+#define fairsem_trace(event, sem, count)	((void)(sem), (void)(count))
+#endif
 
 /**
  * fairsem_sem_setup() - initialise a semaphore
@@ -84,6 +106,23 @@ static void fairsem_give_back(struct fairsem_holder *holder, u64 count)
 	holder->sem->taken -= count;
 }
 
+static bool fairsem_is_async(const struct fairsem_request *req)
+{
+	return req == &req->holder->async;
+}
+
+/*
+ * Every change of a request's state goes through here, so that no change
+ * of an asynchronous request goes unseen by its handle's waiters.
+ */
+static void fairsem_req_set(struct fairsem_request *req,
+			    enum fairsem_req_state state)
+{
+	req->state = state;
+	if (fairsem_is_async(req))
+		fairsem_holder_wake(req->holder);
+}
+
 /* Grant the head for as long as it fits: called after anything that can free permits. */
 static void fairsem_grant_waiters(struct fairsem_sem *sem,
 				  struct fairsem_wake *wake)
@@ -98,7 +137,8 @@ static void fairsem_grant_waiters(struct fairsem_sem *sem,
 		list_del_init(&head->node);
 		sem->waiters--;
 		fairsem_take(sem, head);
-		head->state = FAIRSEM_REQ_GRANTED;
+		fairsem_req_set(head, FAIRSEM_REQ_GRANTED);
+		fairsem_trace(grant, sem, head->count);
 		fairsem_request_done(head, wake);
 	}
 }
@@ -125,6 +165,7 @@ int fairsem_try_grant(struct fairsem_request *req)
 	if (req->count > fairsem_available(sem))
 		return -EAGAIN;
 	fairsem_take(sem, req);
+	fairsem_trace(grant_now, sem, req->count);
 	return 0;
 }
 
@@ -147,7 +188,7 @@ int fairsem_enqueue(struct fairsem_request *req)
 	else
 		list_add_tail(&req->node, &sem->queue);
 	sem->waiters++;
-	req->state = FAIRSEM_REQ_QUEUED;
+	fairsem_req_set(req, FAIRSEM_REQ_QUEUED);
 	return -EINPROGRESS;
 }
 
@@ -168,7 +209,7 @@ void fairsem_dequeue(struct fairsem_request *req, struct fairsem_wake *wake)
 		return;
 	list_del_init(&req->node);
 	sem->waiters--;
-	req->state = FAIRSEM_REQ_IDLE;
+	fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 	fairsem_grant_waiters(sem, wake);
 }
 
@@ -187,6 +228,7 @@ int fairsem_release(struct fairsem_holder *holder, u64 count,
 	if (count > holder->holds)
 		return -EINVAL;
 	fairsem_give_back(holder, count);
+	fairsem_trace(release, holder->sem, count);
 	fairsem_grant_waiters(holder->sem, wake);
 	return 0;
 }
@@ -209,6 +251,7 @@ int fairsem_forget(struct fairsem_holder *holder, u64 count,
 		return -EINVAL;
 	fairsem_give_back(holder, count);
 	sem->limit = sem->limit > count ? sem->limit - count : 0;
+	fairsem_trace(forget, sem, count);
 	fairsem_grant_waiters(sem, wake);
 	return 0;
 }
@@ -227,6 +270,7 @@ int fairsem_add(struct fairsem_sem *sem, u64 count, struct fairsem_wake *wake)
 	if (count > FAIRSEM_MAX_PERMITS - sem->limit)
 		return -EOVERFLOW;
 	sem->limit += count;
+	fairsem_trace(add, sem, count);
 	fairsem_grant_waiters(sem, wake);
 	return 0;
 }
@@ -244,6 +288,7 @@ int fairsem_remove(struct fairsem_sem *sem, u64 count)
 	if (count > sem->limit)
 		return -EINVAL;
 	sem->limit -= count;
+	fairsem_trace(remove, sem, count);
 	return 0;
 }
 
@@ -253,40 +298,47 @@ int fairsem_remove(struct fairsem_sem *sem, u64 count)
  * @wake: the caller's batch of tasks to wake
  *
  * Refuses every queued request (the only walk of the queue, and not a
- * grant), then wakes every holder's pollers: all of them now see
- * POLLHUP | POLLERR.
+ * grant), then wakes every holder's readers and pollers: all of them now
+ * see POLLHUP | POLLERR.
  */
 void fairsem_close(struct fairsem_sem *sem, struct fairsem_wake *wake)
 {
 	struct fairsem_request *req, *next;
 	struct fairsem_holder *holder;
+	u64 refused = sem->waiters;
 
 	lockdep_assert_held(&sem->lock);
 	sem->closed = true;
 	list_for_each_entry_safe(req, next, &sem->queue, node) {
 		list_del_init(&req->node);
 		sem->waiters--;
-		req->state = FAIRSEM_REQ_IDLE;
+		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 		fairsem_request_done(req, wake);
 	}
+	fairsem_trace(close, sem, refused);
 	list_for_each_entry(holder, &sem->holder_list, sibling)
 		fairsem_holder_wake(holder);
 }
 
 /**
- * fairsem_attach() - count a holder in
+ * fairsem_attach() - bind a holder to a semaphore and count it in
  * @sem: the semaphore
- * @holder: an unbound holder
+ * @holder: a holder not yet attached anywhere
  *
- * The caller publishes @holder->sem itself, because INIT must do so
- * atomically against a second INIT on the same handle, and takes the
- * semaphore reference the holder keeps.
+ * INIT publishes @holder->sem itself before calling this, atomically against
+ * a second INIT on the same handle; a handle nobody else can see yet
+ * (NEW_HANDLE, open by name) is bound here.  The caller takes the semaphore
+ * reference the holder keeps.  The handle may already be in an epoll set or
+ * polled: its waiters are told it is bound.
  */
 void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder)
 {
 	lockdep_assert_held(&sem->lock);
+	if (!holder->sem)
+		holder->sem = sem;
 	list_add_tail(&holder->sibling, &sem->holder_list);
 	sem->handles++;
+	fairsem_holder_wake(holder);
 }
 
 /**
@@ -304,7 +356,8 @@ void fairsem_detach(struct fairsem_holder *holder, struct fairsem_wake *wake)
 
 	lockdep_assert_held(&sem->lock);
 	fairsem_dequeue(&holder->async, wake);
-	holder->async.state = FAIRSEM_REQ_IDLE;
+	fairsem_req_set(&holder->async, FAIRSEM_REQ_IDLE);	/* unread grant */
+	fairsem_trace(handle_gone, sem, holder->holds);
 	fairsem_give_back(holder, holder->holds);
 	fairsem_grant_waiters(sem, wake);
 	list_del_init(&holder->sibling);
@@ -346,6 +399,7 @@ int fairsem_async_cancel(struct fairsem_holder *holder,
 			 struct fairsem_wake *wake)
 {
 	struct fairsem_request *req = &holder->async;
+	u64 given;
 
 	lockdep_assert_held(&holder->sem->lock);
 	switch (req->state) {
@@ -353,8 +407,10 @@ int fairsem_async_cancel(struct fairsem_holder *holder,
 		fairsem_dequeue(req, wake);
 		return 0;
 	case FAIRSEM_REQ_GRANTED:
-		req->state = FAIRSEM_REQ_IDLE;
-		fairsem_give_back(holder, min(req->count, holder->holds));
+		given = min(req->count, holder->holds);
+		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
+		fairsem_give_back(holder, given);
+		fairsem_trace(cancel, holder->sem, given);
 		fairsem_grant_waiters(holder->sem, wake);
 		return 0;
 	default:
@@ -378,8 +434,8 @@ int fairsem_async_collect(struct fairsem_holder *holder, u64 *count)
 
 	lockdep_assert_held(&holder->sem->lock);
 	if (req->state == FAIRSEM_REQ_GRANTED) {
-		req->state = FAIRSEM_REQ_IDLE;
 		*count = req->count;
+		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 		return 0;
 	}
 	if (holder->sem->closed)
@@ -405,5 +461,5 @@ void fairsem_async_uncollect(struct fairsem_holder *holder, u64 count)
 	if (req->state != FAIRSEM_REQ_IDLE)
 		return;
 	req->count = count;
-	req->state = FAIRSEM_REQ_GRANTED;
+	fairsem_req_set(req, FAIRSEM_REQ_GRANTED);
 }

@@ -123,17 +123,22 @@ struct fairsem_holder {
  * @wake: the lock holder's batch of tasks to wake after sem->lock
  *
  * Provided by the glue, called by the core under sem->lock.  The device
- * wakes the blocked task or the holder's pollers; the userspace test
- * records the event.
+ * wakes the blocked task, and does nothing more for an asynchronous
+ * request, whose holder is woken by fairsem_holder_wake() as for any
+ * change of its state; the userspace test records the event.
  */
 void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake);
 
 /**
- * fairsem_holder_wake() - a holder's pollable state changed
+ * fairsem_holder_wake() - a holder's asynchronous request or its
+ *	semaphore's closed flag changed
  * @holder: the holder whose readers and pollers must look again
  *
- * Provided by the glue, called by the core under sem->lock when the
- * semaphore closes, for every attached holder.
+ * Provided by the glue, called by the core under sem->lock: whenever
+ * @holder->async changes state (queued, granted, refused, cancelled, read,
+ * put back), when the holder is bound, and for every attached holder when
+ * the semaphore closes.  The glue wakes the handle's blocked readers, and
+ * its pollers with whatever the handle now reports.
  */
 void fairsem_holder_wake(struct fairsem_holder *holder);
 

@@ -20,6 +20,25 @@
 #include "fairsem_dev.h"
 #include "fairsem_trace.h"
 
+/*
+ * A waiter frozen for system suspend (or by the cgroup freezer) sleeps on
+ * in its place: TASK_FREEZABLE lets the freezer freeze it where it sleeps,
+ * and thawing wakes it to look again.  Without it (before 6.1) the freezer
+ * interrupts the wait like a signal, and the call restarts at the back.
+ *
+ * A stop (SIGSTOP, SIGTSTP, ptrace) must return to userspace to take
+ * effect, so it interrupts the wait like any signal: the request leaves
+ * the queue holding nothing and the restarted call queues at the back, as
+ * a futex waiter does.  Keeping the place is deliberately not done: the
+ * head would then wait for a task that is stopped, for as long as it is
+ * stopped (Ctrl-Z: until fg), and every waiter behind it with it.
+ */
+#ifdef TASK_FREEZABLE
+#define FAIRSEM_SLEEP	(TASK_INTERRUPTIBLE | TASK_FREEZABLE)
+#else
+#define FAIRSEM_SLEEP	TASK_INTERRUPTIBLE
+#endif
+
 /* 64 bits at one per nanosecond outlast the module: ids are never reused. */
 static atomic64_t fairsem_last_id = ATOMIC64_INIT(0);
 
@@ -142,7 +161,7 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 	}
 	ret = fairsem_enqueue(&w.req);
 	while (ret == -EINPROGRESS) {
-		set_current_state(TASK_INTERRUPTIBLE);
+		set_current_state(FAIRSEM_SLEEP);
 		spin_unlock(&sem->lock);
 		schedule_hrtimeout_range(expires, current->timer_slack_ns,
 					 HRTIMER_MODE_ABS);
@@ -204,8 +223,6 @@ static int fairsem_ioctl_count(struct fairsem_file *ff, unsigned int cmd,
 	switch (cmd) {
 	case FAIRSEM_IOC_RELEASE:
 		ret = fairsem_release(&ff->holder, count, &wake);
-		if (!ret)
-			trace_fairsem_release(sem->id, count, sem->taken);
 		break;
 	case FAIRSEM_IOC_FORGET:
 		ret = fairsem_forget(&ff->holder, count, &wake);
@@ -229,10 +246,8 @@ static int fairsem_ioctl_close(struct fairsem_file *ff)
 	if (!sem)
 		return -EBADFD;
 	spin_lock(&sem->lock);
-	if (!sem->closed) {
-		trace_fairsem_close(sem->id, sem->waiters);
+	if (!sem->closed)
 		fairsem_close(sem, &wake);
-	}
 	fairsem_unlock_wake(sem, &wake);
 	return 0;
 }
@@ -274,8 +289,7 @@ static int fairsem_attach_new(struct fairsem_sem *sem, struct fairsem_file *nff)
 		ret = -EIDRM;
 	} else {
 		fairsem_sem_get(sem);
-		fairsem_attach(sem, &nff->holder);
-		nff->holder.sem = sem;	/* private until fd_install() */
+		fairsem_attach(sem, &nff->holder);	/* private until fd_install() */
 	}
 	spin_unlock(&sem->lock);
 	return ret;

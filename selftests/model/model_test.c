@@ -67,6 +67,13 @@ struct world {
 	/* A read() that collected a grant and is failing to copy it out. */
 	bool faulting[REF_HANDLES];
 	u64 fault_count[REF_HANDLES];
+	/* Each handle before the current op: what its waiters can see. */
+	struct t_seen {
+		bool live;
+		int async;
+		bool closed;
+		long wakes;
+	} seen[REF_HANDLES];
 	/* What fairsem_request_done() reported during the current op. */
 	struct ref_event event[REF_EVENTS];
 	int nr_events;
@@ -494,11 +501,54 @@ static void check_waiter(struct world *w, int i)
 	      "w%d: core and reference differ", i);
 }
 
+/* What a handle's readers and pollers look at: its request and the close. */
+static void see_handles(struct world *w)
+{
+	int i;
+
+	for (i = 0; i < REF_HANDLES; i++) {
+		struct t_handle *th = w->handle[i];
+
+		w->seen[i].live = th && th->h.sem;
+		if (!w->seen[i].live)
+			continue;
+		w->seen[i].async = th->h.async.state;
+		w->seen[i].closed = th->h.sem->closed;
+		w->seen[i].wakes = th->wakes;
+	}
+}
+
+/* The class of lost wakeups: every change seen must have woken the handle. */
+static void check_wakes(struct world *w)
+{
+	int i;
+
+	for (i = 0; i < REF_HANDLES; i++) {
+		struct t_handle *th = w->handle[i];
+		const struct t_seen *was = &w->seen[i];
+
+		if (th && !was->live) {
+			check(w, th->wakes > 0, "h%d: bound, but no wakeup", i);
+			continue;
+		}
+		if (!th || !was->live)
+			continue;
+		if ((int)th->h.async.state == was->async &&
+		    th->h.sem->closed == was->closed)
+			continue;
+		check(w, th->wakes > was->wakes,
+		      "h%d: async %s -> %s, closed %d -> %d, but no wakeup", i,
+		      async_name(was->async), async_name(th->h.async.state),
+		      was->closed, th->h.sem->closed);
+	}
+}
+
 static void check_world(struct world *w)
 {
 	int i;
 
 	compare_events(w);
+	check_wakes(w);
 	for (i = 0; i < REF_SEMS; i++)
 		check_sem(w, i);
 	for (i = 0; i < REF_HANDLES; i++)
@@ -525,6 +575,7 @@ static void begin_op(struct world *w, const char *fmt, ...)
 	if (verbose)
 		fprintf(stderr, "#   %s\n", line);
 	w->nr_events = 0;
+	see_handles(w);
 	ref_clear_events(&w->ref);
 }
 
