@@ -18,6 +18,8 @@
 #   make check-all      check, plus the selftests on 6.12 and on a debug kernel
 #                       with fault injection, the fuzzer and kmemleak
 #   make checkpatch     checkpatch.pl --strict on the module and the uapi header
+#   make kernel-doc     scripts/kernel-doc -none on them, warnings fatal
+#                       (mk/kernel-doc.mk)
 #   make docs, make rfc Documentation/ rendered; the upstream patch series
 #                       (mk/rfc.mk)
 #   make clean
@@ -185,6 +187,7 @@ checkpatch: $(CHECKPATCH)
 		--ignore PARENTHESIS_ALIGNMENT,OPEN_ENDED_LINE -f $(TRACE_HDRS)
 
 include $(TOP)/mk/rfc.mk
+include $(TOP)/mk/kernel-doc.mk
 
 # ---- clean -----------------------------------------------------------------
 

@@ -66,7 +66,10 @@ done
 [ ! -d "$tests/../tools" ] || cp -a "$tests/../tools" "$payload/tools"
 
 vmrc=0
-"$here/run.sh" -n "$name" -m "$module" "$kernel" "$payload" || vmrc=$?
+# The KUnit module, where the kernel has KUnit, goes along (fairsem_kunit_test).
+mods=(-m "$module")
+[ ! -f "$(dirname "$module")/fairsem_kunit.ko" ] || mods+=(-m "$(dirname "$module")/fairsem_kunit.ko")
+"$here/run.sh" -n "$name" "${mods[@]}" "$kernel" "$payload" || vmrc=$?
 [ $((vmrc & 64)) -eq 0 ] || exit 2
 
 # Per-program counts from the console (CRs stripped).
