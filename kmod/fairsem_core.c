@@ -3,8 +3,12 @@
  * fairsem queue and grant logic.
  *
  * The queue is kept so that its first entry is always the next request to
- * be granted: FIFO mode appends, LIFO mode pushes at the front.  Granting
- * therefore only ever looks at the first entry, and each grant is O(1).
+ * be granted: FIFO mode appends, LIFO mode pushes at the front, priority
+ * mode (FAIRSEM_PRIO) inserts after the last request of the same priority,
+ * so that the queue is sorted by the queueing task's priority and in
+ * arrival order among equals, as futexes keep their waiters.  Granting
+ * therefore only ever looks at the first entry, and each grant is O(1);
+ * queueing in priority mode costs O(distinct priorities queued).
  * A request is granted only from the head, so a large head holds back the
  * smaller requests behind it; that is what makes the order strict.
  *
@@ -49,22 +53,24 @@
  * @sem: the semaphore, not yet visible to anyone else
  * @id: its unique id
  * @limit: its capacity
- * @lifo: queue newest first
+ * @flags: %FAIRSEM_LIFO or %FAIRSEM_PRIO (checked by the caller), or 0
  *
  * The semaphore starts with one reference, for the holder that INIT binds.
  */
-void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, bool lifo)
+void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, u32 flags)
 {
 	spin_lock_init(&sem->lock);
 	refcount_set(&sem->ref, 1);
 	INIT_LIST_HEAD(&sem->queue);
+	INIT_LIST_HEAD(&sem->levels);
 	INIT_LIST_HEAD(&sem->holder_list);
 	sem->id = id;
 	sem->limit = limit;
 	sem->taken = 0;
 	sem->waiters = 0;
 	sem->handles = 0;
-	sem->lifo = lifo;
+	sem->lifo = flags & FAIRSEM_LIFO;
+	sem->prio = flags & FAIRSEM_PRIO;
 	sem->closed = false;
 }
 
@@ -78,8 +84,10 @@ void fairsem_holder_setup(struct fairsem_holder *holder)
 	holder->holds = 0;
 	INIT_LIST_HEAD(&holder->sibling);
 	INIT_LIST_HEAD(&holder->async.node);
+	INIT_LIST_HEAD(&holder->async.level);
 	holder->async.holder = holder;
 	holder->async.count = 0;
+	holder->async.prio = 0;
 	holder->async.state = FAIRSEM_REQ_IDLE;
 }
 
@@ -104,6 +112,91 @@ static void fairsem_give_back(struct fairsem_holder *holder, u64 count)
 {
 	holder->holds -= count;
 	holder->sem->taken -= count;
+}
+
+/*
+ * Priority order is the shape of the kernel's plist, whose plist_add() and
+ * plist_del() modules cannot use (not exported): sem->queue holds every
+ * request in grant order, and sem->levels links, through req->level, the
+ * first request of each distinct priority, highest first.  Queueing walks
+ * the levels, O(distinct priorities queued); the head stays the first
+ * entry of sem->queue, so granting is O(1) in every mode.
+ */
+static void fairsem_prio_add(struct fairsem_sem *sem, struct fairsem_request *req)
+{
+	struct fairsem_request *lead;
+
+	INIT_LIST_HEAD(&req->level);
+	list_for_each_entry(lead, &sem->levels, level) {
+		if (lead->prio == req->prio) {
+			/* Last of its level: before the next level's first. */
+			if (list_is_last(&lead->level, &sem->levels))
+				list_add_tail(&req->node, &sem->queue);
+			else
+				list_add_tail(&req->node,
+					      &list_next_entry(lead, level)->node);
+			return;
+		}
+		if (lead->prio > req->prio) {
+			/* A new level, ahead of every lower priority. */
+			list_add_tail(&req->level, &lead->level);
+			list_add_tail(&req->node, &lead->node);
+			return;
+		}
+	}
+	list_add_tail(&req->level, &sem->levels);
+	list_add_tail(&req->node, &sem->queue);
+}
+
+static void fairsem_prio_del(struct fairsem_sem *sem, struct fairsem_request *req)
+{
+	struct fairsem_request *next;
+
+	if (!list_empty(&req->level)) {
+		/* It led its level: the next of the same priority leads now. */
+		if (!list_is_last(&req->node, &sem->queue)) {
+			next = list_next_entry(req, node);
+			if (next->prio == req->prio)
+				list_add(&next->level, &req->level);
+		}
+		list_del_init(&req->level);
+	}
+}
+
+static struct fairsem_request *fairsem_queue_first(struct fairsem_sem *sem)
+{
+	return list_first_entry(&sem->queue, struct fairsem_request, node);
+}
+
+static void fairsem_queue_add(struct fairsem_sem *sem, struct fairsem_request *req)
+{
+	if (sem->prio)
+		fairsem_prio_add(sem, req);
+	else if (sem->lifo)
+		list_add(&req->node, &sem->queue);
+	else
+		list_add_tail(&req->node, &sem->queue);
+	sem->waiters++;
+}
+
+static void fairsem_queue_del(struct fairsem_sem *sem, struct fairsem_request *req)
+{
+	if (sem->prio)
+		fairsem_prio_del(sem, req);
+	list_del_init(&req->node);
+	sem->waiters--;
+}
+
+/*
+ * Would a new request be the head?  FIFO: nobody waits; LIFO: always;
+ * priority order: every queued request has a lower priority.
+ */
+static bool fairsem_would_be_head(struct fairsem_sem *sem,
+				  const struct fairsem_request *req)
+{
+	if (sem->lifo || list_empty(&sem->queue))
+		return true;
+	return sem->prio && req->prio < fairsem_queue_first(sem)->prio;
 }
 
 static bool fairsem_is_async(const struct fairsem_request *req)
@@ -131,11 +224,10 @@ static void fairsem_grant_waiters(struct fairsem_sem *sem,
 
 	lockdep_assert_held(&sem->lock);
 	while (!list_empty(&sem->queue)) {
-		head = list_first_entry(&sem->queue, struct fairsem_request, node);
+		head = fairsem_queue_first(sem);
 		if (head->count > fairsem_available(sem))
 			break;
-		list_del_init(&head->node);
-		sem->waiters--;
+		fairsem_queue_del(sem, head);
 		fairsem_take(sem, head);
 		fairsem_req_set(head, FAIRSEM_REQ_GRANTED);
 		fairsem_trace(grant, sem, head->count);
@@ -148,7 +240,9 @@ static void fairsem_grant_waiters(struct fairsem_sem *sem,
  * @req: the request, not queued; @req->holder is bound
  *
  * A new request is granted at once only if it would be the head and fits:
- * in FIFO mode nobody may be waiting, in LIFO mode it goes first anyway.
+ * in FIFO mode nobody may be waiting, in LIFO mode it goes first anyway, in
+ * priority mode every queued request must have a lower priority than
+ * @req->prio.
  *
  * Return: 0 when granted, -EAGAIN when it would have to wait, -EIDRM when
  * the semaphore is closed.
@@ -160,7 +254,7 @@ int fairsem_try_grant(struct fairsem_request *req)
 	lockdep_assert_held(&sem->lock);
 	if (sem->closed)
 		return -EIDRM;
-	if (!sem->lifo && !list_empty(&sem->queue))
+	if (!fairsem_would_be_head(sem, req))
 		return -EAGAIN;
 	if (req->count > fairsem_available(sem))
 		return -EAGAIN;
@@ -183,11 +277,7 @@ int fairsem_enqueue(struct fairsem_request *req)
 
 	if (ret != -EAGAIN)
 		return ret;
-	if (sem->lifo)
-		list_add(&req->node, &sem->queue);
-	else
-		list_add_tail(&req->node, &sem->queue);
-	sem->waiters++;
+	fairsem_queue_add(sem, req);
 	fairsem_req_set(req, FAIRSEM_REQ_QUEUED);
 	return -EINPROGRESS;
 }
@@ -207,8 +297,7 @@ void fairsem_dequeue(struct fairsem_request *req, struct fairsem_wake *wake)
 	lockdep_assert_held(&sem->lock);
 	if (req->state != FAIRSEM_REQ_QUEUED)
 		return;
-	list_del_init(&req->node);
-	sem->waiters--;
+	fairsem_queue_del(sem, req);
 	fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 	fairsem_grant_waiters(sem, wake);
 }
@@ -303,15 +392,15 @@ int fairsem_remove(struct fairsem_sem *sem, u64 count)
  */
 void fairsem_close(struct fairsem_sem *sem, struct fairsem_wake *wake)
 {
-	struct fairsem_request *req, *next;
 	struct fairsem_holder *holder;
+	struct fairsem_request *req;
 	u64 refused = sem->waiters;
 
 	lockdep_assert_held(&sem->lock);
 	sem->closed = true;
-	list_for_each_entry_safe(req, next, &sem->queue, node) {
-		list_del_init(&req->node);
-		sem->waiters--;
+	while (!list_empty(&sem->queue)) {
+		req = fairsem_queue_first(sem);
+		fairsem_queue_del(sem, req);
 		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 		fairsem_request_done(req, wake);
 	}
@@ -353,12 +442,14 @@ void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder)
 void fairsem_detach(struct fairsem_holder *holder, struct fairsem_wake *wake)
 {
 	struct fairsem_sem *sem = holder->sem;
+	u64 held;
 
 	lockdep_assert_held(&sem->lock);
 	fairsem_dequeue(&holder->async, wake);
 	fairsem_req_set(&holder->async, FAIRSEM_REQ_IDLE);	/* unread grant */
-	fairsem_trace(handle_gone, sem, holder->holds);
-	fairsem_give_back(holder, holder->holds);
+	held = holder->holds;
+	fairsem_give_back(holder, held);
+	fairsem_trace(handle_gone, sem, held);
 	fairsem_grant_waiters(sem, wake);
 	list_del_init(&holder->sibling);
 	sem->handles--;
@@ -368,11 +459,12 @@ void fairsem_detach(struct fairsem_holder *holder, struct fairsem_wake *wake)
  * fairsem_async_start() - start the asynchronous request
  * @holder: the holder
  * @count: permits wanted
+ * @prio: the queueing task's priority, for priority order
  *
  * Return: 0 when granted at once (nothing to read), -EINPROGRESS when
  * queued, -EIDRM when closed, -EBUSY when a request is queued or unread.
  */
-int fairsem_async_start(struct fairsem_holder *holder, u64 count)
+int fairsem_async_start(struct fairsem_holder *holder, u64 count, int prio)
 {
 	struct fairsem_request *req = &holder->async;
 
@@ -382,6 +474,7 @@ int fairsem_async_start(struct fairsem_holder *holder, u64 count)
 	if (req->state != FAIRSEM_REQ_IDLE)
 		return -EBUSY;
 	req->count = count;
+	req->prio = prio;
 	return fairsem_enqueue(req);
 }
 

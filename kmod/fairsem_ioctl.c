@@ -11,7 +11,10 @@
 #include <linux/fcntl.h>
 #include <linux/file.h>
 #include <linux/hrtimer.h>
+#include <linux/minmax.h>
 #include <linux/poll.h>
+#include <linux/sched.h>
+#include <linux/sched/prio.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -42,6 +45,18 @@
 /* 64 bits at one per nanosecond outlast the module: ids are never reused. */
 static atomic64_t fairsem_last_id = ATOMIC64_INIT(0);
 
+/*
+ * The priority a request queues with in priority order, sampled when it
+ * queues, as futexes sample it: every SCHED_OTHER, BATCH and IDLE task
+ * counts the same (MAX_RT_PRIO, nice ignored), real-time and deadline
+ * tasks come first, the higher first (lower value).  normal_prio, not prio:
+ * a task boosted by priority inheritance does not jump the queue.
+ */
+static int fairsem_task_prio(void)
+{
+	return min(current->normal_prio, MAX_RT_PRIO);
+}
+
 static bool fairsem_count_valid(u64 count)
 {
 	return count && count <= FAIRSEM_MAX_PERMITS;
@@ -54,7 +69,8 @@ static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
 
 	if (copy_from_user(&args, argp, sizeof(args)))
 		return -EFAULT;
-	if (args.reserved || (args.flags & ~FAIRSEM_LIFO) ||
+	if (args.reserved || (args.flags & ~(FAIRSEM_LIFO | FAIRSEM_PRIO)) ||
+	    (args.flags & FAIRSEM_LIFO && args.flags & FAIRSEM_PRIO) ||
 	    args.permits > FAIRSEM_MAX_PERMITS)
 		return -EINVAL;
 	if (fairsem_bound(ff))
@@ -64,7 +80,7 @@ static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
 	if (!sem)
 		return -ENOMEM;
 	fairsem_sem_setup(sem, atomic64_inc_return(&fairsem_last_id),
-			  args.permits, args.flags & FAIRSEM_LIFO);
+			  args.permits, args.flags);
 	/*
 	 * Two racing INITs on one handle: only one semaphore may be bound, and
 	 * only the winner may link the handle in.  Whoever sees handle.sem
@@ -85,7 +101,11 @@ static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
 static int fairsem_acquire_try(struct fairsem_file *ff, struct fairsem_sem *sem,
 			       u64 count)
 {
-	struct fairsem_request req = { .holder = &ff->holder, .count = count };
+	struct fairsem_request req = {
+		.holder = &ff->holder,
+		.count = count,
+		.prio = fairsem_task_prio(),
+	};
 	int ret;
 
 	spin_lock(&sem->lock);
@@ -100,7 +120,7 @@ static int fairsem_acquire_async(struct fairsem_file *ff, struct fairsem_sem *se
 	int ret;
 
 	spin_lock(&sem->lock);
-	ret = fairsem_async_start(&ff->holder, count);
+	ret = fairsem_async_start(&ff->holder, count, fairsem_task_prio());
 	spin_unlock(&sem->lock);
 	return ret;
 }
@@ -138,7 +158,11 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 				u64 count, u64 deadline_ns)
 {
 	struct fairsem_waiter w = {
-		.req = { .holder = &ff->holder, .count = count },
+		.req = {
+			.holder = &ff->holder,
+			.count = count,
+			.prio = fairsem_task_prio(),
+		},
 		.task = current,
 	};
 	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
@@ -146,6 +170,7 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 	int ret;
 
 	INIT_LIST_HEAD(&w.req.node);
+	INIT_LIST_HEAD(&w.req.level);
 	/* A deadline beyond the kernel's time range means no deadline. */
 	if (deadline_ns <= KTIME_MAX) {
 		deadline = ns_to_ktime(deadline_ns);

@@ -11,6 +11,7 @@
  * on the debug kernel.
  */
 #include <kunit/test.h>
+#include <linux/sched/prio.h>
 #include <linux/slab.h>
 
 #define FAIRSEM_CORE_NO_TRACE
@@ -53,7 +54,7 @@ struct kt_world {
 	struct fairsem_wake wake;
 };
 
-static struct kt_world *kt_world(struct kunit *test, u64 limit, bool lifo)
+static struct kt_world *kt_world(struct kunit *test, u64 limit, u32 flags)
 {
 	struct kt_world *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
 	int i;
@@ -61,7 +62,7 @@ static struct kt_world *kt_world(struct kunit *test, u64 limit, bool lifo)
 	KUNIT_ASSERT_NOT_NULL(test, w);
 	memset(&kt, 0, sizeof(kt));
 	kt.holder = w->h;
-	fairsem_sem_setup(&w->sem, 1, limit, lifo);
+	fairsem_sem_setup(&w->sem, 1, limit, flags);
 	spin_lock(&w->sem.lock);
 	for (i = 0; i < 4; i++) {
 		fairsem_holder_setup(&w->h[i]);
@@ -71,25 +72,36 @@ static struct kt_world *kt_world(struct kunit *test, u64 limit, bool lifo)
 	return w;
 }
 
-static void kt_req(struct fairsem_request *req, struct fairsem_holder *h, u64 count)
+/* A request as the glue makes one, from a task of priority prio. */
+static void kt_req(struct fairsem_request *req, struct fairsem_holder *h,
+		   u64 count, int prio)
 {
 	INIT_LIST_HEAD(&req->node);
+	INIT_LIST_HEAD(&req->level);
 	req->holder = h;
 	req->count = count;
+	req->prio = prio;
 	req->state = FAIRSEM_REQ_IDLE;
 }
 
 /* Lock, queue (or grant at once), unlock: the core's result. */
-static int kt_enqueue(struct kt_world *w, struct fairsem_request *req,
-		      struct fairsem_holder *h, u64 count)
+static int kt_enqueue_prio(struct kt_world *w, struct fairsem_request *req,
+			   struct fairsem_holder *h, u64 count, int prio)
 {
 	int ret;
 
-	kt_req(req, h, count);
+	kt_req(req, h, count, prio);
 	spin_lock(&w->sem.lock);
 	ret = fairsem_enqueue(req);
 	spin_unlock(&w->sem.lock);
 	return ret;
+}
+
+/* ...from a normal task (MAX_RT_PRIO, as the glue samples it). */
+static int kt_enqueue(struct kt_world *w, struct fairsem_request *req,
+		      struct fairsem_holder *h, u64 count)
+{
+	return kt_enqueue_prio(w, req, h, count, MAX_RT_PRIO);
 }
 
 static int kt_release(struct kt_world *w, struct fairsem_holder *h, u64 count)
@@ -124,7 +136,7 @@ static void kt_detach_all(struct kt_world *w)
 
 static void fifo_grants_in_arrival_order(struct kunit *test)
 {
-	struct kt_world *w = kt_world(test, 1, false);
+	struct kt_world *w = kt_world(test, 1, 0);
 	struct fairsem_request r0, r1, r2;
 
 	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
@@ -144,7 +156,7 @@ static void fifo_grants_in_arrival_order(struct kunit *test)
 
 static void big_head_blocks_smaller_requests_behind_it(struct kunit *test)
 {
-	struct kt_world *w = kt_world(test, 3, false);
+	struct kt_world *w = kt_world(test, 3, 0);
 	struct fairsem_request r0, big, small;
 
 	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
@@ -160,7 +172,7 @@ static void big_head_blocks_smaller_requests_behind_it(struct kunit *test)
 
 static void head_leaving_lets_the_requests_behind_it_in(struct kunit *test)
 {
-	struct kt_world *w = kt_world(test, 2, false);
+	struct kt_world *w = kt_world(test, 2, 0);
 	struct fairsem_request r0, big, small;
 
 	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
@@ -177,7 +189,7 @@ static void head_leaving_lets_the_requests_behind_it_in(struct kunit *test)
 
 static void lifo_grants_the_newest_first(struct kunit *test)
 {
-	struct kt_world *w = kt_world(test, 1, true);
+	struct kt_world *w = kt_world(test, 1, FAIRSEM_LIFO);
 	struct fairsem_request r0, r1, r2;
 
 	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
@@ -191,7 +203,7 @@ static void lifo_grants_the_newest_first(struct kunit *test)
 
 static void close_refuses_every_waiter_and_wakes_every_holder(struct kunit *test)
 {
-	struct kt_world *w = kt_world(test, 0, false);
+	struct kt_world *w = kt_world(test, 0, 0);
 	struct fairsem_request r1, r2;
 	int i;
 
@@ -214,7 +226,7 @@ static void close_refuses_every_waiter_and_wakes_every_holder(struct kunit *test
 /* Every change of the asynchronous request wakes its holder, only it. */
 static void every_async_change_wakes_its_holder_only(struct kunit *test)
 {
-	struct kt_world *w = kt_world(test, 0, false);
+	struct kt_world *w = kt_world(test, 0, 0);
 	struct fairsem_holder *a = &w->h[0];
 	unsigned int seen;
 	u64 count = 0;
@@ -230,9 +242,9 @@ static void every_async_change_wakes_its_holder_only(struct kunit *test)
 	memset(kt.wakes, 0, sizeof(kt.wakes));
 	seen = 0;
 	spin_lock(&w->sem.lock);
-	KT_WOKEN(fairsem_async_start(a, 1));				/* queued */
+	KT_WOKEN(fairsem_async_start(a, 1, MAX_RT_PRIO));		/* queued */
 	KT_WOKEN(fairsem_async_cancel(a, &w->wake));			/* cancelled */
-	KT_WOKEN(fairsem_async_start(a, 1));
+	KT_WOKEN(fairsem_async_start(a, 1, MAX_RT_PRIO));
 	KT_WOKEN(fairsem_add(&w->sem, 1, &w->wake));			/* granted */
 	KT_WOKEN(fairsem_async_collect(a, &count));			/* read */
 	KT_WOKEN(fairsem_async_uncollect(a, count));			/* put back */
@@ -246,7 +258,7 @@ static void every_async_change_wakes_its_holder_only(struct kunit *test)
 
 static void counts_out_of_range_change_nothing(struct kunit *test)
 {
-	struct kt_world *w = kt_world(test, 2, false);
+	struct kt_world *w = kt_world(test, 2, 0);
 	struct fairsem_request r0;
 
 	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
@@ -265,7 +277,7 @@ static void counts_out_of_range_change_nothing(struct kunit *test)
 
 static void forget_lowers_the_limit_stopping_at_zero(struct kunit *test)
 {
-	struct kt_world *w = kt_world(test, 3, false);
+	struct kt_world *w = kt_world(test, 3, 0);
 	struct fairsem_request r0;
 
 	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 3));
@@ -280,7 +292,7 @@ static void forget_lowers_the_limit_stopping_at_zero(struct kunit *test)
 
 static void remove_below_taken_grants_nothing_until_given_back(struct kunit *test)
 {
-	struct kt_world *w = kt_world(test, 2, false);
+	struct kt_world *w = kt_world(test, 2, 0);
 	struct fairsem_request r0, r1;
 
 	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
@@ -297,12 +309,12 @@ static void remove_below_taken_grants_nothing_until_given_back(struct kunit *tes
 
 static void detach_gives_everything_back_and_grants_onward(struct kunit *test)
 {
-	struct kt_world *w = kt_world(test, 3, false);
+	struct kt_world *w = kt_world(test, 3, 0);
 	struct fairsem_request r0, r1;
 
 	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
 	spin_lock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, 0, fairsem_async_start(&w->h[0], 1));	/* at once */
+	KUNIT_EXPECT_EQ(test, 0, fairsem_async_start(&w->h[0], 1, MAX_RT_PRIO));
 	spin_unlock(&w->sem.lock);
 	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 3));
 	spin_lock(&w->sem.lock);
@@ -320,6 +332,47 @@ static void detach_gives_everything_back_and_grants_onward(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0U, w->sem.handles);
 }
 
+/* Real-time 10 (prio 89), 30 (69), normal (100), 20 (79), 30 again. */
+static void prio_serves_higher_priority_first_then_arrival(struct kunit *test)
+{
+	static const int prio[] = { 89, 69, MAX_RT_PRIO, 79, 69 };
+	static const int order[] = { 1, 4, 3, 0, 2 };
+	struct kt_world *w = kt_world(test, 0, FAIRSEM_PRIO);
+	struct fairsem_request r[5];
+	int i;
+
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_EQ(test, -EINPROGRESS,
+				kt_enqueue_prio(w, &r[i], &w->h[i % 4], 1, prio[i]));
+	for (i = 0; i < 5; i++) {
+		KUNIT_EXPECT_EQ(test, 0, kt_add(w, 1));
+		KUNIT_EXPECT_PTR_EQ(test, &r[order[i]], kt.done[i]);
+	}
+	kt_detach_all(w);
+}
+
+static void prio_grants_at_once_only_above_every_queued_priority(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 2, FAIRSEM_PRIO);
+	struct fairsem_request r0, head, t;
+
+	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue_prio(w, &head, &w->h[1], 2, 50));
+	kt_req(&t, &w->h[2], 1, 50);
+	spin_lock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* equal */
+	t.prio = MAX_RT_PRIO;
+	KUNIT_EXPECT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* lower */
+	t.prio = 49;
+	t.count = 2;
+	KUNIT_EXPECT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* too big */
+	t.count = 1;
+	KUNIT_EXPECT_EQ(test, 0, fairsem_try_grant(&t));		/* higher */
+	spin_unlock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, 1ULL, w->h[2].holds);
+	kt_detach_all(w);
+}
+
 static struct kunit_case fairsem_core_cases[] = {
 	KUNIT_CASE(fifo_grants_in_arrival_order),
 	KUNIT_CASE(big_head_blocks_smaller_requests_behind_it),
@@ -331,6 +384,8 @@ static struct kunit_case fairsem_core_cases[] = {
 	KUNIT_CASE(forget_lowers_the_limit_stopping_at_zero),
 	KUNIT_CASE(remove_below_taken_grants_nothing_until_given_back),
 	KUNIT_CASE(detach_gives_everything_back_and_grants_onward),
+	KUNIT_CASE(prio_serves_higher_priority_first_then_arrival),
+	KUNIT_CASE(prio_grants_at_once_only_above_every_queued_priority),
 	{}
 };
 

@@ -182,6 +182,8 @@ void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
 	async = ff->holder.async.state;
 	if (sem->lifo)
 		info->flags |= FAIRSEM_LIFO;
+	if (sem->prio)
+		info->flags |= FAIRSEM_PRIO;
 	if (sem->closed)
 		info->flags |= FAIRSEM_INFO_CLOSED;
 	spin_unlock(&sem->lock);
@@ -291,7 +293,8 @@ static void fairsem_fop_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "fairsem-taken:\t%llu\n", info.taken);
 	seq_printf(m, "fairsem-holds:\t%llu\n", info.holds);
 	seq_printf(m, "fairsem-waiters:\t%llu\n", info.waiters);
-	seq_printf(m, "fairsem-mode:\t%s\n", info.flags & FAIRSEM_LIFO ? "lifo" : "fifo");
+	seq_printf(m, "fairsem-mode:\t%s\n", info.flags & FAIRSEM_LIFO ? "lifo" :
+		   info.flags & FAIRSEM_PRIO ? "prio" : "fifo");
 	seq_printf(m, "fairsem-closed:\t%d\n", !!(info.flags & FAIRSEM_INFO_CLOSED));
 	seq_printf(m, "fairsem-async:\t%s\n", async);
 }
