@@ -80,6 +80,8 @@ DBG := $(TOP)/scripts/kernels/debug-kernel.sh
 $(eval $(call vm-kernel,6.12,$$(shell $(BPO) --print image),$$(shell $(BPO) --print kdir)))
 $(eval $(call vm-kernel,debug,$$(shell $(DBG) --print image),$$(shell $(DBG) --print kdir)))
 
+include $(TOP)/mk/recipes.mk
+
 # ---- build -----------------------------------------------------------------
 
 .PHONY: all module lib deps selftests model vm demo bench check check-parts check-all check-all-parts checkpatch clean
@@ -131,6 +133,7 @@ check-parts:
 	@$(PART) model $(MAKE) model || true
 	@$(PART) lib $(MAKE) -C $(TOP)/lib check-host || true
 	$(call check-kernel,$(DEB_NAME))
+	@$(PART) recipes $(MAKE) recipes-doc check-recipes-fast RECIPES_MODULE= || true
 	@$(PART) bench-smoke $(TOP)/bench/bench.sh --smoke || true
 	@$(TOP)/scripts/summarize.sh || true
 
@@ -151,6 +154,7 @@ check-all:
 # A separate make, so that the kernels' paths are read once they exist.
 check-all-parts:
 	$(call check-kernel,6.12)
+	@$(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
 	@$(PART) debug-tests sh -c '$(MAKE) -C $(TOP)/selftests/faults && \
 		$(MAKE) -C $(TOP)/selftests/fuzz && \
 		$(TOP)/scripts/debug-tests.sh $(BUILD)/debug-tests' || true
@@ -159,6 +163,7 @@ check-all-parts:
 	@VM_MEM=2048 $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
+	@$(PART) bindings $(MAKE) check-bindings || true
 	@$(TOP)/scripts/summarize.sh || true
 
 # ---- style -----------------------------------------------------------------
@@ -178,16 +183,22 @@ $(CHECKPATCH): $(KSRC_TAR)
 # The trace header keeps the TRACE_EVENT() layout of every header under
 # include/trace/events/, which --strict flags (alignment, lines ending in
 # '('): those two checks are off for it alone.
+# A compat header (*_compat.h) exists to ask LINUX_VERSION_CODE: that one
+# check is off for it alone.
 TRACE_HDRS := $(wildcard $(TOP)/kmod/*_trace.h)
+COMPAT_HDRS := $(wildcard $(TOP)/kmod/*_compat.h)
 checkpatch: $(CHECKPATCH)
 	cd $(BUILD) && $(CHECKPATCH) --strict --no-tree -f $(filter-out \
-		$(TRACE_HDRS),$(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h)) \
-		$(TOP)/uapi/linux/fairsem.h
+		$(TRACE_HDRS) $(COMPAT_HDRS),$(wildcard $(TOP)/kmod/*.c \
+		$(TOP)/kmod/*.h)) $(TOP)/uapi/linux/fairsem.h
 	cd $(BUILD) && $(CHECKPATCH) --strict --no-tree \
 		--ignore PARENTHESIS_ALIGNMENT,OPEN_ENDED_LINE -f $(TRACE_HDRS)
+	$(if $(COMPAT_HDRS),cd $(BUILD) && $(CHECKPATCH) --strict --no-tree \
+		--ignore LINUX_VERSION_CODE -f $(COMPAT_HDRS))
 
 include $(TOP)/mk/rfc.mk
 include $(TOP)/mk/kernel-doc.mk
+include $(TOP)/mk/bindings.mk
 
 # ---- clean -----------------------------------------------------------------
 

@@ -88,6 +88,83 @@ sed 's/^/   /' /tmp/out
 check "every waiter woke with EIDRM" [ $rc -eq 0 ]
 
 exec 8<&-
+
+echo
+echo "== 5. Two shells that share nothing but a name"
+fairsem mount
+log=/tmp/named.log
+: >$log
+rm -f /tmp/go-named /tmp/arrive.* /tmp/job.*.pid
+# A job: log its start, hold its permit until /tmp/go-named appears, log
+# its end.  Its sleeps get no copy of the handle: the job's shell alone
+# holds the permit, so a kill -9 of it gives the permit back at once.
+# A group: a shell of its own that runs its jobs, job i once /tmp/arrive.i
+# appears.
+cat >/tmp/group.sh <<'EOS'
+for i in "$@"; do
+	while [ ! -e /tmp/arrive.$i ]; do sleep 0.05; done
+	fairsem run --name build --create 2 -- sh -c '
+		echo $$ >/tmp/job.$1.pid; echo start $1 >>/tmp/named.log
+		while [ ! -e /tmp/go-named ]; do eval "sleep 0.1 $FAIRSEM_FD>&-"; done
+		echo end $1 >>/tmp/named.log' job $i &
+done
+wait
+EOS
+# Two process groups in sessions of their own (setsid): no common parent
+# but init, no inherited descriptor, only the name "build".  Group A runs
+# jobs 1 3 5, group B jobs 2 4 6.
+setsid sh /tmp/group.sh 1 3 5 </dev/null >/dev/null 2>&1 &
+setsid sh /tmp/group.sh 2 4 6 </dev/null >/dev/null 2>&1 &
+named() {	# named KEY: one value of `fairsem info build`
+	fairsem info build 2>/dev/null | awk -F '\t' -v k="$1:" '$1 == k { print $2 }'
+}
+wait_named() {	# wait_named EXPR over taken/waiters
+	n=0
+	while [ $n -lt 600 ]; do
+		taken=$(named taken) waiters=$(named waiters)
+		[ -n "$taken" ] && [ $(($1)) -ne 0 ] && return 0
+		sleep 0.1; n=$((n + 1))
+	done
+	echo "   gave up waiting for $1 (taken=$taken waiters=$waiters)"
+	return 1
+}
+for i in 1 2 3 4 5 6; do
+	touch /tmp/arrive.$i
+	wait_named "taken + waiters == $i" || break
+done
+echo "   6 jobs arrived in order 1..6 (odd from group A, even from group B):"
+echo "   $(named taken) running, $(named waiters) queued"
+ls -l /run/fairsem | sed 's/^/   | /'
+ls -l /run/fairsem | grep -Eq '^-rw-r--r-- +1 +root +root +0 .* build$'
+check "ls -l /run/fairsem: build, a file owned by root, mode 0644" [ $? -eq 0 ]
+fairsem status >/tmp/status
+sed 's/^/   | /' /tmp/status
+check "fairsem status names /run/fairsem/build beside its holders" \
+	grep -q '^  name /run/fairsem/build$' /tmp/status
+n=0
+while [ ! -s /tmp/job.1.pid ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+victim=$(cat /tmp/job.1.pid)
+echo "   kill -9 $victim (job 1, holding a permit)"
+echo "killed 1" >>$log
+kill -9 "$victim"
+wait_named "taken == 2 && waiters == 3"
+n=0
+while ! grep -q '^start 3$' $log && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+check "job 1's permit came back at once: job 3 runs, 3 queued" \
+	grep -q '^start 3$' $log
+touch /tmp/go-named
+wait_named "taken == 0"
+sleep 0.3
+sed 's/^/   | /' $log
+order=$(awk '$1 == "start" { printf "%s", $2 }' $log)
+most=$(awk '$1 == "start" { n++ } $1 == "end" || $1 == "killed" { n-- }
+	n > m { m = n } END { print m }' $log)
+check "jobs started in arrival order ($order)" [ "$order" = 123456 ]
+check "never more than 2 at once (at most $most)" [ "$most" -eq 2 ]
+check "job 1 never ended by itself" [ "$(grep -c '^end 1$' $log)" -eq 0 ]
+check "every permit came back (taken $(named taken))" [ "$(named taken)" -eq 0 ]
+fairsem rm build
+umount /run/fairsem
 rmmod fairsem || { echo "demo: cannot unload fairsem"; failed=$((failed + 1)); }
 echo
 if [ $failed -eq 0 ]; then

@@ -24,11 +24,13 @@
 #include <linux/fs_parser.h>
 #include <linux/fsnotify.h>
 #include <linux/module.h>
+#include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/pagemap.h>
 #include <linux/security.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/stringhash.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/fairsem.h>
 
@@ -186,10 +188,12 @@ static struct dentry *fairsem_new_dentry(struct dentry *parent,
 	struct qstr q = QSTR_INIT(name, strlen(name));
 	struct dentry *dentry;
 
-	/* A negative dentry may be hashed still: it must be the one used. */
-	dentry = d_hash_and_lookup(parent, &q);
-	if (IS_ERR(dentry))
-		return dentry;
+	/*
+	 * A negative dentry may be hashed still: it must be the one used.
+	 * The instance has no d_hash: the plain name hash finds it.
+	 */
+	q.hash = full_name_hash(parent, q.name, q.len);
+	dentry = d_lookup(parent, &q);
 	if (dentry && d_really_is_positive(dentry)) {
 		dput(dentry);
 		return ERR_PTR(-EEXIST);
@@ -406,13 +410,13 @@ static int fairsem_fill_super(struct super_block *sb, struct fs_context *fc)
 	return sb->s_root ? 0 : -ENOMEM;
 }
 
-enum { Opt_mode, Opt_uid, Opt_gid, Opt_max };
+enum { FAIRSEM_OPT_MODE, FAIRSEM_OPT_UID, FAIRSEM_OPT_GID, FAIRSEM_OPT_MAX };
 
 static const struct fs_parameter_spec fairsem_fs_parameters[] = {
-	fsparam_u32oct("mode", Opt_mode),
-	fsparam_u32("uid", Opt_uid),
-	fsparam_u32("gid", Opt_gid),
-	fsparam_u32("max", Opt_max),
+	fsparam_u32oct("mode", FAIRSEM_OPT_MODE),
+	fsparam_u32("uid", FAIRSEM_OPT_UID),
+	fsparam_u32("gid", FAIRSEM_OPT_GID),
+	fsparam_u32("max", FAIRSEM_OPT_MAX),
 	{}
 };
 
@@ -427,22 +431,22 @@ static int fairsem_parse_param(struct fs_context *fc, struct fs_parameter *param
 	if (opt < 0)
 		return opt;
 	switch (opt) {
-	case Opt_mode:
+	case FAIRSEM_OPT_MODE:
 		if (result.uint_32 & ~07777)
 			return invalfc(fc, "mode=%o: not a mode", result.uint_32);
 		fsi->mode = result.uint_32;
 		break;
-	case Opt_uid:
+	case FAIRSEM_OPT_UID:
 		fsi->uid = make_kuid(fc->user_ns, result.uint_32);
 		if (!uid_valid(fsi->uid))
 			return invalfc(fc, "uid=%u: not mapped", result.uint_32);
 		break;
-	case Opt_gid:
+	case FAIRSEM_OPT_GID:
 		fsi->gid = make_kgid(fc->user_ns, result.uint_32);
 		if (!gid_valid(fsi->gid))
 			return invalfc(fc, "gid=%u: not mapped", result.uint_32);
 		break;
-	case Opt_max:
+	case FAIRSEM_OPT_MAX:
 		fsi->max = result.uint_32;
 		break;
 	}

@@ -17,14 +17,18 @@
 #include <linux/fs.h>
 #include <linux/version.h>
 
+/* The one place that asks which kernel this is. */
+#define FAIRSEM_KERNEL_SINCE(major, minor) \
+	(KERNEL_VERSION(major, minor, 0) <= LINUX_VERSION_CODE)
+
 /*
  * FAIRSEM_IDMAP_PARAM opens the parameter list of an inode operation that
  * takes the mount's idmapping; FAIRSEM_IDMAP passes it on to libfs.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#if FAIRSEM_KERNEL_SINCE(6, 3)
 #define FAIRSEM_IDMAP_PARAM	struct mnt_idmap *idmap,
 #define FAIRSEM_IDMAP		idmap,
-#elif LINUX_VERSION_CODE >= KERNEL_VERSION(5, 12, 0)
+#elif FAIRSEM_KERNEL_SINCE(5, 12)
 #define FAIRSEM_IDMAP_PARAM	struct user_namespace *idmap,
 #define FAIRSEM_IDMAP		idmap,
 #else
@@ -36,9 +40,9 @@
 static inline int fairsem_file_permission(struct file *file,
 					  struct inode *inode, int mask)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#if FAIRSEM_KERNEL_SINCE(6, 3)
 	return inode_permission(file_mnt_idmap(file), inode, mask);
-#elif LINUX_VERSION_CODE >= KERNEL_VERSION(5, 12, 0)
+#elif FAIRSEM_KERNEL_SINCE(5, 12)
 	return inode_permission(file_mnt_user_ns(file), inode, mask);
 #else
 	return inode_permission(inode, mask);
@@ -48,24 +52,28 @@ static inline int fairsem_file_permission(struct file *file,
 /* A new inode's times: all now. */
 static inline void fairsem_inode_init_ts(struct inode *inode)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#if FAIRSEM_KERNEL_SINCE(6, 7)
 	simple_inode_init_ts(inode);
-#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
-	inode->i_atime = inode->i_mtime = inode_set_ctime_current(inode);
+#elif FAIRSEM_KERNEL_SINCE(6, 6)
+	inode->i_mtime = inode_set_ctime_current(inode);
+	inode->i_atime = inode->i_mtime;
 #else
-	inode->i_atime = inode->i_mtime = inode->i_ctime = current_time(inode);
+	inode->i_mtime = current_time(inode);
+	inode->i_atime = inode->i_mtime;
+	inode->i_ctime = inode->i_mtime;
 #endif
 }
 
 /* A directory gained an entry: mtime and ctime now. */
 static inline void fairsem_dir_changed(struct inode *dir)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#if FAIRSEM_KERNEL_SINCE(6, 7)
 	inode_set_mtime_to_ts(dir, inode_set_ctime_current(dir));
-#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+#elif FAIRSEM_KERNEL_SINCE(6, 6)
 	dir->i_mtime = inode_set_ctime_current(dir);
 #else
-	dir->i_mtime = dir->i_ctime = current_time(dir);
+	dir->i_mtime = current_time(dir);
+	dir->i_ctime = dir->i_mtime;
 #endif
 }
 
@@ -77,7 +85,7 @@ static inline void fairsem_dir_changed(struct inode *dir)
  */
 static inline void fairsem_pin_name(struct dentry *dentry, struct inode *inode)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+#if FAIRSEM_KERNEL_SINCE(6, 19)
 	d_make_persistent(dentry, inode);
 	dput(dentry);
 #else
@@ -92,7 +100,7 @@ static inline void fairsem_pin_name(struct dentry *dentry, struct inode *inode)
 /* Unmount: the pinned names go with the superblock. */
 static inline void fairsem_kill_names(struct super_block *sb)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+#if FAIRSEM_KERNEL_SINCE(6, 19)
 	kill_anon_super(sb);
 #else
 	kill_litter_super(sb);

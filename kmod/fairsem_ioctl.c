@@ -380,11 +380,36 @@ err_free:
 	return ret;
 }
 
+/*
+ * Every ioctl but INFO takes, gives or changes something, or may: a handle
+ * opened without write access only looks.  Unknown ioctls are not ours to
+ * refuse here: they answer ENOTTY first.
+ */
+static bool fairsem_ioctl_needs_write(unsigned int cmd)
+{
+	switch (cmd) {
+	case FAIRSEM_IOC_INIT:
+	case FAIRSEM_IOC_ACQUIRE:
+	case FAIRSEM_IOC_RELEASE:
+	case FAIRSEM_IOC_FORGET:
+	case FAIRSEM_IOC_ADD:
+	case FAIRSEM_IOC_REMOVE:
+	case FAIRSEM_IOC_CLOSE:
+	case FAIRSEM_IOC_CANCEL:
+	case FAIRSEM_IOC_NEW_HANDLE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 long fairsem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct fairsem_file *ff = file->private_data;
 	void __user *argp = (void __user *)arg;
 
+	if (!(file->f_mode & FMODE_WRITE) && fairsem_ioctl_needs_write(cmd))
+		return -EBADF;
 	switch (cmd) {
 	case FAIRSEM_IOC_INIT:
 		return fairsem_ioctl_init(ff, argp);

@@ -19,6 +19,7 @@
 #include <uapi/linux/fairsem.h>
 
 #include "fairsem_dev.h"
+#include "fairsem_fs.h"
 
 #define CREATE_TRACE_POINTS
 #include "fairsem_trace.h"
@@ -149,6 +150,8 @@ static int fairsem_fop_open(struct inode *inode, struct file *file)
 
 	if (!ff)
 		return -ENOMEM;
+	/* A name of the fairsem filesystem: bound to its semaphore at once. */
+	fairsem_fs_bind(inode, ff);
 	file->private_data = ff;
 	return stream_open(inode, file);
 }
@@ -318,7 +321,26 @@ static struct miscdevice fairsem_misc = {
 	.mode = 0666,
 };
 
-module_misc_device(fairsem_misc);
+static int __init fairsem_module_init(void)
+{
+	int ret = misc_register(&fairsem_misc);
+
+	if (ret)
+		return ret;
+	ret = fairsem_fs_register();
+	if (ret)
+		misc_deregister(&fairsem_misc);
+	return ret;
+}
+
+static void __exit fairsem_module_exit(void)
+{
+	fairsem_fs_unregister();
+	misc_deregister(&fairsem_misc);
+}
+
+module_init(fairsem_module_init);
+module_exit(fairsem_module_exit);
 
 MODULE_AUTHOR("The fairsem authors");
 MODULE_DESCRIPTION("Fair, pollable, weighted counting semaphores as file descriptors");

@@ -174,7 +174,7 @@ t "--version" 0 "" "$F" --version
 has "--version says fairsem" "fairsem 1."
 t "unknown command" 64 "unknown command 'frob'" "$F" frob
 t "unknown top-level option" 64 "unknown option '--frob'" "$F" --frob
-for sub in init run acquire release add remove close info status; do
+for sub in init run acquire release add remove close info status create rm mount; do
 	t "$sub --help" 0 "" "$F" "$sub" --help
 	has "$sub --help shows its usage" "Usage: fairsem $sub"
 done
@@ -202,6 +202,38 @@ t "option of another command" 64 "option '--lifo' does not apply to release" \
 t "short option of another command" 64 "option '-n' does not apply to info" \
 	"$F" info --fd 7 -n 2
 t "run without a command" 64 "no command given" "$F" run --fd 7
+t "run with --fd and --name" 64 "--fd and --name exclude each other" \
+	"$F" run --fd 7 --name x -- true
+t "run without --fd or --name" 64 "--fd N or --name NAME is required" \
+	"$F" run -- true
+t "run --lifo without --create" 64 "--lifo, --prio and --mode need --create" \
+	"$F" run --name x --lifo -- true
+t "run --create not a number" 64 "--create wants a number of permits, not 'many'" \
+	"$F" run --name x --create many -- true
+t "create without PERMITS" 64 "NAME and PERMITS are wanted" "$F" create x
+t "create --mode not octal" 64 "--mode wants octal permission bits up to 0777, not '0888'" \
+	"$F" create x 1 --mode 0888
+t "create --mode above 0777" 64 "--mode wants octal permission bits up to 0777, not '1777'" \
+	"$F" create x 1 --mode 1777
+t "create --lifo --prio" 64 "--lifo and --prio exclude each other" \
+	"$F" create x 1 --lifo --prio
+t "info with --fd and NAME" 64 "--fd and NAME exclude each other" \
+	"$F" info --fd 7 x
+t "info without --fd or NAME" 64 "--fd N or NAME is required" "$F" info
+t "rm without NAME" 64 "NAME is missing" "$F" rm
+t "mount with two directories" 64 "unexpected argument 'b'" "$F" mount a b
+t "info of a missing directory" 74 "$tmp/nodir does not exist (see 'fairsem mount')" \
+	env FAIRSEM_DIR="$tmp/nodir" "$F" info x
+mkdir -p "$tmp/plain" && : >"$tmp/plain/file"
+t "info of a file that is no semaphore" 67 "$tmp/plain/file is not a fairsem semaphore" \
+	"$F" info "$tmp/plain/file"
+t "rm refuses a file that is no semaphore" 67 "$tmp/plain/file is not a fairsem semaphore" \
+	"$F" rm "$tmp/plain/file"
+if [ -e "$tmp/plain/file" ]; then
+	pass "rm left the file alone"
+else
+	fail "rm left the file alone"
+fi
 t "run, -- and no command" 64 "no command given" "$F" run --fd 7 --
 t "-n without its value" 64 "option '-n' needs an argument" "$F" run --fd 7 -n
 t "-n not a number" 64 "-n/--count wants a number from 0 to" "$F" run --fd 7 -n two true
@@ -235,7 +267,7 @@ if [ ! -c /dev/fairsem ]; then
 	t "status without any semaphore" 1 "" "$F" status
 	for name in "unbound handle" init info run "run's exit statuses" \
 		    "run after a crash" "run killed by SIGKILL" status timeout \
-		    acquire release add remove close; do
+		    acquire release add remove close "named semaphores"; do
 		skip "$name" "no /dev/fairsem (module not loaded)"
 	done
 	echo "1..$n"
@@ -417,6 +449,78 @@ t "status shows closed" 0 "" "$F" status
 has "status: closed" "closed"
 
 exec 5<&- 7<&- 8<&-
+
+# ---- named semaphores ----
+
+names=$tmp/names
+export FAIRSEM_DIR="$names"
+t "mount" 0 "" "$F" mount
+if ! grep -q " $names fairsem " /proc/mounts; then
+	skip "named semaphores" "no fairsem filesystem to mount"
+else
+	t "mount again leaves it as it is" 0 "" "$F" mount
+	t "mount refuses an unknown option" 65 "mount refused the options 'frob=1'" \
+		"$F" mount "$tmp/other" -o frob=1
+	t "create" 0 "" "$F" create build 2 --mode 0640
+	if [ "$(stat -c '%a %U' "$names/build")" = "640 root" ]; then
+		pass "create: mode and owner"
+	else
+		fail "create: mode and owner" "$(stat -c '%a %U' "$names/build")"
+	fi
+	t "create a taken name" 73 "$names/build exists already" "$F" create build 5
+	t "info NAME" 0 "" "$F" info build
+	has "info NAME shows the path" "path:	$names/build"
+	has "info NAME shows the limit" "limit:	2"
+	t "info by path" 0 "" "$F" info "$names/build"
+	has "info by path: the same" "limit:	2"
+	t "run --name" 0 "" "$F" run --name build -- sh -c '"$FAIRSEM" info --fd $FAIRSEM_FD'
+	has "run --name holds a permit" "holds:	1"
+	t "run --name of a missing name" 74 "no semaphore named $names/missing" \
+		"$F" run --name missing -- true
+	t "run --name --create" 0 "" "$F" run --name fresh --create 3 --lifo -- \
+		"$F" info fresh
+	has "run --create: the limit given" "limit:	3"
+	has "run --create: the mode given" "mode:	lifo"
+	t "run --create of an existing name keeps it" 0 "" \
+		"$F" run --name fresh --create 9 -- "$F" info fresh
+	has "run --create: still 3" "limit:	3"
+	# A holder killed by SIGKILL: its permits come back at once.
+	bg "$F" run --name build -n 2 -- sleep 1000
+	holder=$bg
+	i=0
+	while ! "$F" info build | grep -q '^taken:	2$' && [ $i -lt 200 ]; do
+		nap
+		i=$((i + 1))
+	done
+	t "status with names" 0 "" "$F" status
+	has "status shows the name beside its holder" "name $names/build"
+	if grep -A3 "name $names/build" "$out" | grep -qE " +[0-9]+ +[0-9]+ +2 +none +sleep\$"; then
+		pass "status: the holder of the name"
+	else
+		fail "status: the holder of the name" "$(cat "$out")"
+	fi
+	has "status shows a name without holders" "no open handles"
+	t "run --try while held" 75 "1 permit not available at once" \
+		"$F" run --name build --try -- true
+	kill -KILL "$holder"
+	wait "$holder" 2>/dev/null
+	t "run --try after the holder was killed" 0 "" "$F" run --name build --try -- true
+	exec 9<"$names/build"
+	t "a read-only handle may only look" 77 "fd 9 is a read-only handle" \
+		"$F" acquire --fd 9
+	t "info of a read-only handle" 0 "" "$F" info --fd 9
+	exec 9<&-
+	t "rm" 0 "" "$F" rm build fresh
+	t "rm again" 74 "no semaphore named $names/build" "$F" rm build
+	t "status without any semaphore" 1 "" "$F" status
+	umount "$names" 2>/dev/null
+	if grep -q " $names fairsem " /proc/mounts; then
+		fail "unmount after rm"
+	else
+		pass "unmount after rm"
+	fi
+fi
+unset FAIRSEM_DIR
 t "status without any semaphore" 1 "" "$F" status
 
 echo "1..$n"

@@ -6,10 +6,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -914,6 +917,208 @@ TEST(threads)
 	EXPECT_EQ(0, info_of(fd).taken);
 	EXPECT_EQ(1, info_of(fd).handles);
 	close(fd);
+}
+
+/* ---- named semaphores ---- */
+
+TEST(named_arguments)
+{
+	char longname[PATH_MAX + 8];
+
+	EXPECT_EQ(-EINVAL, LIB(fairsem_open_named("x", O_APPEND)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_open_named("", 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_open_named(NULL, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create_named("x", 1, O_APPEND, 0600)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create_named("x", 1, 0, 01600)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create_named("/tmp/", 1, 0, 0600)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_open_or_create("x", 1, 1u << 9, 0600)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_open_or_create("x", 1, 0, 07777)));
+	memset(longname, 'a', sizeof(longname));
+	longname[sizeof(longname) - 1] = 0;
+	EXPECT_EQ(-ENAMETOOLONG, LIB(fairsem_open_named(longname, 0)));
+	longname[0] = '/';
+	EXPECT_EQ(-ENAMETOOLONG, LIB(fairsem_create_named(longname, 1, 0, 0600)));
+}
+
+TEST(named_in_a_plain_directory)
+{
+	char dir[] = "/tmp/libfairsem_test.XXXXXX", path[64];
+	int fd;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/file", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_LE(0, fd);
+	close(fd);
+	/* A file that is no semaphore is not mistaken for one. */
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_open_named(path, 0)));
+	snprintf(path, sizeof(path), "%s/none", dir);
+	EXPECT_EQ(-ENOENT, LIB(fairsem_open_named(path, 0)));
+	if (!access(FAIRSEM_DEVICE_PATH, F_OK))
+		EXPECT_EQ(-ENOTTY, LIB(fairsem_create_named(path, 1, 0, 0600)));
+	snprintf(path, sizeof(path), "%s/file", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A fairsem instance on a fresh directory, named by $FAIRSEM_DIR. */
+static int mount_instance(char *dir)
+{
+	if (!mkdtemp(dir))
+		return -errno;
+	if (mount("fairsem", dir, "fairsem", 0, NULL)) {
+		int err = errno;
+
+		rmdir(dir);
+		return -err;
+	}
+	setenv(FAIRSEM_DIR_ENV, dir, 1);
+	return 0;
+}
+
+static void unmount_instance(const char *dir)
+{
+	if (umount(dir))
+		umount2(dir, MNT_DETACH);
+	rmdir(dir);
+}
+
+#define NEED_INSTANCE(dir) do {						\
+	int __r;							\
+	NEED_DEVICE();							\
+	__r = mount_instance(dir);					\
+	if (__r == -ENODEV || __r == -EPERM)				\
+		SKIP(return, "cannot mount a fairsem instance: %s",	\
+		     strerror(-__r));					\
+	ASSERT_EQ(0, __r);						\
+} while (0)
+
+TEST(create_named_then_open_named)
+{
+	char dir[] = "/tmp/libfairsem_named.XXXXXX", path[64];
+	struct stat st;
+	int c, h, before;
+
+	NEED_INSTANCE(dir);
+	c = LIB(fairsem_create_named("jobs", 3, FAIRSEM_LIFO | O_CLOEXEC, 0640));
+	ASSERT_LE(0, c);
+	EXPECT_EQ(FD_CLOEXEC, fcntl(c, F_GETFD) & FD_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/jobs", dir);
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(0640 & ~022, st.st_mode & 0777);
+	/* By name (in $FAIRSEM_DIR) and by path: one semaphore. */
+	h = LIB(fairsem_open_named("jobs", O_NONBLOCK));
+	ASSERT_LE(0, h);
+	EXPECT_EQ(0, fcntl(h, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(O_NONBLOCK, fcntl(h, F_GETFL) & O_NONBLOCK);
+	EXPECT_EQ(info_of(c).id, info_of(h).id);
+	EXPECT_EQ(3, info_of(h).limit);
+	EXPECT_EQ(FAIRSEM_LIFO, info_of(h).flags);
+	close(h);
+	h = LIB(fairsem_open_named(path, O_CLOEXEC));
+	ASSERT_LE(0, h);
+	EXPECT_EQ(info_of(c).id, info_of(h).id);
+	close(h);
+	/* Taken: nothing created, no descriptor left. */
+	before = next_fd();
+	EXPECT_EQ(-EEXIST, LIB(fairsem_create_named("jobs", 1, 0, 0600)));
+	EXPECT_EQ(before, next_fd());
+	EXPECT_EQ(-ENOENT, LIB(fairsem_open_named("other", 0)));
+	close(c);
+	unlink(path);
+	unmount_instance(dir);
+}
+
+TEST(open_or_create_opens_an_existing_name)
+{
+	char dir[] = "/tmp/libfairsem_named.XXXXXX";
+	struct stat st;
+	int c, h;
+
+	NEED_INSTANCE(dir);
+	c = LIB(fairsem_open_or_create("x", 2, O_CLOEXEC, 0600));
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, fstat(c, &st));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));	/* the creator's */
+	h = LIB(fairsem_open_or_create("x", 9, O_CLOEXEC, 0600));
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, fstat(h, &st));
+	EXPECT_TRUE(S_ISREG(st.st_mode));	/* opened by name */
+	EXPECT_EQ(info_of(c).id, info_of(h).id);
+	EXPECT_EQ(2, info_of(h).limit);
+	close(h);
+	close(c);
+	unmount_instance(dir);
+}
+
+/*
+ * Race-free creation: 8 processes race fairsem_open_or_create() on one
+ * name; exactly one creates, all end on the same semaphore, with the
+ * creator's limit.
+ */
+#define RACERS 8
+
+TEST(open_or_create_race)
+{
+	char dir[] = "/tmp/libfairsem_named.XXXXXX";
+	int go[2], res[2], i, created = 0, ok = 0;
+	uint64_t ids[RACERS], limits[RACERS], creator_limit = 0;
+	pid_t pids[RACERS];
+
+	NEED_INSTANCE(dir);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(res));
+	for (i = 0; i < RACERS; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (pids[i] == 0) {
+			uint64_t out[4] = { 0, 0, 0, (uint64_t)i };
+			struct stat st;
+			char c;
+			int h;
+
+			close(go[1]);
+			if (read(go[0], &c, 1) != 0)
+				_exit(2);
+			/* Each asks for a different limit: the winner's stays. */
+			h = fairsem_open_or_create("race", 10 + (uint64_t)i,
+						   O_CLOEXEC, 0600);
+			if (h >= 0 && !fstat(h, &st)) {
+				out[0] = S_ISCHR(st.st_mode);
+				out[1] = info_of(h).id;
+				out[2] = info_of(h).limit;
+			}
+			if (write(res[1], out, sizeof(out)) != sizeof(out))
+				_exit(3);
+			_exit(h < 0);
+		}
+	}
+	close(go[0]);
+	close(go[1]);		/* all go at once: EOF on the pipe */
+	close(res[1]);
+	for (i = 0; i < RACERS; i++) {
+		uint64_t out[4];
+		int status;
+
+		ASSERT_EQ(sizeof(out), read(res[0], out, sizeof(out)));
+		created += (int)out[0];
+		ids[i] = out[1];
+		limits[i] = out[2];
+		if (out[0])
+			creator_limit = 10 + out[3];
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		ok += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	}
+	close(res[0]);
+	EXPECT_EQ(RACERS, ok);
+	EXPECT_EQ(1, created);
+	for (i = 1; i < RACERS; i++) {
+		EXPECT_NE(0, ids[i]);
+		EXPECT_EQ(ids[0], ids[i]);
+		EXPECT_EQ(limits[0], limits[i]);
+	}
+	EXPECT_EQ(creator_limit, limits[0]);
+	unmount_instance(dir);
 }
 
 TEST_HARNESS_MAIN

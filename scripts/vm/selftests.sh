@@ -5,6 +5,8 @@
 #
 #   scripts/vm/selftests.sh KERNEL_IMAGE MODULE_KO TESTS_DIR [NAME]
 #
+# An empty MODULE_KO ("") means the kernel has fairsem built in
+# (CONFIG_FAIRSEM=y): nothing is loaded or unloaded.
 # Inside the VM (scripts/vm/selftests-payload.sh): insmod, check /dev/fairsem
 # is crw-rw-rw-, run every executable of TESTS_DIR in sorted order, rmmod.
 # Counting, from the console log build/vm/NAME.log:
@@ -43,7 +45,7 @@ if [ -d "$tests" ]; then
 fi
 
 failed=0
-if [ ! -f "$module" ]; then
+if [ -n "$module" ] && [ ! -f "$module" ]; then
 	echo "selftests: $module: no module"
 	echo "0 1 0" >"$results"
 	exec "$root/scripts/summarize.sh" "$results"
@@ -59,6 +61,7 @@ rm -rf "$payload"
 mkdir -p "$payload/tests"
 cp "$here/selftests-payload.sh" "$payload/run"
 echo "PROG_TIMEOUT=${PROG_TIMEOUT:-600}" >"$payload/config"
+[ -n "$module" ] || echo "BUILTIN=1" >>"$payload/config"
 for p in ${programs[@]+"${programs[@]}"}; do
 	cp "$tests/$p" "$payload/tests/"
 done
@@ -67,9 +70,13 @@ done
 
 vmrc=0
 # The KUnit module, where the kernel has KUnit, goes along (fairsem_kunit_test).
-mods=(-m "$module")
-[ ! -f "$(dirname "$module")/fairsem_kunit.ko" ] || mods+=(-m "$(dirname "$module")/fairsem_kunit.ko")
-"$here/run.sh" -n "$name" "${mods[@]}" "$kernel" "$payload" || vmrc=$?
+mods=()
+if [ -n "$module" ]; then
+	mods+=(-m "$module")
+	kunit=$(dirname "$module")/fairsem_kunit.ko
+	[ ! -f "$kunit" ] || mods+=(-m "$kunit")
+fi
+"$here/run.sh" -n "$name" ${mods[@]+"${mods[@]}"} "$kernel" "$payload" || vmrc=$?
 [ $((vmrc & 64)) -eq 0 ] || exit 2
 
 # Per-program counts from the console (CRs stripped).

@@ -51,7 +51,7 @@
  */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
-#include "fairsem_test_util.h"
+#include "fairsem_named_util.h"
 
 #define DEBUGFS		"/sys/kernel/debug"
 #define FAILSLAB	DEBUGFS "/failslab"
@@ -405,6 +405,7 @@ static const char *state_diff(const struct state *a, const struct state *b,
 struct sweep {
 	const char *name;
 	bool allocates;		/* false: the call must never see ENOMEM */
+	bool vfs_allocates;	/* the allocations are the VFS's, none fairsem's */
 	int watch[MAX_WATCH];	/* handles whose INFO must not change */
 	int nwatch;
 	void *arg;
@@ -492,10 +493,10 @@ static void run_sweep(struct __test_metadata *_metadata, struct sweep *sw,
 	else
 		TH_LOG("%s: %d injection points, %d ENOMEM, %d absorbed (allocation "
 		       "sites not traced)", sw->name, res->points, enomem, absorbed);
-	if (trace_dir[0] && sw->allocates)
+	if (trace_dir[0] && sw->allocates && !sw->vfs_allocates)
 		EXPECT_LE(1, res->module)
 			TH_LOG("%s: no fairsem allocation was failed", sw->name);
-	if (trace_dir[0] && !sw->allocates)
+	if (trace_dir[0] && (!sw->allocates || sw->vfs_allocates))
 		EXPECT_EQ(0, res->module)
 			TH_LOG("%s: fairsem allocated (%s)", sw->name, res->sites);
 }
@@ -984,6 +985,340 @@ TEST(epoll_ctl_add)
 	close(a.ep);
 	close(a.h);
 	close(holder);
+}
+
+/* ---- named semaphores: mount, open by name, LINK, unlink ---- */
+
+/* Names in the instance's directory, by readdir. */
+static int count_names(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+struct named_arg {
+	char dir[64];
+	int dirfd;
+	int sem;		/* a read-write handle on the semaphore to name */
+	int names;		/* names before the call */
+	int flags;		/* open flags */
+	const char *name;
+};
+
+static bool is_fairsem_mount(const char *dir)
+{
+	struct statfs sfs;
+
+	return !statfs(dir, &sfs) && sfs.f_type == FAIRSEM_FS_MAGIC;
+}
+
+static int call_mount(void *p)
+{
+	struct named_arg *a = p;
+
+	return fsn_mount(a->dir, "mode=0700,max=10");
+}
+
+static void undo_mount(void *p, int ret)
+{
+	struct named_arg *a = p;
+
+	(void)ret;
+	if (!is_fairsem_mount(a->dir) || count_names(a->dir) != 0) {
+		fprintf(stderr, "# mount: no empty fairsem instance\n");
+		undo_errors++;
+	}
+	if (umount(a->dir)) {
+		fprintf(stderr, "# mount: cannot unmount: %s\n", strerror(errno));
+		undo_errors++;
+	}
+}
+
+static void reset_mount(void *p)
+{
+	struct named_arg *a = p;
+
+	if (is_fairsem_mount(a->dir)) {
+		fprintf(stderr, "# mount: a failed mount left an instance\n");
+		undo_errors++;
+		umount(a->dir);
+	}
+}
+
+TEST(mount_fairsem)
+{
+	struct named_arg a = { 0 };
+	struct sweep sw = {
+		.name = "mount", .allocates = true, .arg = &a,
+		.call = call_mount, .undo = undo_mount, .reset = reset_mount,
+	};
+	struct sweep_result res;
+
+	NEED_FAULTS();
+	ASSERT_EQ(0, fsn_tmpdir(a.dir, sizeof(a.dir)));
+	run_sweep(_metadata, &sw, &res);
+	EXPECT_LE(1, res.points);
+	EXPECT_EQ(0, fsn_mount(a.dir, NULL));	/* and it still mounts */
+	EXPECT_EQ(0, fsn_unmount(a.dir));
+}
+
+static int call_open_named(void *p)
+{
+	struct named_arg *a = p;
+
+	return fsn_open(a->dir, "sem", a->flags);
+}
+
+static void undo_open_named(void *p, int fd)
+{
+	struct named_arg *a = p;
+	struct fairsem_info info;
+
+	if (fs_info(fd, &info) || info.id != fs_id(a->sem) || info.holds ||
+	    info.handles != 3) {
+		fprintf(stderr, "# open by name: not a new handle on the semaphore\n");
+		undo_errors++;
+	}
+	close(fd);
+}
+
+TEST(open_by_name)
+{
+	struct named_arg a = { 0 };
+	struct sweep sw = {
+		.name = "open by name", .allocates = true, .arg = &a, .nwatch = 2,
+		.call = call_open_named, .undo = undo_open_named,
+	};
+	struct sweep_result res;
+	int other;
+
+	NEED_FAULTS();
+	ASSERT_EQ(0, fsn_mount_tmp(a.dir, sizeof(a.dir), NULL));
+	a.dirfd = fsn_opendir(a.dir);
+	a.sem = fsn_create(a.dirfd, "sem", 5, 0, 0644);
+	ASSERT_LE(0, a.sem);
+	ASSERT_EQ(0, fs_try(a.sem, 2));
+	other = fs_new_handle(a.sem, O_CLOEXEC);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(-EINPROGRESS, fs_async(other, 10));
+	sw.watch[0] = a.sem;
+	sw.watch[1] = other;
+	a.flags = O_RDWR;
+	run_sweep(_metadata, &sw, &res);
+	EXPECT_LE(1, res.points);
+	a.flags = O_RDONLY | O_NONBLOCK;
+	sw.name = "open by name, read-only";
+	run_sweep(_metadata, &sw, &res);
+	EXPECT_LE(1, res.points);
+	close(other), close(a.sem), close(a.dirfd);
+	EXPECT_EQ(0, fsn_unmount(a.dir));
+}
+
+static int call_link(void *p)
+{
+	struct named_arg *a = p;
+
+	return fsn_link(a->dirfd, a->sem, a->name, 0640);
+}
+
+static void undo_link(void *p, int ret)
+{
+	struct named_arg *a = p;
+	char path[128];
+	int h;
+
+	(void)ret;
+	h = fsn_open(a->dir, a->name, O_RDONLY);
+	if (h < 0 || fsn_id(h) != fs_id(a->sem) ||
+	    count_names(a->dir) != a->names + 1) {
+		fprintf(stderr, "# LINK: the name is not there\n");
+		undo_errors++;
+	}
+	if (h >= 0)
+		close(h);
+	fsn_path(path, sizeof(path), a->dir, a->name);
+	unlink(path);
+}
+
+static void reset_link(void *p)
+{
+	struct named_arg *a = p;
+
+	if (count_names(a->dir) != a->names ||
+	    fsn_open(a->dir, a->name, O_RDONLY) != -ENOENT) {
+		fprintf(stderr, "# LINK: a failed LINK left a name\n");
+		undo_errors++;
+	}
+}
+
+TEST(ioctl_link)
+{
+	struct named_arg a = { 0 };
+	struct sweep sw = {
+		.name = "LINK", .allocates = true, .vfs_allocates = true,
+		.arg = &a, .nwatch = 1,
+		.call = call_link, .undo = undo_link, .reset = reset_link,
+	};
+	struct sweep_result res;
+	char longname[100];
+
+	NEED_FAULTS();
+	ASSERT_EQ(0, fsn_mount_tmp(a.dir, sizeof(a.dir), NULL));
+	a.dirfd = fsn_opendir(a.dir);
+	a.sem = fs_new(4, 0);
+	ASSERT_LE(0, a.sem);
+	ASSERT_EQ(0, fsn_link(a.dirfd, a.sem, "first", 0600));
+	a.names = 1;
+	sw.watch[0] = a.sem;
+	a.name = "short";
+	run_sweep(_metadata, &sw, &res);
+	EXPECT_LE(2, res.points);	/* the dentry and the inode at least */
+	/* A name too long for the dentry itself: one allocation more. */
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = 0;
+	a.name = longname;
+	sw.name = "LINK, external name";
+	run_sweep(_metadata, &sw, &res);
+	EXPECT_LE(3, res.points);
+	close(a.sem), close(a.dirfd);
+	EXPECT_EQ(0, fsn_unmount(a.dir));
+}
+
+/*
+ * Every error path of LINK, no fault needed: each fails with its errno and
+ * changes nothing (fds, module references, the semaphore, the names).
+ */
+TEST(link_error_paths_change_nothing)
+{
+	struct fairsem_link bad = { .mode = 0600, .name = (uintptr_t)"x" };
+	char dir[64], rodir[64], tiny[64], longname[NAME_MAX + 2];
+	struct state before, after;
+	int d, rod, tinyd, sem, unbound, closed, ro, plain, i;
+	char diff[512];
+	struct {
+		const char *what;
+		int dirfd, fd, want;
+		const char *name;
+		uint32_t mode;
+	} cases[12];
+	int n = 0;
+
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), NULL));
+	ASSERT_EQ(0, fsn_tmpdir(rodir, sizeof(rodir)));
+	ASSERT_EQ(0, fs_ret(mount("fairsem", rodir, "fairsem", MS_RDONLY, NULL)));
+	ASSERT_EQ(0, fsn_mount_tmp(tiny, sizeof(tiny), "max=1"));
+	d = fsn_opendir(dir);
+	rod = fsn_opendir(rodir);
+	tinyd = fsn_opendir(tiny);
+	sem = fs_new(3, 0);
+	unbound = fs_open();
+	closed = fs_new(1, 0);
+	plain = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, sem);
+	ASSERT_EQ(0, fs_close_sem(closed));
+	ASSERT_EQ(0, fsn_link(d, sem, "taken", 0644));
+	ASSERT_EQ(0, fsn_link(tinyd, sem, "full", 0644));
+	ro = fsn_open(dir, "taken", O_RDONLY);
+	ASSERT_LE(0, ro);
+	memset(longname, 'n', sizeof(longname));
+	longname[NAME_MAX + 1] = 0;
+
+#define LINK_CASE(w, df, f, nm, md, err) \
+	cases[n++] = (typeof(cases[0])){ w, df, f, err, nm, md }
+	LINK_CASE("taken name", d, sem, "taken", 0600, -EEXIST);
+	LINK_CASE("mode above 0777", d, sem, "x", 01000, -EINVAL);
+	LINK_CASE("empty name", d, sem, "", 0600, -EINVAL);
+	LINK_CASE("dot-dot", d, sem, "..", 0600, -EINVAL);
+	LINK_CASE("slash", d, sem, "a/b", 0600, -EINVAL);
+	LINK_CASE("name too long", d, sem, longname, 0600, -ENAMETOOLONG);
+	LINK_CASE("not a handle", d, plain, "x", 0600, -EBADF);
+	LINK_CASE("read-only handle", d, ro, "x", 0600, -EBADF);
+	LINK_CASE("unbound handle", d, unbound, "x", 0600, -EBADFD);
+	LINK_CASE("closed semaphore", d, closed, "x", 0600, -EIDRM);
+	LINK_CASE("read-only mount", rod, sem, "x", 0600, -EROFS);
+	LINK_CASE("max= reached", tinyd, sem, "x", 0600, -ENOSPC);
+#undef LINK_CASE
+	for (i = 0; i < n; i++) {
+		int watch[2] = { sem, closed };
+
+		snap(&before, watch, 2);
+		EXPECT_EQ(cases[i].want, fsn_link(cases[i].dirfd, cases[i].fd,
+						  cases[i].name, cases[i].mode))
+			TH_LOG("%s", cases[i].what);
+		snap(&after, watch, 2);
+		EXPECT_STREQ("", state_diff(&before, &after, 2, diff, sizeof(diff)))
+			TH_LOG("%s: %s", cases[i].what, diff);
+		EXPECT_EQ(1, count_names(dir)) TH_LOG("%s", cases[i].what);
+		EXPECT_EQ(1, count_names(tiny)) TH_LOG("%s", cases[i].what);
+		EXPECT_EQ(0, count_names(rodir)) TH_LOG("%s", cases[i].what);
+	}
+	/* The argument itself unreadable, and a nonzero reserved field. */
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(d, FAIRSEM_IOC_LINK, fs_bad_ptr())));
+	bad.fd = sem;
+	bad.name = (uintptr_t)fs_bad_ptr();
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(d, FAIRSEM_IOC_LINK, &bad)));
+	bad.name = (uintptr_t)"x";
+	bad.reserved[0] = 1;
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(d, FAIRSEM_IOC_LINK, &bad)));
+	EXPECT_EQ(1, count_names(dir));
+	EXPECT_EQ(3ULL, fs_limit(sem));
+	EXPECT_EQ(2ULL, fs_handles(sem));	/* sem and ro */
+	close(ro), close(plain), close(closed), close(unbound), close(sem);
+	close(d), close(rod), close(tinyd);
+	EXPECT_EQ(0, fsn_unmount(dir));
+	EXPECT_EQ(0, fsn_unmount(rodir));
+	EXPECT_EQ(0, fsn_unmount(tiny));
+}
+
+static int call_unlink(void *p)
+{
+	struct named_arg *a = p;
+	char path[128];
+
+	fsn_path(path, sizeof(path), a->dir, "gone");
+	return fs_ret(unlink(path));
+}
+
+static void undo_unlink(void *p, int ret)
+{
+	struct named_arg *a = p;
+
+	(void)ret;
+	if (count_names(a->dir) != 0 || fs_limit(a->sem) != 2) {
+		fprintf(stderr, "# unlink: name left, or semaphore hurt\n");
+		undo_errors++;
+	}
+	if (fsn_link(a->dirfd, a->sem, "gone", 0600))
+		undo_errors++;
+}
+
+TEST(unlink_name)
+{
+	struct named_arg a = { 0 };
+	struct sweep sw = {
+		.name = "unlink", .allocates = true, .vfs_allocates = true,
+		.arg = &a, .nwatch = 1, .call = call_unlink, .undo = undo_unlink,
+	};
+	struct sweep_result res;
+
+	NEED_FAULTS();
+	ASSERT_EQ(0, fsn_mount_tmp(a.dir, sizeof(a.dir), NULL));
+	a.dirfd = fsn_opendir(a.dir);
+	a.sem = fsn_create(a.dirfd, "gone", 2, 0, 0600);
+	ASSERT_LE(0, a.sem);
+	sw.watch[0] = a.sem;
+	run_sweep(_metadata, &sw, &res);
+	close(a.sem), close(a.dirfd);
+	EXPECT_EQ(0, fsn_unmount(a.dir));
 }
 
 /* ---- last: kmemleak finds nothing of fairsem's ---- */

@@ -16,7 +16,12 @@
  * inside calls on it); CLOSE of a semaphore; unbound handles; two threads
  * racing INIT on one handle; fork (children inherit handles, make their own,
  * pass fds back and forth over SCM_RIGHTS, run random calls, and exit, get
- * stopped and continued, or are SIGKILLed).
+ * stopped and continued, or are SIGKILLed); names in a fairsem filesystem
+ * instance of its own (max=6 names of 8 possible): LINK of table handles
+ * with good and bad names, modes, reserved fields and pointers, open by
+ * name (read-write handles join the table, read-only ones must refuse every
+ * ioctl but INFO), O_CREAT, unlink, rename (plain, RENAME_NOREPLACE,
+ * RENAME_EXCHANGE) and chmod, racing with everything else.
  *
  * Every call's result is checked against what the contract allows for its
  * arguments (EFAULT for a bad pointer, EINVAL for a bad argument, ENOTTY for
@@ -28,7 +33,9 @@
  * to taken, handles equals the number of live handles, available is
  * max(limit - taken, 0), waiters equals the asynchronous requests pending
  * (and 0 once they are cancelled), every handle's fdinfo matches INFO, the
- * fairsem fds of this process are exactly the table's, and a probe shows the
+ * fairsem fds of this process are exactly the table's (handles opened by
+ * name included), the instance holds at most max= names and each of them
+ * opens onto a semaphore whose INFO is consistent, and a probe shows the
  * grant rule (TRY of available succeeds, one more fails; FIFO: a queued
  * request holds back a smaller one).  At the end everything is closed and
  * the module's reference count must be back where it started.
@@ -53,6 +60,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -64,6 +72,11 @@
 #include <unistd.h>
 #include <linux/fs.h>
 #include <termios.h>
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE	(1 << 0)
+#define RENAME_EXCHANGE		(1 << 1)
+#endif
 
 #include <linux/fairsem.h>
 
@@ -105,14 +118,15 @@ enum { OP_ACQUIRE, OP_COUNT, OP_INFO, OP_CANCEL, OP_READ, OP_POLL, OP_EPOLL,
 	OP_NEW_HANDLE, OP_CLOSE_SLOT, OP_CLOSE_SEM, OP_RANDOM_IOCTL, OP_UNBOUND,
 	OP_INIT_RACE, OP_NONBLOCK, OP_SIGNAL, OP_FORK, OP_CHILD_SIGNAL, OP_REAP,
 	OP_PASS_FD, OP_FDINFO, OP_SEND_FD, OP_RECV_FD, OP_PRIVATE, OP_EXIT,
-	OP_CLOSE_RACE, OP_NR };
+	OP_CLOSE_RACE, OP_LINK, OP_OPEN_NAME, OP_UNLINK, OP_RENAME, OP_CHMOD,
+	OP_NR };
 
 static const char *const op_names[OP_NR] = {
 	"acquire", "release/forget/add/remove", "info", "cancel", "read", "poll",
 	"epoll", "new_handle", "close", "CLOSE", "random ioctl", "unbound",
 	"init race", "O_NONBLOCK", "signal", "fork", "signal child", "reap",
 	"pass fd", "fdinfo", "send fd", "recv fd", "private sem", "exit",
-	"close race",
+	"close race", "link", "open name", "unlink", "rename", "chmod",
 };
 
 /* Per 10000; the parent's workers and the children draw from these. */
@@ -122,7 +136,8 @@ static const int parent_weights[OP_NR] = {
 	[OP_CLOSE_SLOT] = 300, [OP_CLOSE_SEM] = 3, [OP_RANDOM_IOCTL] = 500,
 	[OP_UNBOUND] = 300, [OP_INIT_RACE] = 80, [OP_NONBLOCK] = 80, [OP_SIGNAL] = 300,
 	[OP_FORK] = 150, [OP_CHILD_SIGNAL] = 150, [OP_REAP] = 200, [OP_PASS_FD] = 200,
-	[OP_FDINFO] = 100, [OP_CLOSE_RACE] = 50,
+	[OP_FDINFO] = 100, [OP_CLOSE_RACE] = 50, [OP_LINK] = 150,
+	[OP_OPEN_NAME] = 200, [OP_UNLINK] = 80, [OP_RENAME] = 80, [OP_CHMOD] = 50,
 };
 
 static const int child_weights[OP_NR] = {
@@ -267,6 +282,7 @@ static const char *en(int e)
 		[EPIPE] = "EPIPE", [EOVERFLOW] = "EOVERFLOW", [EIDRM] = "EIDRM",
 		[EBADFD] = "EBADFD", [ETIMEDOUT] = "ETIMEDOUT",
 		[EINPROGRESS] = "EINPROGRESS", [EOPNOTSUPP] = "EOPNOTSUPP",
+		[ENOSPC] = "ENOSPC", [ENAMETOOLONG] = "ENAMETOOLONG",
 	};
 	static __thread char other[24];
 
@@ -745,6 +761,11 @@ static int rbit(int e)
 	case ETIMEDOUT: return 11;
 	case EINPROGRESS: return 12;
 	case ENOENT: return 13;
+	case EEXIST: return 14;
+	case ENOSPC: return 15;
+	case EPERM: return 16;
+	case ENAMETOOLONG: return 17;
+	case EBADF: return 18;
 	default: return 63;
 	}
 }
@@ -1745,6 +1766,280 @@ static void op_private(struct ctx *c)
 	c->l[c->nl - 1].id = 0;		/* learn it from INFO if needed */
 }
 
+/* ---------------------------------------------------------------- */
+/* names: a fairsem filesystem instance of the fuzzer's own          */
+/* ---------------------------------------------------------------- */
+
+#define NAMES_MAX	6	/* the instance's max= */
+#define NAME_POOL	8	/* names drawn from: n0 .. n7 */
+
+static char names_dir[64];	/* "" when the instance could not be mounted */
+static int names_dirfd = -1;
+
+/* Is this readlink() of /proc/self/fd/N a file of the instance? */
+static bool is_name_path(const char *link)
+{
+	size_t n = strlen(names_dir);
+
+	return n && !strncmp(link, names_dir, n) && link[n] == '/';
+}
+
+static void gen_name(struct ctx *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "n%u", below(c, NAME_POOL));
+}
+
+static void name_path(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", names_dir, name);
+}
+
+/* A bad name for LINK, and what it must answer. */
+static int gen_bad_name(struct ctx *c, char *buf, size_t len)
+{
+	switch (below(c, 5)) {
+	case 0:
+		buf[0] = 0;
+		return EINVAL;
+	case 1:
+		snprintf(buf, len, "..");
+		return EINVAL;
+	case 2:
+		snprintf(buf, len, ".");
+		return EINVAL;
+	case 3:
+		snprintf(buf, len, "a/b");
+		return EINVAL;
+	default:
+		memset(buf, 'l', len - 1);	/* len - 1 > NAME_MAX */
+		buf[len - 1] = 0;
+		return ENAMETOOLONG;
+	}
+}
+
+static void op_link(struct ctx *c)
+{
+	struct fairsem_link l = { 0 };
+	char name[NAME_MAX + 16];
+	struct href h;
+	int ret, bad = 0;
+	uint64_t set;
+	void *arg = &l;
+
+	if (!get_handle(c, &h))
+		return;
+	if (chance(c, 85))
+		gen_name(c, name, sizeof(name));
+	else
+		bad = gen_bad_name(c, name, sizeof(name));
+	l.fd = h.fd;
+	l.mode = chance(c, 90) ? 0600 | (chance(c, 50) ? 044 : 0) : rnd(c);
+	l.name = (uintptr_t)name;
+	if (chance(c, 4))
+		l.reserved[below(c, 2)] = rnd64(c) | 1;
+	if (chance(c, 3))
+		l.name = (uintptr_t)none_area;
+	if (chance(c, 3))
+		arg = none_area;
+	ret = do_ioctl(names_dirfd, FAIRSEM_IOC_LINK, arg);
+	if (!put_handle(c, &h))
+		return;
+	count_result(ret < 0 ? -ret : 0);
+	if (arg == none_area)
+		set = R(EFAULT);
+	else if (l.reserved[0] || l.reserved[1] || (l.mode & ~0777))
+		set = R(EINVAL);
+	else if (l.name == (uintptr_t)none_area)
+		set = R(EFAULT);
+	else if (bad)
+		set = R(bad);
+	else
+		set = R(0) | R(EEXIST) | R(ENOSPC) | R(EIDRM);
+	if (!allowed(set, ret))
+		fail(c, "LINK fd %d name '%.20s' mode %#o reserved %#" PRIx64 "/%#"
+		     PRIx64 "%s: %s", h.fd, l.name == (uintptr_t)name ? name : "?",
+		     l.mode, (uint64_t)l.reserved[0], (uint64_t)l.reserved[1],
+		     arg == none_area ? " (bad pointer)" : "",
+		     ret >= 0 ? "succeeded" : en(-ret));
+}
+
+/* A read-only handle: INFO answers, every other ioctl EBADF. */
+static void check_read_only(struct ctx *c, int fd)
+{
+	struct fairsem_info in;
+	uint64_t one = 1;
+	int ret;
+
+	ret = do_ioctl(fd, FAIRSEM_IOC_INFO, &in);
+	if (ret)
+		fail(c, "INFO on a read-only handle: %s", en(-ret));
+	else
+		check_info(c, &in, NULL, "read-only handle");
+	ret = do_ioctl(fd, chance(c, 50) ? FAIRSEM_IOC_ADD : FAIRSEM_IOC_RELEASE,
+		       chance(c, 80) ? (void *)&one : none_area);
+	if (ret != -EBADF)
+		fail(c, "ADD/RELEASE on a read-only handle: %s",
+		     ret >= 0 ? "succeeded" : en(-ret));
+}
+
+static void op_open_name(struct ctx *c)
+{
+	char name[16], path[96];
+	struct fairsem_info in;
+	bool rdonly = chance(c, 25), creat = chance(c, 10);
+	int flags = (rdonly ? O_RDONLY : O_RDWR) | O_CLOEXEC |
+		    (chance(c, 30) ? O_NONBLOCK : 0) | (creat ? O_CREAT : 0);
+	int fd, ret;
+
+	gen_name(c, name, sizeof(name));
+	name_path(name, path, sizeof(path));
+	fd = open(path, flags, 0600);
+	ret = fd < 0 ? -errno : 0;
+	count_result(-ret);
+	if (!allowed(R(0) | R(ENOENT) | (creat ? R(EPERM) : 0), ret) ||
+	    (ret == -ENOENT && creat) || (ret == -EPERM && !creat)) {
+		fail(c, "open %s flags %#x: %s", name, flags,
+		     ret >= 0 ? "succeeded" : en(-ret));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (fd < 0)
+		return;
+	if (rdonly) {
+		check_read_only(c, fd);
+		close(fd);
+		return;
+	}
+	ret = do_ioctl(fd, FAIRSEM_IOC_INFO, &in);
+	if (ret) {
+		fail(c, "INFO of a handle opened by name: %s", en(-ret));
+		close(fd);
+		return;
+	}
+	check_info(c, &in, NULL, "opened by name");
+	if (in.holds || (in.flags & (FAIRSEM_INFO_ASYNC_PENDING |
+				     FAIRSEM_INFO_ASYNC_GRANTED)))
+		fail(c, "a handle opened by name holds %" PRIu64 ", flags %#x",
+		     (uint64_t)in.holds, in.flags);
+	/* Into the table if its semaphore is one of ours, else closed. */
+	adopt(c, fd, in.id, in.flags & FAIRSEM_LIFO, flags & O_NONBLOCK);
+}
+
+static void op_unlink(struct ctx *c)
+{
+	char name[16], path[96];
+	int ret;
+
+	gen_name(c, name, sizeof(name));
+	name_path(name, path, sizeof(path));
+	ret = unlink(path) ? -errno : 0;
+	count_result(-ret);
+	if (!allowed(R(0) | R(ENOENT), ret))
+		fail(c, "unlink %s: %s", name, en(-ret));
+}
+
+static void op_rename(struct ctx *c)
+{
+	static const unsigned int flag_set[] = { 0, RENAME_NOREPLACE, RENAME_EXCHANGE };
+	char from[16], to[16], pfrom[96], pto[96];
+	unsigned int flags = flag_set[below(c, 3)];
+	uint64_t set = R(0) | R(ENOENT);
+	int ret;
+
+	gen_name(c, from, sizeof(from));
+	gen_name(c, to, sizeof(to));
+	name_path(from, pfrom, sizeof(pfrom));
+	name_path(to, pto, sizeof(pto));
+	ret = syscall(SYS_renameat2, AT_FDCWD, pfrom, AT_FDCWD, pto, flags) ? -errno : 0;
+	count_result(-ret);
+	if (flags & RENAME_NOREPLACE)
+		set |= R(EEXIST);
+	if (flags & RENAME_EXCHANGE)
+		set |= R(EINVAL);	/* kernels whose simple_rename() lacks it */
+	if (!allowed(set, ret))
+		fail(c, "rename %s %s flags %#x: %s", from, to, flags, en(-ret));
+}
+
+static void op_chmod(struct ctx *c)
+{
+	char name[16], path[96];
+	int ret;
+
+	gen_name(c, name, sizeof(name));
+	name_path(name, path, sizeof(path));
+	ret = chmod(path, chance(c, 80) ? 0600 | (chance(c, 50) ? 066 : 0) :
+		    below(c, 01000)) ? -errno : 0;
+	count_result(-ret);
+	if (!allowed(R(0) | R(ENOENT), ret))
+		fail(c, "chmod %s: %s", name, en(-ret));
+}
+
+static void check(struct ctx *c, bool ok, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* At a quiescent point: at most max= names, each one a sound semaphore. */
+static void check_names(struct ctx *c)
+{
+	struct fairsem_info in;
+	struct dirent *e;
+	int n = 0, fd, ret;
+	DIR *d;
+
+	if (!names_dir[0])
+		return;
+	d = opendir(names_dir);
+	if (!d) {
+		fail(c, "opendir %s: %s", names_dir, en(errno));
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		n++;
+		check(c, e->d_type == DT_REG, "name %s: d_type %d", e->d_name, e->d_type);
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			fail(c, "open %s read-only: %s", e->d_name, en(errno));
+			continue;
+		}
+		ret = do_ioctl(fd, FAIRSEM_IOC_INFO, &in);
+		check(c, !ret, "INFO of name %s: %s", e->d_name, en(-ret));
+		if (!ret)
+			check_info(c, &in, NULL, "a name at a quiescent point");
+		close(fd);
+	}
+	closedir(d);
+	check(c, n <= NAMES_MAX, "%d names in an instance of max=%d", n, NAMES_MAX);
+}
+
+static void names_setup(void)
+{
+	int i;
+
+	snprintf(names_dir, sizeof(names_dir), "/tmp/fz-names.XXXXXX");
+	if (!mkdtemp(names_dir) ||
+	    mount("fairsem", names_dir, "fairsem", 0, "max=6")) {
+		say("# no fairsem filesystem (%s): names are not fuzzed", strerror(errno));
+		rmdir(names_dir);
+		names_dir[0] = 0;
+		for (i = OP_LINK; i <= OP_CHMOD; i++)
+			op_off[i] = true;
+		return;
+	}
+	names_dirfd = open(names_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* The end: the names go with the instance. */
+static void names_teardown(struct ctx *c)
+{
+	if (!names_dir[0])
+		return;
+	close(names_dirfd);
+	check(c, !umount(names_dir), "umount %s: %s", names_dir, en(errno));
+	rmdir(names_dir);
+}
+
 static bool run_op(struct ctx *c, int op);
 
 static void __attribute__((noreturn)) child_main(struct ctx *c, int sock,
@@ -1950,6 +2245,11 @@ static bool run_op(struct ctx *c, int op)
 	case OP_RECV_FD: op_recv_fd(c); break;
 	case OP_PRIVATE: op_private(c); break;
 	case OP_CLOSE_RACE: op_close_race(c); break;
+	case OP_LINK: op_link(c); break;
+	case OP_OPEN_NAME: op_open_name(c); break;
+	case OP_UNLINK: op_unlink(c); break;
+	case OP_RENAME: op_rename(c); break;
+	case OP_CHMOD: op_chmod(c); break;
 	}
 	c->op = NULL;
 	return true;
@@ -2215,7 +2515,7 @@ static void check_fd_census(struct ctx *c)
 		if (n < 0)
 			continue;
 		link[n] = 0;
-		if (!strstr(link, "fairsem"))
+		if (!strstr(link, "fairsem") && !is_name_path(link))
 			continue;
 		for (i = 0; i < MAX_SLOTS; i++)
 			if (tab.s[i].state == SLOT_LIVE && tab.s[i].fd == fd)
@@ -2521,6 +2821,7 @@ static void check_all(struct ctx *c)
 
 	pthread_mutex_lock(&tab.mu);
 	check_fd_census(c);
+	check_names(c);
 	for (si = 0; si < nsems; si++) {
 		/*
 		 * A file released by a child's exit may still be on its way
@@ -2692,6 +2993,7 @@ int main(int argc, char **argv)
 	}
 	close(f0);
 	ref0 = module_refcnt();
+	names_setup();
 	install_handlers();
 
 	coord = ctx_new(-2, (uint64_t)lrand48() << 20 ^ (uint64_t)lrand48());
@@ -2757,6 +3059,7 @@ int main(int argc, char **argv)
 			}
 		check_fd_census(coord);
 		pthread_mutex_unlock(&tab.mu);
+		names_teardown(coord);
 		for (i = 0; i < 200; i++) {
 			ref1 = module_refcnt();
 			if (ref1 == ref0)

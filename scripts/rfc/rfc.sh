@@ -1,0 +1,282 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make rfc: the fairsem patch series against Debian's linux-source-6.1, and
+# proof that it is fit to send.
+#
+#   scripts/rfc/rfc.sh [OUTDIR]          (default build/rfc)
+#
+# OUTDIR gets 0000-cover-letter.patch and the numbered patches, as
+# `git format-patch` writes them (scripts/rfc/series.sh).  Then each check
+# counts as one test:
+#   applies       `git am` of the series onto a fresh copy of the base tree,
+#                 giving exactly the tree the series was made as
+#   checkpatch    checkpatch.pl --strict, once per patch: no ERROR, no
+#                 WARNING, and every CHECK argued in scripts/rfc/checks.txt
+#                 (the arguments go into the cover letter)
+#   kernel-doc    scripts/kernel-doc -none on the driver, uapi and trace
+#                 headers: no warning
+#   docs          Documentation/userspace-api/fairsem.rst through docutils
+#   kselftests    the selftests built by their kselftest Makefile (static,
+#                 against the tree's own uapi headers)
+#   build-m       FAIRSEM=m, the driver at W=1: no warning, fairsem.ko made
+#   build-y       FAIRSEM=y, the driver at W=1, then bzImage: no warning
+#   vm-y          the =y kernel boots (scripts/vm/selftests.sh with the
+#                 driver built in) and passes every selftest
+# The kernel is the debug kernel's configuration (scripts/kernels/
+# debug-kernel.sh) plus CONFIG_FAIRSEM, built incrementally on a copy of the
+# debug kernel's built tree, cached in $FAIRSEM_CACHE/rfc-<debug key>/.
+# Last line: "N passed, N failed"; exit status 1 on any failure.
+#
+# Environment: RFC_SKIP_VM=1 (no boot), JOBS (default 2), FAIRSEM_CACHE,
+# RFC_AUTHOR (scripts/rfc/series.sh), VM_* (scripts/vm/run.sh).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=${1:-$root/build/rfc}
+work=$root/build/rfc-work
+logs=$work/logs
+cache=${FAIRSEM_CACHE:-/var/cache/fairsem}
+jobs=${JOBS:-2}
+# Debian's python3 (a pyenv shim in PATH costs seconds a call).
+python=$(command -v /usr/bin/python3 || command -v python3)
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES KBUILD_OUTPUT O ARCH CROSS_COMPILE \
+      KCFLAGS KCPPFLAGS KAFLAGS LOCALVERSION KCONFIG_CONFIG
+
+mkdir -p "$logs"
+rm -f "$logs"/* "$work/results"
+: >"$work/checks-kept"
+passed=0 failed=0
+
+pass() {
+	echo "rfc: ok: $*"
+	echo "ok	$*" >>"$work/results"
+	passed=$((passed + 1))
+}
+fail() {
+	echo "rfc: FAILED: $*"
+	echo "FAILED	$*" >>"$work/results"
+	failed=$((failed + 1))
+}
+# warnings LOG: the compiler's and kbuild's warnings in LOG.
+warnings() { grep -E '(warning|error):|^WARNING:' "$1" || true; }
+elapsed() { echo "$(($(date +%s) - $1)) s"; }
+
+finish() {
+	[ ! -f "$out/0000-cover-letter.patch" ] ||
+		"$python" "$here/cover.py" "$out/0000-cover-letter.patch" \
+			"$work/results" "$work/checks-kept" "$base_version" ||
+		fail "cover letter"
+	echo "rfc: series in ${out#"$root"/}/, logs in ${logs#"$root"/}/"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+# ---- the series ------------------------------------------------------------
+
+base_version=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null)
+if ! base=$("$here/base.sh"); then
+	fail "base tree (scripts/rfc/base.sh)"
+	finish
+fi
+if ! "$here/series.sh" "$base" "$out" "$work" >"$logs/series.log" 2>&1; then
+	cat "$logs/series.log"
+	fail "series (scripts/rfc/series.sh)"
+	finish
+fi
+sed -n 's/^rfc-series: /rfc: /p' "$logs/series.log"
+patches=()
+for p in "$out"/[0-9][0-9][0-9][0-9]-*.patch; do
+	case $p in */0000-cover-letter.patch) ;; *) patches+=("$p") ;; esac
+done
+echo "rfc: ${#patches[@]} patches in ${out#"$root"/}/"
+
+# ---- applies -----------------------------------------------------------------
+
+am=$work/am
+start=$(date +%s)
+if [ ! -d "$am/.git" ]; then
+	rm -rf "$am"
+	git clone -q --shared --no-checkout "$base" "$am"
+fi
+git -C "$am" am --abort >/dev/null 2>&1
+# A fresh copy: every tracked file as the base has it, no other file but
+# the ignored build products of the last run (kept: `make headers` below is
+# then incremental).
+git -C "$am" checkout -q -f --detach base && git -C "$am" clean -q -ffd
+if git -C "$am" -c user.name=rfc -c user.email=rfc@localhost \
+	am -q --whitespace=error-all "${patches[@]}" >"$logs/am.log" 2>&1 &&
+   [ "$(git -C "$am" rev-parse 'HEAD^{tree}')" = \
+     "$(git -C "$work/git" rev-parse "$(cat "$work/tip")^{tree}")" ]; then
+	pass "applies: git am of ${#patches[@]} patches on linux-source-6.1 $base_version ($(elapsed "$start"))"
+else
+	cat "$logs/am.log"
+	fail "applies: git am of ${#patches[@]} patches"
+	finish
+fi
+
+# ---- checkpatch --------------------------------------------------------------
+
+for p in "${patches[@]}"; do
+	n=$(basename "$p")
+	log=$logs/checkpatch-${n%.patch}.log
+	(cd "$am" && perl scripts/checkpatch.pl --strict --show-types "$p") >"$log" 2>&1
+	total=$(grep -E '^total: ' "$log" | tail -n 1)
+	if [ -z "$total" ]; then
+		cat "$log"
+		fail "checkpatch $n: no verdict"
+		continue
+	fi
+	# Each CHECK with its file; unargued ones are reported, argued ones kept.
+	unargued=$("$python" "$here/checks.py" "$here/checks.txt" "$log" "$n" \
+		"$work/checks-kept")
+	if [[ $total =~ ^total:\ 0\ errors,\ 0\ warnings, ]] && [ -z "$unargued" ]; then
+		pass "checkpatch --strict $n: ${total#total: }"
+	else
+		grep -E -A4 '^(ERROR|WARNING)' "$log"
+		[ -z "$unargued" ] || printf 'unargued: %s\n' "$unargued"
+		fail "checkpatch --strict $n: ${total#total: }"
+	fi
+done
+
+# ---- kernel-doc, docs --------------------------------------------------------
+
+kdoc=$(cd "$am" && ls drivers/misc/fairsem/*.[ch] include/uapi/linux/fairsem.h \
+	include/trace/events/fairsem.h 2>/dev/null)
+# shellcheck disable=SC2086
+if (cd "$am" && perl scripts/kernel-doc -none $kdoc) >"$logs/kernel-doc.log" 2>&1 &&
+   [ ! -s "$logs/kernel-doc.log" ]; then
+	pass "kernel-doc -none: $(echo $kdoc | wc -w) files, no warning"
+else
+	head -n 40 "$logs/kernel-doc.log"
+	fail "kernel-doc -none: $(grep -c . "$logs/kernel-doc.log") lines of warnings"
+fi
+
+if "$here/docs.sh" "$work/docs" >"$logs/docs.log" 2>&1; then
+	pass "docs: Documentation/userspace-api/fairsem.rst renders with docutils, no warning"
+else
+	cat "$logs/docs.log"
+	fail "docs: rst2html"
+fi
+
+# ---- kselftests --------------------------------------------------------------
+
+kst=$work/kselftests
+rm -rf "$kst" && mkdir -p "$kst"
+start=$(date +%s)
+# Static, for the VM's busybox userland; the uapi headers of this tree.
+if make -C "$am" -s headers >"$logs/kselftests.log" 2>&1 &&
+   make -C "$am/tools/testing/selftests/drivers/fairsem" OUTPUT="$kst" \
+	LDFLAGS=-static >>"$logs/kselftests.log" 2>&1 &&
+   [ -z "$(warnings "$logs/kselftests.log")" ]; then
+	pass "kselftests: $(find "$kst" -maxdepth 1 -type f -perm -u+x | wc -l) programs built by the kselftest Makefile, no warning ($(elapsed "$start"))"
+else
+	warnings "$logs/kselftests.log" | head -n 20
+	tail -n 20 "$logs/kselftests.log"
+	fail "kselftests: build"
+fi
+
+# ---- builds ------------------------------------------------------------------
+
+# In the cached tree: the series' files as the fresh copy has them (copied
+# only when they differ, so kbuild rebuilds only what changed), files the
+# series no longer touches put back as the base has them.
+sync_tree() {
+	local tree=$1 list=$2 p
+	sort -u "$list.prev" "$work/series-files" 2>/dev/null | while read -r p; do
+		if [ -f "$am/$p" ]; then
+			cmp -s "$am/$p" "$tree/$p" && continue
+			mkdir -p "$(dirname "$tree/$p")"
+			cp "$am/$p" "$tree/$p"
+		else
+			git -C "$am" cat-file -e "base:$p" 2>/dev/null &&
+				git -C "$am" show "base:$p" >"$tree/$p" || rm -f "$tree/$p"
+		fi
+	done
+	cp "$work/series-files" "$list.prev"
+}
+
+# config TREE m|y: FAIRSEM (and its KUnit test, if any) as module or built in.
+config() {
+	local tree=$1 v=$2 sym opt
+	opt=--module
+	[ "$v" = y ] && opt=--enable
+	for sym in FAIRSEM FAIRSEM_KUNIT_TEST; do
+		grep -q "^config $sym\$" "$tree/drivers/misc/Kconfig" &&
+			"$tree/scripts/config" --file "$tree/.config" $opt "$sym"
+	done
+	make -C "$tree" -s olddefconfig && grep -q "^CONFIG_FAIRSEM=$v\$" "$tree/.config"
+}
+
+build() {
+	local tree=$1 v=$2 log=$logs/build-$2.log start
+	start=$(date +%s)
+	if [ "$v" = m ]; then
+		config "$tree" m >"$log" 2>&1 &&
+		make -C "$tree" -j"$jobs" W=1 drivers/misc/fairsem/fairsem.ko >>"$log" 2>&1 &&
+		[ -f "$tree/drivers/misc/fairsem/fairsem.ko" ]
+	else
+		# W=1 for the driver's objects only: on the whole tree it would
+		# rebuild everything.  bzImage then links them in.
+		config "$tree" y >"$log" 2>&1 &&
+		make -C "$tree" -j"$jobs" W=1 drivers/misc/fairsem/ >>"$log" 2>&1 &&
+		make -C "$tree" -j"$jobs" bzImage >>"$log" 2>&1 &&
+		grep -q ' fairsem_ioctl$\| fairsem_fops$' "$tree/System.map"
+	fi || { tail -n 30 "$log"; fail "build-$v: FAIRSEM=$v ($(elapsed "$start"))"; return 1; }
+	if [ -n "$(warnings "$log")" ]; then
+		warnings "$log" | head -n 20
+		fail "build-$v: FAIRSEM=$v: $(warnings "$log" | wc -l) warnings"
+		return 1
+	fi
+	pass "build-$v: FAIRSEM=$v, W=1 for drivers/misc/fairsem/, no warning ($(elapsed "$start"))"
+}
+
+echo "rfc: the debug kernel's tree (scripts/kernels/debug-kernel.sh; built once, may take a while)"
+if ! kdir=$("$root/scripts/kernels/debug-kernel.sh" --print kdir 2>"$logs/debug-kernel.log"); then
+	tail -n 20 "$logs/debug-kernel.log"
+	fail "build-m: no debug kernel tree"
+	fail "build-y: no debug kernel tree"
+	finish
+fi
+dkey=$(basename "$(dirname "$kdir")")
+dir=$cache/rfc-${dkey#debug-}
+tree=$dir/src
+mkdir -p "$dir"
+exec 9>"$dir.lock"
+flock 9
+if [ ! -f "$dir/.copied" ]; then
+	start=$(date +%s)
+	echo "rfc: copying $kdir to $tree (once per debug kernel)"
+	rm -rf "$tree" "$tree.tmp" "$dir/series-files.prev"
+	cp -a "$kdir" "$tree.tmp" && mv "$tree.tmp" "$tree" && touch "$dir/.copied" ||
+		{ fail "build: copy of $kdir"; finish; }
+	echo "rfc: copied in $(elapsed "$start")"
+fi
+sync_tree "$tree" "$dir/series-files"
+build "$tree" m
+build "$tree" y && built_y=1 || built_y=0
+
+# ---- the =y kernel in a VM ---------------------------------------------------
+
+if [ "${RFC_SKIP_VM:-0}" = 1 ]; then
+	echo "rfc: RFC_SKIP_VM=1: no boot"
+elif [ "$built_y" = 1 ]; then
+	cp "$tree/arch/x86/boot/bzImage" "$work/bzImage-y"
+	exec 9>&-
+	start=$(date +%s)
+	VM_MEM=${VM_MEM:-2048} "$root/scripts/vm/selftests.sh" "$work/bzImage-y" "" \
+		"$kst" rfc-y >"$logs/vm-y.log" 2>&1
+	rc=$?
+	grep -v '^selftests: .*: [0-9]* passed, 0 failed' "$logs/vm-y.log" | tail -n 20
+	counts=$(tail -n 1 "$logs/vm-y.log")
+	if [ "$rc" -eq 0 ] && [[ $counts =~ ^[0-9]+\ passed,\ 0\ failed ]]; then
+		pass "vm-y: selftests in the =y kernel: $counts ($(elapsed "$start"))"
+	else
+		fail "vm-y: selftests in the =y kernel: $counts ($(elapsed "$start"))"
+	fi
+else
+	fail "vm-y: no =y kernel to boot"
+fi
+finish
