@@ -163,6 +163,7 @@ check-all-parts:
 	@VM_MEM=2048 $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
+	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
 	@$(PART) bindings $(MAKE) check-bindings || true
 	@$(TOP)/scripts/summarize.sh || true
 
