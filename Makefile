@@ -18,6 +18,8 @@
 #   make check-all      check, plus the selftests on 6.12 and on a debug kernel
 #                       with fault injection, the fuzzer and kmemleak
 #   make checkpatch     checkpatch.pl --strict on the module and the uapi header
+#   make kernel-doc     scripts/kernel-doc -none on them, warnings fatal
+#                       (mk/kernel-doc.mk)
 #   make docs, make rfc Documentation/ rendered; the upstream patch series
 #                       (mk/rfc.mk)
 #   make clean
@@ -161,6 +163,7 @@ check-all-parts:
 	@VM_MEM=2048 $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
+	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
 	@$(PART) bindings $(MAKE) check-bindings || true
 	@$(TOP)/scripts/summarize.sh || true
 
@@ -195,6 +198,7 @@ checkpatch: $(CHECKPATCH)
 		--ignore LINUX_VERSION_CODE -f $(COMPAT_HDRS))
 
 include $(TOP)/mk/rfc.mk
+include $(TOP)/mk/kernel-doc.mk
 include $(TOP)/mk/bindings.mk
 
 # ---- clean -----------------------------------------------------------------

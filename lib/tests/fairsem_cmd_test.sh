@@ -505,6 +505,11 @@ else
 	kill -KILL "$holder"
 	wait "$holder" 2>/dev/null
 	t "run --try after the holder was killed" 0 "" "$F" run --name build --try -- true
+	exec 9<"$names/build"
+	t "a read-only handle may only look" 77 "fd 9 is a read-only handle" \
+		"$F" acquire --fd 9
+	t "info of a read-only handle" 0 "" "$F" info --fd 9
+	exec 9<&-
 	t "rm" 0 "" "$F" rm build fresh
 	t "rm again" 74 "no semaphore named $names/build" "$F" rm build
 	t "status without any semaphore" 1 "" "$F" status
