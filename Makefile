@@ -18,6 +18,8 @@
 #   make check-all      check, plus the selftests on 6.12 and on a debug kernel
 #                       with fault injection, the fuzzer and kmemleak
 #   make checkpatch     checkpatch.pl --strict on the module and the uapi header
+#   make kernel-doc     scripts/kernel-doc -none on them, warnings fatal
+#                       (mk/kernel-doc.mk)
 #   make docs, make rfc Documentation/ rendered; the upstream patch series
 #                       (mk/rfc.mk)
 #   make clean
@@ -200,6 +202,7 @@ checkpatch: $(CHECKPATCH)
 		--ignore LINUX_VERSION_CODE -f $(COMPAT_HDRS))
 
 include $(TOP)/mk/rfc.mk
+include $(TOP)/mk/kernel-doc.mk
 include $(TOP)/mk/bindings.mk
 
 # ---- clean -----------------------------------------------------------------
