@@ -81,6 +81,8 @@ $(eval $(call vm-kernel,6.12,$$(shell $(BPO) --print image),$$(shell $(BPO) --pr
 $(eval $(call vm-kernel,debug,$$(shell $(DBG) --print image),$$(shell $(DBG) --print kdir)))
 
 include $(TOP)/mk/recipes.mk
+# The kernel matrix: other suites, architectures and PREEMPT_RT.
+include $(TOP)/mk/kernels.mk
 
 # ---- build -----------------------------------------------------------------
 
@@ -146,6 +148,7 @@ export FUZZ_SECONDS
 check-all:
 	@rm -rf $(BUILD)/results
 	@$(PART) deps $(TOP)/scripts/deps.sh || true
+	@$(MAKE) kernels-prefetch
 	@$(PART) kernel-6.12 $(BPO) || true
 	@$(PART) kernel-debug $(DBG) || true
 	@$(MAKE) check-parts check-all-parts
@@ -165,6 +168,7 @@ check-all-parts:
 		$(BUILD)/debug-tests/bin debug || true
 	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
 	@$(PART) bindings $(MAKE) check-bindings || true
+	@$(MAKE) kernels-matrix
 	@$(TOP)/scripts/summarize.sh || true
 
 # ---- style -----------------------------------------------------------------
