@@ -21,6 +21,8 @@
 #                       files (mk/install.mk: also uninstall, deb and
 #                       check-install, which check-all runs)
 #   make checkpatch     checkpatch.pl --strict on the module and the uapi header
+#   make kernel-doc     scripts/kernel-doc -none on them, warnings fatal
+#                       (mk/kernel-doc.mk)
 #   make docs, make rfc Documentation/ rendered; the upstream patch series
 #                       (mk/rfc.mk)
 #   make clean
@@ -82,6 +84,8 @@ $(eval $(call vm-kernel,6.12,$$(shell $(BPO) --print image),$$(shell $(BPO) --pr
 $(eval $(call vm-kernel,debug,$$(shell $(DBG) --print image),$$(shell $(DBG) --print kdir)))
 
 include $(TOP)/mk/recipes.mk
+# The kernel matrix: other suites, architectures and PREEMPT_RT.
+include $(TOP)/mk/kernels.mk
 
 # ---- build -----------------------------------------------------------------
 
@@ -147,6 +151,7 @@ export FUZZ_SECONDS
 check-all:
 	@rm -rf $(BUILD)/results
 	@$(PART) deps $(TOP)/scripts/deps.sh || true
+	@$(MAKE) kernels-prefetch
 	@$(PART) kernel-6.12 $(BPO) || true
 	@$(PART) kernel-debug $(DBG) || true
 	@$(MAKE) check-parts check-all-parts
@@ -164,6 +169,9 @@ check-all-parts:
 	@VM_MEM=2048 $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
+	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
+	@$(PART) bindings $(MAKE) check-bindings || true
+	@$(MAKE) kernels-matrix
 	@$(TOP)/scripts/summarize.sh || true
 
 # ---- style -----------------------------------------------------------------
@@ -197,6 +205,8 @@ checkpatch: $(CHECKPATCH)
 		--ignore LINUX_VERSION_CODE -f $(COMPAT_HDRS))
 
 include $(TOP)/mk/rfc.mk
+include $(TOP)/mk/kernel-doc.mk
+include $(TOP)/mk/bindings.mk
 
 # make install, uninstall, deb, check-install and the Yocto/Buildroot entry
 # points (modules, modules_install, KERNEL_SRC, INSTALL_MOD_PATH).

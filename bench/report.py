@@ -9,6 +9,7 @@ Exits 1 when a figure the report needs is missing or not a number, or a
 program reported BENCH-FAIL; never judges a figure's value.
 """
 import argparse
+import os
 import datetime
 import math
 import sys
@@ -56,6 +57,10 @@ def required_keys(mode):
                  ["release", "read", "requeue", "cycle", "pair", "tryfail"]]
     keys += ["mem.%s.obj_bytes" % w for w in
              ["handle", "async", "blocking", "semaphore", "eventfd"]]
+    keys += ["named.%s.ns" % k for k in
+             ["open.fairsem", "open.fairsem-info", "open.posix",
+              "create.fairsem", "create.posix"]]
+    keys += ["named.mem.%s.obj_bytes" % p for p in ["fairsem", "posix"]]
     return keys
 
 
@@ -313,6 +318,51 @@ def section_mem(r):
              "caches that grew (objects per item)"], rows)
 
 
+def section_named(r):
+    r.out("## 7. Named semaphores: a name's cost, against POSIX `sem_open`")
+    r.out()
+    r.out("Median of 15 interleaved rounds, ns per operation (`bench_named.c`). "
+          "*open*: a new handle on a named semaphore and its close: `open(2)` "
+          "of `/tmp/bench-names/x` in a fairsem instance (+ `INFO`, as "
+          "`fairsem_open_named()` does), against `sem_open(name, 0)` + "
+          "`sem_close()` (an open of `/dev/shm/sem.x`, an `mmap`, a `close`, "
+          "a `munmap`). *create*: a new named semaphore and its removal: "
+          "`open(/dev/fairsem)` + `INIT` + `LINK` + `close` + `unlink`, "
+          "against `sem_open(O_CREAT | O_EXCL)` + `sem_close` + `sem_unlink`.")
+    r.out()
+    rows = []
+    for op, desc in [("open", "open an existing name, close"),
+                     ("create", "create a name, close, remove it")]:
+        f = r.get("named.%s.fairsem.ns" % op)
+        p = r.get("named.%s.posix.ns" % op)
+        row = [op, desc, num(f), num(p), ratio(f, p)]
+        rows.append(row)
+    rows.append(["open-info", "the same open + INFO (libfairsem)",
+                 num(r.get("named.open.fairsem-info.ns")),
+                 num(r.get("named.open.posix.ns")),
+                 ratio(r.get("named.open.fairsem-info.ns"),
+                       r.get("named.open.posix.ns"))])
+    r.table(["operation", "what", "fairsem ns", "POSIX ns", "fairsem / POSIX"],
+            rows)
+    n = r.get("named.mem.items")
+    r.out("Kernel memory per name, %s names: fairsem names of one semaphore "
+          "(`LINK`: a dentry and an inode each), against POSIX named "
+          "semaphores left in `/dev/shm` (a tmpfs file each, whose 32 bytes "
+          "take a page of shared memory too: `Shmem:`)." % num(n))
+    r.out()
+    rows = []
+    for p in ["fairsem", "posix"]:
+        prefix = "named.mem.%s.cache." % p
+        caches = ["%s x%s" % (k[len(prefix):], num(v, 2))
+                  for k, v in sorted(r.f.items()) if k.startswith(prefix)]
+        rows.append([p, num(r.get("named.mem.%s.obj_bytes" % p)),
+                     num(r.get("named.mem.%s.slab_bytes" % p)),
+                     num(r.get("named.mem.%s.shmem_bytes" % p)),
+                     ", ".join(caches) or "-"])
+    r.table(["name", "slab object bytes", "Slab: bytes", "Shmem: bytes",
+             "caches that grew (objects per name)"], rows)
+
+
 def section_times(r, info):
     times = ["%s %s s" % (k[5:], v) for k, v in info.items() if k.startswith("time.")]
     r.out("Time spent inside the VM per program: " + ", ".join(times) + ".")
@@ -392,7 +442,16 @@ def main():
     section_herd(r)
     section_scale(r, ks)
     section_mem(r)
+    section_named(r)
     section_times(r, info)
+    # Sections 8-10 come from bench/bench-kernels.sh (other kernels); a run
+    # of this report keeps them.
+    extra = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         "results-kernels.md")
+    if args.mode == "full" and os.path.exists(extra):
+        with open(extra) as f:
+            r.lines.append("")
+            r.lines.extend(f.read().rstrip("\n").split("\n"))
     with open(args.md, "w") as f:
         f.write("\n".join(r.lines))
     plot(figures, ks, args.png)

@@ -21,6 +21,10 @@ void fail_handle(struct opts *o, int err)
 {
 	switch (err) {
 	case EBADF:
+		/* An open handle that says EBADF was opened without write access. */
+		if (o->fd >= 0 && fcntl(o->fd, F_GETFD) >= 0)
+			fail(EXIT_DENIED, o->sub, "fd %d is a read-only handle: "
+			     "only 'fairsem info' works on it", o->fd);
 		fail(EXIT_BADFD, o->sub, "fd %d is not open", o->fd);
 	case ENOTTY:
 		fail(EXIT_NOTSEM, o->sub, "fd %d is not a fairsem handle", o->fd);

@@ -299,6 +299,12 @@ has "info: async" "async:	none"
 t "init --lifo after PERMITS" 0 "" "$F" init --fd 8 0 --lifo
 expect_value "info: lifo" 8 mode lifo
 expect_value "init with 0 permits" 8 limit 0
+exec 4<>/dev/fairsem
+t "init --prio" 0 "" "$F" init --fd 4 2 --prio
+expect_value "info: prio" 4 mode prio
+exec 4<&-
+t "init --lifo --prio" 64 "--lifo and --prio exclude each other" \
+	"$F" init --fd 8 1 --lifo --prio
 
 # run: CMD's own exit status, and the permits always come back.
 t "run true" 0 "" "$F" run --fd 7 -- true
@@ -467,6 +473,10 @@ else
 	else
 		fail "create: mode and owner" "$(stat -c '%a %U' "$names/build")"
 	fi
+	t "create --prio" 0 "" "$F" create rt 1 --prio
+	t "info of a --prio semaphore" 0 "" "$F" info rt
+	has "create --prio: mode prio" "mode:	prio"
+	t "rm rt" 0 "" "$F" rm rt
 	t "create a taken name" 73 "$names/build exists already" "$F" create build 5
 	t "info NAME" 0 "" "$F" info build
 	has "info NAME shows the path" "path:	$names/build"
@@ -505,6 +515,11 @@ else
 	kill -KILL "$holder"
 	wait "$holder" 2>/dev/null
 	t "run --try after the holder was killed" 0 "" "$F" run --name build --try -- true
+	exec 9<"$names/build"
+	t "a read-only handle may only look" 77 "fd 9 is a read-only handle" \
+		"$F" acquire --fd 9
+	t "info of a read-only handle" 0 "" "$F" info --fd 9
+	exec 9<&-
 	t "rm" 0 "" "$F" rm build fresh
 	t "rm again" 74 "no semaphore named $names/build" "$F" rm build
 	t "status without any semaphore" 1 "" "$F" status

@@ -10,6 +10,7 @@ RESULTS holds the checks of scripts/rfc/rfc.sh ("ok<TAB>what" or
 (scripts/rfc/checks.py).
 """
 import collections
+import re
 import sys
 import textwrap
 
@@ -18,12 +19,14 @@ SUBJECT = "fairsem: fair counting semaphores as file descriptors"
 
 
 def para(text):
-    return textwrap.fill(" ".join(text.split()), 72)
+    return textwrap.fill(" ".join(text.split()), 72, break_on_hyphens=False,
+                         break_long_words=False)
 
 
 def bullets(items, indent="- "):
     return "\n".join(textwrap.fill(" ".join(i.split()), 72, initial_indent=indent,
-                                   subsequent_indent=" " * len(indent))
+                                   subsequent_indent=" " * len(indent),
+                                   break_on_hyphens=False, break_long_words=False)
                      for i in items)
 
 
@@ -60,19 +63,28 @@ blurb = [
 res = [l.rstrip("\n").split("\t", 1) for l in open(results) if "\t" in l]
 if res:
     blurb.append("Checked by the project's `make rfc` on this series:")
-    blurb.append(bullets([f"{'' if s == 'ok' else 'FAILED: '}{w}" for s, w in res]))
+    # Durations say nothing about the series.
+    blurb.append(bullets([re.sub(r" \(\d+ s\)", "", f"{'' if s == 'ok' else 'FAILED: '}{w}")
+                          for s, w in res]))
 
 rows = [l.rstrip("\n").split("\t") for l in open(kept) if l.strip()]
 if rows:
     groups = collections.OrderedDict()
     for patch, typ, path, num, msg, why in rows:
-        groups.setdefault((typ, path, msg, why), []).append(num)
-    blurb.append(para(f"""checkpatch.pl --strict reports no error and no
-    warning on any patch; it reports {len(rows)} CHECKs, all kept on
-    purpose:"""))
-    for (typ, path, msg, why), nums in groups.items():
-        blurb.append(bullets([f"""{path}, {len(nums)}x {typ} ("{msg}",
-        lines {', '.join(nums)}): {why}"""]))
+        g = groups.setdefault((typ, why), {"msgs": [], "where": collections.OrderedDict()})
+        if msg not in g["msgs"]:
+            g["msgs"].append(msg)
+        g["where"].setdefault(path, []).append(num)
+    res_ok = not any(st != "ok" and w.startswith("checkpatch") for st, w in res)
+    blurb.append(para(f"""checkpatch.pl --strict reports
+    {"no error and no warning on any patch; it reports" if res_ok else ""}
+    {len(rows)} CHECKs that are kept on purpose:"""))
+    for (typ, why), g in groups.items():
+        n = sum(len(v) for v in g["where"].values())
+        where = "; ".join(f"{p} line{'s' if len(v) > 1 else ''} {', '.join(v)}"
+                          for p, v in g["where"].items())
+        msgs = "; ".join(f'"{m}"' for m in g["msgs"])
+        blurb.append(bullets([f"{n}x {typ} ({msgs}) in {where}. {why}"]))
 else:
     blurb.append("checkpatch.pl --strict is clean on every patch.")
 

@@ -174,7 +174,44 @@ def kbuild_makefile(text):
     return "\n".join(out) + "\n"
 
 
+def version_resolve(text, code):
+    """Prepare a file for unifdef -DLINUX_VERSION_CODE=CODE: numbers for
+    KERNEL_VERSION(a, b, c), and the invocations of function-like macros
+    that test the version (their definition and its one-line comment go)
+    expanded in #if and #elif lines, which unifdef can then decide."""
+    def kv(m):
+        a, b, c = (int(x) for x in m.groups())
+        return str(a * 65536 + b * 256 + c)
+    kernel_version = re.compile(r"KERNEL_VERSION\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)")
+    macros = {}
+    define = re.compile(r"^(/\*[^\n]*\*/\n)?#define (\w+)\(([\w\s,]*)\)((?:[^\n]*\\\n)*[^\n]*)\n", re.M)
+    for m in list(define.finditer(text)):
+        body = m.group(4).replace("\\\n", " ")
+        if "LINUX_VERSION_CODE" in body:
+            params = [p.strip() for p in m.group(3).split(",")]
+            macros[m.group(2)] = (params, body.strip())
+            text = text.replace(m.group(0), "", 1)
+
+    def expand(line):
+        for name, (params, body) in macros.items():
+            call = re.compile(rf"\b{name}\(([^()]*)\)")
+            def sub(m):
+                args = [a.strip() for a in m.group(1).split(",")]
+                out = body
+                for p, a in zip(params, args):
+                    out = re.sub(rf"\b{p}\b", a, out)
+                return out
+            line = call.sub(sub, line)
+        return line
+
+    lines = [expand(l) if re.match(r"^\s*#\s*(el)?if\b", l) else l
+             for l in text.split("\n")]
+    text = kernel_version.sub(kv, "\n".join(lines))
+    return re.sub(r"\n{3,}", "\n\n", text)
+
+
 EDITS = {
+    "version-resolve": version_resolve,
     "kbuild-makefile": kbuild_makefile,
     "misc-kconfig": misc_kconfig,
     "misc-makefile": misc_makefile,
@@ -197,7 +234,7 @@ def main():
     with open(path) as f:
         text = f.read()
     new = EDITS[kind](text, *args)
-    if new == text and kind not in ("driver-source", "selftest-source"):
+    if new == text and kind not in ("driver-source", "selftest-source", "version-resolve"):
         die(f"{kind}: {path} unchanged")
     with open(path, "w") as f:
         f.write(new)

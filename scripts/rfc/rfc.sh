@@ -28,7 +28,8 @@
 # debug kernel's built tree, cached in $FAIRSEM_CACHE/rfc-<debug key>/.
 # Last line: "N passed, N failed"; exit status 1 on any failure.
 #
-# Environment: RFC_SKIP_VM=1 (no boot), JOBS (default 2), FAIRSEM_CACHE,
+# Environment: RFC_SKIP_VM=1 (no boot), RFC_SKIP_BUILD=1 (no kernel build
+# and no boot), JOBS (default 2), FAIRSEM_CACHE,
 # RFC_AUTHOR (scripts/rfc/series.sh), VM_* (scripts/vm/run.sh).
 set -uo pipefail
 
@@ -41,6 +42,9 @@ cache=${FAIRSEM_CACHE:-/var/cache/fairsem}
 jobs=${JOBS:-2}
 # Debian's python3 (a pyenv shim in PATH costs seconds a call).
 python=$(command -v /usr/bin/python3 || command -v python3)
+# Debian's own tools first: checkpatch.pl runs scripts/spdxcheck.py with the
+# python3 in PATH, which must have ply and GitPython (scripts/deps.d/rfc.list).
+PATH=/usr/bin:$PATH
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES KBUILD_OUTPUT O ARCH CROSS_COMPILE \
       KCFLAGS KCPPFLAGS KAFLAGS LOCALVERSION KCONFIG_CONFIG
 
@@ -122,22 +126,23 @@ fi
 for p in "${patches[@]}"; do
 	n=$(basename "$p")
 	log=$logs/checkpatch-${n%.patch}.log
+	what="patch $((10#${n%%-*}))/${#patches[@]}"
 	(cd "$am" && perl scripts/checkpatch.pl --strict --show-types "$p") >"$log" 2>&1
 	total=$(grep -E '^total: ' "$log" | tail -n 1)
 	if [ -z "$total" ]; then
 		cat "$log"
-		fail "checkpatch $n: no verdict"
+		fail "checkpatch --strict $what: no verdict"
 		continue
 	fi
 	# Each CHECK with its file; unargued ones are reported, argued ones kept.
 	unargued=$("$python" "$here/checks.py" "$here/checks.txt" "$log" "$n" \
 		"$work/checks-kept")
 	if [[ $total =~ ^total:\ 0\ errors,\ 0\ warnings, ]] && [ -z "$unargued" ]; then
-		pass "checkpatch --strict $n: ${total#total: }"
+		pass "checkpatch --strict $what: ${total#total: }"
 	else
 		grep -E -A4 '^(ERROR|WARNING)' "$log"
 		[ -z "$unargued" ] || printf 'unargued: %s\n' "$unargued"
-		fail "checkpatch --strict $n: ${total#total: }"
+		fail "checkpatch --strict $what: ${total#total: }"
 	fi
 done
 
@@ -233,6 +238,10 @@ build() {
 	pass "build-$v: FAIRSEM=$v, W=1 for drivers/misc/fairsem/, no warning ($(elapsed "$start"))"
 }
 
+if [ "${RFC_SKIP_BUILD:-0}" = 1 ]; then
+	echo "rfc: RFC_SKIP_BUILD=1: no kernel build, no boot"
+	finish
+fi
 echo "rfc: the debug kernel's tree (scripts/kernels/debug-kernel.sh; built once, may take a while)"
 if ! kdir=$("$root/scripts/kernels/debug-kernel.sh" --print kdir 2>"$logs/debug-kernel.log"); then
 	tail -n 20 "$logs/debug-kernel.log"

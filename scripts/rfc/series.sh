@@ -120,13 +120,13 @@ want=$(sed -n 's/^[^#].*[:+]=//p' "$stage/drv/Makefile" | tr ' ' '\n' |
 # transform NAME: kmod/NAME as drivers/misc/fairsem/NAME.
 transform() {
 	local n=$1 rc=0
-	sed -E 's/KERNEL_VERSION\(([0-9]+), *([0-9]+), *([0-9]+)\)/(\1 * 65536 + \2 * 256 + \3)/g' \
-		"$root/kmod/$n" >"$stage/kmod/$n"
+	cp "$root/kmod/$n" "$stage/kmod/$n"
+	"$python" "$edit" version-resolve "$stage/kmod/$n" "$kver"
 	# unifdef exits 1 when it changed something, 2 on trouble.
 	unifdef -D__KERNEL__ -DLINUX_VERSION_CODE="$kver" \
 		-o "$stage/drv/$n" "$stage/kmod/$n" || rc=$?
 	[ "$rc" -le 1 ] || die "unifdef kmod/$n"
-	grep -q LINUX_VERSION_CODE "$stage/drv/$n" ||
+	grep -q 'LINUX_VERSION_CODE\|KERNEL_VERSION' "$stage/drv/$n" ||
 		sed -i '/^#include <linux\/version\.h>$/d' "$stage/drv/$n"
 	# the trace header by its in-tree name
 	sed -i "s|^#include \"$trace_src\"\$|#include <trace/events/fairsem.h>|" "$stage/drv/$n"
@@ -169,7 +169,7 @@ compat=$(make -s --no-print-directory -C "$root/selftests" \
 [ ${#tests[@]} -gt 0 ] || die "selftests/Makefile lists no TESTS"
 {
 	echo "# SPDX-License-Identifier: GPL-2.0"
-	echo "CFLAGS += -Wall -O2 -pthread \$(KHDR_INCLUDES)"
+	echo "CFLAGS += -Wall -O2 -pthread -D_GNU_SOURCE \$(KHDR_INCLUDES)"
 	echo "LDLIBS += -lpthread"
 	echo
 	echo "TEST_GEN_PROGS := \\"
@@ -338,7 +338,7 @@ exits or is killed, arithmetic at FAIRSEM_MAX_PERMITS, fdinfo, races
 between grants, signals, deadlines and close, and a stress test with
 counts checked at the end.
 ${compat:+
-$compat checks compat_ioctl from a 32-bit process; it is built
+$compat checks compat_ioctl from a 32-bit process, built
 where the compiler can link one.
 }
 Tests never sleep for a fixed time: they wait for the semaphore's

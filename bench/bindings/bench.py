@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Uncontended acquire(1) + release(1) through the Python binding, blocking
+and in asyncio.  Prints "RESULT NAME NS ITERS"."""
+
+import asyncio
+import time
+
+import fairsem
+
+RUN = 1.0
+
+
+def report(name, start, n):
+    print("RESULT %s %.0f %d" % (name, (time.monotonic() - start) * 1e9 / n, n), flush=True)
+
+
+def blocking():
+    sem = fairsem.Semaphore(1)
+    start, n = time.monotonic(), 0
+    while time.monotonic() - start < RUN:
+        for _ in range(100):
+            sem.acquire(1)
+            sem.release(1)
+        n += 100
+    report("python", start, n)
+
+
+async def in_asyncio():
+    sem = fairsem.Semaphore(1)
+    await sem.acquire_async(1)  # warm the handle pool
+    sem.release(1)
+    start, n = time.monotonic(), 0
+    while time.monotonic() - start < RUN:
+        for _ in range(100):
+            await sem.acquire_async(1)
+            sem.release(1)
+        n += 100
+    report("python-asyncio", start, n)
+
+
+blocking()
+asyncio.run(in_asyncio())

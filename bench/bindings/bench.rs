@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//! Uncontended acquire(1) + release(1) through the Rust binding, blocking
+//! and on tokio (current-thread runtime).  Prints "RESULT NAME NS ITERS".
+//! Built as an example of bindings/rust (`cargo build --example bench`).
+
+use std::time::{Duration, Instant};
+
+const RUN: Duration = Duration::from_secs(1);
+
+fn report(name: &str, start: Instant, n: u64) {
+    let t = start.elapsed();
+    println!("RESULT {name} {:.0} {n}", t.as_nanos() as f64 / n as f64);
+}
+
+fn main() {
+    let sem = fairsem::Semaphore::new(1).expect("fairsem");
+    let start = Instant::now();
+    let mut n = 0u64;
+    while start.elapsed() < RUN {
+        for _ in 0..1000 {
+            drop(sem.acquire().expect("acquire"));
+            n += 1;
+        }
+    }
+    report("rust-sync", start, n);
+
+    let sem = fairsem::tokio::Semaphore::new(1).expect("fairsem");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        // Warm the handle pool: the first acquire opens a private handle.
+        drop(sem.acquire().await.expect("acquire"));
+        let start = Instant::now();
+        let mut n = 0u64;
+        while start.elapsed() < RUN {
+            for _ in 0..1000 {
+                drop(sem.acquire().await.expect("acquire"));
+                n += 1;
+            }
+        }
+        report("rust-tokio", start, n);
+    });
+}

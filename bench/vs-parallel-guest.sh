@@ -1,0 +1,116 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Inside the Debian VM (bench/vs-parallel.sh puts it there): the same 40
+# short jobs with 4 slots through `fairsem run --name` and through GNU
+# parallel's `sem --id`, then what a kill -9 of a holder leaves behind and
+# whether the next run hangs.  Prints "VS <key> <value>" lines and a
+# transcript; exits nonzero if a run could not be measured.
+set -u
+PATH=/srv/payload:$PATH
+JOBS=${JOBS:-40}
+SLOTS=${SLOTS:-4}
+HOLD=${HOLD:-0.2}		# seconds each job holds its slot
+NEXT_TIMEOUT=${NEXT_TIMEOUT:-60}
+fail=0
+
+vs() { echo "VS $*"; }
+now() { date +%s.%N; }
+
+mkdir -p ~/.parallel && touch ~/.parallel/will-cite
+fairsem mount >/dev/null || { echo "vs: fairsem mount failed"; exit 1; }
+vs parallel.version "$(parallel --version | head -n 1 | sed 's/ /_/g')"
+vs kernel "$(uname -r)"
+
+# run_jobs TOOL LOG: JOBS jobs, one arriving every 20 ms; each logs its
+# arrival (before asking for a slot), its start and its end.
+run_jobs() {
+	local tool=$1 log=$2 i
+	: >"$log"
+	for i in $(seq "$JOBS"); do
+		echo "arrive $i $(now)" >>"$log"
+		case $tool in
+		fairsem)
+			fairsem run --name jobs --create "$SLOTS" -- \
+				sh -c "echo start $i \$(date +%s.%N) >>$log; sleep $HOLD
+				       echo end $i \$(date +%s.%N) >>$log" &
+			;;
+		sem)
+			sem --fg --id jobs -j "$SLOTS" \
+				sh -c "echo start $i \$(date +%s.%N) >>$log; sleep $HOLD
+				       echo end $i \$(date +%s.%N) >>$log" &
+			;;
+		esac
+		sleep 0.02
+	done
+	wait
+}
+
+# Figures of one log: wall time, the most at once, and how far the start
+# order strays from the arrival order (jobs arrive in the order 1..JOBS).
+# mawk, sort: what a minimal Debian has.
+judge() {
+	local tool=$1 log=$2 order
+	order=$(awk '$1 == "start" { print $3, $2 }' "$log" | sort -n | awk '{ print $2 }')
+	vs "$tool.wall_s" "$(awk '$1 == "arrive" && (!t0 || $3 < t0) { t0 = $3 }
+		$1 == "end" && $3 > t1 { t1 = $3 } END { printf "%.2f", t1 - t0 }' "$log")"
+	vs "$tool.started" "$(echo "$order" | grep -c .)"
+	vs "$tool.max_at_once" "$(awk '$1 == "start" { print $3, 1 } $1 == "end" { print $3, -1 }' \
+		"$log" | sort -n | awk '{ c += $2; if (c > m) m = c } END { print m + 0 }')"
+	# Pairs of jobs started the other way round from their arrival, and
+	# jobs not started at their place in line.
+	vs "$tool.inversions" "$(echo "$order" | awk '{ s[NR] = $1 } END {
+		for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++)
+			if (s[i] > s[j]) n++
+		print n + 0 }')"
+	vs "$tool.out_of_place" "$(echo "$order" | awk '$1 != NR { n++ } END { print n + 0 }')"
+	vs "$tool.first_starts" "$(echo "$order" | head -n 16 | paste -sd, -)"
+}
+
+for tool in fairsem sem; do
+	echo "== $tool: $JOBS jobs of ${HOLD}s, $SLOTS slots"
+	run_jobs "$tool" "/tmp/$tool.log"
+	judge "$tool" "/tmp/$tool.log"
+done
+
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+holder_pgid() { cat /tmp/holder.pgid; }
+
+# A holder killed with SIGKILL, process group and all (a CI runner killing
+# a job); then the next run, with a time limit.
+echo "== kill -9 of a holder"
+setsid sh -c 'echo $$ >/tmp/holder.pgid
+	exec fairsem run --name killed --create 1 -- sleep 1000' &
+for _ in $(seq 100); do
+	[ "$(fairsem info killed 2>/dev/null | sed -n 's/^taken:\t//p')" = 1 ] && break
+	sleep 0.1
+done
+kill -9 -- "-$(holder_pgid)"
+sleep 0.5
+vs fairsem.after_kill.taken "$(fairsem info killed | sed -n 's/^taken:\t//p')"
+vs fairsem.after_kill.left "$(ls /run/fairsem | tr '\n' ' ')"
+t0=$(now)
+timeout "$NEXT_TIMEOUT" fairsem run --name killed -- true
+vs fairsem.next_run.exit "$?"
+vs fairsem.next_run.s "$(secs "$t0" "$(now)")"
+
+setsid sh -c 'echo $$ >/tmp/holder.pgid
+	exec sem --fg --id killed -j 1 sleep 1000' &
+for _ in $(seq 100); do
+	[ -n "$(ls ~/.parallel/semaphores/id-killed 2>/dev/null)" ] && break
+	sleep 0.1
+done
+sleep 1
+kill -9 -- "-$(holder_pgid)"
+sleep 0.5
+left() {
+	find ~/.parallel/semaphores -mindepth 2 2>/dev/null |
+		sed 's|.*/semaphores/||' | tr '\n' ' '
+}
+vs sem.after_kill.left "$(left)"
+t0=$(now)
+timeout "$NEXT_TIMEOUT" sem --fg --id killed -j 1 true
+vs sem.next_run.exit "$?"
+vs sem.next_run.s "$(secs "$t0" "$(now)")"
+vs sem.after_next.left "$(left)"
+exit $fail

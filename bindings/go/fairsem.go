@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+
+// Package fairsem gives Go programs the fair, weighted counting semaphores
+// of the /dev/fairsem kernel module, shared between processes.
+//
+// A Semaphore has the methods of golang.org/x/sync/semaphore.Weighted:
+// Acquire(ctx, n), TryAcquire(n) and Release(n).  Waiters are served in
+// strict arrival order across every process sharing the semaphore, and the
+// kernel gives back what a process holds when it ends, however it ends.
+//
+// Acquire waits in the runtime's netpoller, not in a blocked thread: each
+// waiting Acquire queues an asynchronous request on a handle of its own
+// (O_NONBLOCK), which polls readable when granted.  Cancelling ctx withdraws
+// the request (FAIRSEM_IOC_CANCEL), giving back a grant not yet collected.
+//
+// Only the standard library is used.
+package fairsem
+
+import (
+	"context"
+	"errors"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// ErrClosed matches (errors.Is) the error of an Acquire on, or waiting
+// when, the semaphore is closed.
+var ErrClosed error = syscall.EIDRM
+
+// Info is a consistent snapshot of a semaphore and of one handle on it.
+type Info struct {
+	ID        uint64 // unique while the module is loaded
+	Limit     uint64 // permits in all
+	Available uint64 // permits free now
+	Taken     uint64 // held by all handles
+	Holds     uint64 // held by this Semaphore's handles
+	Waiters   uint64 // queued requests, blocking and asynchronous
+	Handles   uint32 // open handles on the semaphore
+	LIFO      bool   // newest request first
+	Closed    bool
+}
+
+// handle is one open file description on the semaphore.
+type handle struct {
+	f     *os.File
+	rc    syscall.RawConn // set for O_NONBLOCK handles, which the netpoller watches
+	fd    int
+	holds uint64 // guarded by Semaphore.mu
+}
+
+// A Semaphore is a handle on a fairsem semaphore, safe for concurrent use.
+// Permits acquired through it are held by it: Release gives them back, and
+// so does the end of the process.
+type Semaphore struct {
+	main *handle
+	mu   sync.Mutex
+	// Handles made for asynchronous requests; idle ones have none queued.
+	// Every handle that may hold permits is in all (main first).
+	all  []*handle
+	idle []*handle
+}
+
+func errno(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return os.NewSyscallError(op, err)
+}
+
+func newHandle(fd int, name string) (*handle, error) {
+	h := &handle{f: os.NewFile(uintptr(fd), name), fd: fd}
+	if nb, _ := isNonblock(fd); nb {
+		rc, err := h.f.SyscallConn()
+		if err != nil {
+			h.f.Close()
+			return nil, err
+		}
+		h.rc = rc
+	}
+	return h, nil
+}
+
+func isNonblock(fd int) (bool, error) {
+	fl, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFL, 0)
+	if e != 0 {
+		return false, e
+	}
+	return fl&syscall.O_NONBLOCK != 0, nil
+}
+
+func wrap(h *handle) *Semaphore {
+	return &Semaphore{main: h, all: []*handle{h}}
+}
+
+func create(n int64, flags uint32) (*Semaphore, error) {
+	if n < 0 {
+		return nil, errno("fairsem init", syscall.EINVAL)
+	}
+	fd, err := syscall.Open("/dev/fairsem", syscall.O_RDWR|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: "/dev/fairsem", Err: err}
+	}
+	arg := sysInit{permits: uint64(n), flags: flags}
+	if _, err := ioctl(fd, iocInit, unsafe.Pointer(&arg)); err != nil {
+		syscall.Close(fd)
+		return nil, errno("fairsem init", err)
+	}
+	h, err := newHandle(fd, "fairsem")
+	if err != nil {
+		return nil, err
+	}
+	return wrap(h), nil
+}
+
+// New makes a semaphore with n permits that serves waiters first in, first
+// out.  It fails with ENOENT when the module is not loaded.
+func New(n int64) (*Semaphore, error) { return create(n, 0) }
+
+// NewLIFO makes a semaphore that serves the newest request first.
+func NewLIFO(n int64) (*Semaphore, error) { return create(n, flagLIFO) }
+
+// FromFile takes over a handle received from elsewhere, such as an
+// inherited descriptor (os.NewFile(3, "sem")).  It fails with EBADFD if the
+// handle is not bound to a semaphore.  What is acquired through f is held
+// by its open file, which processes sharing it share: call NewHandle for a
+// handle of your own, whose permits come back when your process ends.
+func FromFile(f *os.File) (*Semaphore, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd := -1
+	if err := rc.Control(func(v uintptr) { fd = int(v) }); err != nil {
+		return nil, err
+	}
+	h := &handle{f: f, fd: fd}
+	if nb, _ := isNonblock(fd); nb {
+		h.rc = rc
+	}
+	var info sysInfo
+	if _, err := ioctl(fd, iocInfo, unsafe.Pointer(&info)); err != nil {
+		return nil, errno("fairsem info", err)
+	}
+	return wrap(h), nil
+}
+
+// NewHandle opens another handle on the same semaphore, with accounting of
+// its own: it holds nothing, and what it acquires is its own.
+func (s *Semaphore) NewHandle() (*Semaphore, error) {
+	h, err := s.openHandle(false)
+	if err != nil {
+		return nil, err
+	}
+	return wrap(h), nil
+}
+
+func (s *Semaphore) openHandle(nonblock bool) (*handle, error) {
+	arg := sysHandle{flags: syscall.O_CLOEXEC, fd: -1}
+	if nonblock {
+		arg.flags |= syscall.O_NONBLOCK
+	}
+	fd, err := ioctl(s.main.fd, iocNewHandle, unsafe.Pointer(&arg))
+	runtime.KeepAlive(s.main.f)
+	if err != nil {
+		return nil, errno("fairsem new handle", err)
+	}
+	return newHandle(fd, "fairsem")
+}
+
+// File is the Semaphore's own handle, to pass to a child process
+// (exec.Cmd.ExtraFiles).  It stays the Semaphore's: do not close it.
+func (s *Semaphore) File() *os.File { return s.main.f }
+
+// TryAcquire takes n permits only if they are granted at once, never
+// overtaking a waiter.  It reports false otherwise, also when the
+// semaphore is closed or n is out of range.
+func (s *Semaphore) TryAcquire(n int64) bool {
+	if n <= 0 {
+		return false
+	}
+	err := sysAcquireCall(s.main.fd, uint64(n), acqTry)
+	runtime.KeepAlive(s.main.f)
+	if err != nil {
+		return false
+	}
+	s.mu.Lock()
+	s.main.holds += uint64(n)
+	s.mu.Unlock()
+	return true
+}
+
+// Acquire waits its turn for n permits, or until ctx is done.  On success it
+// returns nil; on failure nothing is held: ctx.Err(), an error matching
+// ErrClosed, or EINVAL for n out of range.  A ctx already done fails at once.
+func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if n <= 0 {
+		return errno("fairsem acquire", syscall.EINVAL)
+	}
+	h, err := s.takeIdle()
+	if err != nil {
+		return err
+	}
+	err = sysAcquireCall(h.fd, uint64(n), acqAsync)
+	if err == syscall.EINPROGRESS {
+		err = s.wait(ctx, h)
+	} else {
+		err = errno("fairsem acquire", err)
+	}
+	s.mu.Lock()
+	if err == nil {
+		h.holds += uint64(n)
+	}
+	s.idle = append(s.idle, h)
+	s.mu.Unlock()
+	return err
+}
+
+// The past: a read deadline there wakes a waiting Read at once.
+var longAgo = time.Unix(1, 0)
+
+// wait collects h's queued request through the netpoller.
+func (s *Semaphore) wait(ctx context.Context, h *handle) error {
+	var stop, done chan struct{}
+	fired := false
+	if ctx.Done() != nil {
+		stop, done = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			select {
+			case <-ctx.Done():
+				h.f.SetReadDeadline(longAgo)
+				fired = true
+			case <-stop:
+			}
+		}()
+	}
+	var rerr error
+	err := h.rc.Read(func(fd uintptr) bool {
+		var buf [8]byte
+		_, rerr = syscall.Read(int(fd), buf[:])
+		return rerr != syscall.EAGAIN
+	})
+	if stop != nil {
+		// The watcher is gone before the handle can be reused.
+		close(stop)
+		<-done
+		if fired {
+			h.f.SetReadDeadline(time.Time{})
+		}
+	}
+	if err == nil && rerr == nil {
+		return nil
+	}
+	// Out of the queue; a grant that landed meanwhile goes back.  ENOENT:
+	// a close already removed the request.
+	if cerr := s.cancel(h); cerr != nil && cerr != syscall.ENOENT {
+		return errno("fairsem cancel", cerr)
+	}
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err == nil {
+		err = rerr
+	}
+	return errno("fairsem acquire", err)
+}
+
+func (s *Semaphore) cancel(h *handle) error {
+	_, err := ioctl(h.fd, iocCancel, nil)
+	runtime.KeepAlive(h.f)
+	return err
+}
+
+func (s *Semaphore) takeIdle() (*handle, error) {
+	s.mu.Lock()
+	if k := len(s.idle); k > 0 {
+		h := s.idle[k-1]
+		s.idle = s.idle[:k-1]
+		s.mu.Unlock()
+		return h, nil
+	}
+	s.mu.Unlock()
+	h, err := s.openHandle(true)
+	if err != nil {
+		return nil, err
+	}
+	if h.rc == nil {
+		h.f.Close()
+		return nil, errno("fairsem acquire", syscall.EINVAL)
+	}
+	s.mu.Lock()
+	s.all = append(s.all, h)
+	s.mu.Unlock()
+	return h, nil
+}
+
+// Release gives back n permits held by this Semaphore.  Like Weighted, it
+// panics when n is more than it holds.
+func (s *Semaphore) Release(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var held uint64
+	for _, h := range s.all {
+		held += h.holds
+	}
+	if n < 0 || uint64(n) > held {
+		panic("fairsem: released more than held")
+	}
+	left := uint64(n)
+	for _, h := range s.all {
+		k := h.holds
+		if k > left {
+			k = left
+		}
+		if k == 0 {
+			continue
+		}
+		if err := ioctlCount(h.fd, iocRelease, k); err != nil {
+			panic("fairsem: release: " + err.Error())
+		}
+		runtime.KeepAlive(h.f)
+		h.holds -= k
+		left -= k
+	}
+}
+
+func (s *Semaphore) count(op string, req uintptr, n int64) error {
+	if n <= 0 {
+		return errno(op, syscall.EINVAL)
+	}
+	err := ioctlCount(s.main.fd, req, uint64(n))
+	runtime.KeepAlive(s.main.f)
+	return errno(op, err)
+}
+
+// Add raises the limit by n; waiters are served at once, in order.
+// EOVERFLOW past MaxPermits.
+func (s *Semaphore) Add(n int64) error { return s.count("fairsem add", iocAdd, n) }
+
+// Remove lowers the limit by n, even below what is held (then nothing is
+// granted until enough comes back).  EINVAL above the limit.
+func (s *Semaphore) Remove(n int64) error { return s.count("fairsem remove", iocRemove, n) }
+
+// Close closes the semaphore for every handle in every process: waiting
+// Acquires fail with ErrClosed, and so does every Acquire after.  Release
+// still works.  It does not close descriptors: see CloseHandle.
+func (s *Semaphore) Close() error {
+	_, err := ioctl(s.main.fd, iocClose, nil)
+	runtime.KeepAlive(s.main.f)
+	return errno("fairsem close", err)
+}
+
+// CloseHandle closes this Semaphore's descriptors: whatever they hold goes
+// back to the semaphore.  No other method may be called after it.
+func (s *Semaphore) CloseHandle() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var first error
+	for _, h := range s.all {
+		if err := h.f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.all, s.idle = nil, nil
+	return first
+}
+
+// Info takes a consistent snapshot of the semaphore; Holds adds up what
+// this Semaphore's handles hold.
+func (s *Semaphore) Info() (Info, error) {
+	var i sysInfo
+	_, err := ioctl(s.main.fd, iocInfo, unsafe.Pointer(&i))
+	runtime.KeepAlive(s.main.f)
+	if err != nil {
+		return Info{}, errno("fairsem info", err)
+	}
+	s.mu.Lock()
+	var holds uint64
+	for _, h := range s.all {
+		holds += h.holds
+	}
+	s.mu.Unlock()
+	return Info{
+		ID: i.id, Limit: i.limit, Available: i.available, Taken: i.taken,
+		Holds: holds, Waiters: i.waiters, Handles: i.handles,
+		LIFO: i.flags&flagLIFO != 0, Closed: i.flags&infoClosed != 0,
+	}, nil
+}

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+
+package fairsem
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// The ABI of uapi/linux/fairsem.h.
+const (
+	MaxPermits = 1 << 62 // FAIRSEM_MAX_PERMITS
+	noDeadline = ^uint64(0)
+
+	flagLIFO         = 1 << 0 // FAIRSEM_LIFO
+	flagPrio         = 1 << 4 // FAIRSEM_PRIO
+	acqTry           = 1 << 0 // FAIRSEM_ACQ_TRY
+	acqAsync         = 1 << 1 // FAIRSEM_ACQ_ASYNC
+	infoClosed       = 1 << 1 // FAIRSEM_INFO_CLOSED
+	infoAsyncPending = 1 << 2 // FAIRSEM_INFO_ASYNC_PENDING
+	infoAsyncGranted = 1 << 3 // FAIRSEM_INFO_ASYNC_GRANTED
+)
+
+type sysInit struct {
+	permits  uint64
+	flags    uint32
+	reserved uint32
+}
+
+type sysAcquire struct {
+	count      uint64
+	deadlineNs uint64
+	flags      uint32
+	reserved   uint32
+}
+
+type sysInfo struct {
+	id, limit, available, taken, holds, waiters uint64
+	flags, handles                              uint32
+	reserved                                    [4]uint64
+}
+
+type sysHandle struct {
+	flags uint32
+	fd    int32
+}
+
+func ioc(dir, nr, size uintptr) uintptr {
+	return dir<<30 | size<<16 | 0xFA<<8 | nr
+}
+
+var (
+	iocInit      = ioc(1, 0, unsafe.Sizeof(sysInit{}))
+	iocAcquire   = ioc(1, 1, unsafe.Sizeof(sysAcquire{}))
+	iocRelease   = ioc(1, 2, 8)
+	iocForget    = ioc(1, 3, 8)
+	iocAdd       = ioc(1, 4, 8)
+	iocRemove    = ioc(1, 5, 8)
+	iocClose     = ioc(0, 6, 0)
+	iocCancel    = ioc(0, 7, 0)
+	iocInfo      = ioc(2, 8, unsafe.Sizeof(sysInfo{}))
+	iocNewHandle = ioc(3, 9, unsafe.Sizeof(sysHandle{}))
+)
+
+func ioctl(fd int, req uintptr, arg unsafe.Pointer) (int, error) {
+	r, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), req, uintptr(arg))
+	if e != 0 {
+		return -1, e
+	}
+	return int(r), nil
+}
+
+func ioctlCount(fd int, req uintptr, count uint64) error {
+	_, err := ioctl(fd, req, unsafe.Pointer(&count))
+	return err
+}
+
+func sysAcquireCall(fd int, count uint64, flags uint32) error {
+	arg := sysAcquire{count: count, deadlineNs: noDeadline, flags: flags}
+	_, err := ioctl(fd, iocAcquire, unsafe.Pointer(&arg))
+	return err
+}

@@ -1,0 +1,241 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The blocking API against the real module (run in the VM)."""
+
+import errno
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+import fairsem
+
+
+def until_waiters(sem, n):
+    """Poll until n requests are queued (10 s at most)."""
+    for _ in range(5000):
+        if sem.info().waiters == n:
+            return
+        time.sleep(0.002)
+    raise AssertionError("waiters stuck at %d, want %d" % (sem.info().waiters, n))
+
+
+class Blocking(unittest.TestCase):
+    def sem(self, n, **kw):
+        s = fairsem.Semaphore(n, **kw)
+        self.addCleanup(s.close_handle)
+        return s
+
+    def test_new_has_the_permits_asked_for(self):
+        i = self.sem(3).info()
+        self.assertEqual((i.limit, i.available, i.taken, i.waiters), (3, 3, 0, 0))
+        self.assertFalse(i.lifo)
+        self.assertFalse(i.closed)
+
+    def test_acquire_holds_until_release(self):
+        s = self.sem(3)
+        self.assertTrue(s.acquire(2))
+        self.assertEqual((s.info().available, s.info().holds), (1, 2))
+        s.release(2)
+        self.assertEqual((s.info().available, s.info().holds), (3, 0))
+
+    def test_permits_context_manager_releases_on_error(self):
+        s = self.sem(2)
+        with self.assertRaises(KeyError):
+            with s.permits(2):
+                self.assertEqual(s.info().available, 0)
+                raise KeyError("x")
+        self.assertEqual(s.info().available, 2)
+
+    def test_try_acquire_without_permits_is_false(self):
+        s = self.sem(1)
+        self.assertTrue(s.try_acquire())
+        self.assertFalse(s.try_acquire())
+
+    def test_try_acquire_on_closed_raises_closed(self):
+        s = self.sem(1)
+        s.close()
+        with self.assertRaises(fairsem.Closed) as cm:
+            s.try_acquire()
+        self.assertEqual(cm.exception.errno, errno.EIDRM)
+
+    def test_try_acquire_never_jumps_a_waiter(self):
+        s = self.sem(1)
+        t = threading.Thread(target=lambda: self.assertRaises(fairsem.Closed, s.acquire, 2))
+        t.start()
+        until_waiters(s, 1)
+        self.assertFalse(s.try_acquire(1))
+        s.close()
+        t.join()
+
+    def test_acquire_timeout_raises_timeout(self):
+        s = self.sem(0)
+        with self.assertRaises(fairsem.Timeout) as cm:
+            s.acquire(1, timeout=0.02)
+        self.assertEqual(cm.exception.errno, errno.ETIMEDOUT)
+        self.assertIsInstance(cm.exception, TimeoutError)
+        self.assertEqual(s.info().waiters, 0)
+
+    def test_acquire_zero_raises_einval(self):
+        s = self.sem(1)
+        with self.assertRaises(fairsem.FairsemError) as cm:
+            s.acquire(0)
+        self.assertEqual(cm.exception.errno, errno.EINVAL)
+
+    def test_release_more_than_held_raises_einval(self):
+        s = self.sem(2)
+        s.acquire(1)
+        with self.assertRaises(fairsem.FairsemError) as cm:
+            s.release(2)
+        self.assertEqual(cm.exception.errno, errno.EINVAL)
+        self.assertEqual(s.info().holds, 1)
+
+    def test_forget_lowers_the_limit(self):
+        s = self.sem(3)
+        s.acquire(2)
+        s.forget(2)
+        i = s.info()
+        self.assertEqual((i.limit, i.available, i.taken, i.holds), (1, 1, 0, 0))
+
+    def test_add_and_remove_move_the_limit(self):
+        s = self.sem(1)
+        s.add(4)
+        s.remove(3)
+        self.assertEqual(s.info().limit, 2)
+        with self.assertRaises(fairsem.FairsemError) as cm:
+            s.remove(3)
+        self.assertEqual(cm.exception.errno, errno.EINVAL)
+        with self.assertRaises(fairsem.FairsemError) as cm:
+            s.add(fairsem.MAX_PERMITS)
+        self.assertEqual(cm.exception.errno, errno.EOVERFLOW)
+
+    def test_close_fails_a_blocked_waiter_with_closed(self):
+        s = self.sem(0)
+        errs = queue.Queue()
+
+        def wait():
+            try:
+                s.acquire()
+            except fairsem.Closed as exc:
+                errs.put(exc.errno)
+
+        t = threading.Thread(target=wait)
+        t.start()
+        until_waiters(s, 1)
+        s.close()
+        t.join()
+        self.assertEqual(errs.get_nowait(), errno.EIDRM)
+        self.assertTrue(s.closed)
+
+    def test_blocked_acquire_lets_other_threads_run(self):
+        s = self.sem(0)
+        t = threading.Thread(target=s.acquire)
+        t.start()
+        until_waiters(s, 1)  # this thread runs while the other waits
+        s.add(1)
+        t.join()
+        self.assertEqual(s.info().holds, 1)
+
+    def test_waiters_are_served_in_arrival_order(self):
+        s = self.sem(0)
+        order = queue.Queue()
+        threads = []
+        for i in range(5):
+            h = s.new_handle()
+            self.addCleanup(h.close_handle)
+            t = threading.Thread(target=lambda h=h, i=i: (h.acquire(), order.put(i)))
+            t.start()
+            threads.append(t)
+            until_waiters(s, i + 1)
+        for i in range(5):
+            s.add(1)
+            self.assertEqual(order.get(timeout=10), i)
+        for t in threads:
+            t.join()
+
+    def test_lifo_serves_the_newest_first(self):
+        s = self.sem(0, lifo=True)
+        self.assertTrue(s.info().lifo)
+        order = queue.Queue()
+        for i in range(4):
+            threading.Thread(target=lambda i=i: (s.acquire(), order.put(i))).start()
+            until_waiters(s, i + 1)
+        for i in reversed(range(4)):
+            s.add(1)
+            self.assertEqual(order.get(timeout=10), i)
+
+    def test_signal_handler_does_not_end_the_wait(self):
+        s = self.sem(0)
+        hits = []
+        old = signal.signal(signal.SIGALRM, lambda *a: hits.append(1))
+        self.addCleanup(signal.signal, signal.SIGALRM, old)
+        threading.Timer(0.3, s.add, (1,)).start()
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        self.assertTrue(s.acquire())
+        self.assertEqual(hits, [1])
+        self.assertEqual(s.info().holds, 1)
+
+    def test_from_fd_refuses_an_unbound_handle(self):
+        fd = os.open("/dev/fairsem", os.O_RDWR)
+        self.addCleanup(os.close, fd)
+        with self.assertRaises(fairsem.FairsemError) as cm:
+            fairsem.Semaphore.from_fd(fd)
+        self.assertEqual(cm.exception.errno, errno.EBADFD)
+
+    def test_new_handle_has_its_own_accounting(self):
+        s = self.sem(3)
+        o = s.new_handle()
+        o.acquire(2)
+        i = s.info()
+        self.assertEqual((i.holds, i.taken), (0, 2))
+        o.close_handle()
+        self.assertEqual((s.info().taken, s.info().available), (0, 3))
+
+    def test_holder_killed_gives_back(self):
+        s = self.sem(1)
+        child = subprocess.Popen(
+            [sys.executable, "-c",
+             "import fairsem, sys, time\n"
+             "s = fairsem.Semaphore.from_fd(%d).new_handle()\n"
+             "s.acquire(); print('held', flush=True); time.sleep(600)\n" % s.fileno()],
+            pass_fds=[s.fileno()], stdout=subprocess.PIPE, text=True)
+        self.assertEqual(child.stdout.readline(), "held\n")
+        self.assertEqual(s.info().taken, 1)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+        self.assertEqual((s.info().taken, s.info().available), (0, 1))
+
+
+class Abi(unittest.TestCase):
+    def test_constants_match_the_uapi_header(self):
+        from fairsem import _sys
+        path = os.environ.get("FAIRSEM_ABI")
+        self.assertTrue(path, "FAIRSEM_ABI names the ABI file")
+        header = {}
+        with open(path) as f:
+            for line in f:
+                k, _, v = line.partition(" ")
+                header[k] = int(v)
+        ours = {
+            "FAIRSEM_IOC_INIT": _sys.IOC_INIT, "FAIRSEM_IOC_ACQUIRE": _sys.IOC_ACQUIRE,
+            "FAIRSEM_IOC_RELEASE": _sys.IOC_RELEASE, "FAIRSEM_IOC_FORGET": _sys.IOC_FORGET,
+            "FAIRSEM_IOC_ADD": _sys.IOC_ADD, "FAIRSEM_IOC_REMOVE": _sys.IOC_REMOVE,
+            "FAIRSEM_IOC_CLOSE": _sys.IOC_CLOSE, "FAIRSEM_IOC_CANCEL": _sys.IOC_CANCEL,
+            "FAIRSEM_IOC_INFO": _sys.IOC_INFO, "FAIRSEM_IOC_NEW_HANDLE": _sys.IOC_NEW_HANDLE,
+            "FAIRSEM_MAX_PERMITS": _sys.MAX_PERMITS, "FAIRSEM_NO_DEADLINE": _sys.NO_DEADLINE,
+            "FAIRSEM_LIFO": _sys.LIFO, "FAIRSEM_PRIO": _sys.PRIO,
+            "FAIRSEM_ACQ_TRY": _sys.ACQ_TRY, "FAIRSEM_ACQ_ASYNC": _sys.ACQ_ASYNC,
+            "FAIRSEM_INFO_CLOSED": _sys.INFO_CLOSED,
+            "FAIRSEM_INFO_ASYNC_PENDING": _sys.INFO_ASYNC_PENDING,
+            "FAIRSEM_INFO_ASYNC_GRANTED": _sys.INFO_ASYNC_GRANTED,
+        }
+        for k, v in ours.items():
+            self.assertEqual(header[k], v, k)
+
+
+if __name__ == "__main__":
+    unittest.main()

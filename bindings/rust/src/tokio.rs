@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//! Waiting on tokio's reactor.
+//!
+//! [`Semaphore`] here has tokio's names: `acquire_many(n).await`,
+//! `acquire_many_owned`, `try_acquire_many`, `add_permits`, `close`.  Each
+//! pending acquire is an asynchronous request (`FAIRSEM_ACQ_ASYNC`) on a
+//! private handle that polls readable when granted; the task sleeps in
+//! tokio, no thread blocks.
+//!
+//! **Cancel safety:** dropping an acquire future before it completes
+//! withdraws its request (`FAIRSEM_IOC_CANCEL`): it leaves the queue, and
+//! permits the kernel granted but the future had not yet collected go back.
+//! So `tokio::time::timeout` and `select!` lose nothing.
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+//! let sem = fairsem::tokio::Semaphore::new(2)?;
+//! let permit = sem.acquire_many(2).await?;
+//! drop(permit);
+//! # Ok(()) }
+//! ```
+
+use std::io;
+use std::ops::Deref;
+use std::os::unix::io::{AsRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+
+use ::tokio::io::unix::AsyncFd;
+use ::tokio::io::Interest;
+
+use crate::{sys, AcquireError, Held};
+
+/// A permit borrowed from a [`Semaphore`]: the same type as the blocking one.
+pub type Permit<'a> = crate::Permit<'a>;
+
+/// A permit that keeps its [`Semaphore`] alive.
+pub type OwnedPermit = crate::OwnedPermit<Semaphore>;
+
+/// A fairsem handle whose acquires are futures.  Everything else (`close`,
+/// `add_permits`, `try_acquire_many`, `info`, ...) is the blocking
+/// [`crate::Semaphore`]'s, through `Deref`.
+#[derive(Debug)]
+pub struct Semaphore {
+    inner: crate::Semaphore,
+}
+
+impl Semaphore {
+    /// A new semaphore with `permits` permits, first come first served.
+    pub fn new(permits: u64) -> io::Result<Semaphore> {
+        crate::Semaphore::new(permits).map(Semaphore::from)
+    }
+
+    /// A new semaphore that serves the newest request first.
+    pub fn new_lifo(permits: u64) -> io::Result<Semaphore> {
+        crate::Semaphore::new_lifo(permits).map(Semaphore::from)
+    }
+
+    /// Takes over a bound handle; see [`crate::Semaphore::from_fd`].
+    pub fn from_fd(fd: OwnedFd) -> io::Result<Semaphore> {
+        crate::Semaphore::from_fd(fd).map(Semaphore::from)
+    }
+
+    /// Another handle on the same semaphore, with its own accounting.
+    pub fn new_handle(&self) -> io::Result<Semaphore> {
+        self.inner.new_handle().map(Semaphore::from)
+    }
+
+    /// Waits its turn for `n` permits without blocking the thread.
+    /// Must be polled inside a tokio runtime with I/O enabled.
+    pub async fn acquire_many(&self, n: u64) -> Result<Permit<'_>, AcquireError> {
+        let held = wait(&self.inner, n).await?;
+        Ok(crate::Permit { sem: &self.inner, held })
+    }
+
+    /// [`acquire_many`](Self::acquire_many) of one permit.
+    pub async fn acquire(&self) -> Result<Permit<'_>, AcquireError> {
+        self.acquire_many(1).await
+    }
+
+    /// As [`acquire_many`](Self::acquire_many), for a permit that can move
+    /// into a spawned task.
+    pub async fn acquire_many_owned(self: Arc<Self>, n: u64) -> Result<OwnedPermit, AcquireError> {
+        let held = wait(&self.inner, n).await?;
+        Ok(crate::OwnedPermit { sem: self, held })
+    }
+
+    /// [`acquire_many_owned`](Self::acquire_many_owned) of one permit.
+    pub async fn acquire_owned(self: Arc<Self>) -> Result<OwnedPermit, AcquireError> {
+        self.acquire_many_owned(1).await
+    }
+
+    /// The blocking handle underneath.
+    pub fn into_inner(self) -> crate::Semaphore {
+        self.inner
+    }
+}
+
+impl From<crate::Semaphore> for Semaphore {
+    fn from(inner: crate::Semaphore) -> Semaphore {
+        Semaphore { inner }
+    }
+}
+
+impl Deref for Semaphore {
+    type Target = crate::Semaphore;
+
+    fn deref(&self) -> &crate::Semaphore {
+        &self.inner
+    }
+}
+
+impl AsRef<crate::Semaphore> for Semaphore {
+    fn as_ref(&self) -> &crate::Semaphore {
+        &self.inner
+    }
+}
+
+impl AsRawFd for Semaphore {
+    fn as_raw_fd(&self) -> RawFd {
+        self.inner.as_raw_fd()
+    }
+}
+
+/// A queued request: until it is collected, dropping this withdraws it.
+struct Pending<'a> {
+    sem: &'a crate::Semaphore,
+    fd: Option<OwnedFd>,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        let fd = match self.fd.take() {
+            Some(fd) => fd,
+            None => return,
+        };
+        // Out of the queue, and a grant not yet read goes back.  ENOENT:
+        // the semaphore was closed, which already removed the request.
+        match sys::cancel(fd.as_raw_fd()) {
+            Ok(()) => self.sem.put_handle(fd),
+            Err(e) if sys::errno(&e) == libc::ENOENT => self.sem.put_handle(fd),
+            // Closing the handle gives back anything it holds.
+            Err(_) => drop(fd),
+        }
+    }
+}
+
+async fn wait(sem: &crate::Semaphore, n: u64) -> Result<Held, AcquireError> {
+    let fd = sem.take_handle().map_err(AcquireError)?;
+    match sys::acquire(fd.as_raw_fd(), n, sys::NO_DEADLINE, sys::ACQ_ASYNC) {
+        Ok(()) => return Ok(Held::own(fd, n)),
+        Err(e) if sys::errno(&e) == libc::EINPROGRESS => {}
+        Err(e) => {
+            sem.put_handle(fd);
+            return Err(AcquireError(e));
+        }
+    }
+    let raw = fd.as_raw_fd();
+    let mut pending = Pending { sem, fd: Some(fd) };
+    // Declared after `pending`, so dropped (deregistered) before the cancel.
+    let afd = AsyncFd::with_interest(raw, Interest::READABLE).map_err(AcquireError)?;
+    loop {
+        let mut ready = afd.readable().await.map_err(AcquireError)?;
+        match sys::collect(raw) {
+            Ok(_) => break,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => ready.clear_ready(),
+            // EIDRM: closed before the grant.
+            Err(e) => return Err(AcquireError(e)),
+        }
+    }
+    drop(afd);
+    let fd = pending.fd.take().expect("the handle is pending's until collected");
+    Ok(Held::own(fd, n))
+}

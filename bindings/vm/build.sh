@@ -1,0 +1,90 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build one runner of bindings/vm/check.sh into the VM payload:
+#
+#   bindings/vm/build.sh RUNNER PAYLOAD_DIR CACHE_DIR
+#
+# Everything offline: Debian's cargo and rustc with the crates of
+# /usr/share/cargo/registry (bindings/rust/.cargo/config.toml), Debian's Go
+# with the standard library only, Debian's python3.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+runner=$1 payload=$2 cache=$3
+mkdir -p "$cache"
+
+# Debian's toolchains, whatever else is on PATH (rustup, pyenv, ...).
+export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+CARGO=/usr/bin/cargo
+GO=$(ls -d /usr/lib/go-1.*/bin/go 2>/dev/null | sort -V | tail -n 1)
+PY=/usr/bin/python3
+
+# cargo's --message-format=json: the test executables it built.
+cargo_executables() {
+	$PY -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["target"]["name"], m["executable"])'
+}
+
+build_rust() {
+	local dir=$payload/rust
+	mkdir -p "$dir"
+	(cd "$root/bindings/rust" && CARGO_TARGET_DIR=$cache/rust-target \
+		$CARGO test --release -j2 --no-run --message-format=json) |
+		cargo_executables | while read -r name exe; do
+		[ "$name" = fairsem ] && continue  # the lib's own (empty) unit tests
+		cp "$exe" "$dir/$name"
+	done
+	ls "$dir"/* >/dev/null
+}
+
+build_go() {
+	mkdir -p "$payload/go"
+	(cd "$root/bindings/go" && CGO_ENABLED=0 GOCACHE=$cache/go-cache \
+		GOPATH=$cache/gopath GOFLAGS=-mod=mod GO111MODULE=on \
+		$GO test -c -o "$payload/go/fairsem.test" .)
+}
+
+# The package, its tests, and Debian's python3 with its standard library
+# (no test suite, no GUI): the busybox VM has no Python of its own.
+build_python() {
+	local py=$payload/py ver
+	ver=$($PY -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	mkdir -p "$payload/python" "$py/bin" "$py/lib" "$py/syslib"
+	cp -a "$root/bindings/python/fairsem" "$root/bindings/python/tests" "$payload/python/"
+	cp -L "/usr/bin/python$ver" "$py/bin/python3"
+	tar -C /usr/lib -cf - --exclude=__pycache__ --exclude=test \
+		--exclude=tests --exclude=idlelib --exclude=tkinter \
+		--exclude=turtledemo --exclude=ensurepip --exclude=lib2to3 \
+		--exclude=pydoc_data --exclude=dist-packages \
+		--exclude=site-packages --exclude='config-*' --exclude='_test*' \
+		--exclude='_tkinter*' --exclude='nis.*' --exclude='readline.*' \
+		--exclude='_curses*' --exclude='_dbm*' --exclude='_sqlite3*' \
+		--exclude='_crypt.*' --exclude='_xx*' --exclude='xxlimited*' \
+		"python$ver" | tar -C "$py/lib" -xf -
+	# Extension modules' libraries (the binary's own come with run.sh).
+	for so in "$py/lib/python$ver"/lib-dynload/*.so; do
+		{ ldd "$so" | grep -o '/[^ ]*' || true; } | while read -r lib; do
+			[ -e "$py/syslib/${lib##*/}" ] || cp -L "$lib" "$py/syslib/"
+		done
+	done
+}
+
+build_eventloops() {
+	make -C "$root/examples/eventloops" DEST="$payload/eventloops"
+}
+
+build_cross() {
+	# The Python holder and waiters run on the python runner's interpreter.
+	[ -d "$payload/py" ] || build_python
+	make -C "$root/examples/cross" DEST="$payload/cross" CACHE="$cache"
+}
+
+case $runner in
+rust | go | python | eventloops | cross) "build_$runner" ;;
+*) echo "build: unknown runner $runner" >&2; exit 2 ;;
+esac

@@ -1,0 +1,29 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The language bindings (bindings/rust, bindings/go, bindings/python), the
+# event-loop examples (examples/eventloops) and the cross-language test
+# (examples/cross), all tested in one VM against the real module:
+#
+#   make check-bindings     builds everything offline (Debian's cargo, Go,
+#                           python3 and -dev packages: scripts/deps.d/
+#                           bindings.list), boots Debian's kernel with the
+#                           module, prints "bindings: RUNNER: N passed,
+#                           N failed, N skipped" per runner and the total
+#                           as the last line
+#   make bench-bindings     uncontended acquire+release per binding against
+#                           libfairsem and eventfd, one VM run; the table
+#                           goes into bench/results.md
+#
+# BINDINGS_RUNNERS picks runners (default: rust go python eventloops cross).
+
+BINDINGS_RUNNERS ?=
+
+.PHONY: check-bindings bench-bindings
+
+check-bindings: module-$(DEB_NAME)
+	$(TOP)/bindings/vm/check.sh /boot/vmlinuz-$(DEB_KVER) \
+		$(BUILD)/kmod-$(DEB_NAME)/fairsem.ko $(BINDINGS_RUNNERS)
+
+bench-bindings: module-$(DEB_NAME)
+	$(TOP)/bench/bindings/run.sh /boot/vmlinuz-$(DEB_KVER) \
+		$(BUILD)/kmod-$(DEB_NAME)/fairsem.ko
