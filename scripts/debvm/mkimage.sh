@@ -51,8 +51,8 @@ else
 fi
 
 if [ ${#debs[@]} -gt 0 ]; then
-	mkdir -p "$root/tmp/debs"
 	debvm_mount "$root"
+	mkdir -p "$root/tmp/debs"	# on the chroot's /tmp, a tmpfs
 	cp "${debs[@]}" "$root/tmp/debs/"
 	local_debs=()
 	for d in "${debs[@]}"; do

@@ -53,10 +53,11 @@ if [ ! -f "$img_dir/.done" ]; then
 			args+=(--deb "$f")
 		done
 		echo "vm-install: installing ${debs[*]##*/} in the root filesystem"
-		"$root/scripts/debvm/mkimage.sh" "${args[@]}" --log "$img_dir/apt.log" \
+		"$root/scripts/debvm/mkimage.sh" "${args[@]}" --log "$work/apt.log" \
 			"$dir/rootfs.tar.zst" "$img_dir/disk.img" ||
-			{ tail -n 40 "$img_dir/apt.log"; rm -rf "$img_dir"; fail "mkimage failed"; }
-		grep -E 'dkms|Building|fairsem.ko' "$img_dir/apt.log" | head -n 20
+			{ tail -n 40 "$work/apt.log"; rm -rf "$img_dir"; fail "mkimage failed"; }
+		cp "$work/apt.log" "$img_dir/apt.log"
+		grep -E 'dkms|Building|fairsem.ko' "$work/apt.log" | head -n 20
 		touch "$img_dir/.done"
 		echo "vm-install: image made in $((SECONDS - t0)) s"
 	fi
