@@ -44,8 +44,10 @@ if [ ! -f "$img_dir/.done" ]; then
 	flock 8
 	if [ ! -f "$img_dir/.done" ]; then
 		t0=$SECONDS
+		# Older images go; debvm_rm refuses a tree with a mount left below
+		# it (a killed mkimage's chroot binds /dev).
 		for old in "$cache"/debvm-install-*/; do
-			[ -d "$old" ] && rm -rf "$old"
+			[ -d "$old" ] && (. "$root/scripts/debvm/common.sh" && debvm_rm "$old")
 		done
 		mkdir -p "$img_dir"
 		args=()
