@@ -135,7 +135,9 @@ purge_removes_the_packages() {
 
 purge_leaves_no_file() {
 	local left
-	left=$(while read -r f; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done <"$files_before")
+	left=$(while read -r f; do
+		if [ -e "$f" ] || [ -L "$f" ]; then echo "$f"; fi
+	done <"$files_before")
 	[ -z "$left" ] || { echo "left:"; echo "$left"; return 1; }
 	left=$(find /usr/src /lib/modules /etc /usr/lib /lib/systemd -name '*fairsem*' 2>/dev/null)
 	[ -z "$left" ] || { echo "left:"; echo "$left"; return 1; }
