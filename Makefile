@@ -172,6 +172,7 @@ check-all-parts:
 	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
 	@$(PART) bindings $(MAKE) check-bindings || true
 	@$(MAKE) kernels-matrix
+	@$(PART) install $(MAKE) check-install || true
 	@$(TOP)/scripts/summarize.sh || true
 
 # ---- style -----------------------------------------------------------------
