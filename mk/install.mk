@@ -47,7 +47,11 @@ SYSTEMDUNITDIR  ?= $(PREFIX)/lib/systemd/system
 INSTALL_MOD_PATH ?= $(DESTDIR)
 INSTALL_MOD_DIR ?= extra
 DEPMOD          ?= depmod
-export PREFIX DESTDIR BINDIR LIBDIR INCLUDEDIR MANDIR PKGCONFIGDIR
+# Passed to lib/Makefile on its command line, not exported: exported, they
+# would reach everything make runs (dpkg-buildpackage in `make deb`).
+LIB_INSTALL_VARS = DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) BINDIR=$(BINDIR) \
+	LIBDIR=$(LIBDIR) INCLUDEDIR=$(INCLUDEDIR) MANDIR=$(MANDIR) \
+	PKGCONFIGDIR=$(PKGCONFIGDIR)
 
 # The release of the kernel in KDIR, for depmod and the module's directory:
 # utsrelease.h, since Debian's headers keep the upstream version (6.1.192)
@@ -81,7 +85,7 @@ install-module: modules_install
 	fi
 
 install-lib:
-	$(MAKE) -C $(TOP)/lib install
+	$(MAKE) -C $(TOP)/lib install $(LIB_INSTALL_VARS)
 
 install-data:
 	install -d $(DESTDIR)$(MODULESLOADDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
@@ -115,7 +119,7 @@ uninstall-module:
 	fi
 
 uninstall-lib:
-	$(MAKE) -C $(TOP)/lib uninstall
+	$(MAKE) -C $(TOP)/lib uninstall $(LIB_INSTALL_VARS)
 
 uninstall-data:
 	rm -f $(DESTDIR)$(MODULESLOADDIR)/fairsem.conf \

@@ -16,6 +16,12 @@
 # with its reason in debian/ (see debian/README.source).
 set -euo pipefail
 
+# Run from make or not, the same: no make state or install variables from
+# the caller reach the builds and tests below.
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES DESTDIR PREFIX BINDIR LIBDIR \
+	INCLUDEDIR MANDIR PKGCONFIGDIR MODULESLOADDIR SYSTEMDUNITDIR KDIR \
+	KERNEL_SRC INSTALL_MOD_PATH INSTALL_MOD_DIR
+
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=${1:-$root/build/deb}

@@ -12,6 +12,12 @@
 # Ends with "N passed, N failed".
 set -uo pipefail
 
+# Run from make or not, the same: no make state or install variables from
+# the caller reach the builds and tests below.
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES DESTDIR PREFIX BINDIR LIBDIR \
+	INCLUDEDIR MANDIR PKGCONFIGDIR MODULESLOADDIR SYSTEMDUNITDIR KDIR \
+	KERNEL_SRC INSTALL_MOD_PATH INSTALL_MOD_DIR
+
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # shellcheck source=testlib.sh
