@@ -116,7 +116,11 @@ program_builds_with_pkg_config_against_the_tree() {
 	# shellcheck disable=SC2086
 	gcc -Wall -Werror -o "$work/prog" "$work/prog.c" $flags
 	LD_LIBRARY_PATH=$d/usr/local/lib "$work/prog"
-	LD_LIBRARY_PATH=$d/usr/local/lib ldd "$work/prog" | grep -q "$d/usr/local/lib/libfairsem.so.1"
+	# Whole outputs, then grep: under pipefail a grep -q that quits early
+	# would fail the test through the writer's SIGPIPE.
+	local deps
+	deps=$(LD_LIBRARY_PATH=$d/usr/local/lib ldd "$work/prog")
+	grep -q "$d/usr/local/lib/libfairsem.so.1" <<<"$deps" || { echo "$deps"; return 1; }
 }
 
 module_is_built_for_kdir() {

@@ -32,8 +32,12 @@ module_loaded_at_boot() {
 	grep -q '^fairsem ' /proc/modules || { echo "fairsem not in /proc/modules"; return 1; }
 	# Loaded by systemd-modules-load from the fairsem package's file, not
 	# by this script or by hand.
-	journalctl -b -u systemd-modules-load.service --no-pager | tee /dev/stderr |
-		grep -q "Inserted module 'fairsem'"
+	# Whole outputs, then grep: under pipefail a grep -q that quits early
+	# would fail the check through the writer's SIGPIPE.
+	local log
+	log=$(journalctl -b -u systemd-modules-load.service --no-pager)
+	echo "$log"
+	grep -q "Inserted module 'fairsem'" <<<"$log"
 }
 
 module_is_the_dkms_build() {
@@ -41,7 +45,10 @@ module_is_the_dkms_build() {
 	path=$(modinfo -n fairsem)
 	echo "modinfo -n: $path"
 	expect_eq path "$path" "/lib/modules/$kver/updates/dkms/fairsem.ko"
-	dkms status fairsem | tee /dev/stderr | grep -q "fairsem/.*, $kver, .*: installed"
+	local st
+	st=$(dkms status fairsem)
+	echo "$st"
+	grep -q "fairsem/.*, $kver, .*: installed" <<<"$st"
 }
 
 dev_fairsem_is_mode_0666() {
@@ -73,7 +80,10 @@ c_program_builds_with_pkg_config() {
 	chown "$user:" "$d/example.c"
 	echo "pkg-config: $(pkg-config --cflags --libs libfairsem)"
 	(cd "$d" && as_user sh -c 'gcc -Wall -Werror -o example example.c $(pkg-config --cflags --libs libfairsem)')
-	ldd "$d/example" | tee /dev/stderr | grep -q "libfairsem.so.1 => /lib/$(gcc -dumpmachine)/libfairsem.so.1\|libfairsem.so.1 => /usr/lib/$(gcc -dumpmachine)/libfairsem.so.1"
+	local deps
+	deps=$(ldd "$d/example")
+	echo "$deps"
+	grep -Eq "libfairsem.so.1 => (/usr)?/lib/$(gcc -dumpmachine)/libfairsem.so.1" <<<"$deps"
 	(cd "$d" && as_user ./example)
 }
 
@@ -103,7 +113,10 @@ fairsem_status_names_its_holders() {
 }
 
 library_is_in_the_linker_cache() {
-	ldconfig -p | tee /dev/stderr | grep -q 'libfairsem.so.1 '
+	local cache
+	cache=$(ldconfig -p)
+	grep 'libfairsem' <<<"$cache"
+	grep -q 'libfairsem.so.1 ' <<<"$cache"
 }
 
 named_semaphores_mounted_on_run_fairsem() {
