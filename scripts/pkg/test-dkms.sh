@@ -66,7 +66,10 @@ dkms_add_registers_the_source() {
 	mkdir -p "$src"
 	cp -r "$root/Kbuild" "$root/kmod" "$root/uapi" "$root/dkms.conf" "$src/"
 	dkms_ add -m fairsem -v "$version"
-	dkms_ status -m fairsem | tee /dev/stderr | grep -q "fairsem/$version: added"
+	local st
+	st=$(dkms_ status -m fairsem)
+	echo "$st"
+	grep -q "fairsem/$version: added" <<<"$st"
 }
 
 # build_and_install KVER KDIR
@@ -82,7 +85,10 @@ build_and_install() {
 	[ -n "$ko" ] || { echo "no fairsem.ko under $work/modules/$1"; return 1; }
 	echo "installed: ${ko#"$work"/}"
 	expect_eq vermagic "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" "$1"
-	dkms_ status -m fairsem -k "$1" | tee /dev/stderr | grep -q ": installed"
+	local st
+	st=$(dkms_ status -m fairsem -k "$1")
+	echo "$st"
+	grep -q ": installed" <<<"$st"
 }
 
 dkms_builds_and_installs_for_6_1() {
