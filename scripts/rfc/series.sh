@@ -104,8 +104,12 @@ trace_src=$(cd "$root/kmod" && ls -- *_trace.h 2>/dev/null | head -n 1 || true)
 kunit=$(cd "$root/kmod" && ls -- *kunit*.c *_test.c 2>/dev/null || true)
 
 mkdir -p "$stage/drv" "$stage/kst" "$stage/kmod"
+# Makefile.all builds everything Kbuild does; drv/Makefile, the driver's
+# patch, leaves out the KUnit test, which has a patch of its own.
+cp "$root/Kbuild" "$stage/Makefile.all"
+"$python" "$edit" kbuild-makefile "$stage/Makefile.all"
 cp "$root/Kbuild" "$stage/drv/Makefile"
-"$python" "$edit" kbuild-makefile "$stage/drv/Makefile"
+"$python" "$edit" kbuild-makefile "$stage/drv/Makefile" "$(for n in $kunit; do echo "${n%.c}.o"; done)"
 
 # The driver is what Kbuild builds: the sources of its objects and the
 # headers they include, nothing else (a file not wired in yet stays out).
@@ -115,7 +119,7 @@ cp "$root/Kbuild" "$stage/drv/Makefile"
 kver=$(git show base:Makefile | awk -F' *= *' '
 	/^VERSION/ { v = $2 } /^PATCHLEVEL/ { p = $2 } /^SUBLEVEL/ { s = $2 }
 	END { print v * 65536 + p * 256 + (s > 255 ? 255 : s) }')
-want=$(sed -n 's/^[^#].*[:+]=//p' "$stage/drv/Makefile" | tr ' ' '\n' |
+want=$(sed -n 's/^[^#].*[:+]=//p' "$stage/Makefile.all" | tr ' ' '\n' |
 	sed -n 's/\.o$/.c/p' | grep -v '^fairsem\.c$' | sort -u)
 # transform NAME: kmod/NAME as drivers/misc/fairsem/NAME.
 transform() {
@@ -145,6 +149,12 @@ while [ -n "$want" ]; do
 	done
 	want=$next
 done
+# Only a KUnit file that Kbuild builds.
+built_kunit=
+for n in $kunit; do
+	case " ${files[*]} " in *" $n "*) built_kunit+=" $n" ;; esac
+done
+kunit=$built_kunit
 for f in "$root"/kmod/*.[ch]; do
 	case " ${files[*]} " in *" $(basename "$f") "*) ;;
 	*) [ "$(basename "$f")" = "$trace_src" ] ||
@@ -303,16 +313,21 @@ EOF
 
 if [ -n "$kunit" ]; then
 	for n in $kunit; do add "$stage/drv/$n" "drivers/misc/fairsem/$n"; done
+	add "$stage/Makefile.all" drivers/misc/fairsem/Makefile
+	# The test builds the core into itself, with its own glue: linked
+	# into vmlinux next to a built-in driver, the symbols would clash.
 	cat >"$stage/kconfig" <<'EOF'
 config FAIRSEM_KUNIT_TEST
 	tristate "KUnit tests for fairsem" if !KUNIT_ALL_TESTS
-	depends on FAIRSEM && KUNIT
+	depends on KUNIT
+	depends on m || FAIRSEM != y
 	default KUNIT_ALL_TESTS
 	help
-	  KUnit tests of fairsem's queue and grant logic: arrival order,
-	  a large head holding back smaller requests, LIFO order, limits
-	  that shrink below what is taken, and the give-back when a handle
-	  goes away.
+	  KUnit tests of fairsem's queue and grant logic, run on the core
+	  alone: arrival order, a large head holding back smaller requests,
+	  LIFO and priority order, limits that shrink below what is taken,
+	  and the give-back when a handle goes away.  The tests carry their
+	  own copy of the core, so with FAIRSEM=y they are a module.
 
 	  If unsure, say N.
 EOF
@@ -321,8 +336,9 @@ EOF
 The grant rule is the part of fairsem that must never be wrong, and it
 is kept apart from the file operations so that it can be tested alone.
 Test it where maintainers expect it, with KUnit: every case drives the
-core directly, under the semaphore's lock, and checks the order of the
-grants and the counts after each step.
+core directly, under the semaphore's lock, through glue hooks that
+record what the core asks for, and checks the order of the grants and
+the counts after each step.
 EOF
 fi
 
