@@ -18,6 +18,8 @@
 #   make check-all      check, plus the selftests on 6.12 and on a debug kernel
 #                       with fault injection, the fuzzer and kmemleak
 #   make checkpatch     checkpatch.pl --strict on the module and the uapi header
+#   make kernel-doc     scripts/kernel-doc -none on them, warnings fatal
+#                       (mk/kernel-doc.mk)
 #   make docs, make rfc Documentation/ rendered; the upstream patch series
 #                       (mk/rfc.mk)
 #   make clean
@@ -79,6 +81,8 @@ $(eval $(call vm-kernel,6.12,$$(shell $(BPO) --print image),$$(shell $(BPO) --pr
 $(eval $(call vm-kernel,debug,$$(shell $(DBG) --print image),$$(shell $(DBG) --print kdir)))
 
 include $(TOP)/mk/recipes.mk
+# The kernel matrix: other suites, architectures and PREEMPT_RT.
+include $(TOP)/mk/kernels.mk
 
 # ---- build -----------------------------------------------------------------
 
@@ -144,6 +148,7 @@ export FUZZ_SECONDS
 check-all:
 	@rm -rf $(BUILD)/results
 	@$(PART) deps $(TOP)/scripts/deps.sh || true
+	@$(MAKE) kernels-prefetch
 	@$(PART) kernel-6.12 $(BPO) || true
 	@$(PART) kernel-debug $(DBG) || true
 	@$(MAKE) check-parts check-all-parts
@@ -163,6 +168,7 @@ check-all-parts:
 		$(BUILD)/debug-tests/bin debug || true
 	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
 	@$(PART) bindings $(MAKE) check-bindings || true
+	@$(MAKE) kernels-matrix
 	@$(TOP)/scripts/summarize.sh || true
 
 # ---- style -----------------------------------------------------------------
@@ -196,6 +202,7 @@ checkpatch: $(CHECKPATCH)
 		--ignore LINUX_VERSION_CODE -f $(COMPAT_HDRS))
 
 include $(TOP)/mk/rfc.mk
+include $(TOP)/mk/kernel-doc.mk
 include $(TOP)/mk/bindings.mk
 
 # ---- clean -----------------------------------------------------------------

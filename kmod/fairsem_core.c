@@ -3,14 +3,26 @@
  * fairsem queue and grant logic.
  *
  * The queue is kept so that its first entry is always the next request to
- * be granted: FIFO mode appends, LIFO mode pushes at the front.  Granting
- * therefore only ever looks at the first entry, and each grant is O(1).
+ * be granted: FIFO mode appends, LIFO mode pushes at the front, priority
+ * mode (FAIRSEM_PRIO) inserts after the last request of the same priority,
+ * so that the queue is sorted by the queueing task's priority and in
+ * arrival order among equals, as futexes keep their waiters.  Granting
+ * therefore only ever looks at the first entry, and each grant is O(1);
+ * queueing in priority mode costs O(distinct priorities queued).
  * A request is granted only from the head, so a large head holds back the
  * smaller requests behind it; that is what makes the order strict.
  *
  * Every function that can grant or refuse queued requests takes the caller's
  * struct fairsem_wake and hands it to fairsem_request_done(), so that the
  * glue wakes blocked tasks after dropping sem->lock, on every path.
+ *
+ * Every change of a holder's asynchronous request, and the semaphore's
+ * closing, calls fairsem_holder_wake() for that holder (fairsem_req_set()
+ * and fairsem_close()): a reader or poller of the handle never sleeps
+ * through a change it must see.
+ *
+ * Every change of the permits is traced (fairsem_trace.h) with the counts
+ * after it.
  */
 #ifdef __KERNEL__
 #include <linux/errno.h>
@@ -22,27 +34,43 @@
 #endif
 #include "fairsem_core.h"
 
+#if defined(__KERNEL__) && !defined(FAIRSEM_CORE_NO_TRACE)
+#include "fairsem_trace.h"
+#define fairsem_trace(event, sem, count)				\
+	do {								\
+		const struct fairsem_sem *_s = (sem);			\
+									\
+		trace_fairsem_##event(_s->id, (count), _s->limit,	\
+				      _s->taken, _s->waiters);		\
+	} while (0)
+#else
+/* The userspace model and the KUnit module trace nothing. */
+#define fairsem_trace(event, sem, count)	((void)(sem), (void)(count))
+#endif
+
 /**
  * fairsem_sem_setup() - initialise a semaphore
  * @sem: the semaphore, not yet visible to anyone else
  * @id: its unique id
  * @limit: its capacity
- * @lifo: queue newest first
+ * @flags: %FAIRSEM_LIFO or %FAIRSEM_PRIO (checked by the caller), or 0
  *
  * The semaphore starts with one reference, for the holder that INIT binds.
  */
-void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, bool lifo)
+void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, u32 flags)
 {
 	spin_lock_init(&sem->lock);
 	refcount_set(&sem->ref, 1);
 	INIT_LIST_HEAD(&sem->queue);
+	INIT_LIST_HEAD(&sem->levels);
 	INIT_LIST_HEAD(&sem->holder_list);
 	sem->id = id;
 	sem->limit = limit;
 	sem->taken = 0;
 	sem->waiters = 0;
 	sem->handles = 0;
-	sem->lifo = lifo;
+	sem->lifo = flags & FAIRSEM_LIFO;
+	sem->prio = flags & FAIRSEM_PRIO;
 	sem->closed = false;
 }
 
@@ -56,8 +84,10 @@ void fairsem_holder_setup(struct fairsem_holder *holder)
 	holder->holds = 0;
 	INIT_LIST_HEAD(&holder->sibling);
 	INIT_LIST_HEAD(&holder->async.node);
+	INIT_LIST_HEAD(&holder->async.level);
 	holder->async.holder = holder;
 	holder->async.count = 0;
+	holder->async.prio = 0;
 	holder->async.state = FAIRSEM_REQ_IDLE;
 }
 
@@ -84,6 +114,108 @@ static void fairsem_give_back(struct fairsem_holder *holder, u64 count)
 	holder->sem->taken -= count;
 }
 
+/*
+ * Priority order is the shape of the kernel's plist, whose plist_add() and
+ * plist_del() modules cannot use (not exported): sem->queue holds every
+ * request in grant order, and sem->levels links, through req->level, the
+ * first request of each distinct priority, highest first.  Queueing walks
+ * the levels, O(distinct priorities queued); the head stays the first
+ * entry of sem->queue, so granting is O(1) in every mode.
+ */
+static void fairsem_prio_add(struct fairsem_sem *sem, struct fairsem_request *req)
+{
+	struct fairsem_request *lead;
+
+	INIT_LIST_HEAD(&req->level);
+	list_for_each_entry(lead, &sem->levels, level) {
+		if (lead->prio == req->prio) {
+			/* Last of its level: before the next level's first. */
+			if (list_is_last(&lead->level, &sem->levels))
+				list_add_tail(&req->node, &sem->queue);
+			else
+				list_add_tail(&req->node,
+					      &list_next_entry(lead, level)->node);
+			return;
+		}
+		if (lead->prio > req->prio) {
+			/* A new level, ahead of every lower priority. */
+			list_add_tail(&req->level, &lead->level);
+			list_add_tail(&req->node, &lead->node);
+			return;
+		}
+	}
+	list_add_tail(&req->level, &sem->levels);
+	list_add_tail(&req->node, &sem->queue);
+}
+
+static void fairsem_prio_del(struct fairsem_sem *sem, struct fairsem_request *req)
+{
+	struct fairsem_request *next;
+
+	if (!list_empty(&req->level)) {
+		/* It led its level: the next of the same priority leads now. */
+		if (!list_is_last(&req->node, &sem->queue)) {
+			next = list_next_entry(req, node);
+			if (next->prio == req->prio)
+				list_add(&next->level, &req->level);
+		}
+		list_del_init(&req->level);
+	}
+}
+
+static struct fairsem_request *fairsem_queue_first(struct fairsem_sem *sem)
+{
+	return list_first_entry(&sem->queue, struct fairsem_request, node);
+}
+
+static void fairsem_queue_add(struct fairsem_sem *sem, struct fairsem_request *req)
+{
+	if (sem->prio)
+		fairsem_prio_add(sem, req);
+	else if (sem->lifo)
+		list_add(&req->node, &sem->queue);
+	else
+		list_add_tail(&req->node, &sem->queue);
+	sem->waiters++;
+}
+
+static void fairsem_queue_del(struct fairsem_sem *sem, struct fairsem_request *req)
+{
+	if (sem->prio)
+		fairsem_prio_del(sem, req);
+	list_del_init(&req->node);
+	sem->waiters--;
+}
+
+/*
+ * Would a new request be the head?  FIFO: nobody waits; LIFO: always;
+ * priority order: every queued request has a lower priority.
+ */
+static bool fairsem_would_be_head(struct fairsem_sem *sem,
+				  const struct fairsem_request *req)
+{
+	if (sem->lifo || list_empty(&sem->queue))
+		return true;
+	return sem->prio && req->prio < fairsem_queue_first(sem)->prio;
+}
+
+static bool fairsem_is_async(const struct fairsem_request *req)
+{
+	return req == &req->holder->async;
+}
+
+/*
+ * Every change of a request's state goes through here, so that no change
+ * of an asynchronous request goes unseen by its handle's waiters.
+ */
+static void fairsem_req_set(struct fairsem_request *req,
+			    enum fairsem_req_state state)
+{
+	req->state = state;
+	if (fairsem_is_async(req))
+		fairsem_holder_wake(req->holder);
+}
+
 /* Grant the head for as long as it fits: called after anything that can free permits. */
 static void fairsem_grant_waiters(struct fairsem_sem *sem,
 				  struct fairsem_wake *wake)
@@ -92,13 +224,13 @@ static void fairsem_grant_waiters(struct fairsem_sem *sem,
 
 	lockdep_assert_held(&sem->lock);
 	while (!list_empty(&sem->queue)) {
-		head = list_first_entry(&sem->queue, struct fairsem_request, node);
+		head = fairsem_queue_first(sem);
 		if (head->count > fairsem_available(sem))
 			break;
-		list_del_init(&head->node);
-		sem->waiters--;
+		fairsem_queue_del(sem, head);
 		fairsem_take(sem, head);
-		head->state = FAIRSEM_REQ_GRANTED;
+		fairsem_req_set(head, FAIRSEM_REQ_GRANTED);
+		fairsem_trace(grant, sem, head->count);
 		fairsem_request_done(head, wake);
 	}
 }
@@ -108,7 +240,9 @@ static void fairsem_grant_waiters(struct fairsem_sem *sem,
  * @req: the request, not queued; @req->holder is bound
  *
  * A new request is granted at once only if it would be the head and fits:
- * in FIFO mode nobody may be waiting, in LIFO mode it goes first anyway.
+ * in FIFO mode nobody may be waiting, in LIFO mode it goes first anyway, in
+ * priority mode every queued request must have a lower priority than
+ * @req->prio.
  *
  * Return: 0 when granted, -EAGAIN when it would have to wait, -EIDRM when
  * the semaphore is closed.
@@ -120,11 +254,12 @@ int fairsem_try_grant(struct fairsem_request *req)
 	lockdep_assert_held(&sem->lock);
 	if (sem->closed)
 		return -EIDRM;
-	if (!sem->lifo && !list_empty(&sem->queue))
+	if (!fairsem_would_be_head(sem, req))
 		return -EAGAIN;
 	if (req->count > fairsem_available(sem))
 		return -EAGAIN;
 	fairsem_take(sem, req);
+	fairsem_trace(grant_now, sem, req->count);
 	return 0;
 }
 
@@ -142,12 +277,8 @@ int fairsem_enqueue(struct fairsem_request *req)
 
 	if (ret != -EAGAIN)
 		return ret;
-	if (sem->lifo)
-		list_add(&req->node, &sem->queue);
-	else
-		list_add_tail(&req->node, &sem->queue);
-	sem->waiters++;
-	req->state = FAIRSEM_REQ_QUEUED;
+	fairsem_queue_add(sem, req);
+	fairsem_req_set(req, FAIRSEM_REQ_QUEUED);
 	return -EINPROGRESS;
 }
 
@@ -166,9 +297,8 @@ void fairsem_dequeue(struct fairsem_request *req, struct fairsem_wake *wake)
 	lockdep_assert_held(&sem->lock);
 	if (req->state != FAIRSEM_REQ_QUEUED)
 		return;
-	list_del_init(&req->node);
-	sem->waiters--;
-	req->state = FAIRSEM_REQ_IDLE;
+	fairsem_queue_del(sem, req);
+	fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 	fairsem_grant_waiters(sem, wake);
 }
 
@@ -187,6 +317,7 @@ int fairsem_release(struct fairsem_holder *holder, u64 count,
 	if (count > holder->holds)
 		return -EINVAL;
 	fairsem_give_back(holder, count);
+	fairsem_trace(release, holder->sem, count);
 	fairsem_grant_waiters(holder->sem, wake);
 	return 0;
 }
@@ -209,6 +340,7 @@ int fairsem_forget(struct fairsem_holder *holder, u64 count,
 		return -EINVAL;
 	fairsem_give_back(holder, count);
 	sem->limit = sem->limit > count ? sem->limit - count : 0;
+	fairsem_trace(forget, sem, count);
 	fairsem_grant_waiters(sem, wake);
 	return 0;
 }
@@ -227,6 +359,7 @@ int fairsem_add(struct fairsem_sem *sem, u64 count, struct fairsem_wake *wake)
 	if (count > FAIRSEM_MAX_PERMITS - sem->limit)
 		return -EOVERFLOW;
 	sem->limit += count;
+	fairsem_trace(add, sem, count);
 	fairsem_grant_waiters(sem, wake);
 	return 0;
 }
@@ -244,6 +377,7 @@ int fairsem_remove(struct fairsem_sem *sem, u64 count)
 	if (count > sem->limit)
 		return -EINVAL;
 	sem->limit -= count;
+	fairsem_trace(remove, sem, count);
 	return 0;
 }
 
@@ -253,40 +387,47 @@ int fairsem_remove(struct fairsem_sem *sem, u64 count)
  * @wake: the caller's batch of tasks to wake
  *
  * Refuses every queued request (the only walk of the queue, and not a
- * grant), then wakes every holder's pollers: all of them now see
- * POLLHUP | POLLERR.
+ * grant), then wakes every holder's readers and pollers: all of them now
+ * see POLLHUP | POLLERR.
  */
 void fairsem_close(struct fairsem_sem *sem, struct fairsem_wake *wake)
 {
-	struct fairsem_request *req, *next;
 	struct fairsem_holder *holder;
+	struct fairsem_request *req;
+	u64 refused = sem->waiters;
 
 	lockdep_assert_held(&sem->lock);
 	sem->closed = true;
-	list_for_each_entry_safe(req, next, &sem->queue, node) {
-		list_del_init(&req->node);
-		sem->waiters--;
-		req->state = FAIRSEM_REQ_IDLE;
+	while (!list_empty(&sem->queue)) {
+		req = fairsem_queue_first(sem);
+		fairsem_queue_del(sem, req);
+		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 		fairsem_request_done(req, wake);
 	}
+	fairsem_trace(close, sem, refused);
 	list_for_each_entry(holder, &sem->holder_list, sibling)
 		fairsem_holder_wake(holder);
 }
 
 /**
- * fairsem_attach() - count a holder in
+ * fairsem_attach() - bind a holder to a semaphore and count it in
  * @sem: the semaphore
- * @holder: an unbound holder
+ * @holder: a holder not yet attached anywhere
  *
- * The caller publishes @holder->sem itself, because INIT must do so
- * atomically against a second INIT on the same handle, and takes the
- * semaphore reference the holder keeps.
+ * INIT publishes @holder->sem itself before calling this, atomically against
+ * a second INIT on the same handle; a handle nobody else can see yet
+ * (NEW_HANDLE, open by name) is bound here.  The caller takes the semaphore
+ * reference the holder keeps.  The handle may already be in an epoll set or
+ * polled: its waiters are told it is bound.
  */
 void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder)
 {
 	lockdep_assert_held(&sem->lock);
+	if (!holder->sem)
+		holder->sem = sem;
 	list_add_tail(&holder->sibling, &sem->holder_list);
 	sem->handles++;
+	fairsem_holder_wake(holder);
 }
 
 /**
@@ -301,11 +442,14 @@ void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder)
 void fairsem_detach(struct fairsem_holder *holder, struct fairsem_wake *wake)
 {
 	struct fairsem_sem *sem = holder->sem;
+	u64 held;
 
 	lockdep_assert_held(&sem->lock);
 	fairsem_dequeue(&holder->async, wake);
-	holder->async.state = FAIRSEM_REQ_IDLE;
-	fairsem_give_back(holder, holder->holds);
+	fairsem_req_set(&holder->async, FAIRSEM_REQ_IDLE);	/* unread grant */
+	held = holder->holds;
+	fairsem_give_back(holder, held);
+	fairsem_trace(handle_gone, sem, held);
 	fairsem_grant_waiters(sem, wake);
 	list_del_init(&holder->sibling);
 	sem->handles--;
@@ -315,11 +459,12 @@ void fairsem_detach(struct fairsem_holder *holder, struct fairsem_wake *wake)
  * fairsem_async_start() - start the asynchronous request
  * @holder: the holder
  * @count: permits wanted
+ * @prio: the queueing task's priority, for priority order
  *
  * Return: 0 when granted at once (nothing to read), -EINPROGRESS when
  * queued, -EIDRM when closed, -EBUSY when a request is queued or unread.
  */
-int fairsem_async_start(struct fairsem_holder *holder, u64 count)
+int fairsem_async_start(struct fairsem_holder *holder, u64 count, int prio)
 {
 	struct fairsem_request *req = &holder->async;
 
@@ -329,6 +474,7 @@ int fairsem_async_start(struct fairsem_holder *holder, u64 count)
 	if (req->state != FAIRSEM_REQ_IDLE)
 		return -EBUSY;
 	req->count = count;
+	req->prio = prio;
 	return fairsem_enqueue(req);
 }
 
@@ -346,6 +492,7 @@ int fairsem_async_cancel(struct fairsem_holder *holder,
 			 struct fairsem_wake *wake)
 {
 	struct fairsem_request *req = &holder->async;
+	u64 given;
 
 	lockdep_assert_held(&holder->sem->lock);
 	switch (req->state) {
@@ -353,8 +500,10 @@ int fairsem_async_cancel(struct fairsem_holder *holder,
 		fairsem_dequeue(req, wake);
 		return 0;
 	case FAIRSEM_REQ_GRANTED:
-		req->state = FAIRSEM_REQ_IDLE;
-		fairsem_give_back(holder, min(req->count, holder->holds));
+		given = min(req->count, holder->holds);
+		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
+		fairsem_give_back(holder, given);
+		fairsem_trace(cancel, holder->sem, given);
 		fairsem_grant_waiters(holder->sem, wake);
 		return 0;
 	default:
@@ -378,8 +527,8 @@ int fairsem_async_collect(struct fairsem_holder *holder, u64 *count)
 
 	lockdep_assert_held(&holder->sem->lock);
 	if (req->state == FAIRSEM_REQ_GRANTED) {
-		req->state = FAIRSEM_REQ_IDLE;
 		*count = req->count;
+		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 		return 0;
 	}
 	if (holder->sem->closed)
@@ -405,5 +554,5 @@ void fairsem_async_uncollect(struct fairsem_holder *holder, u64 count)
 	if (req->state != FAIRSEM_REQ_IDLE)
 		return;
 	req->count = count;
-	req->state = FAIRSEM_REQ_GRANTED;
+	fairsem_req_set(req, FAIRSEM_REQ_GRANTED);
 }

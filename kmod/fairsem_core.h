@@ -62,14 +62,20 @@ struct fairsem_wake;
 /**
  * struct fairsem_request - permits wanted by a holder
  * @node: in &fairsem_sem.queue while @state is %FAIRSEM_REQ_QUEUED
+ * @level: in &fairsem_sem.levels while queued first of its priority
+ *	(priority order only), else empty
  * @holder: who receives the permits
  * @count: how many
+ * @prio: the queueing task's priority as futexes see it (lower is
+ *	first), sampled when it queues; used in priority order only
  * @state: see &enum fairsem_req_state
  */
 struct fairsem_request {
 	struct list_head node;
+	struct list_head level;
 	struct fairsem_holder *holder;
 	u64 count;
+	int prio;
 	enum fairsem_req_state state;
 };
 
@@ -79,6 +85,8 @@ struct fairsem_request {
  * @ref: the semaphore's lifetime: one reference per attached holder (and
  *	whatever else the glue keeps); the glue frees it with the last one
  * @queue: requests waiting, the next to be granted first
+ * @levels: in priority order, the first request of each distinct
+ *	priority queued, highest first (see fairsem_core.c)
  * @holder_list: every attached holder, for CLOSE
  * @id: unique while the module is loaded
  * @limit: capacity
@@ -86,12 +94,14 @@ struct fairsem_request {
  * @waiters: length of @queue
  * @handles: attached holders (open handles), as INFO reports them
  * @lifo: queue newest first
+ * @prio: queue by task priority (%FAIRSEM_PRIO), arrival order among equals
  * @closed: FAIRSEM_IOC_CLOSE was called; never cleared
  */
 struct fairsem_sem {
 	spinlock_t lock;	/* see the top of this file */
 	refcount_t ref;
 	struct list_head queue;
+	struct list_head levels;
 	struct list_head holder_list;
 	u64 id;
 	u64 limit;
@@ -99,6 +109,7 @@ struct fairsem_sem {
 	u64 waiters;
 	u32 handles;
 	bool lifo;
+	bool prio;
 	bool closed;
 };
 
@@ -123,21 +134,26 @@ struct fairsem_holder {
  * @wake: the lock holder's batch of tasks to wake after sem->lock
  *
  * Provided by the glue, called by the core under sem->lock.  The device
- * wakes the blocked task or the holder's pollers; the userspace test
- * records the event.
+ * wakes the blocked task, and does nothing more for an asynchronous
+ * request, whose holder is woken by fairsem_holder_wake() as for any
+ * change of its state; the userspace test records the event.
  */
 void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake);
 
 /**
- * fairsem_holder_wake() - a holder's pollable state changed
+ * fairsem_holder_wake() - a holder's asynchronous request or its
+ *	semaphore's closed flag changed
  * @holder: the holder whose readers and pollers must look again
  *
- * Provided by the glue, called by the core under sem->lock when the
- * semaphore closes, for every attached holder.
+ * Provided by the glue, called by the core under sem->lock: whenever
+ * @holder->async changes state (queued, granted, refused, cancelled, read,
+ * put back), when the holder is bound, and for every attached holder when
+ * the semaphore closes.  The glue wakes the handle's blocked readers, and
+ * its pollers with whatever the handle now reports.
  */
 void fairsem_holder_wake(struct fairsem_holder *holder);
 
-void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, bool lifo);
+void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, u32 flags);
 void fairsem_holder_setup(struct fairsem_holder *holder);
 void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder);
 void fairsem_detach(struct fairsem_holder *holder, struct fairsem_wake *wake);
@@ -155,7 +171,7 @@ int fairsem_add(struct fairsem_sem *sem, u64 count, struct fairsem_wake *wake);
 int fairsem_remove(struct fairsem_sem *sem, u64 count);
 void fairsem_close(struct fairsem_sem *sem, struct fairsem_wake *wake);
 
-int fairsem_async_start(struct fairsem_holder *holder, u64 count);
+int fairsem_async_start(struct fairsem_holder *holder, u64 count, int prio);
 int fairsem_async_cancel(struct fairsem_holder *holder, struct fairsem_wake *wake);
 int fairsem_async_collect(struct fairsem_holder *holder, u64 *count);
 void fairsem_async_uncollect(struct fairsem_holder *holder, u64 count);

@@ -14,11 +14,19 @@
  * struct fairsem_file - one open file description: what the contract
  *	calls a handle (file->private_data)
  * @holder: the core's side: what the handle holds, its async request
- * @wq: readers and pollers of @holder.async; woken under sem->lock
+ * @wq: pollers (poll, select, epoll), woken with the events that became
+ *	reportable
+ * @readers: tasks blocked in read(), woken by every change of
+ *	@holder.async and by CLOSE
+ *
+ * Both queues are woken under sem->lock; pollers apart from readers, so
+ * that a change that makes nothing reportable (a request queued, read or
+ * cancelled) wakes no event loop.
  */
 struct fairsem_file {
 	struct fairsem_holder holder;
 	wait_queue_head_t wq;
+	wait_queue_head_t readers;
 };
 
 /**

@@ -11,7 +11,10 @@
 #include <linux/fcntl.h>
 #include <linux/file.h>
 #include <linux/hrtimer.h>
+#include <linux/minmax.h>
 #include <linux/poll.h>
+#include <linux/sched.h>
+#include <linux/sched/prio.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -20,8 +23,39 @@
 #include "fairsem_dev.h"
 #include "fairsem_trace.h"
 
+/*
+ * A waiter frozen for system suspend (or by the cgroup freezer) sleeps on
+ * in its place: TASK_FREEZABLE lets the freezer freeze it where it sleeps,
+ * and thawing wakes it to look again.  Without it (before 6.1) the freezer
+ * interrupts the wait like a signal, and the call restarts at the back.
+ *
+ * A stop (SIGSTOP, SIGTSTP, ptrace) must return to userspace to take
+ * effect, so it interrupts the wait like any signal: the request leaves
+ * the queue holding nothing and the restarted call queues at the back, as
+ * a futex waiter does.  Keeping the place is deliberately not done: the
+ * head would then wait for a task that is stopped, for as long as it is
+ * stopped (Ctrl-Z: until fg), and every waiter behind it with it.
+ */
+#ifdef TASK_FREEZABLE
+#define FAIRSEM_SLEEP	(TASK_INTERRUPTIBLE | TASK_FREEZABLE)
+#else
+#define FAIRSEM_SLEEP	TASK_INTERRUPTIBLE
+#endif
+
 /* 64 bits at one per nanosecond outlast the module: ids are never reused. */
 static atomic64_t fairsem_last_id = ATOMIC64_INIT(0);
+
+/*
+ * The priority a request queues with in priority order, sampled when it
+ * queues, as futexes sample it: every SCHED_OTHER, BATCH and IDLE task
+ * counts the same (MAX_RT_PRIO, nice ignored), real-time and deadline
+ * tasks come first, the higher first (lower value).  normal_prio, not prio:
+ * a task boosted by priority inheritance does not jump the queue.
+ */
+static int fairsem_task_prio(void)
+{
+	return min(current->normal_prio, MAX_RT_PRIO);
+}
 
 static bool fairsem_count_valid(u64 count)
 {
@@ -35,7 +69,8 @@ static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
 
 	if (copy_from_user(&args, argp, sizeof(args)))
 		return -EFAULT;
-	if (args.reserved || (args.flags & ~FAIRSEM_LIFO) ||
+	if (args.reserved || (args.flags & ~(FAIRSEM_LIFO | FAIRSEM_PRIO)) ||
+	    (args.flags & FAIRSEM_LIFO && args.flags & FAIRSEM_PRIO) ||
 	    args.permits > FAIRSEM_MAX_PERMITS)
 		return -EINVAL;
 	if (fairsem_bound(ff))
@@ -45,7 +80,7 @@ static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
 	if (!sem)
 		return -ENOMEM;
 	fairsem_sem_setup(sem, atomic64_inc_return(&fairsem_last_id),
-			  args.permits, args.flags & FAIRSEM_LIFO);
+			  args.permits, args.flags);
 	/*
 	 * Two racing INITs on one handle: only one semaphore may be bound, and
 	 * only the winner may link the handle in.  Whoever sees handle.sem
@@ -66,7 +101,11 @@ static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
 static int fairsem_acquire_try(struct fairsem_file *ff, struct fairsem_sem *sem,
 			       u64 count)
 {
-	struct fairsem_request req = { .holder = &ff->holder, .count = count };
+	struct fairsem_request req = {
+		.holder = &ff->holder,
+		.count = count,
+		.prio = fairsem_task_prio(),
+	};
 	int ret;
 
 	spin_lock(&sem->lock);
@@ -81,7 +120,7 @@ static int fairsem_acquire_async(struct fairsem_file *ff, struct fairsem_sem *se
 	int ret;
 
 	spin_lock(&sem->lock);
-	ret = fairsem_async_start(&ff->holder, count);
+	ret = fairsem_async_start(&ff->holder, count, fairsem_task_prio());
 	spin_unlock(&sem->lock);
 	return ret;
 }
@@ -119,7 +158,11 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 				u64 count, u64 deadline_ns)
 {
 	struct fairsem_waiter w = {
-		.req = { .holder = &ff->holder, .count = count },
+		.req = {
+			.holder = &ff->holder,
+			.count = count,
+			.prio = fairsem_task_prio(),
+		},
 		.task = current,
 	};
 	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
@@ -127,6 +170,7 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 	int ret;
 
 	INIT_LIST_HEAD(&w.req.node);
+	INIT_LIST_HEAD(&w.req.level);
 	/* A deadline beyond the kernel's time range means no deadline. */
 	if (deadline_ns <= KTIME_MAX) {
 		deadline = ns_to_ktime(deadline_ns);
@@ -142,7 +186,7 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 	}
 	ret = fairsem_enqueue(&w.req);
 	while (ret == -EINPROGRESS) {
-		set_current_state(TASK_INTERRUPTIBLE);
+		set_current_state(FAIRSEM_SLEEP);
 		spin_unlock(&sem->lock);
 		schedule_hrtimeout_range(expires, current->timer_slack_ns,
 					 HRTIMER_MODE_ABS);
@@ -204,8 +248,6 @@ static int fairsem_ioctl_count(struct fairsem_file *ff, unsigned int cmd,
 	switch (cmd) {
 	case FAIRSEM_IOC_RELEASE:
 		ret = fairsem_release(&ff->holder, count, &wake);
-		if (!ret)
-			trace_fairsem_release(sem->id, count, sem->taken);
 		break;
 	case FAIRSEM_IOC_FORGET:
 		ret = fairsem_forget(&ff->holder, count, &wake);
@@ -229,10 +271,8 @@ static int fairsem_ioctl_close(struct fairsem_file *ff)
 	if (!sem)
 		return -EBADFD;
 	spin_lock(&sem->lock);
-	if (!sem->closed) {
-		trace_fairsem_close(sem->id, sem->waiters);
+	if (!sem->closed)
 		fairsem_close(sem, &wake);
-	}
 	fairsem_unlock_wake(sem, &wake);
 	return 0;
 }
@@ -274,8 +314,7 @@ static int fairsem_attach_new(struct fairsem_sem *sem, struct fairsem_file *nff)
 		ret = -EIDRM;
 	} else {
 		fairsem_sem_get(sem);
-		fairsem_attach(sem, &nff->holder);
-		nff->holder.sem = sem;	/* private until fd_install() */
+		fairsem_attach(sem, &nff->holder);	/* private until fd_install() */
 	}
 	spin_unlock(&sem->lock);
 	return ret;

@@ -7,6 +7,7 @@
  * operations other than ioctl: open, release, read, poll and fdinfo.  The
  * grant logic lives in fairsem_core.c, the ioctls in fairsem_ioctl.c.
  */
+#include <linux/freezer.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/poll.h>
@@ -57,6 +58,7 @@ struct fairsem_file *fairsem_file_alloc(void)
 		return NULL;
 	fairsem_holder_setup(&ff->holder);
 	init_waitqueue_head(&ff->wq);
+	init_waitqueue_head(&ff->readers);
 	return ff;
 }
 
@@ -82,23 +84,37 @@ void fairsem_file_free(struct fairsem_file *ff)
 	kfree(ff);
 }
 
-/**
- * fairsem_holder_wake() - wake a handle's readers and pollers
- * @holder: the handle's holder
- *
- * Called under sem->lock (lock order: sem->lock, then the wait queue's).
- * Only this handle's waiters: one grant wakes one handle, never the herd.
- */
-void fairsem_holder_wake(struct fairsem_holder *holder)
+/* What poll() reports for a bound handle; under sem->lock. */
+static __poll_t fairsem_poll_events(const struct fairsem_holder *holder)
 {
-	struct fairsem_request *req = &holder->async;
 	__poll_t events = 0;
 
-	if (req->state == FAIRSEM_REQ_GRANTED)
+	if (holder->async.state == FAIRSEM_REQ_GRANTED)
 		events |= EPOLLIN | EPOLLRDNORM;
 	if (holder->sem->closed)
 		events |= EPOLLHUP | EPOLLERR;
-	wake_up_interruptible_poll(&fairsem_file_of(holder)->wq, events);
+	return events;
+}
+
+/**
+ * fairsem_holder_wake() - wake a handle's readers and pollers
+ * @holder: the handle's holder, bound
+ *
+ * Called by the core under sem->lock (lock order: sem->lock, then the wait
+ * queue's) at every change of the handle's asynchronous request or of the
+ * semaphore's closed flag.  Blocked readers always look again; pollers
+ * only when something is reportable, with those events as the key, so an
+ * edge-triggered epoll sees each grant and each close.  Only this handle's
+ * waiters: one grant wakes one handle, never the herd.
+ */
+void fairsem_holder_wake(struct fairsem_holder *holder)
+{
+	struct fairsem_file *ff = fairsem_file_of(holder);
+	__poll_t events = fairsem_poll_events(holder);
+
+	wake_up_interruptible(&ff->readers);
+	if (events)
+		wake_up_interruptible_poll(&ff->wq, events);
 }
 
 /**
@@ -113,15 +129,11 @@ void fairsem_holder_wake(struct fairsem_holder *holder)
  */
 void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake)
 {
-	struct fairsem_holder *holder = req->holder;
 	struct fairsem_waiter *w;
 
-	if (req->state == FAIRSEM_REQ_GRANTED)
-		trace_fairsem_grant(holder->sem->id, req->count, holder->sem->taken);
-	if (req == &holder->async) {
-		fairsem_holder_wake(holder);
+	/* An asynchronous request's holder was woken as it changed state. */
+	if (req == &req->holder->async)
 		return;
-	}
 	w = container_of(req, struct fairsem_waiter, req);
 	if (wake->n < FAIRSEM_WAKE_BATCH) {
 		/* The reference keeps the task valid once the lock is gone. */
@@ -173,6 +185,8 @@ void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
 	async = ff->holder.async.state;
 	if (sem->lifo)
 		info->flags |= FAIRSEM_LIFO;
+	if (sem->prio)
+		info->flags |= FAIRSEM_PRIO;
 	if (sem->closed)
 		info->flags |= FAIRSEM_INFO_CLOSED;
 	spin_unlock(&sem->lock);
@@ -218,7 +232,9 @@ static ssize_t fairsem_fop_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		spin_unlock(&sem->lock);
 		if (ret != -EAGAIN || nonblock)
 			break;
-		ret = wait_event_interruptible(ff->wq, fairsem_async_settled(ff, sem));
+		/* Frozen for suspend, it sleeps on (TASK_FREEZABLE, 6.1+). */
+		ret = wait_event_freezable(ff->readers,
+					   fairsem_async_settled(ff, sem));
 		if (ret)
 			return ret;
 	}
@@ -236,17 +252,20 @@ static ssize_t fairsem_fop_read_iter(struct kiocb *iocb, struct iov_iter *to)
 static __poll_t fairsem_fop_poll(struct file *file, poll_table *wait)
 {
 	struct fairsem_file *ff = file->private_data;
-	struct fairsem_sem *sem = fairsem_bound(ff);
-	__poll_t events = 0;
+	struct fairsem_sem *sem;
+	__poll_t events;
 
+	/*
+	 * Registered before looking, and even while unbound: an event loop
+	 * adds a handle to its epoll set before INIT, and must hear the
+	 * grants and the close that come after (as eventfd_poll() does).
+	 */
+	poll_wait(file, &ff->wq, wait);
+	sem = fairsem_bound(ff);
 	if (!sem)
 		return 0;
-	poll_wait(file, &ff->wq, wait);
 	spin_lock(&sem->lock);
-	if (ff->holder.async.state == FAIRSEM_REQ_GRANTED)
-		events |= EPOLLIN | EPOLLRDNORM;
-	if (sem->closed)
-		events |= EPOLLHUP | EPOLLERR;
+	events = fairsem_poll_events(&ff->holder);
 	spin_unlock(&sem->lock);
 	return events;
 }
@@ -277,7 +296,8 @@ static void fairsem_fop_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "fairsem-taken:\t%llu\n", info.taken);
 	seq_printf(m, "fairsem-holds:\t%llu\n", info.holds);
 	seq_printf(m, "fairsem-waiters:\t%llu\n", info.waiters);
-	seq_printf(m, "fairsem-mode:\t%s\n", info.flags & FAIRSEM_LIFO ? "lifo" : "fifo");
+	seq_printf(m, "fairsem-mode:\t%s\n", info.flags & FAIRSEM_LIFO ? "lifo" :
+		   info.flags & FAIRSEM_PRIO ? "prio" : "fifo");
 	seq_printf(m, "fairsem-closed:\t%d\n", !!(info.flags & FAIRSEM_INFO_CLOSED));
 	seq_printf(m, "fairsem-async:\t%s\n", async);
 }

@@ -8,10 +8,92 @@
 #include <linux/tracepoint.h>
 
 /*
- * checkpatch --strict flags the layout of the TRACE_EVENT() macros below
- * (alignment, lines ending in '('); it is the layout every header under
- * include/trace/events/ uses, kept for the same readability.
+ * Every change of a semaphore's permits, with the semaphore's id and its
+ * counts after the change, so that a trace tells where every permit went:
+ *
+ *   fairsem_grant_now    a new request granted at once (ACQUIRE of any kind)
+ *   fairsem_grant        a queued request granted
+ *   fairsem_release      RELEASE gave back count permits
+ *   fairsem_forget       FORGET dropped count permits (and as much limit)
+ *   fairsem_cancel       CANCEL gave back a granted, unread request's count
+ *   fairsem_handle_gone  a handle's last reference closed (a process exit
+ *                        included): count is what it held, given back
+ *   fairsem_add          ADD raised the limit by count
+ *   fairsem_remove       REMOVE lowered the limit by count
+ *   fairsem_close        CLOSE refused count queued requests
+ *
+ * fairsem_acquire reports each FAIRSEM_IOC_ACQUIRE as it returns.
+ *
+ * The layout of the TRACE_EVENT() macros is the one every header under
+ * include/trace/events/ uses; `make checkpatch` turns off the two checks
+ * that flag it (alignment, lines ending in '(') for this file alone.
  */
+DECLARE_EVENT_CLASS(fairsem_permits,
+	TP_PROTO(u64 id, u64 count, u64 limit, u64 taken, u64 waiters),
+	TP_ARGS(id, count, limit, taken, waiters),
+	TP_STRUCT__entry(
+		__field(u64, id)
+		__field(u64, count)
+		__field(u64, limit)
+		__field(u64, taken)
+		__field(u64, waiters)
+	),
+	TP_fast_assign(
+		__entry->id = id;
+		__entry->count = count;
+		__entry->limit = limit;
+		__entry->taken = taken;
+		__entry->waiters = waiters;
+	),
+	TP_printk("sem=%llu count=%llu limit=%llu taken=%llu waiters=%llu",
+		  __entry->id, __entry->count, __entry->limit, __entry->taken,
+		  __entry->waiters)
+);
+
+DEFINE_EVENT(fairsem_permits, fairsem_grant_now,
+	TP_PROTO(u64 id, u64 count, u64 limit, u64 taken, u64 waiters),
+	TP_ARGS(id, count, limit, taken, waiters)
+);
+
+DEFINE_EVENT(fairsem_permits, fairsem_grant,
+	TP_PROTO(u64 id, u64 count, u64 limit, u64 taken, u64 waiters),
+	TP_ARGS(id, count, limit, taken, waiters)
+);
+
+DEFINE_EVENT(fairsem_permits, fairsem_release,
+	TP_PROTO(u64 id, u64 count, u64 limit, u64 taken, u64 waiters),
+	TP_ARGS(id, count, limit, taken, waiters)
+);
+
+DEFINE_EVENT(fairsem_permits, fairsem_forget,
+	TP_PROTO(u64 id, u64 count, u64 limit, u64 taken, u64 waiters),
+	TP_ARGS(id, count, limit, taken, waiters)
+);
+
+DEFINE_EVENT(fairsem_permits, fairsem_cancel,
+	TP_PROTO(u64 id, u64 count, u64 limit, u64 taken, u64 waiters),
+	TP_ARGS(id, count, limit, taken, waiters)
+);
+
+DEFINE_EVENT(fairsem_permits, fairsem_handle_gone,
+	TP_PROTO(u64 id, u64 count, u64 limit, u64 taken, u64 waiters),
+	TP_ARGS(id, count, limit, taken, waiters)
+);
+
+DEFINE_EVENT(fairsem_permits, fairsem_add,
+	TP_PROTO(u64 id, u64 count, u64 limit, u64 taken, u64 waiters),
+	TP_ARGS(id, count, limit, taken, waiters)
+);
+
+DEFINE_EVENT(fairsem_permits, fairsem_remove,
+	TP_PROTO(u64 id, u64 count, u64 limit, u64 taken, u64 waiters),
+	TP_ARGS(id, count, limit, taken, waiters)
+);
+
+DEFINE_EVENT(fairsem_permits, fairsem_close,
+	TP_PROTO(u64 id, u64 count, u64 limit, u64 taken, u64 waiters),
+	TP_ARGS(id, count, limit, taken, waiters)
+);
 
 /* An acquire as it returns: 0, or the errno the caller sees. */
 TRACE_EVENT(fairsem_acquire,
@@ -31,48 +113,6 @@ TRACE_EVENT(fairsem_acquire,
 	),
 	TP_printk("sem=%llu count=%llu flags=%#x ret=%d",
 		  __entry->id, __entry->count, __entry->flags, __entry->ret)
-);
-
-/* Permits moving into or out of a handle: a grant or a release. */
-DECLARE_EVENT_CLASS(fairsem_permits,
-	TP_PROTO(u64 id, u64 count, u64 taken),
-	TP_ARGS(id, count, taken),
-	TP_STRUCT__entry(
-		__field(u64, id)
-		__field(u64, count)
-		__field(u64, taken)
-	),
-	TP_fast_assign(
-		__entry->id = id;
-		__entry->count = count;
-		__entry->taken = taken;
-	),
-	TP_printk("sem=%llu count=%llu taken=%llu",
-		  __entry->id, __entry->count, __entry->taken)
-);
-
-DEFINE_EVENT(fairsem_permits, fairsem_grant,
-	TP_PROTO(u64 id, u64 count, u64 taken),
-	TP_ARGS(id, count, taken)
-);
-
-DEFINE_EVENT(fairsem_permits, fairsem_release,
-	TP_PROTO(u64 id, u64 count, u64 taken),
-	TP_ARGS(id, count, taken)
-);
-
-TRACE_EVENT(fairsem_close,
-	TP_PROTO(u64 id, u64 waiters),
-	TP_ARGS(id, waiters),
-	TP_STRUCT__entry(
-		__field(u64, id)
-		__field(u64, waiters)
-	),
-	TP_fast_assign(
-		__entry->id = id;
-		__entry->waiters = waiters;
-	),
-	TP_printk("sem=%llu refused=%llu", __entry->id, __entry->waiters)
 );
 
 #endif /* _FAIRSEM_TRACE_H */

@@ -611,6 +611,30 @@ TEST(nonblock_handle_blocking_acquire_is_eagain)
 	EXPECT_EQ(0, fs_get(fd, 1));
 }
 
+/* O_NONBLOCK never sleeps: a deadline already past answers as TRY does. */
+TEST(nonblock_handle_with_a_past_deadline_is_eagain_not_etimedout)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
+	EXPECT_EQ(-EAGAIN, fs_acquire(fd, 1, NOW, 0));
+	EXPECT_EQ(-EAGAIN, fs_acquire(fd, 1, NOW, FAIRSEM_ACQ_TRY));
+	EXPECT_EQ(0, fs_waiters(fd));
+	EXPECT_EQ(1, fs_holds(fd));
+}
+
+TEST(nonblock_handle_with_a_past_deadline_is_granted_when_it_fits)
+{
+	int fd = fs_new(2, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
+	EXPECT_EQ(0, fs_acquire(fd, 1, NOW, 0));
+	EXPECT_EQ(1, fs_holds(fd));
+}
+
 TEST(nonblock_handle_async_acquire_is_einprogress)
 {
 	int fd = fs_new(1, 0);

@@ -69,7 +69,14 @@ done
 [ ! -d "$tests/../tools" ] || cp -a "$tests/../tools" "$payload/tools"
 
 vmrc=0
-"$here/run.sh" -n "$name" ${module:+-m "$module"} "$kernel" "$payload" || vmrc=$?
+# The KUnit module, where the kernel has KUnit, goes along (fairsem_kunit_test).
+mods=()
+if [ -n "$module" ]; then
+	mods+=(-m "$module")
+	kunit=$(dirname "$module")/fairsem_kunit.ko
+	[ ! -f "$kunit" ] || mods+=(-m "$kunit")
+fi
+"$here/run.sh" -n "$name" ${mods[@]+"${mods[@]}"} "$kernel" "$payload" || vmrc=$?
 [ $((vmrc & 64)) -eq 0 ] || exit 2
 
 # Per-program counts from the console (CRs stripped).

@@ -147,6 +147,12 @@ static inline void list_del_init(struct list_head *entry)
 	INIT_LIST_HEAD(entry);
 }
 
+static inline bool list_is_last(const struct list_head *entry,
+				const struct list_head *head)
+{
+	return entry->next == head;
+}
+
 #define list_entry(ptr, type, member) container_of(ptr, type, member)
 
 #define list_first_entry(head, type, member)				\

@@ -59,6 +59,7 @@ struct world {
 	bool dumped;
 	uint64_t next_sem_id;
 	int next_id;
+	int prio_now;		/* the calling task's priority (PRIO mode) */
 
 	struct ref ref;
 	struct fairsem_sem *sem[REF_SEMS];
@@ -67,6 +68,13 @@ struct world {
 	/* A read() that collected a grant and is failing to copy it out. */
 	bool faulting[REF_HANDLES];
 	u64 fault_count[REF_HANDLES];
+	/* Each handle before the current op: what its waiters can see. */
+	struct t_seen {
+		bool live;
+		int async;
+		bool closed;
+		long wakes;
+	} seen[REF_HANDLES];
 	/* What fairsem_request_done() reported during the current op. */
 	struct ref_event event[REF_EVENTS];
 	int nr_events;
@@ -381,6 +389,41 @@ static int core_queue(struct world *w, int s, int *ids)
 	return n;
 }
 
+/*
+ * Priority order: the queue is sorted by priority, and sem->levels links
+ * exactly the first request of each priority, in the queue's order.
+ */
+static void check_levels(struct world *w, int s)
+{
+	struct fairsem_sem *sem = w->sem[s];
+	struct fairsem_request *req, *prev = NULL;
+	struct list_head *lead = sem->levels.next;
+
+	list_for_each_entry(req, &sem->queue, node) {
+		bool leads = !prev || prev->prio != req->prio;
+
+		if (!sem->prio) {
+			check(w, list_empty(&req->level),
+			      "sem%d: level linked outside priority order", s);
+			continue;
+		}
+		check(w, !prev || prev->prio <= req->prio,
+		      "sem%d: queue out of priority order", s);
+		if (leads) {
+			check(w, lead == &req->level,
+			      "sem%d: level list misses a priority's first", s);
+			lead = lead->next;
+		} else {
+			check(w, list_empty(&req->level),
+			      "sem%d: a request leads a level it does not start", s);
+		}
+		prev = req;
+		if (w->failed)
+			return;
+	}
+	check(w, lead == &sem->levels, "sem%d: level list too long", s);
+}
+
 static void check_sem(struct world *w, int s)
 {
 	struct fairsem_sem *sem = w->sem[s];
@@ -396,7 +439,8 @@ static void check_sem(struct world *w, int s)
 	check(w, !sem->lock.held, "sem%d: lock left held", s);
 	check(w, sem->id == rs->id && sem->limit == rs->limit &&
 	      sem->taken == rs->taken && sem->handles == rs->handles &&
-	      sem->closed == rs->closed && sem->lifo == rs->lifo,
+	      sem->closed == rs->closed && sem->lifo == rs->lifo &&
+	      sem->prio == rs->prio,
 	      "sem%d: core and reference differ", s);
 	check(w, fairsem_available(sem) == ref_available(&w->ref, s),
 	      "sem%d: available %llu, reference %llu", s,
@@ -435,6 +479,8 @@ static void check_sem(struct world *w, int s)
 	check(w, nc == nr && !memcmp(core_ids, ref_ids, nc * sizeof(int)),
 	      "sem%d: queue order differs from the reference", s);
 	check(w, !sem->closed || nc == 0, "sem%d: closed with waiters", s);
+
+	check_levels(w, s);
 
 	/* the grant rule ran to the end: the head does not fit */
 	if (!list_empty(&sem->queue)) {
@@ -494,11 +540,54 @@ static void check_waiter(struct world *w, int i)
 	      "w%d: core and reference differ", i);
 }
 
+/* What a handle's readers and pollers look at: its request and the close. */
+static void see_handles(struct world *w)
+{
+	int i;
+
+	for (i = 0; i < REF_HANDLES; i++) {
+		struct t_handle *th = w->handle[i];
+
+		w->seen[i].live = th && th->h.sem;
+		if (!w->seen[i].live)
+			continue;
+		w->seen[i].async = th->h.async.state;
+		w->seen[i].closed = th->h.sem->closed;
+		w->seen[i].wakes = th->wakes;
+	}
+}
+
+/* The class of lost wakeups: every change seen must have woken the handle. */
+static void check_wakes(struct world *w)
+{
+	int i;
+
+	for (i = 0; i < REF_HANDLES; i++) {
+		struct t_handle *th = w->handle[i];
+		const struct t_seen *was = &w->seen[i];
+
+		if (th && !was->live) {
+			check(w, th->wakes > 0, "h%d: bound, but no wakeup", i);
+			continue;
+		}
+		if (!th || !was->live)
+			continue;
+		if ((int)th->h.async.state == was->async &&
+		    th->h.sem->closed == was->closed)
+			continue;
+		check(w, th->wakes > was->wakes,
+		      "h%d: async %s -> %s, closed %d -> %d, but no wakeup", i,
+		      async_name(was->async), async_name(th->h.async.state),
+		      was->closed, th->h.sem->closed);
+	}
+}
+
 static void check_world(struct world *w)
 {
 	int i;
 
 	compare_events(w);
+	check_wakes(w);
 	for (i = 0; i < REF_SEMS; i++)
 		check_sem(w, i);
 	for (i = 0; i < REF_HANDLES; i++)
@@ -525,6 +614,7 @@ static void begin_op(struct world *w, const char *fmt, ...)
 	if (verbose)
 		fprintf(stderr, "#   %s\n", line);
 	w->nr_events = 0;
+	see_handles(w);
 	ref_clear_events(&w->ref);
 }
 
@@ -620,8 +710,15 @@ static int free_slot(void *const *slots, int n)
 	return -1;
 }
 
+/* The task that makes the next calls runs at this priority. */
+static void set_prio(struct world *w, int prio)
+{
+	w->prio_now = prio;
+	w->ref.prio_now = prio;
+}
+
 /* FAIRSEM_IOC_INIT on a fresh handle: returns the handle's slot. */
-static int op_init(struct world *w, u64 permits, bool lifo)
+static int op_init(struct world *w, u64 permits, u32 flags)
 {
 	int s = free_slot((void *const *)w->sem, REF_SEMS);
 	int h = free_slot((void *const *)w->handle, REF_HANDLES);
@@ -632,15 +729,16 @@ static int op_init(struct world *w, u64 permits, bool lifo)
 	if (s < 0 || h < 0)
 		return -1;
 	begin_op(w, "init sem%d h%d permits=%llu %s", s, h, permits,
-		 lifo ? "lifo" : "fifo");
+		 flags & FAIRSEM_LIFO ? "lifo" : flags & FAIRSEM_PRIO ? "prio" : "fifo");
 	sem = xcalloc(sizeof(*sem));
-	fairsem_sem_setup(sem, w->next_sem_id, permits, lifo);
+	fairsem_sem_setup(sem, w->next_sem_id, permits, flags);
 	th = handle_new(w, h);
 	spin_lock(&sem->lock);
 	attach(sem, th);
 	spin_unlock(&sem->lock);
 	w->sem[s] = sem;
-	ref = ref_sem_init(&w->ref, s, h, w->next_sem_id++, permits, lifo);
+	ref = ref_sem_init(&w->ref, s, h, w->next_sem_id++, permits,
+			   flags & FAIRSEM_LIFO, flags & FAIRSEM_PRIO);
 	end_op(w, 0, ref);
 	return h;
 }
@@ -745,8 +843,10 @@ static int op_acquire(struct world *w, int h, u64 count, int *slot)
 	begin_op(w, "acquire h%d count=%llu -> w%d", h, count, i);
 	tw = xcalloc(sizeof(*tw));
 	INIT_LIST_HEAD(&tw->req.node);
+	INIT_LIST_HEAD(&tw->req.level);
 	tw->req.holder = &w->handle[h]->h;
 	tw->req.count = count;
+	tw->req.prio = w->prio_now;
 	tw->req.state = FAIRSEM_REQ_IDLE;
 	w->waiter[i] = tw;
 	core = waiter_enqueue(w, i);
@@ -772,6 +872,7 @@ static int op_restart(struct world *w, int i)
 	fairsem_dequeue(&tw->req, &wake);
 	core = waiter_result(tw, -ERESTART);
 	spin_unlock(&sem->lock);
+	w->ref.prio_now = tw->req.prio;	/* the same task queues again */
 	if (core == -ERESTART)
 		core = waiter_enqueue(w, i);
 	else
@@ -787,12 +888,14 @@ static int op_try(struct world *w, int h, u64 count)
 	struct fairsem_request req = {
 		.holder = &w->handle[h]->h,
 		.count = count,
+		.prio = w->prio_now,
 		.state = FAIRSEM_REQ_IDLE,
 	};
 	int core;
 
 	begin_op(w, "try h%d count=%llu", h, count);
 	INIT_LIST_HEAD(&req.node);
+	INIT_LIST_HEAD(&req.level);
 	spin_lock(&sem->lock);
 	core = fairsem_try_grant(&req);
 	spin_unlock(&sem->lock);
@@ -810,7 +913,7 @@ static int op_async(struct world *w, int h, u64 count)
 
 	begin_op(w, "async h%d count=%llu id=%d", h, count, id);
 	spin_lock(&sem->lock);
-	core = fairsem_async_start(&th->h, count);
+	core = fairsem_async_start(&th->h, count, w->prio_now);
 	spin_unlock(&sem->lock);
 	if (core == -EINPROGRESS)
 		th->async_id = id;
@@ -1012,6 +1115,7 @@ static struct world *world_start(const char *test, uint64_t seed)
 	w->rng = seed;
 	w->next_sem_id = 1;
 	ref_init_model(&w->ref);
+	set_prio(w, 100);
 	return w;
 }
 
@@ -1199,6 +1303,21 @@ static int prefer(struct world *w, int h,
 	return h;
 }
 
+static u32 pick_mode(struct world *w)
+{
+	static const u32 mode[] = { 0, FAIRSEM_LIFO, FAIRSEM_PRIO };
+
+	return mode[rnd(w, ARRAY_SIZE(mode))];
+}
+
+/* The caller's priority: mostly normal (100), some real-time, deadline. */
+static void pick_prio(struct world *w)
+{
+	static const int prio[] = { 100, 100, 100, 99, 98, 50, 0, -1 };
+
+	set_prio(w, prio[rnd(w, ARRAY_SIZE(prio))]);
+}
+
 /* One random operation; false when it does not apply to the state now. */
 static bool random_op(struct world *w)
 {
@@ -1206,10 +1325,11 @@ static bool random_op(struct world *w)
 	int i = pick_waiter(w);
 
 	if (h < 0)
-		return op_init(w, pick_limit(w), rnd(w, 2)) >= 0;
+		return op_init(w, pick_limit(w), pick_mode(w)) >= 0;
+	pick_prio(w);
 	switch (pick_op(w)) {
 	case R_INIT:
-		return op_init(w, pick_limit(w), rnd(w, 2)) >= 0;
+		return op_init(w, pick_limit(w), pick_mode(w)) >= 0;
 	case R_NEW_HANDLE:
 		return op_new_handle(w, h) != -1;
 	case R_HANDLE_CLOSE:
@@ -1310,6 +1430,11 @@ static u64 available(struct world *w, int h)
 static int wstate(struct world *w, int i)
 {
 	return w->waiter[i] ? (int)w->waiter[i]->req.state : -1;
+}
+
+static bool async_granted_now(struct world *w, int h)
+{
+	return w->handle[h]->h.async.state == FAIRSEM_REQ_GRANTED;
 }
 
 /* A waiting head that does not fit holds back one behind it that would. */
@@ -1655,6 +1780,61 @@ static void request_started_during_faulting_read_stands(struct world *w)
 	EXPECT(w, op_cancel(w, a) == 0 && holds(w, a) == 1);
 }
 
+/* FAIRSEM_PRIO: higher priority first (lower value), arrival among equals. */
+static void prio_orders_by_priority_then_arrival(struct world *w)
+{
+	static const int prio[] = { 100, 50, 99, 50, -1, 100 };
+	int a = op_init(w, 0, FAIRSEM_PRIO), b = op_new_handle(w, a), ws[6], i;
+
+	for (i = 0; i < 6; i++) {
+		set_prio(w, prio[i]);
+		EXPECT(w, op_acquire(w, b, 1, &ws[i]) == -EINPROGRESS);
+	}
+	set_prio(w, 100);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, ws[4]) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, ws[1]) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, ws[3]) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, ws[2]) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, ws[0]) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, ws[5]) == FAIRSEM_REQ_QUEUED);
+}
+
+/* At once only above every queued priority (equal is not enough), if it fits. */
+static void prio_granted_at_once_only_above_every_queued(struct world *w)
+{
+	int a = op_init(w, 2, FAIRSEM_PRIO), b = op_new_handle(w, a), wb;
+
+	EXPECT(w, op_acquire(w, a, 1, NULL) == 0);
+	set_prio(w, 50);
+	EXPECT(w, op_acquire(w, b, 2, &wb) == -EINPROGRESS);
+	EXPECT(w, op_try(w, a, 1) == -EAGAIN);		/* equal */
+	set_prio(w, 100);
+	EXPECT(w, op_try(w, a, 1) == -EAGAIN);		/* lower */
+	set_prio(w, 49);
+	EXPECT(w, op_try(w, a, 2) == -EAGAIN);		/* does not fit */
+	EXPECT(w, op_async(w, a, 1) == 0);		/* higher, fits */
+	EXPECT(w, holds(w, a) == 2);
+}
+
+/* A head leaving its level hands the lead to the next of its priority. */
+static void prio_level_survives_its_first_leaving(struct world *w)
+{
+	int a = op_init(w, 0, FAIRSEM_PRIO), b = op_new_handle(w, a);
+	int w1, w2, w3;
+
+	set_prio(w, 10);
+	EXPECT(w, op_acquire(w, b, 1, &w1) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &w2) == -EINPROGRESS);
+	set_prio(w, 100);
+	EXPECT(w, op_acquire(w, b, 1, &w3) == -EINPROGRESS);
+	EXPECT(w, op_give_up(w, w1, -ETIMEDOUT) == -ETIMEDOUT);
+	set_prio(w, 10);
+	EXPECT(w, op_async(w, a, 1) == -EINPROGRESS);	/* behind w2 */
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, w2) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_add(w, a, 1) == 0 && async_granted_now(w, a));
+	EXPECT(w, wstate(w, w3) == FAIRSEM_REQ_QUEUED);
+}
+
 struct test {
 	const char *name;
 	void (*fn)(struct world *w);
@@ -1686,6 +1866,9 @@ static const struct test tests[] = {
 	TEST(zero_permits_signalling_semaphore),
 	TEST(faulting_read_puts_the_grant_back),
 	TEST(request_started_during_faulting_read_stands),
+	TEST(prio_orders_by_priority_then_arrival),
+	TEST(prio_granted_at_once_only_above_every_queued),
+	TEST(prio_level_survives_its_first_leaving),
 };
 
 /* --- main ----------------------------------------------------------------- */

@@ -47,6 +47,18 @@ mutants=(
 'read_einval_before_eidrm|killed|s/(\tif \(holder->sem->closed\)\n\t\treturn -EIDRM;\n)(\tif \(req->state == FAIRSEM_REQ_IDLE\)\n\t\treturn -EINVAL;\n)/$2$1/'
 'read_keeps_grant|killed|s/(if \(req->state == FAIRSEM_REQ_GRANTED\) \{\n)\t\treq->state = FAIRSEM_REQ_IDLE;\n/$1/'
 'uncollect_overwrites_request|killed|s/\tif \(req->state != FAIRSEM_REQ_IDLE\)\n\t\treturn;\n(\treq->count = count;)/$1/'
+'dequeue_wakes_nobody|killed|s/(sem->waiters--;\n)\tfairsem_req_set\(req, FAIRSEM_REQ_IDLE\);\n(\tfairsem_grant_waiters)/$1\treq->state = FAIRSEM_REQ_IDLE;\n$2/'
+'cancel_granted_wakes_nobody|killed|s/(given = min\(req->count, holder->holds\);\n)\t\tfairsem_req_set\(req, FAIRSEM_REQ_IDLE\);/$1\t\treq->state = FAIRSEM_REQ_IDLE;/'
+'uncollect_wakes_nobody|killed|s/fairsem_req_set\(req, FAIRSEM_REQ_GRANTED\);\n}/req->state = FAIRSEM_REQ_GRANTED;\n}/'
+'grant_wakes_nobody|killed|s/fairsem_req_set\(head, FAIRSEM_REQ_GRANTED\);/head->state = FAIRSEM_REQ_GRANTED;/'
+'close_wakes_no_handle|killed|s/(list_for_each_entry\(holder, &sem->holder_list, sibling\)\n)\t\tfairsem_holder_wake\(holder\);/$1\t\t;/'
+'attach_wakes_nobody|killed|s/(sem->handles\+\+;\n)\tfairsem_holder_wake\(holder\);\n/$1/'
+'prio_queues_in_arrival_order|killed|s/\tif \(sem->prio\)\n\t\tfairsem_prio_add/\tif (sem->prio \&\& 0)\n\t\tfairsem_prio_add/'
+'prio_at_once_on_equal|killed|s/req->prio < fairsem_queue_first\(sem\)->prio/req->prio <= fairsem_queue_first(sem)->prio/'
+'prio_at_once_ignores_queue|killed|s/return sem->prio && req->prio < /return sem->prio || req->prio < /'
+'prio_equal_goes_first|killed|s/\t\tif \(lead->prio == req->prio\) \{/\t\tif (lead->prio == req->prio \&\& 0) {/'
+'prio_lead_not_handed_on|killed|s/\t\t\t\tlist_add\(&next->level, &req->level\);/\t\t\t\t(void)next;/'
+'prio_lower_goes_first|killed|s/if \(lead->prio > req->prio\)/if (lead->prio < req->prio)/'
 'forget_skips_grant|equivalent|s/(sem->limit = sem->limit > count \? sem->limit - count : 0;\n)\tfairsem_grant_waiters\(sem, wake\);\n/$1/'
 )
 

@@ -57,9 +57,13 @@ int ref_head(const struct ref *r, int sem)
 
 		if (!q->queued || q->sem != sem)
 			continue;
-		if (head < 0 ||
-		    (r->sem[sem].lifo ? q->seq > r->req[head].seq
-				      : q->seq < r->req[head].seq))
+		if (head < 0)
+			head = i;
+		else if (r->sem[sem].prio ? q->prio < r->req[head].prio ||
+			 (q->prio == r->req[head].prio &&
+			  q->seq < r->req[head].seq) :
+			 r->sem[sem].lifo ? q->seq > r->req[head].seq :
+			 q->seq < r->req[head].seq)
 			head = i;
 	}
 	return head;
@@ -147,6 +151,25 @@ static void ref_withdraw(struct ref *r, int handle, int waiter)
 }
 
 /*
+ * Would a new request of the calling task be the head?  FIFO: nobody waits;
+ * LIFO: always; PRIO: every queued request has a lower priority.
+ */
+static bool ref_would_be_head(const struct ref *r, int sem)
+{
+	int i;
+
+	if (r->sem[sem].lifo || ref_waiters(r, sem) == 0)
+		return true;
+	if (!r->sem[sem].prio)
+		return false;
+	for (i = 0; i < REF_REQS; i++)
+		if (r->req[i].queued && r->req[i].sem == sem &&
+		    r->req[i].prio <= r->prio_now)
+			return false;
+	return true;
+}
+
+/*
  * A new request: EIDRM when closed; granted at once only when it would be
  * the head and it fits (FIFO: nobody waits; LIFO: it fits now); otherwise
  * it queues as the newest arrival.  Returns 0 or -EINPROGRESS.
@@ -156,7 +179,7 @@ static int ref_arrive(struct ref *r, int handle, int waiter, int id,
 {
 	int sem = r->handle[handle].sem;
 	struct ref_sem *s = &r->sem[sem];
-	bool would_be_head = s->lifo || ref_waiters(r, sem) == 0;
+	bool would_be_head = ref_would_be_head(r, sem);
 	int i;
 
 	assert(count >= 1 && count <= REF_MAX_PERMITS);
@@ -175,11 +198,12 @@ static int ref_arrive(struct ref *r, int handle, int waiter, int id,
 	r->req[i].waiter = waiter;
 	r->req[i].count = count;
 	r->req[i].seq = s->next_seq++;
+	r->req[i].prio = r->prio_now;
 	return -EINPROGRESS;
 }
 
 int ref_sem_init(struct ref *r, int sem, int handle, uint64_t id,
-		 uint64_t permits, bool lifo)
+		 uint64_t permits, bool lifo, bool prio)
 {
 	struct ref_sem *s = &r->sem[sem];
 
@@ -190,6 +214,7 @@ int ref_sem_init(struct ref *r, int sem, int handle, uint64_t id,
 	s->id = id;
 	s->limit = permits;
 	s->lifo = lifo;
+	s->prio = prio;
 	return ref_new_handle(r, sem, handle);
 }
 
@@ -254,7 +279,7 @@ int ref_acquire(struct ref *r, int handle, int waiter, int id, uint64_t count)
 int ref_try(struct ref *r, int handle, uint64_t count)
 {
 	int sem = r->handle[handle].sem;
-	bool would_be_head = r->sem[sem].lifo || ref_waiters(r, sem) == 0;
+	bool would_be_head = ref_would_be_head(r, sem);
 
 	if (r->sem[sem].closed)
 		return -EIDRM;

@@ -45,11 +45,13 @@ struct ref_req {
 	int waiter;		/* -1: the handle's asynchronous request */
 	uint64_t count;
 	uint64_t seq;		/* arrival number within its semaphore */
+	int prio;		/* the queuer's priority (lower first), PRIO mode */
 };
 
 struct ref_sem {
 	bool used;
 	bool lifo;
+	bool prio;
 	bool closed;
 	uint64_t id;
 	uint64_t limit;
@@ -88,6 +90,7 @@ struct ref {
 	struct ref_req req[REF_REQS];
 	struct ref_event event[REF_EVENTS];
 	int nr_events;
+	int prio_now;		/* the calling task's priority, set by the test */
 };
 
 void ref_init_model(struct ref *r);
@@ -99,7 +102,7 @@ int ref_head(const struct ref *r, int sem);
 int ref_queue_order(const struct ref *r, int sem, int *ids, int max);
 
 int ref_sem_init(struct ref *r, int sem, int handle, uint64_t id,
-		 uint64_t permits, bool lifo);
+		 uint64_t permits, bool lifo, bool prio);
 int ref_new_handle(struct ref *r, int sem, int handle);
 bool ref_handle_close(struct ref *r, int handle);
 

@@ -32,19 +32,49 @@
 #define FAIRSEM_INFO_ASYNC_PENDING	_BITUL(2)
 #define FAIRSEM_INFO_ASYNC_GRANTED	_BITUL(3)
 
+/**
+ * struct fairsem_init - FAIRSEM_IOC_INIT's argument
+ * @permits: the new semaphore's limit, at most %FAIRSEM_MAX_PERMITS; 0
+ *	makes a signalling semaphore that others ADD to
+ * @flags: %FAIRSEM_LIFO or %FAIRSEM_PRIO (not both), or 0 for FIFO order
+ * @reserved: must be zero
+ */
 struct fairsem_init {
 	__u64 permits;
 	__u32 flags;
 	__u32 reserved;
 };
 
+/**
+ * struct fairsem_acquire - FAIRSEM_IOC_ACQUIRE's argument
+ * @count: permits wanted, 1 to %FAIRSEM_MAX_PERMITS
+ * @deadline_ns: absolute %CLOCK_MONOTONIC time at which a blocking wait
+ *	fails with %ETIMEDOUT; %FAIRSEM_NO_DEADLINE waits without limit, and
+ *	must be given with %FAIRSEM_ACQ_ASYNC
+ * @flags: %FAIRSEM_ACQ_TRY (never sleep, %EAGAIN) or %FAIRSEM_ACQ_ASYNC
+ *	(queue and return %EINPROGRESS; read() completes it), not both
+ * @reserved: must be zero
+ */
 struct fairsem_acquire {
 	__u64 count;
-	__u64 deadline_ns;	/* absolute CLOCK_MONOTONIC */
+	__u64 deadline_ns;
 	__u32 flags;
 	__u32 reserved;
 };
 
+/**
+ * struct fairsem_info - FAIRSEM_IOC_INFO's result, a consistent snapshot
+ * @id: the semaphore's id, unique while the module is loaded
+ * @limit: its capacity
+ * @available: permits free to grant: @limit - @taken, or 0
+ * @taken: permits held by all handles
+ * @holds: permits held by this handle
+ * @waiters: queued requests, blocking and asynchronous
+ * @flags: %FAIRSEM_INFO_CLOSED, %FAIRSEM_LIFO, %FAIRSEM_PRIO,
+ *	%FAIRSEM_INFO_ASYNC_PENDING, %FAIRSEM_INFO_ASYNC_GRANTED
+ * @handles: open handles on the semaphore
+ * @reserved: zero
+ */
 struct fairsem_info {
 	__u64 id;		/* unique while the module is loaded */
 	__u64 limit;
@@ -57,14 +87,25 @@ struct fairsem_info {
 	__u64 reserved[4];	/* zero */
 };
 
+/**
+ * struct fairsem_handle - FAIRSEM_IOC_NEW_HANDLE's argument
+ * @flags: %O_CLOEXEC and %O_NONBLOCK for the new handle
+ * @fd: out: the new handle's file descriptor (also the ioctl's result)
+ */
 struct fairsem_handle {
-	__u32 flags;		/* O_CLOEXEC | O_NONBLOCK */
-	__s32 fd;		/* out */
+	__u32 flags;
+	__s32 fd;
 };
 
-/*
- * FAIRSEM_IOC_LINK, on a directory fd of a fairsem filesystem instance:
- * give the semaphore of handle @fd the name @name in that directory.
+/**
+ * struct fairsem_link - FAIRSEM_IOC_LINK's argument
+ * @fd: a read-write handle on the semaphore to name
+ * @mode: permission bits of the new name, at most 0777; the umask applies
+ * @name: user pointer to a NUL-terminated name
+ * @reserved: must be zero
+ *
+ * FAIRSEM_IOC_LINK, on a directory fd of a fairsem filesystem instance,
+ * gives the semaphore of handle @fd the name @name in that directory.
  */
 struct fairsem_link {
 	__s32 fd;		/* a read-write handle on the semaphore to name */
@@ -76,6 +117,29 @@ struct fairsem_link {
 /* statfs(2) f_type of a fairsem filesystem instance. */
 #define FAIRSEM_FS_MAGIC	0x6673656d	/* "fsem" */
 
+/**
+ * DOC: fairsem ioctls
+ *
+ * On a handle (an open file description of /dev/fairsem, of a name in a
+ * fairsem filesystem, or made by NEW_HANDLE); each returns 0 or -1 with
+ * errno, NEW_HANDLE the new fd.
+ *
+ * - %FAIRSEM_IOC_INIT (&struct fairsem_init): bind the handle to a new
+ *   semaphore.
+ * - %FAIRSEM_IOC_ACQUIRE (&struct fairsem_acquire): wait in the queue for
+ *   permits, try, or queue an asynchronous request.
+ * - %FAIRSEM_IOC_RELEASE (__u64): give back held permits.
+ * - %FAIRSEM_IOC_FORGET (__u64): drop held permits, lowering the limit.
+ * - %FAIRSEM_IOC_ADD (__u64): raise the limit.
+ * - %FAIRSEM_IOC_REMOVE (__u64): lower the limit, even below what is taken.
+ * - %FAIRSEM_IOC_CLOSE: close the semaphore; every waiter fails %EIDRM.
+ * - %FAIRSEM_IOC_CANCEL: withdraw the asynchronous request.
+ * - %FAIRSEM_IOC_INFO (&struct fairsem_info): a snapshot.
+ * - %FAIRSEM_IOC_NEW_HANDLE (&struct fairsem_handle): another handle on
+ *   the same semaphore.
+ * - %FAIRSEM_IOC_LINK (&struct fairsem_link): name a semaphore, on a
+ *   directory of a fairsem filesystem.
+ */
 #define FAIRSEM_IOC_MAGIC	0xFA
 
 #define FAIRSEM_IOC_INIT	_IOW(FAIRSEM_IOC_MAGIC, 0, struct fairsem_init)

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the fairsem grant logic (fairsem_core.c).
+ *
+ * The core is built into this module on its own, with the two glue hooks
+ * below in place of the device's: they record what the core asks for
+ * (requests granted or refused, holders woken), and the tests check it.
+ * Nothing here touches /dev/fairsem.  The userspace model test
+ * (selftests/model) runs the same core against a reference model, at
+ * native speed; these tests run it in the kernel, under lockdep and KASAN
+ * on the debug kernel.
+ */
+#include <kunit/test.h>
+#include <linux/sched/prio.h>
+#include <linux/slab.h>
+
+#define FAIRSEM_CORE_NO_TRACE
+#include "fairsem_core.c"
+
+/* The glue's batch of tasks to wake: here, what went in. */
+struct fairsem_wake {
+	unsigned int n;
+};
+
+#define KT_EVENTS	32
+
+/* What the core asked the glue for, in order. */
+static struct {
+	struct fairsem_request *done[KT_EVENTS];
+	unsigned int nr_done;
+	unsigned int wakes[4];		/* fairsem_holder_wake(), per holder */
+	struct fairsem_holder *holder;	/* the world's holders, for wakes[] */
+} kt;
+
+void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake)
+{
+	lockdep_assert_held(&req->holder->sem->lock);
+	wake->n++;
+	if (kt.nr_done < KT_EVENTS)
+		kt.done[kt.nr_done++] = req;
+}
+
+void fairsem_holder_wake(struct fairsem_holder *holder)
+{
+	lockdep_assert_held(&holder->sem->lock);
+	if (kt.holder && holder >= kt.holder && holder < kt.holder + 4)
+		kt.wakes[holder - kt.holder]++;
+}
+
+/* One semaphore, four holders (a, b, c, d), requests on the test's stack. */
+struct kt_world {
+	struct fairsem_sem sem;
+	struct fairsem_holder h[4];
+	struct fairsem_wake wake;
+};
+
+static struct kt_world *kt_world(struct kunit *test, u64 limit, u32 flags)
+{
+	struct kt_world *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	memset(&kt, 0, sizeof(kt));
+	kt.holder = w->h;
+	fairsem_sem_setup(&w->sem, 1, limit, flags);
+	spin_lock(&w->sem.lock);
+	for (i = 0; i < 4; i++) {
+		fairsem_holder_setup(&w->h[i]);
+		fairsem_attach(&w->sem, &w->h[i]);
+	}
+	spin_unlock(&w->sem.lock);
+	return w;
+}
+
+/* A request as the glue makes one, from a task of priority prio. */
+static void kt_req(struct fairsem_request *req, struct fairsem_holder *h,
+		   u64 count, int prio)
+{
+	INIT_LIST_HEAD(&req->node);
+	INIT_LIST_HEAD(&req->level);
+	req->holder = h;
+	req->count = count;
+	req->prio = prio;
+	req->state = FAIRSEM_REQ_IDLE;
+}
+
+/* Lock, queue (or grant at once), unlock: the core's result. */
+static int kt_enqueue_prio(struct kt_world *w, struct fairsem_request *req,
+			   struct fairsem_holder *h, u64 count, int prio)
+{
+	int ret;
+
+	kt_req(req, h, count, prio);
+	spin_lock(&w->sem.lock);
+	ret = fairsem_enqueue(req);
+	spin_unlock(&w->sem.lock);
+	return ret;
+}
+
+/* ...from a normal task (MAX_RT_PRIO, as the glue samples it). */
+static int kt_enqueue(struct kt_world *w, struct fairsem_request *req,
+		      struct fairsem_holder *h, u64 count)
+{
+	return kt_enqueue_prio(w, req, h, count, MAX_RT_PRIO);
+}
+
+static int kt_release(struct kt_world *w, struct fairsem_holder *h, u64 count)
+{
+	int ret;
+
+	spin_lock(&w->sem.lock);
+	ret = fairsem_release(h, count, &w->wake);
+	spin_unlock(&w->sem.lock);
+	return ret;
+}
+
+static int kt_add(struct kt_world *w, u64 count)
+{
+	int ret;
+
+	spin_lock(&w->sem.lock);
+	ret = fairsem_add(&w->sem, count, &w->wake);
+	spin_unlock(&w->sem.lock);
+	return ret;
+}
+
+static void kt_detach_all(struct kt_world *w)
+{
+	int i;
+
+	spin_lock(&w->sem.lock);
+	for (i = 0; i < 4; i++)
+		fairsem_detach(&w->h[i], &w->wake);
+	spin_unlock(&w->sem.lock);
+}
+
+static void fifo_grants_in_arrival_order(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 1, 0);
+	struct fairsem_request r0, r1, r2;
+
+	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
+	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r2, &w->h[2], 1));
+	KUNIT_EXPECT_EQ(test, 0, kt_release(w, &w->h[0], 1));
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_GRANTED, r1.state);
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_QUEUED, r2.state);
+	KUNIT_EXPECT_EQ(test, 0, kt_release(w, &w->h[1], 1));
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_GRANTED, r2.state);
+	KUNIT_EXPECT_EQ(test, 2U, kt.nr_done);
+	KUNIT_EXPECT_PTR_EQ(test, &r1, kt.done[0]);
+	KUNIT_EXPECT_PTR_EQ(test, &r2, kt.done[1]);
+	KUNIT_EXPECT_EQ(test, 2U, w->wake.n);
+	kt_detach_all(w);
+}
+
+static void big_head_blocks_smaller_requests_behind_it(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 3, 0);
+	struct fairsem_request r0, big, small;
+
+	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
+	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &big, &w->h[1], 3));
+	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &small, &w->h[2], 1));
+	KUNIT_EXPECT_EQ(test, 1ULL, fairsem_available(&w->sem));
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_QUEUED, small.state);
+	KUNIT_EXPECT_EQ(test, 0, kt_release(w, &w->h[0], 2));
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_GRANTED, big.state);
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_QUEUED, small.state);
+	kt_detach_all(w);
+}
+
+static void head_leaving_lets_the_requests_behind_it_in(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 2, 0);
+	struct fairsem_request r0, big, small;
+
+	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &big, &w->h[1], 2));
+	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &small, &w->h[2], 1));
+	spin_lock(&w->sem.lock);
+	fairsem_dequeue(&big, &w->wake);	/* a deadline, a signal */
+	spin_unlock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_IDLE, big.state);
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_GRANTED, small.state);
+	KUNIT_EXPECT_EQ(test, 1U, w->wake.n);
+	kt_detach_all(w);
+}
+
+static void lifo_grants_the_newest_first(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 1, FAIRSEM_LIFO);
+	struct fairsem_request r0, r1, r2;
+
+	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
+	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r2, &w->h[2], 1));
+	KUNIT_EXPECT_EQ(test, 0, kt_release(w, &w->h[0], 1));
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_GRANTED, r2.state);
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_QUEUED, r1.state);
+	kt_detach_all(w);
+}
+
+static void close_refuses_every_waiter_and_wakes_every_holder(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 0, 0);
+	struct fairsem_request r1, r2;
+	int i;
+
+	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
+	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r2, &w->h[2], 1));
+	memset(kt.wakes, 0, sizeof(kt.wakes));
+	spin_lock(&w->sem.lock);
+	fairsem_close(&w->sem, &w->wake);
+	spin_unlock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_IDLE, r1.state);
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_IDLE, r2.state);
+	KUNIT_EXPECT_EQ(test, 0ULL, w->sem.waiters);
+	KUNIT_EXPECT_EQ(test, 2U, kt.nr_done);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_LE(test, 1U, kt.wakes[i]);
+	KUNIT_EXPECT_EQ(test, -EIDRM, kt_enqueue(w, &r1, &w->h[1], 1));
+	kt_detach_all(w);
+}
+
+/* Every change of the asynchronous request wakes its holder, only it. */
+static void every_async_change_wakes_its_holder_only(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 0, 0);
+	struct fairsem_holder *a = &w->h[0];
+	unsigned int seen;
+	u64 count = 0;
+
+#define KT_WOKEN(what)							\
+	do {								\
+		what;							\
+		KUNIT_EXPECT_LT_MSG(test, seen, kt.wakes[0], #what);	\
+		KUNIT_EXPECT_EQ(test, 0U, kt.wakes[1] + kt.wakes[2] + kt.wakes[3]); \
+		seen = kt.wakes[0];					\
+	} while (0)
+
+	memset(kt.wakes, 0, sizeof(kt.wakes));
+	seen = 0;
+	spin_lock(&w->sem.lock);
+	KT_WOKEN(fairsem_async_start(a, 1, MAX_RT_PRIO));		/* queued */
+	KT_WOKEN(fairsem_async_cancel(a, &w->wake));			/* cancelled */
+	KT_WOKEN(fairsem_async_start(a, 1, MAX_RT_PRIO));
+	KT_WOKEN(fairsem_add(&w->sem, 1, &w->wake));			/* granted */
+	KT_WOKEN(fairsem_async_collect(a, &count));			/* read */
+	KT_WOKEN(fairsem_async_uncollect(a, count));			/* put back */
+	KT_WOKEN(fairsem_async_cancel(a, &w->wake));			/* given back */
+	spin_unlock(&w->sem.lock);
+#undef KT_WOKEN
+	KUNIT_EXPECT_EQ(test, 0ULL, a->holds);
+	KUNIT_EXPECT_EQ(test, 0ULL, w->sem.taken);
+	kt_detach_all(w);
+}
+
+static void counts_out_of_range_change_nothing(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 2, 0);
+	struct fairsem_request r0;
+
+	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KUNIT_EXPECT_EQ(test, -EINVAL, kt_release(w, &w->h[0], 2));
+	KUNIT_EXPECT_EQ(test, -EINVAL, kt_release(w, &w->h[1], 1));
+	KUNIT_EXPECT_EQ(test, -EOVERFLOW, kt_add(w, FAIRSEM_MAX_PERMITS - 1));
+	spin_lock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, -EINVAL, fairsem_remove(&w->sem, 3));
+	KUNIT_EXPECT_EQ(test, -EINVAL, fairsem_forget(&w->h[0], 2, &w->wake));
+	spin_unlock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, 2ULL, w->sem.limit);
+	KUNIT_EXPECT_EQ(test, 1ULL, w->sem.taken);
+	KUNIT_EXPECT_EQ(test, 1ULL, w->h[0].holds);
+	kt_detach_all(w);
+}
+
+static void forget_lowers_the_limit_stopping_at_zero(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 3, 0);
+	struct fairsem_request r0;
+
+	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 3));
+	spin_lock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, 0, fairsem_remove(&w->sem, 2));
+	KUNIT_EXPECT_EQ(test, 0, fairsem_forget(&w->h[0], 2, &w->wake));
+	spin_unlock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, 0ULL, w->sem.limit);
+	KUNIT_EXPECT_EQ(test, 1ULL, w->sem.taken);
+	kt_detach_all(w);
+}
+
+static void remove_below_taken_grants_nothing_until_given_back(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 2, 0);
+	struct fairsem_request r0, r1;
+
+	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
+	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
+	spin_lock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, 0, fairsem_remove(&w->sem, 1));
+	spin_unlock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, 0, kt_release(w, &w->h[0], 1));
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_QUEUED, r1.state);
+	KUNIT_EXPECT_EQ(test, 0, kt_release(w, &w->h[0], 1));
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_GRANTED, r1.state);
+	kt_detach_all(w);
+}
+
+static void detach_gives_everything_back_and_grants_onward(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 3, 0);
+	struct fairsem_request r0, r1;
+
+	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
+	spin_lock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, 0, fairsem_async_start(&w->h[0], 1, MAX_RT_PRIO));
+	spin_unlock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 3));
+	spin_lock(&w->sem.lock);
+	fairsem_detach(&w->h[0], &w->wake);
+	spin_unlock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_GRANTED, r1.state);
+	KUNIT_EXPECT_EQ(test, 3ULL, w->sem.taken);
+	KUNIT_EXPECT_EQ(test, 3U, w->sem.handles);
+	spin_lock(&w->sem.lock);
+	fairsem_detach(&w->h[1], &w->wake);
+	fairsem_detach(&w->h[2], &w->wake);
+	fairsem_detach(&w->h[3], &w->wake);
+	spin_unlock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, 0ULL, w->sem.taken);
+	KUNIT_EXPECT_EQ(test, 0U, w->sem.handles);
+}
+
+/* Real-time 10 (prio 89), 30 (69), normal (100), 20 (79), 30 again. */
+static void prio_serves_higher_priority_first_then_arrival(struct kunit *test)
+{
+	static const int prio[] = { 89, 69, MAX_RT_PRIO, 79, 69 };
+	static const int order[] = { 1, 4, 3, 0, 2 };
+	struct kt_world *w = kt_world(test, 0, FAIRSEM_PRIO);
+	struct fairsem_request r[5];
+	int i;
+
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_EQ(test, -EINPROGRESS,
+				kt_enqueue_prio(w, &r[i], &w->h[i % 4], 1, prio[i]));
+	for (i = 0; i < 5; i++) {
+		KUNIT_EXPECT_EQ(test, 0, kt_add(w, 1));
+		KUNIT_EXPECT_PTR_EQ(test, &r[order[i]], kt.done[i]);
+	}
+	kt_detach_all(w);
+}
+
+static void prio_grants_at_once_only_above_every_queued_priority(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 2, FAIRSEM_PRIO);
+	struct fairsem_request r0, head, t;
+
+	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue_prio(w, &head, &w->h[1], 2, 50));
+	kt_req(&t, &w->h[2], 1, 50);
+	spin_lock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* equal */
+	t.prio = MAX_RT_PRIO;
+	KUNIT_EXPECT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* lower */
+	t.prio = 49;
+	t.count = 2;
+	KUNIT_EXPECT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* too big */
+	t.count = 1;
+	KUNIT_EXPECT_EQ(test, 0, fairsem_try_grant(&t));		/* higher */
+	spin_unlock(&w->sem.lock);
+	KUNIT_EXPECT_EQ(test, 1ULL, w->h[2].holds);
+	kt_detach_all(w);
+}
+
+static struct kunit_case fairsem_core_cases[] = {
+	KUNIT_CASE(fifo_grants_in_arrival_order),
+	KUNIT_CASE(big_head_blocks_smaller_requests_behind_it),
+	KUNIT_CASE(head_leaving_lets_the_requests_behind_it_in),
+	KUNIT_CASE(lifo_grants_the_newest_first),
+	KUNIT_CASE(close_refuses_every_waiter_and_wakes_every_holder),
+	KUNIT_CASE(every_async_change_wakes_its_holder_only),
+	KUNIT_CASE(counts_out_of_range_change_nothing),
+	KUNIT_CASE(forget_lowers_the_limit_stopping_at_zero),
+	KUNIT_CASE(remove_below_taken_grants_nothing_until_given_back),
+	KUNIT_CASE(detach_gives_everything_back_and_grants_onward),
+	KUNIT_CASE(prio_serves_higher_priority_first_then_arrival),
+	KUNIT_CASE(prio_grants_at_once_only_above_every_queued_priority),
+	{}
+};
+
+static struct kunit_suite fairsem_core_suite = {
+	.name = "fairsem_core",
+	.test_cases = fairsem_core_cases,
+};
+
+kunit_test_suite(fairsem_core_suite);
+
+MODULE_DESCRIPTION("KUnit tests of the fairsem grant logic");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Waiters that are frozen or stopped.
+ *
+ * Frozen (system suspend, the cgroup freezer): the waiter sleeps
+ * TASK_FREEZABLE (6.1 and later), so it is frozen where it sleeps and keeps
+ * its place in the queue; a grant that comes meanwhile is its own when it
+ * thaws.  Tested with the cgroup v1 freezer (root; skips, saying why,
+ * where it cannot be mounted).
+ *
+ * Stopped (SIGSTOP, Ctrl-Z, ptrace): a stop must return to userspace to take
+ * effect, so it interrupts the wait like a signal: the request leaves the
+ * queue holding nothing and the restarted call queues at the back, as a
+ * futex waiter does.  A stopped task never holds up the queue.
+ */
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "fairsem_test_util.h"
+#include "kselftest_harness.h"
+
+#define FREEZER		"/tmp/fairsem-freezer"
+#define CGROUP		FREEZER "/fairsem-test"
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+/* Until CGROUP's freezer.state reads state: 0 or -ETIMEDOUT. */
+static int wait_freezer_state(const char *state)
+{
+	uint64_t end = now_ns() + (uint64_t)FS_WAIT_MS * 1000000ULL;
+	char buf[32];
+	ssize_t n;
+	int fd;
+
+	for (;;) {
+		fd = open(CGROUP "/freezer.state", O_RDONLY);
+		if (fd < 0)
+			return -errno;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			if (!strncmp(buf, state, strlen(state)) &&
+			    buf[strlen(state)] == '\n')
+				return 0;
+		}
+		if (now_ns() > end)
+			return -ETIMEDOUT;
+		fs_sleep_us(1000);
+	}
+}
+
+/* A child that waits for one permit on its own handle h, after a go. */
+static pid_t start_waiter(int h, int go)
+{
+	pid_t pid = fs_fork();
+
+	if (pid == 0) {
+		if (go >= 0 && fs_take(go) < 0)
+			_exit(2);
+		_exit(fs_get(h, 1) == 0 ? 0 : 1);
+	}
+	return pid;
+}
+
+FIXTURE(freezer) {
+	const char *why;	/* no cgroup v1 freezer: each test skips */
+	pid_t child[2];
+};
+
+FIXTURE_SETUP(freezer)
+{
+	mkdir(FREEZER, 0755);
+	if (mount("freezer", FREEZER, "cgroup", 0, "freezer")) {
+		self->why = "the cgroup v1 freezer cannot be mounted";
+		return;
+	}
+	if (mkdir(CGROUP, 0755) && errno != EEXIST)
+		self->why = "cannot make a freezer cgroup";
+}
+
+/* A frozen child could not even be killed: thaw before anything else. */
+FIXTURE_TEARDOWN(freezer)
+{
+	int i;
+
+	write_file(CGROUP "/freezer.state", "THAWED");
+	for (i = 0; i < 2; i++) {
+		if (self->child[i] > 0) {
+			kill(self->child[i], SIGKILL);
+			fs_wait_child(self->child[i]);
+		}
+	}
+	rmdir(CGROUP);
+	umount(FREEZER);
+}
+
+TEST_F(freezer, frozen_waiter_keeps_its_place_and_gets_the_grant)
+{
+	int fd = fs_new(1, 0), ha, hb, go[2], status;
+	char pid[32];
+
+	if (self->why)
+		SKIP(return, "%s", self->why);
+	ASSERT_LE(0, fd);
+	ha = fs_new_handle(fd, 0);
+	hb = fs_new_handle(fd, 0);
+	ASSERT_LE(0, ha);
+	ASSERT_LE(0, hb);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	ASSERT_EQ(0, pipe(go));
+
+	/* A: in the freezer cgroup, first in the queue */
+	self->child[0] = start_waiter(ha, go[0]);
+	ASSERT_LT(0, self->child[0]);
+	snprintf(pid, sizeof(pid), "%d", self->child[0]);
+	ASSERT_EQ(0, write_file(CGROUP "/cgroup.procs", pid));
+	ASSERT_EQ(0, fs_put(go[1], 'g'));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	/* B: second */
+	self->child[1] = start_waiter(hb, -1);
+	ASSERT_LT(0, self->child[1]);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));
+
+	ASSERT_EQ(0, write_file(CGROUP "/freezer.state", "FROZEN"));
+	ASSERT_EQ(0, wait_freezer_state("FROZEN"));
+	EXPECT_EQ(2, fs_waiters(fd));
+	ASSERT_EQ(0, fs_release(fd, 1));
+	EXPECT_EQ(1, fs_holds(ha));
+	EXPECT_EQ(0, fs_holds(hb));
+
+	ASSERT_EQ(0, write_file(CGROUP "/freezer.state", "THAWED"));
+	status = fs_wait_child(self->child[0]);
+	self->child[0] = 0;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_EQ(0, fs_release(ha, 1));
+	status = fs_wait_child(self->child[1]);
+	self->child[1] = 0;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(1, fs_holds(hb));
+}
+
+/* The stop interrupts the wait; continued, the call queues at the back. */
+TEST(stopped_waiter_requeues_at_the_back_when_continued)
+{
+	int fd = fs_new(1, 0), ha, hb, status;
+	pid_t a, b;
+
+	ASSERT_LE(0, fd);
+	ha = fs_new_handle(fd, 0);
+	hb = fs_new_handle(fd, 0);
+	ASSERT_LE(0, ha);
+	ASSERT_LE(0, hb);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	a = start_waiter(ha, -1);
+	ASSERT_LT(0, a);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	b = start_waiter(hb, -1);
+	ASSERT_LT(0, b);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));
+
+	ASSERT_EQ(0, kill(a, SIGSTOP));
+	ASSERT_EQ(a, waitpid(a, &status, WUNTRACED));
+	ASSERT_TRUE(WIFSTOPPED(status));
+	EXPECT_EQ(0, fs_wait_for_waiters(fd, 1));	/* A left the queue */
+	ASSERT_EQ(0, kill(a, SIGCONT));
+	EXPECT_EQ(0, fs_wait_for_waiters(fd, 2));	/* ...and is back, last */
+
+	ASSERT_EQ(0, fs_release(fd, 1));
+	status = fs_wait_child(b);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(1, fs_holds(hb));
+	EXPECT_EQ(0, fs_holds(ha));
+	ASSERT_EQ(0, fs_release(hb, 1));
+	status = fs_wait_child(a);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(1, fs_holds(ha));
+}
+
+TEST_HARNESS_MAIN
