@@ -13,8 +13,12 @@
 # last line (scripts/summarize.sh).  A runner that never reports, a console
 # problem, a timeout or a boot that never reached init: one failure each.
 #
-# Environment: BINDINGS_OUT (build/bindings), VM_TIMEOUT (1500) and the
-# VM_* knobs of scripts/vm/run.sh.
+# Then, once the tree has the Debian VM (scripts/debvm/run.sh), the same
+# payload runs there too, with Debian's own python3 and libraries: lines
+# "bindings: debvm-NAME: ...".  Without it that run counts as skipped.
+#
+# Environment: BINDINGS_OUT (build/bindings), VM_TIMEOUT (1500), the VM_*
+# knobs of scripts/vm/run.sh, BINDINGS_DEBVM (the Debian VM's run.sh).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,20 +61,25 @@ fi
 log=${VM_OUT:-$root/build/vm}/bindings.log
 
 passed=0 failed=0 skipped=0
-for r in "${runners[@]}"; do
-	line=
-	[ ! -r "$log" ] || line=$(tr -d '\r' <"$log" |
-		sed -n "s/^FAIRSEM-BINDINGS: $r: //p" | tail -n 1)
-	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
-		p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} s=${BASH_REMATCH[3]}
-	else
-		p=0 f=1 s=0
-		line="no report"
-	fi
-	case " ${build_failed[*]-} " in *" $r "*) f=$((f + 1)) line+=" (build failed)" ;; esac
-	echo "bindings: $r: $p passed, $f failed, $s skipped${line#*skipped}"
-	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-done
+# count LOG TAG: each runner's "FAIRSEM-BINDINGS: TAGNAME: ..." line.
+count() {
+	local r line p f s
+	for r in "${runners[@]}"; do
+		line=
+		[ ! -r "$1" ] || line=$(tr -d '\r' <"$1" |
+			sed -n "s/^FAIRSEM-BINDINGS: $2$r: //p" | tail -n 1)
+		if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
+			p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} s=${BASH_REMATCH[3]}
+		else
+			p=0 f=1 s=0
+			line="no report"
+		fi
+		case " ${build_failed[*]-} " in *" $r "*) f=$((f + 1)) line+=" (build failed)" ;; esac
+		echo "bindings: $2$r: $p passed, $f failed, $s skipped${line#*skipped}"
+		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	done
+}
+count "$log" ""
 if [ -r "$log" ]; then
 	while read -r l; do
 		echo "bindings: $l"
@@ -84,5 +93,30 @@ for bit in 1:"payload exited nonzero" 2:"console problems" 4:"no exit marker" 8:
 		[ "${bit%%:*}" = 1 ] || failed=$((failed + 1))
 	fi
 done
+
+# The same payload in the Debian VM (scripts/debvm/, from the packaging
+# work), with the system's python3 and libraries, once the tree has it.
+debvm=${BINDINGS_DEBVM:-$root/scripts/debvm/run.sh}
+if [ -x "$debvm" ] && [ -f "$module" ]; then
+	dpayload=$out/debvm-payload
+	rm -rf "$dpayload"
+	cp -a "$payload" "$dpayload"
+	rm -rf "$dpayload/py"
+	drc=0
+	"$debvm" --name bindings --module "$module" --files "$dpayload" \
+		--timeout "${VM_TIMEOUT:-1500}" -- env BINDINGS_TAG=debvm- sh ./run \
+		>"$out/debvm.out" 2>&1 || drc=$?
+	[ "${VM_QUIET:-0}" = 1 ] || cat "$out/debvm.out"
+	count "$out/debvm.out" debvm-
+	grep '^FAIRSEM-VM: FAIL ' "$out/debvm.out" | sed 's/^/bindings: /' || true
+	failed=$((failed + $(grep -c '^FAIRSEM-VM: FAIL ' "$out/debvm.out" || true)))
+	if [ "$drc" -ge 250 ]; then
+		echo "bindings: debvm: scripts/debvm/run.sh exit $drc (console problem, timeout or no boot)"
+		failed=$((failed + 1))
+	fi
+else
+	echo "bindings: debvm: no scripts/debvm/run.sh in the tree yet: skipped"
+	skipped=$((skipped + 1))
+fi
 echo "$passed $failed $skipped" >"$results"
 exec "$root/scripts/summarize.sh" "$results"

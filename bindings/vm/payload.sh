@@ -1,16 +1,21 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Runs inside the VM as /payload/run (bindings/vm/check.sh puts it there):
-# load fairsem, run each runner present in the payload, count its results,
-# unload.  One marker per runner for the host:
-#   FAIRSEM-BINDINGS: NAME: N passed, N failed, N skipped
+# Runs inside the VM as PAYLOAD/run (bindings/vm/check.sh puts it there):
+# load fairsem unless loaded, run each runner of PAYLOAD/runners, count its
+# results, unload.  One marker per runner for the host:
+#   FAIRSEM-BINDINGS: TAGNAME: N passed, N failed, N skipped
 # A runner that exits nonzero without counting a failure counts one.
-cd /payload
-export FAIRSEM_ABI=/payload/abi.txt HOME=/tmp
+# PAYLOAD is /payload in the busybox VM, /srv/payload in the Debian VM
+# (scripts/debvm/run.sh, which loads the module itself); BINDINGS_TAG
+# prefixes the names ("debvm-").
+P=$(cd "$(dirname "$0")" && pwd)
+cd "$P" || exit 1
+export FAIRSEM_ABI=$P/abi.txt HOME=/tmp
+tag=${BINDINGS_TAG:-}
 fails=0
 
-if ! insmod /modules/fairsem.ko; then
+if ! grep -q '^fairsem ' /proc/modules && ! insmod /modules/fairsem.ko; then
 	echo "FAIRSEM-VM: FAIL insmod fairsem.ko"
 	exit 1
 fi
@@ -20,14 +25,14 @@ report() {
 	p=$3 f=$4 s=$5
 	[ "$2" -eq 0 ] || [ "$f" -gt 0 ] || f=1
 	[ $((p + f + s)) -gt 0 ] || f=1
-	echo "FAIRSEM-BINDINGS: $1: $p passed, $f failed, $s skipped (exit $2)"
+	echo "FAIRSEM-BINDINGS: $tag$1: $p passed, $f failed, $s skipped (exit $2)"
 	fails=$((fails + f))
 }
 
 # libtest's "test result: ok. 3 passed; 0 failed; 1 ignored; ..." summed.
 run_rust() {
 	rc=0 p=0 f=0 s=0
-	for t in /payload/rust/*; do
+	for t in "$P"/rust/*; do
 		[ -x "$t" ] || continue
 		echo "--- rust: $(basename "$t")"
 		"$t" --test-threads=2 >/tmp/rust.out 2>&1 || rc=$?
@@ -43,7 +48,7 @@ run_rust() {
 # go test -v: top-level "--- PASS:/--- FAIL:/--- SKIP:" lines.
 run_go() {
 	rc=0
-	/payload/go/fairsem.test -test.v -test.count=1 >/tmp/go.out 2>&1 || rc=$?
+	"$P"/go/fairsem.test -test.v -test.count=1 >/tmp/go.out 2>&1 || rc=$?
 	cat /tmp/go.out
 	set -- $(awk '/^--- PASS:/ { p++ } /^--- FAIL:/ { f++ } /^--- SKIP:/ { s++ }
 		END { print p + 0, f + 0, s + 0 }' /tmp/go.out)
@@ -51,11 +56,16 @@ run_go() {
 }
 
 # unittest's closing lines: "Ran N tests" and "OK"/"FAILED (failures=1, ...)".
+# The payload's own copy of Debian's python3 (busybox VM), else the system's.
 run_python() {
 	rc=0
-	(cd /payload/python && PYTHONHOME=/payload/py PYTHONPATH=/payload/python \
-		LD_LIBRARY_PATH=/payload/py/syslib PYTHONDONTWRITEBYTECODE=1 \
-		/payload/py/bin/python3 -m unittest discover -v -s tests) >/tmp/py.out 2>&1 || rc=$?
+	if [ -x "$P/py/bin/python3" ]; then
+		set -- env PYTHONHOME="$P/py" LD_LIBRARY_PATH="$P/py/syslib" "$P/py/bin/python3"
+	else
+		set -- python3
+	fi
+	(cd "$P/python" && PYTHONPATH="$P/python" PYTHONDONTWRITEBYTECODE=1 \
+		"$@" -m unittest discover -v -s tests) >/tmp/py.out 2>&1 || rc=$?
 	cat /tmp/py.out
 	set -- $(awk '/^Ran [0-9]+ test/ { n = $2 }
 		/^(OK|FAILED)/ { gsub(/[(),]/, " ")
@@ -89,21 +99,25 @@ run_progs() {
 	report "$name" $rc $p $f $s
 }
 
-for r in $(cat /payload/runners); do
+for r in $(cat "$P/runners"); do
 	echo "FAIRSEM-VM: runner $r start"
 	case $r in
 	rust) run_rust ;;
 	go) run_go ;;
 	python) run_python ;;
-	*) run_progs "$r" "/payload/$r" ;;
+	*) run_progs "$r" "$P/$r" ;;
 	esac
 done
 
 if ! rmmod fairsem; then
-	echo "FAIRSEM-VM: FAIL rmmod fairsem (a handle left open?)"
+	echo "FAIRSEM-VM: FAIL ${tag}rmmod fairsem (a handle left open?)"
 	fails=$((fails + 1))
 fi
-echo "FAIRSEM-VM: dmesg begin (in the log only)"
-dmesg -s 4194304
-echo "FAIRSEM-VM: dmesg end"
+# The busybox VM's console is scanned for problems, so the whole ring
+# buffer goes there; the Debian VM watches its own console.
+if [ -z "$tag" ]; then
+	echo "FAIRSEM-VM: dmesg begin (in the log only)"
+	dmesg -s 4194304
+	echo "FAIRSEM-VM: dmesg end"
+fi
 exit $fails
