@@ -17,6 +17,9 @@
 #                       one VM run: bench/results.md and bench/results.png
 #   make check-all      check, plus the selftests on 6.12 and on a debug kernel
 #                       with fault injection, the fuzzer and kmemleak
+#   make install        module, headers, library, command, man pages, boot
+#                       files (mk/install.mk: also uninstall, deb and
+#                       check-install, which check-all runs)
 #   make checkpatch     checkpatch.pl --strict on the module and the uapi header
 #   make kernel-doc     scripts/kernel-doc -none on them, warnings fatal
 #                       (mk/kernel-doc.mk)
@@ -81,6 +84,8 @@ $(eval $(call vm-kernel,6.12,$$(shell $(BPO) --print image),$$(shell $(BPO) --pr
 $(eval $(call vm-kernel,debug,$$(shell $(DBG) --print image),$$(shell $(DBG) --print kdir)))
 
 include $(TOP)/mk/recipes.mk
+# The kernel matrix: other suites, architectures and PREEMPT_RT.
+include $(TOP)/mk/kernels.mk
 
 # ---- build -----------------------------------------------------------------
 
@@ -146,6 +151,7 @@ export FUZZ_SECONDS
 check-all:
 	@rm -rf $(BUILD)/results
 	@$(PART) deps $(TOP)/scripts/deps.sh || true
+	@$(MAKE) kernels-prefetch
 	@$(PART) kernel-6.12 $(BPO) || true
 	@$(PART) kernel-debug $(DBG) || true
 	@$(MAKE) check-parts check-all-parts
@@ -165,6 +171,7 @@ check-all-parts:
 		$(BUILD)/debug-tests/bin debug || true
 	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
 	@$(PART) bindings $(MAKE) check-bindings || true
+	@$(MAKE) kernels-matrix
 	@$(TOP)/scripts/summarize.sh || true
 
 # ---- style -----------------------------------------------------------------
@@ -200,6 +207,10 @@ checkpatch: $(CHECKPATCH)
 include $(TOP)/mk/rfc.mk
 include $(TOP)/mk/kernel-doc.mk
 include $(TOP)/mk/bindings.mk
+
+# make install, uninstall, deb, check-install and the Yocto/Buildroot entry
+# points (modules, modules_install, KERNEL_SRC, INSTALL_MOD_PATH).
+include $(TOP)/mk/install.mk
 
 # ---- clean -----------------------------------------------------------------
 

@@ -9,6 +9,7 @@ Exits 1 when a figure the report needs is missing or not a number, or a
 program reported BENCH-FAIL; never judges a figure's value.
 """
 import argparse
+import os
 import datetime
 import math
 import sys
@@ -443,6 +444,14 @@ def main():
     section_mem(r)
     section_named(r)
     section_times(r, info)
+    # Sections 8-10 come from bench/bench-kernels.sh (other kernels); a run
+    # of this report keeps them.
+    extra = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         "results-kernels.md")
+    if args.mode == "full" and os.path.exists(extra):
+        with open(extra) as f:
+            r.lines.append("")
+            r.lines.extend(f.read().rstrip("\n").split("\n"))
     with open(args.md, "w") as f:
         f.write("\n".join(r.lines))
     plot(figures, ks, args.png)

@@ -9,7 +9,9 @@
 # tree).  The sources (Kbuild, kmod/, uapi/) are copied into OUTDIR so that
 # several kernels build side by side without sharing object files; stale
 # objects of an in-place `make` in the tree are not copied.  The build log is
-# OUTDIR/build.log.
+# OUTDIR/build.log.  MODULE_MAKEARGS: more arguments for that make, split at
+# spaces (scripts/kernels/build-module.sh passes CC=... for kernels whose
+# headers name a compiler Debian 12 lacks).
 set -euo pipefail
 
 [ $# -eq 2 ] || { echo "usage: $0 KDIR OUTDIR" >&2; exit 2; }
@@ -28,7 +30,8 @@ cp "$root/Kbuild" "$out/"
 	xargs -0 cp --parents -t "$out")
 
 log=$out/build.log
-if ! make -C "$kdir" M="$out" W=1 modules >"$log" 2>&1; then
+# shellcheck disable=SC2086  # MODULE_MAKEARGS: words
+if ! make -C "$kdir" M="$out" W=1 ${MODULE_MAKEARGS:-} modules >"$log" 2>&1; then
 	cat "$log"
 	echo "build-module: FAILED against $kdir (log $log)" >&2
 	exit 1

@@ -10,16 +10,29 @@
  * Which side of a race wins is left to chance: the tests check only what
  * must hold for either outcome, never that a given outcome happened.  Each
  * race runs ITERATIONS times but stops early after BUDGET_NS so that the
- * whole program stays under a minute under TCG.
+ * whole program stays under a minute under TCG.  FAIRSEM_TEST_SCALE (a
+ * percentage, default 100) scales ITERATIONS down, never below
+ * MIN_ITERATIONS: the VM runs of emulated foreign architectures set it
+ * (scripts/kernels/testdir.sh).
  */
 #include <semaphore.h>
 
 #include "fairsem_test_util.h"
 #include "kselftest_harness.h"
 
-#define ITERATIONS	2000
 #define BUDGET_NS	(12ULL * 1000000000ULL)
 #define MIN_ITERATIONS	100
+#define ITERATIONS	scaled_iterations(2000)
+
+static int scaled_iterations(int n)
+{
+	const char *s = getenv("FAIRSEM_TEST_SCALE");
+	int pct = s ? atoi(s) : 100;
+
+	if (pct < 1 || pct > 100)
+		pct = 100;
+	return n * pct / 100 > MIN_ITERATIONS ? n * pct / 100 : MIN_ITERATIONS;
+}
 
 FIXTURE(race) {
 	int fd;		/* holder: owns the only permit between iterations */

@@ -14,6 +14,21 @@
 #define LIMIT		7
 #define MAXW		4	/* weights 1..MAXW */
 
+/*
+ * Iterations per worker, scaled by FAIRSEM_TEST_SCALE (a percentage,
+ * default 100): the VM runs of emulated foreign architectures, several
+ * times slower, set it lower (scripts/kernels/testdir.sh).
+ */
+static int iters(int n)
+{
+	const char *s = getenv("FAIRSEM_TEST_SCALE");
+	int pct = s ? atoi(s) : 100;
+
+	if (pct < 1 || pct > 100)
+		pct = 100;
+	return n * pct / 100 > 20 ? n * pct / 100 : 20;
+}
+
 struct shared {
 	int64_t in_use;		/* permits held according to the workers */
 	int64_t peak;
@@ -234,12 +249,12 @@ STRESS(threads_acquiring_weights_never_exceed_the_limit)
 
 	ASSERT_NE(NULL, sh);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, start_threads(wk, 8, fd, sh, 1500, 1 << P_BLOCK));
+	ASSERT_EQ(0, start_threads(wk, 8, fd, sh, iters(1500), 1 << P_BLOCK));
 	for (int i = 0; i < 8; i++)
 		pthread_join(wk[i].thread, NULL);
 	for (int i = 0; i < 8; i++)
 		EXPECT_EQ(0, fs_holds(wk[i].fd));
-	check_end(_metadata, fd, sh, 8 * 1500);
+	check_end(_metadata, fd, sh, 8 * iters(1500));
 }
 
 STRESS(processes_acquiring_weights_never_exceed_the_limit)
@@ -250,9 +265,9 @@ STRESS(processes_acquiring_weights_never_exceed_the_limit)
 
 	ASSERT_NE(NULL, sh);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, start_procs(pid, 6, fd, sh, 1500, 1 << P_BLOCK));
+	ASSERT_EQ(0, start_procs(pid, 6, fd, sh, iters(1500), 1 << P_BLOCK));
 	EXPECT_EQ(0, reap(pid, 6));
-	check_end(_metadata, fd, sh, 6 * 1500);
+	check_end(_metadata, fd, sh, 6 * iters(1500));
 }
 
 STRESS(threads_and_processes_on_every_path_never_exceed_the_limit)
@@ -264,12 +279,12 @@ STRESS(threads_and_processes_on_every_path_never_exceed_the_limit)
 
 	ASSERT_NE(NULL, sh);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, start_procs(pid, 4, fd, sh, 600, ALL_PATHS));
-	ASSERT_EQ(0, start_threads(wk, 4, fd, sh, 600, ALL_PATHS));
+	ASSERT_EQ(0, start_procs(pid, 4, fd, sh, iters(600), ALL_PATHS));
+	ASSERT_EQ(0, start_threads(wk, 4, fd, sh, iters(600), ALL_PATHS));
 	for (int i = 0; i < 4; i++)
 		pthread_join(wk[i].thread, NULL);
 	EXPECT_EQ(0, reap(pid, 4));
-	check_end(_metadata, fd, sh, 8 * 600);
+	check_end(_metadata, fd, sh, 8 * iters(600));
 }
 
 STRESS(lifo_threads_and_processes_never_exceed_the_limit)
@@ -281,9 +296,9 @@ STRESS(lifo_threads_and_processes_never_exceed_the_limit)
 
 	ASSERT_NE(NULL, sh);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, start_procs(pid, 3, fd, sh, 500,
+	ASSERT_EQ(0, start_procs(pid, 3, fd, sh, iters(500),
 				 (1 << P_BLOCK) | (1 << P_ASYNC)));
-	ASSERT_EQ(0, start_threads(wk, 3, fd, sh, 500,
+	ASSERT_EQ(0, start_threads(wk, 3, fd, sh, iters(500),
 				   (1 << P_BLOCK) | (1 << P_DEADLINE)));
 	for (int i = 0; i < 3; i++)
 		pthread_join(wk[i].thread, NULL);
@@ -292,7 +307,7 @@ STRESS(lifo_threads_and_processes_never_exceed_the_limit)
 	EXPECT_EQ(FAIRSEM_LIFO, fs_flags(fd));
 	EXPECT_EQ(0, sh->violations);
 	EXPECT_EQ(0, sh->errors);
-	EXPECT_EQ(6 * 500, sh->acquired);
+	EXPECT_EQ(6 * iters(500), sh->acquired);
 	EXPECT_EQ(0, fs_taken(fd));
 	EXPECT_EQ(0, fs_waiters(fd));
 	EXPECT_EQ(LIMIT, fs_available(fd));
@@ -306,10 +321,10 @@ STRESS(async_workers_with_epoll_style_loops_never_exceed_the_limit)
 
 	ASSERT_NE(NULL, sh);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, start_threads(wk, 6, fd, sh, 1500, 1 << P_ASYNC));
+	ASSERT_EQ(0, start_threads(wk, 6, fd, sh, iters(1500), 1 << P_ASYNC));
 	for (int i = 0; i < 6; i++)
 		pthread_join(wk[i].thread, NULL);
-	check_end(_metadata, fd, sh, 6 * 1500);
+	check_end(_metadata, fd, sh, 6 * iters(1500));
 }
 
 STRESS(killed_workers_give_everything_back)
@@ -356,7 +371,7 @@ STRESS(limit_changes_under_load_keep_the_books_balanced)
 
 	ASSERT_NE(NULL, sh);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, start_threads(wk, 6, fd, sh, 500, 1 << P_BLOCK));
+	ASSERT_EQ(0, start_threads(wk, 6, fd, sh, iters(500), 1 << P_BLOCK));
 	/* shrink and grow while they run; never below MAXW so all can finish */
 	for (int i = 0; i < 200; i++) {
 		ASSERT_EQ(0, fs_remove(fd, LIMIT - MAXW));
@@ -368,7 +383,7 @@ STRESS(limit_changes_under_load_keep_the_books_balanced)
 	/* a shrunk limit may sit below what is out, never the full limit */
 	EXPECT_EQ(0, sh->violations);
 	EXPECT_EQ(0, sh->errors);
-	EXPECT_EQ(6 * 500, sh->acquired);
+	EXPECT_EQ(6 * iters(500), sh->acquired);
 	EXPECT_GE(LIMIT, sh->peak);
 	EXPECT_EQ(0, fs_taken(fd));
 	EXPECT_EQ(0, fs_waiters(fd));

@@ -299,6 +299,12 @@ has "info: async" "async:	none"
 t "init --lifo after PERMITS" 0 "" "$F" init --fd 8 0 --lifo
 expect_value "info: lifo" 8 mode lifo
 expect_value "init with 0 permits" 8 limit 0
+exec 4<>/dev/fairsem
+t "init --prio" 0 "" "$F" init --fd 4 2 --prio
+expect_value "info: prio" 4 mode prio
+exec 4<&-
+t "init --lifo --prio" 64 "--lifo and --prio exclude each other" \
+	"$F" init --fd 8 1 --lifo --prio
 
 # run: CMD's own exit status, and the permits always come back.
 t "run true" 0 "" "$F" run --fd 7 -- true
@@ -467,6 +473,10 @@ else
 	else
 		fail "create: mode and owner" "$(stat -c '%a %U' "$names/build")"
 	fi
+	t "create --prio" 0 "" "$F" create rt 1 --prio
+	t "info of a --prio semaphore" 0 "" "$F" info rt
+	has "create --prio: mode prio" "mode:	prio"
+	t "rm rt" 0 "" "$F" rm rt
 	t "create a taken name" 73 "$names/build exists already" "$F" create build 5
 	t "info NAME" 0 "" "$F" info build
 	has "info NAME shows the path" "path:	$names/build"

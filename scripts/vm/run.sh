@@ -20,7 +20,12 @@
 # Environment: VM_TIMEOUT (900), VM_BOOT_TIMEOUT (120 s until the init
 # marker; Debian's kernel takes 7-25 s), VM_TRIES (3 boots), VM_MEM (1024),
 # VM_SMP (2), VM_APPEND (extra kernel command line), VM_OUT (build/vm),
-# VM_PVH (1), VM_QUIET=1 (don't echo the console).
+# VM_PVH (1), VM_QUIET=1 (don't echo the console), VM_ARCH (the kernel's
+# Debian architecture: amd64, the default, arm64, armhf or riscv64; the
+# machine, CPU, console and busybox follow from it, see
+# scripts/kernels/lib.sh), VM_BUSYBOX (a static busybox of that
+# architecture; default /bin/busybox on amd64, else the one
+# scripts/kernels/toolchain.sh unpacks).
 #
 # Exit status, a bit mask (0 = everything fine):
 #   1  the payload exited nonzero        2  the console shows a problem
@@ -51,13 +56,24 @@ boot_timeout=${VM_BOOT_TIMEOUT:-120}
 tries=${VM_TRIES:-3}
 out=${VM_OUT:-$root/build/vm}
 log=$out/$name.log
+vm_arch=${VM_ARCH:-amd64}
+# shellcheck source=scripts/kernels/lib.sh
+. "$root/scripts/kernels/lib.sh"
+(arch_vars "$vm_arch") || exit 64
+arch_vars "$vm_arch"
+busybox=${VM_BUSYBOX:-}
+if [ -z "$busybox" ]; then
+	busybox=$("$root/scripts/kernels/toolchain.sh" busybox "$vm_arch") ||
+		{ echo "vm: no busybox for $vm_arch" >&2; exit 64; }
+fi
 
-for f in "$kernel" /bin/busybox; do
+for f in "$kernel" "$busybox"; do
 	[ -r "$f" ] || { echo "vm: $f: not readable" >&2; exit 64; }
 done
 [ -d "$payload" ] || { echo "vm: $payload: not a directory" >&2; exit 64; }
-command -v qemu-system-x86_64 >/dev/null ||
-	{ echo "vm: qemu-system-x86_64 missing (scripts/deps.sh)" >&2; exit 64; }
+command -v "$qemu" >/dev/null ||
+	{ echo "vm: $qemu missing (scripts/deps.sh)" >&2; exit 64; }
+mkdir -p "$out"
 
 # --- initramfs -------------------------------------------------------------
 staging=$out/$name.root
@@ -66,7 +82,7 @@ rm -rf "$staging"
 mkdir -p "$staging"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,etc,modules,payload}
 # busybox-static: the only userspace besides the payload.  The kernel's
 # built-in initramfs supplies /dev/console for the first open.
-cp /bin/busybox "$staging/bin/busybox"
+cp "$busybox" "$staging/bin/busybox"
 for m in ${modules[@]+"${modules[@]}"}; do
 	if [ -d "$m" ]; then
 		cp "$m"/*.ko "$staging/modules/"
@@ -75,7 +91,9 @@ for m in ${modules[@]+"${modules[@]}"}; do
 	fi
 done
 cp -a "$payload"/. "$staging/payload/"
-# Shared libraries of dynamic executables (static tests need none).
+# Shared libraries of dynamic executables (static tests need none; the
+# programs of foreign architectures must be static).
+[ "$vm_arch" != amd64 ] ||
 find "$staging/payload" -type f -perm -u+x | while read -r f; do
 	readelf -l "$f" 2>/dev/null | grep -q 'Requesting program interpreter' ||
 		continue
@@ -155,19 +173,19 @@ pvh_vmlinux() {
 	fi
 	[ -s "$cache" ] && echo "$cache"
 }
-if [ "${VM_PVH:-1}" = 1 ] && ! has_pvh "$kernel"; then
+if [ "$vm_arch" = amd64 ] && [ "${VM_PVH:-1}" = 1 ] && ! has_pvh "$kernel"; then
 	kernel=$(pvh_vmlinux "$kernel" || echo "$kernel")
 fi
 
 # --- boot ------------------------------------------------------------------
-# console=ttyS0 and loglevel 5: warnings and worse reach the console, boot
+# console=ttyS0 (ttyAMA0 on ARM) and loglevel 5: warnings and worse reach the console, boot
 # chatter does not (the selftests payload dumps the full dmesg at the end).
 # slub_debug=FZPU: sanity checks, red zones, poisoning, user tracking.
 # panic=-1 with -no-reboot: a panic ends QEMU at once.  The stall timeouts
 # are raised because TCG on a busy host is slow, not stuck.
-append="console=ttyS0 loglevel=5 slub_debug=FZPU panic=-1 \
+append="console=$console loglevel=5 slub_debug=FZPU panic=-1 \
 rcupdate.rcu_cpu_stall_timeout=60 watchdog_thresh=30 ${VM_APPEND:-}"
-qemu=(qemu-system-x86_64 -accel tcg -cpu max -smp "${VM_SMP:-2}"
+qemu=("$qemu" -accel tcg "${qemu_machine[@]}" -smp "${VM_SMP:-2}"
 	-m "${VM_MEM:-1024}" -nodefaults -no-reboot -display none
 	-monitor none -serial "file:$log" -kernel "$kernel" -initrd "$initrd"
 	-append "$append")
