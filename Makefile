@@ -17,6 +17,9 @@
 #                       one VM run: bench/results.md and bench/results.png
 #   make check-all      check, plus the selftests on 6.12 and on a debug kernel
 #                       with fault injection, the fuzzer and kmemleak
+#   make install        module, headers, library, command, man pages, boot
+#                       files (mk/install.mk: also uninstall, deb and
+#                       check-install, which check-all runs)
 #   make checkpatch     checkpatch.pl --strict on the module and the uapi header
 #   make kernel-doc     scripts/kernel-doc -none on them, warnings fatal
 #                       (mk/kernel-doc.mk)
@@ -158,6 +161,7 @@ check-all:
 check-all-parts:
 	$(call check-kernel,6.12)
 	@$(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
+	@$(PART) recipes-debvm $(MAKE) check-recipes-debvm RECIPES_MODULE= || true
 	@$(PART) debug-tests sh -c '$(MAKE) -C $(TOP)/selftests/faults && \
 		$(MAKE) -C $(TOP)/selftests/fuzz && \
 		$(TOP)/scripts/debug-tests.sh $(BUILD)/debug-tests' || true
@@ -204,6 +208,10 @@ checkpatch: $(CHECKPATCH)
 include $(TOP)/mk/rfc.mk
 include $(TOP)/mk/kernel-doc.mk
 include $(TOP)/mk/bindings.mk
+
+# make install, uninstall, deb, check-install and the Yocto/Buildroot entry
+# points (modules, modules_install, KERNEL_SRC, INSTALL_MOD_PATH).
+include $(TOP)/mk/install.mk
 
 # ---- clean -----------------------------------------------------------------
 

@@ -444,7 +444,7 @@ def main():
     section_mem(r)
     section_named(r)
     section_times(r, info)
-    # Sections 7-9 come from bench/bench-kernels.sh (other kernels); a run
+    # Sections 8-10 come from bench/bench-kernels.sh (other kernels); a run
     # of this report keeps them.
     extra = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                          "results-kernels.md")

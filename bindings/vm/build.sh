@@ -34,7 +34,7 @@ build_rust() {
 	local dir=$payload/rust
 	mkdir -p "$dir"
 	(cd "$root/bindings/rust" && CARGO_TARGET_DIR=$cache/rust-target \
-		$CARGO test --release -j2 --no-run --message-format=json) |
+		$CARGO test --release -j2 --no-run --message-format=json-render-diagnostics) |
 		cargo_executables | while read -r name exe; do
 		[ "$name" = fairsem ] && continue  # the lib's own (empty) unit tests
 		cp "$exe" "$dir/$name"

@@ -220,8 +220,12 @@ build() {
 	start=$(date +%s)
 	if [ "$v" = m ]; then
 		config "$tree" m >"$log" 2>&1 &&
-		make -C "$tree" -j"$jobs" W=1 drivers/misc/fairsem/fairsem.ko >>"$log" 2>&1 &&
-		[ -f "$tree/drivers/misc/fairsem/fairsem.ko" ]
+		kos=drivers/misc/fairsem/fairsem.ko
+		! grep -q '^CONFIG_FAIRSEM_KUNIT_TEST=m$' "$tree/.config" ||
+			kos+=" drivers/misc/fairsem/fairsem_kunit.ko"
+		# shellcheck disable=SC2086
+		make -C "$tree" -j"$jobs" W=1 $kos >>"$log" 2>&1 &&
+		(cd "$tree" && ls $kos) >>"$log" 2>&1
 	else
 		# W=1 for the driver's objects only: on the whole tree it would
 		# rebuild everything.  bzImage then links them in.

@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The built Debian packages in a real Debian system: apt installs them in a
+# chroot of the Debian VM's root filesystem (scripts/debvm/), so DKMS builds
+# the module there against the VM kernel's headers; the image is booted
+# under QEMU and scripts/pkg/vm-install-checks.sh checks the system as
+# booted (module loaded at boot, /dev/fairsem 0666, README's shell and C
+# examples as an unprivileged user, fairsem status), then purges the
+# packages and checks that nothing is left.
+#
+#   scripts/pkg/test-vm-install.sh [DEBDIR]      (default build/deb)
+#
+# The image with the packages installed is cached by the packages' sha256
+# (dpkg-buildpackage builds them reproducibly from the same sources) in
+# $FAIRSEM_CACHE/debvm-install-<key>/.  Ends with the checks' "N passed,
+# N failed[, N skipped]"; a kernel problem on the console or a VM that
+# never finished counts as one more failure.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+debdir=${1:-$root/build/deb}
+cache=${FAIRSEM_CACHE:-/var/cache/fairsem}
+work=$root/build/pkg/vm-install
+rm -rf "$work"
+mkdir -p "$work/payload"
+
+fail() { echo "vm-install: $*"; echo "0 passed, 1 failed"; exit 1; }
+
+debs=()
+for p in fairsem-dkms libfairsem1 libfairsem-dev fairsem; do
+	f=$(ls "$debdir/${p}_"*.deb 2>/dev/null | head -n 1)
+	[ -n "$f" ] || fail "no ${p} package in $debdir (make deb)"
+	debs+=("$f")
+done
+
+dir=$("$root/scripts/debvm/build.sh" --print dir) || fail "the Debian VM did not build"
+key=$( { sha256sum "${debs[@]}" | cut -d' ' -f1
+	echo "$dir"; cat "$root/scripts/debvm/mkimage.sh"; } | sha256sum | cut -c1-12)
+img_dir=$cache/debvm-install-$key
+if [ ! -f "$img_dir/.done" ]; then
+	exec 8>"$cache/debvm-install.lock"
+	flock 8
+	if [ ! -f "$img_dir/.done" ]; then
+		t0=$SECONDS
+		for old in "$cache"/debvm-install-*/; do
+			[ -d "$old" ] && rm -rf "$old"
+		done
+		mkdir -p "$img_dir"
+		args=()
+		for f in "${debs[@]}"; do
+			args+=(--deb "$f")
+		done
+		echo "vm-install: installing ${debs[*]##*/} in the root filesystem"
+		"$root/scripts/debvm/mkimage.sh" "${args[@]}" --log "$img_dir/apt.log" \
+			"$dir/rootfs.tar.zst" "$img_dir/disk.img" ||
+			{ tail -n 40 "$img_dir/apt.log"; rm -rf "$img_dir"; fail "mkimage failed"; }
+		grep -E 'dkms|Building|fairsem.ko' "$img_dir/apt.log" | head -n 20
+		touch "$img_dir/.done"
+		echo "vm-install: image made in $((SECONDS - t0)) s"
+	fi
+	flock -u 8
+fi
+
+# README's examples, as a reader would copy them.
+block_after() {  # HEADING LANG: the first ```LANG block after ## HEADING
+	awk -v h="## $1" -v l="\`\`\`$2" '
+		$0 == h { in_sec = 1; next }
+		in_sec && /^## / { exit }
+		in_sec && $0 == l { in_code = 1; next }
+		in_code && /^```/ { exit }
+		in_code { print }' "$root/README.md"
+}
+block_after "From the shell" sh >"$work/payload/readme-shell.sh"
+block_after "The C API" c >"$work/payload/readme.c"
+[ -s "$work/payload/readme-shell.sh" ] && [ -s "$work/payload/readme.c" ] ||
+	fail "README's shell or C example not found"
+cp "$here/vm-install-checks.sh" "$here/testlib.sh" "$work/payload/"
+
+t0=$SECONDS
+"$root/scripts/debvm/run.sh" --name vm-install --image "$img_dir/disk.img" \
+	--files "$work/payload" --timeout "${VM_INSTALL_TIMEOUT:-900}" \
+	-- bash ./vm-install-checks.sh >"$work/out" 2>"$work/err"
+rc=$?
+cat "$work/out"
+cat "$work/err"
+echo "vm-install: VM run $((SECONDS - t0)) s"
+re='^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$'
+line=$(grep -E "$re" "$work/out" | tail -n 1)
+[[ $line =~ $re ]] || fail "the checks did not finish (run.sh exit $rc)"
+p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} s=${BASH_REMATCH[4]:-0}
+if [ "$rc" -ge 250 ]; then
+	echo "vm-install: the VM run failed (run.sh exit $rc)"
+	f=$((f + 1))
+fi
+out="$p passed, $f failed"
+[ "$s" -eq 0 ] || out+=", $s skipped"
+echo "$out"
+[ "$f" -eq 0 ]
