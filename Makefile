@@ -161,6 +161,7 @@ check-all:
 check-all-parts:
 	$(call check-kernel,6.12)
 	@$(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
+	@$(PART) recipes-debvm $(MAKE) check-recipes-debvm RECIPES_MODULE= || true
 	@$(PART) debug-tests sh -c '$(MAKE) -C $(TOP)/selftests/faults && \
 		$(MAKE) -C $(TOP)/selftests/fuzz && \
 		$(TOP)/scripts/debug-tests.sh $(BUILD)/debug-tests' || true
