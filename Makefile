@@ -33,6 +33,8 @@
 # Never insmod on the build host: modules are tested only inside QEMU.
 
 MAKEFLAGS += --no-print-directory
+# `make` alone builds the module and the library, whatever rule comes first.
+.DEFAULT_GOAL := all
 TOP   := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 BUILD := $(TOP)/build
 

@@ -120,12 +120,22 @@ kver=$(git show base:Makefile | awk -F' *= *' '
 want=$(sed -n 's/^[^#].*[:+]=//p' "$stage/drv/Makefile" | tr ' ' '\n' |
 	sed -n 's/\.o$/.c/p' | grep -v '^fairsem\.c$' | sort -u)
 # transform NAME: kmod/NAME as drivers/misc/fairsem/NAME.
+# A macro the sources test with #ifdef (TASK_FREEZABLE, say) that the
+# tree's headers define is there: unifdef keeps that branch.  Our own
+# macros, include guards and CONFIG_ symbols are left to the preprocessor.
 transform() {
-	local n=$1 rc=0
+	local n=$1 rc=0 sym defs=()
 	cp "$root/kmod/$n" "$stage/kmod/$n"
 	"$python" "$edit" version-resolve "$stage/kmod/$n" "$kver"
+	for sym in $(sed -n -E 's/^#\s*(ifdef|ifndef)\s+(\w+).*/\2/p; s/^#\s*(el)?if.*defined\s*\(?\s*(\w+).*/\2/p' \
+			"$stage/kmod/$n" | sort -u); do
+		case $sym in __KERNEL__|CONFIG_*|_*_H) continue ;; esac
+		grep -qE "^#\s*define\s+$sym\b" "$root"/kmod/*.[ch] && continue
+		git grep -qE "^#\s*define\s+$sym\b" base -- include/linux include/uapi \
+			arch/x86/include && defs+=("-D$sym")
+	done
 	# unifdef exits 1 when it changed something, 2 on trouble.
-	unifdef -D__KERNEL__ -DLINUX_VERSION_CODE="$kver" \
+	unifdef -D__KERNEL__ -DLINUX_VERSION_CODE="$kver" ${defs[@]+"${defs[@]}"} \
 		-o "$stage/drv/$n" "$stage/kmod/$n" || rc=$?
 	[ "$rc" -le 1 ] || die "unifdef kmod/$n"
 	grep -q 'LINUX_VERSION_CODE\|KERNEL_VERSION' "$stage/drv/$n" ||
