@@ -39,9 +39,10 @@ run_jobs() {
 					 echo end $i \$EPOCHREALTIME >>$log" &
 			;;
 		sem)
-			sem --fg --id jobs -j "$SLOTS" \
-				bash -c "echo start $i \$EPOCHREALTIME >>$log; sleep $HOLD
-					 echo end $i \$EPOCHREALTIME >>$log" &
+			# sem joins its arguments into one shell command line.
+			PARALLEL_SHELL=bash sem --fg --id jobs -j "$SLOTS" \
+				"echo start $i \$EPOCHREALTIME >>$log; sleep $HOLD;
+				 echo end $i \$EPOCHREALTIME >>$log" &
 			;;
 		esac
 		sleep 0.02
