@@ -169,7 +169,7 @@ check-all-parts:
 		$(TOP)/scripts/debug-tests.sh $(BUILD)/debug-tests' || true
 	@$(PART) module-debug $(TOP)/scripts/build-module.sh $(VM_KDIR_debug) \
 		$(BUILD)/kmod-debug || true
-	@VM_MEM=2048 $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
+	@VM_MEM=2048 VM_TIMEOUT=$${VM_TIMEOUT:-1800} $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
 	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
