@@ -33,6 +33,8 @@
 # Never insmod on the build host: modules are tested only inside QEMU.
 
 MAKEFLAGS += --no-print-directory
+# `make` alone builds the module and the library, whatever rule comes first.
+.DEFAULT_GOAL := all
 TOP   := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 BUILD := $(TOP)/build
 
@@ -161,12 +163,13 @@ check-all:
 check-all-parts:
 	$(call check-kernel,6.12)
 	@$(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
+	@$(PART) recipes-debvm $(MAKE) check-recipes-debvm RECIPES_MODULE= || true
 	@$(PART) debug-tests sh -c '$(MAKE) -C $(TOP)/selftests/faults && \
 		$(MAKE) -C $(TOP)/selftests/fuzz && \
 		$(TOP)/scripts/debug-tests.sh $(BUILD)/debug-tests' || true
 	@$(PART) module-debug $(TOP)/scripts/build-module.sh $(VM_KDIR_debug) \
 		$(BUILD)/kmod-debug || true
-	@VM_MEM=2048 $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
+	@VM_MEM=2048 VM_TIMEOUT=$${VM_TIMEOUT:-1800} $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
 	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true

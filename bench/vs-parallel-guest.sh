@@ -15,12 +15,15 @@ NEXT_TIMEOUT=${NEXT_TIMEOUT:-60}
 fail=0
 
 vs() { echo "VS $*"; }
-now() { date +%s.%N; }
+now() { echo "$EPOCHREALTIME"; }	# bash 5: no fork of date(1)
 
 mkdir -p ~/.parallel && touch ~/.parallel/will-cite
 fairsem mount >/dev/null || { echo "vs: fairsem mount failed"; exit 1; }
 vs parallel.version "$(parallel --version | head -n 1 | sed 's/ /_/g')"
 vs kernel "$(uname -r)"
+vs jobs "$JOBS"
+vs slots "$SLOTS"
+vs hold_s "$HOLD"
 
 # run_jobs TOOL LOG: JOBS jobs, one arriving every 20 ms; each logs its
 # arrival (before asking for a slot), its start and its end.
@@ -32,13 +35,14 @@ run_jobs() {
 		case $tool in
 		fairsem)
 			fairsem run --name jobs --create "$SLOTS" -- \
-				sh -c "echo start $i \$(date +%s.%N) >>$log; sleep $HOLD
-				       echo end $i \$(date +%s.%N) >>$log" &
+				bash -c "echo start $i \$EPOCHREALTIME >>$log; sleep $HOLD
+					 echo end $i \$EPOCHREALTIME >>$log" &
 			;;
 		sem)
-			sem --fg --id jobs -j "$SLOTS" \
-				sh -c "echo start $i \$(date +%s.%N) >>$log; sleep $HOLD
-				       echo end $i \$(date +%s.%N) >>$log" &
+			# sem joins its arguments into one shell command line.
+			PARALLEL_SHELL=bash sem --fg --id jobs -j "$SLOTS" \
+				"echo start $i \$EPOCHREALTIME >>$log; sleep $HOLD;
+				 echo end $i \$EPOCHREALTIME >>$log" &
 			;;
 		esac
 		sleep 0.02

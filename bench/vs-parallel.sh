@@ -28,9 +28,11 @@ rm -rf "$payload" && mkdir -p "$payload"
 cp "$root/build/lib/fairsem-static" "$payload/fairsem"
 cp "$here/vs-parallel-guest.sh" "$payload/"
 
+# JOBS (40), SLOTS (4), HOLD (0.2 s), VS_TIMEOUT (1500 s for the VM run).
 rc=0
-"$root/scripts/debvm/run.sh" --name vs-parallel --timeout 900 \
+"$root/scripts/debvm/run.sh" --name vs-parallel --timeout "${VS_TIMEOUT:-1500}" \
 	--module "$out/module-debvm/fairsem.ko" --files "$payload" -- \
+	env JOBS="${JOBS:-40}" SLOTS="${SLOTS:-4}" HOLD="${HOLD:-0.2}" \
 	bash ./vs-parallel-guest.sh >"$out/vs-parallel.out" || rc=$?
 grep '^VS ' "$out/vs-parallel.out" | cut -d' ' -f2- >"$raw" || true
 if [ "$rc" -ne 0 ] || [ ! -s "$raw" ]; then
@@ -43,9 +45,9 @@ v() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "$raw"; }
 hung() { [ "$(v "$1.next_run.exit")" = 124 ] && echo "hung: killed by timeout after" || echo "exit $(v "$1.next_run.exit") after"; }
 
 cat <<EOF
-| | \`fairsem run --name jobs --create 4\` | GNU parallel \`sem --fg --id jobs -j 4\` ($(v parallel.version | tr _ ' ')) |
+| | \`fairsem run --name jobs --create $(v slots)\` | GNU parallel \`sem --fg --id jobs -j $(v slots)\` ($(v parallel.version | tr _ ' ')) |
 |---|---|---|
-| wall time, 40 jobs of 0.2 s (ideal 2.0 s) | $(v fairsem.wall_s) s | $(v sem.wall_s) s |
+| wall time, $(v jobs) jobs of $(v hold_s) s, $(v slots) slots | $(v fairsem.wall_s) s | $(v sem.wall_s) s |
 | most jobs at once | $(v fairsem.max_at_once) | $(v sem.max_at_once) |
 | jobs started out of their place in line | $(v fairsem.out_of_place) of $(v fairsem.started) | $(v sem.out_of_place) of $(v sem.started) |
 | pairs started the other way round from their arrival | $(v fairsem.inversions) | $(v sem.inversions) |

@@ -47,6 +47,33 @@ void fairsem_holder_wake(struct fairsem_holder *holder)
 		kt.wakes[holder - kt.holder]++;
 }
 
+/*
+ * Each expectation in a function of its own: a KUNIT_EXPECT_*() keeps its
+ * assertion on the caller's stack, and with KASAN's stack redzones a test
+ * of a dozen would pass CONFIG_FRAME_WARN (1024 on the debug kernel).
+ */
+static noinline void kt_eq(struct kunit *test, long long want, long long got,
+			   const char *what, int line)
+{
+	KUNIT_EXPECT_EQ_MSG(test, want, got, "line %d: %s", line, what);
+}
+
+static noinline void kt_ptr_eq(struct kunit *test, const void *want,
+			       const void *got, const char *what, int line)
+{
+	KUNIT_EXPECT_PTR_EQ_MSG(test, want, got, "line %d: %s", line, what);
+}
+
+static noinline void kt_lt(struct kunit *test, long long less, long long more,
+			   const char *what)
+{
+	KUNIT_EXPECT_LT_MSG(test, less, more, "%s", what);
+}
+
+#define KT_EQ(test, want, got)	kt_eq(test, want, got, #got, __LINE__)
+#define KT_PTR_EQ(test, want, got) kt_ptr_eq(test, want, got, #got, __LINE__)
+#define KT_LE(test, less, more)	kt_lt(test, (long long)(less) - 1, more, #more)
+
 /* One semaphore, four holders (a, b, c, d), requests on the test's stack. */
 struct kt_world {
 	struct fairsem_sem sem;
@@ -139,18 +166,18 @@ static void fifo_grants_in_arrival_order(struct kunit *test)
 	struct kt_world *w = kt_world(test, 1, 0);
 	struct fairsem_request r0, r1, r2;
 
-	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
-	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
-	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r2, &w->h[2], 1));
-	KUNIT_EXPECT_EQ(test, 0, kt_release(w, &w->h[0], 1));
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_GRANTED, r1.state);
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_QUEUED, r2.state);
-	KUNIT_EXPECT_EQ(test, 0, kt_release(w, &w->h[1], 1));
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_GRANTED, r2.state);
-	KUNIT_EXPECT_EQ(test, 2U, kt.nr_done);
-	KUNIT_EXPECT_PTR_EQ(test, &r1, kt.done[0]);
-	KUNIT_EXPECT_PTR_EQ(test, &r2, kt.done[1]);
-	KUNIT_EXPECT_EQ(test, 2U, w->wake.n);
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r2, &w->h[2], 1));
+	KT_EQ(test, 0, kt_release(w, &w->h[0], 1));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, r1.state);
+	KT_EQ(test, FAIRSEM_REQ_QUEUED, r2.state);
+	KT_EQ(test, 0, kt_release(w, &w->h[1], 1));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, r2.state);
+	KT_EQ(test, 2U, kt.nr_done);
+	KT_PTR_EQ(test, &r1, kt.done[0]);
+	KT_PTR_EQ(test, &r2, kt.done[1]);
+	KT_EQ(test, 2U, w->wake.n);
 	kt_detach_all(w);
 }
 
@@ -159,14 +186,14 @@ static void big_head_blocks_smaller_requests_behind_it(struct kunit *test)
 	struct kt_world *w = kt_world(test, 3, 0);
 	struct fairsem_request r0, big, small;
 
-	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
-	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &big, &w->h[1], 3));
-	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &small, &w->h[2], 1));
-	KUNIT_EXPECT_EQ(test, 1ULL, fairsem_available(&w->sem));
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_QUEUED, small.state);
-	KUNIT_EXPECT_EQ(test, 0, kt_release(w, &w->h[0], 2));
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_GRANTED, big.state);
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_QUEUED, small.state);
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &big, &w->h[1], 3));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &small, &w->h[2], 1));
+	KT_EQ(test, 1ULL, fairsem_available(&w->sem));
+	KT_EQ(test, FAIRSEM_REQ_QUEUED, small.state);
+	KT_EQ(test, 0, kt_release(w, &w->h[0], 2));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, big.state);
+	KT_EQ(test, FAIRSEM_REQ_QUEUED, small.state);
 	kt_detach_all(w);
 }
 
@@ -175,15 +202,15 @@ static void head_leaving_lets_the_requests_behind_it_in(struct kunit *test)
 	struct kt_world *w = kt_world(test, 2, 0);
 	struct fairsem_request r0, big, small;
 
-	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
-	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &big, &w->h[1], 2));
-	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &small, &w->h[2], 1));
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &big, &w->h[1], 2));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &small, &w->h[2], 1));
 	spin_lock(&w->sem.lock);
 	fairsem_dequeue(&big, &w->wake);	/* a deadline, a signal */
 	spin_unlock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_IDLE, big.state);
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_GRANTED, small.state);
-	KUNIT_EXPECT_EQ(test, 1U, w->wake.n);
+	KT_EQ(test, FAIRSEM_REQ_IDLE, big.state);
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, small.state);
+	KT_EQ(test, 1U, w->wake.n);
 	kt_detach_all(w);
 }
 
@@ -192,12 +219,12 @@ static void lifo_grants_the_newest_first(struct kunit *test)
 	struct kt_world *w = kt_world(test, 1, FAIRSEM_LIFO);
 	struct fairsem_request r0, r1, r2;
 
-	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
-	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
-	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r2, &w->h[2], 1));
-	KUNIT_EXPECT_EQ(test, 0, kt_release(w, &w->h[0], 1));
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_GRANTED, r2.state);
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_QUEUED, r1.state);
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r2, &w->h[2], 1));
+	KT_EQ(test, 0, kt_release(w, &w->h[0], 1));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, r2.state);
+	KT_EQ(test, FAIRSEM_REQ_QUEUED, r1.state);
 	kt_detach_all(w);
 }
 
@@ -207,19 +234,19 @@ static void close_refuses_every_waiter_and_wakes_every_holder(struct kunit *test
 	struct fairsem_request r1, r2;
 	int i;
 
-	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
-	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r2, &w->h[2], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r2, &w->h[2], 1));
 	memset(kt.wakes, 0, sizeof(kt.wakes));
 	spin_lock(&w->sem.lock);
 	fairsem_close(&w->sem, &w->wake);
 	spin_unlock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_IDLE, r1.state);
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_IDLE, r2.state);
-	KUNIT_EXPECT_EQ(test, 0ULL, w->sem.waiters);
-	KUNIT_EXPECT_EQ(test, 2U, kt.nr_done);
+	KT_EQ(test, FAIRSEM_REQ_IDLE, r1.state);
+	KT_EQ(test, FAIRSEM_REQ_IDLE, r2.state);
+	KT_EQ(test, 0ULL, w->sem.waiters);
+	KT_EQ(test, 2U, kt.nr_done);
 	for (i = 0; i < 4; i++)
-		KUNIT_EXPECT_LE(test, 1U, kt.wakes[i]);
-	KUNIT_EXPECT_EQ(test, -EIDRM, kt_enqueue(w, &r1, &w->h[1], 1));
+		KT_LE(test, 1U, kt.wakes[i]);
+	KT_EQ(test, -EIDRM, kt_enqueue(w, &r1, &w->h[1], 1));
 	kt_detach_all(w);
 }
 
@@ -234,8 +261,8 @@ static void every_async_change_wakes_its_holder_only(struct kunit *test)
 #define KT_WOKEN(what)							\
 	do {								\
 		what;							\
-		KUNIT_EXPECT_LT_MSG(test, seen, kt.wakes[0], #what);	\
-		KUNIT_EXPECT_EQ(test, 0U, kt.wakes[1] + kt.wakes[2] + kt.wakes[3]); \
+		kt_lt(test, seen, kt.wakes[0], #what);	\
+		KT_EQ(test, 0U, kt.wakes[1] + kt.wakes[2] + kt.wakes[3]); \
 		seen = kt.wakes[0];					\
 	} while (0)
 
@@ -251,8 +278,8 @@ static void every_async_change_wakes_its_holder_only(struct kunit *test)
 	KT_WOKEN(fairsem_async_cancel(a, &w->wake));			/* given back */
 	spin_unlock(&w->sem.lock);
 #undef KT_WOKEN
-	KUNIT_EXPECT_EQ(test, 0ULL, a->holds);
-	KUNIT_EXPECT_EQ(test, 0ULL, w->sem.taken);
+	KT_EQ(test, 0ULL, a->holds);
+	KT_EQ(test, 0ULL, w->sem.taken);
 	kt_detach_all(w);
 }
 
@@ -261,17 +288,17 @@ static void counts_out_of_range_change_nothing(struct kunit *test)
 	struct kt_world *w = kt_world(test, 2, 0);
 	struct fairsem_request r0;
 
-	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
-	KUNIT_EXPECT_EQ(test, -EINVAL, kt_release(w, &w->h[0], 2));
-	KUNIT_EXPECT_EQ(test, -EINVAL, kt_release(w, &w->h[1], 1));
-	KUNIT_EXPECT_EQ(test, -EOVERFLOW, kt_add(w, FAIRSEM_MAX_PERMITS - 1));
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KT_EQ(test, -EINVAL, kt_release(w, &w->h[0], 2));
+	KT_EQ(test, -EINVAL, kt_release(w, &w->h[1], 1));
+	KT_EQ(test, -EOVERFLOW, kt_add(w, FAIRSEM_MAX_PERMITS - 1));
 	spin_lock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, -EINVAL, fairsem_remove(&w->sem, 3));
-	KUNIT_EXPECT_EQ(test, -EINVAL, fairsem_forget(&w->h[0], 2, &w->wake));
+	KT_EQ(test, -EINVAL, fairsem_remove(&w->sem, 3));
+	KT_EQ(test, -EINVAL, fairsem_forget(&w->h[0], 2, &w->wake));
 	spin_unlock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, 2ULL, w->sem.limit);
-	KUNIT_EXPECT_EQ(test, 1ULL, w->sem.taken);
-	KUNIT_EXPECT_EQ(test, 1ULL, w->h[0].holds);
+	KT_EQ(test, 2ULL, w->sem.limit);
+	KT_EQ(test, 1ULL, w->sem.taken);
+	KT_EQ(test, 1ULL, w->h[0].holds);
 	kt_detach_all(w);
 }
 
@@ -280,13 +307,13 @@ static void forget_lowers_the_limit_stopping_at_zero(struct kunit *test)
 	struct kt_world *w = kt_world(test, 3, 0);
 	struct fairsem_request r0;
 
-	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 3));
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 3));
 	spin_lock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, 0, fairsem_remove(&w->sem, 2));
-	KUNIT_EXPECT_EQ(test, 0, fairsem_forget(&w->h[0], 2, &w->wake));
+	KT_EQ(test, 0, fairsem_remove(&w->sem, 2));
+	KT_EQ(test, 0, fairsem_forget(&w->h[0], 2, &w->wake));
 	spin_unlock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, 0ULL, w->sem.limit);
-	KUNIT_EXPECT_EQ(test, 1ULL, w->sem.taken);
+	KT_EQ(test, 0ULL, w->sem.limit);
+	KT_EQ(test, 1ULL, w->sem.taken);
 	kt_detach_all(w);
 }
 
@@ -295,15 +322,15 @@ static void remove_below_taken_grants_nothing_until_given_back(struct kunit *tes
 	struct kt_world *w = kt_world(test, 2, 0);
 	struct fairsem_request r0, r1;
 
-	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
-	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
 	spin_lock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, 0, fairsem_remove(&w->sem, 1));
+	KT_EQ(test, 0, fairsem_remove(&w->sem, 1));
 	spin_unlock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, 0, kt_release(w, &w->h[0], 1));
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_QUEUED, r1.state);
-	KUNIT_EXPECT_EQ(test, 0, kt_release(w, &w->h[0], 1));
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_GRANTED, r1.state);
+	KT_EQ(test, 0, kt_release(w, &w->h[0], 1));
+	KT_EQ(test, FAIRSEM_REQ_QUEUED, r1.state);
+	KT_EQ(test, 0, kt_release(w, &w->h[0], 1));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, r1.state);
 	kt_detach_all(w);
 }
 
@@ -312,24 +339,24 @@ static void detach_gives_everything_back_and_grants_onward(struct kunit *test)
 	struct kt_world *w = kt_world(test, 3, 0);
 	struct fairsem_request r0, r1;
 
-	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
 	spin_lock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, 0, fairsem_async_start(&w->h[0], 1, MAX_RT_PRIO));
+	KT_EQ(test, 0, fairsem_async_start(&w->h[0], 1, MAX_RT_PRIO));
 	spin_unlock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 3));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 3));
 	spin_lock(&w->sem.lock);
 	fairsem_detach(&w->h[0], &w->wake);
 	spin_unlock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, FAIRSEM_REQ_GRANTED, r1.state);
-	KUNIT_EXPECT_EQ(test, 3ULL, w->sem.taken);
-	KUNIT_EXPECT_EQ(test, 3U, w->sem.handles);
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, r1.state);
+	KT_EQ(test, 3ULL, w->sem.taken);
+	KT_EQ(test, 3U, w->sem.handles);
 	spin_lock(&w->sem.lock);
 	fairsem_detach(&w->h[1], &w->wake);
 	fairsem_detach(&w->h[2], &w->wake);
 	fairsem_detach(&w->h[3], &w->wake);
 	spin_unlock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, 0ULL, w->sem.taken);
-	KUNIT_EXPECT_EQ(test, 0U, w->sem.handles);
+	KT_EQ(test, 0ULL, w->sem.taken);
+	KT_EQ(test, 0U, w->sem.handles);
 }
 
 /* Real-time 10 (prio 89), 30 (69), normal (100), 20 (79), 30 again. */
@@ -342,11 +369,11 @@ static void prio_serves_higher_priority_first_then_arrival(struct kunit *test)
 	int i;
 
 	for (i = 0; i < 5; i++)
-		KUNIT_EXPECT_EQ(test, -EINPROGRESS,
-				kt_enqueue_prio(w, &r[i], &w->h[i % 4], 1, prio[i]));
+		KT_EQ(test, -EINPROGRESS,
+		      kt_enqueue_prio(w, &r[i], &w->h[i % 4], 1, prio[i]));
 	for (i = 0; i < 5; i++) {
-		KUNIT_EXPECT_EQ(test, 0, kt_add(w, 1));
-		KUNIT_EXPECT_PTR_EQ(test, &r[order[i]], kt.done[i]);
+		KT_EQ(test, 0, kt_add(w, 1));
+		KT_PTR_EQ(test, &r[order[i]], kt.done[i]);
 	}
 	kt_detach_all(w);
 }
@@ -356,20 +383,20 @@ static void prio_grants_at_once_only_above_every_queued_priority(struct kunit *t
 	struct kt_world *w = kt_world(test, 2, FAIRSEM_PRIO);
 	struct fairsem_request r0, head, t;
 
-	KUNIT_EXPECT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
-	KUNIT_EXPECT_EQ(test, -EINPROGRESS, kt_enqueue_prio(w, &head, &w->h[1], 2, 50));
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue_prio(w, &head, &w->h[1], 2, 50));
 	kt_req(&t, &w->h[2], 1, 50);
 	spin_lock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* equal */
+	KT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* equal */
 	t.prio = MAX_RT_PRIO;
-	KUNIT_EXPECT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* lower */
+	KT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* lower */
 	t.prio = 49;
 	t.count = 2;
-	KUNIT_EXPECT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* too big */
+	KT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* too big */
 	t.count = 1;
-	KUNIT_EXPECT_EQ(test, 0, fairsem_try_grant(&t));		/* higher */
+	KT_EQ(test, 0, fairsem_try_grant(&t));		/* higher */
 	spin_unlock(&w->sem.lock);
-	KUNIT_EXPECT_EQ(test, 1ULL, w->h[2].holds);
+	KT_EQ(test, 1ULL, w->h[2].holds);
 	kt_detach_all(w);
 }
 

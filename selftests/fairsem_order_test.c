@@ -431,9 +431,8 @@ TEST(blocking_waiters_are_granted_in_arrival_order)
 	ASSERT_EQ(0, fs_release(fd, 1));
 	for (int i = 0; i < NH; i++) {
 		ASSERT_EQ(0, fs_waiter_join(&t[i]));
-		for (int j = 0; j < NH; j++) {
+		for (int j = 0; j < NH; j++)
 			ASSERT_EQ(j == i ? 1 : 0, fs_holds(h[j]));
-		}
 		ASSERT_EQ(0, fs_release(h[i], 1));
 	}
 }

@@ -30,8 +30,8 @@ struct prio_waiter {
 	uint32_t flags;		/* 0, FAIRSEM_ACQ_TRY or FAIRSEM_ACQ_ASYNC */
 	uint64_t count;
 	bool drop_rt;		/* back to SCHED_OTHER once queued (async) */
-	volatile int started;
-	volatile int done;
+	int started;		/* __atomic only */
+	int done;		/* __atomic only */
 	int ret;
 };
 
@@ -136,12 +136,6 @@ static bool can_rt(void)
 	return ok;
 }
 
-#define NEED_RT()							\
-	do {								\
-		if (!can_rt())						\
-			SKIP(return, "no SCHED_FIFO threads here (not root?)"); \
-	} while (0)
-
 TEST(prio_with_lifo_is_einval)
 {
 	int fd = fs_open();
@@ -169,7 +163,8 @@ TEST(higher_realtime_priority_is_served_first_normal_last)
 	struct prio_waiter w[4] = { 0 };
 	int fd, i, order[4];
 
-	NEED_RT();
+	if (!can_rt())
+		SKIP(return, "no SCHED_FIFO threads here (not root?)");
 	fd = fs_new(0, FAIRSEM_PRIO);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 4; i++)
@@ -186,7 +181,8 @@ TEST(equal_priorities_are_served_in_arrival_order)
 	struct prio_waiter w[3] = { 0 };
 	int fd, i, order[3];
 
-	NEED_RT();
+	if (!can_rt())
+		SKIP(return, "no SCHED_FIFO threads here (not root?)");
 	fd = fs_new(0, FAIRSEM_PRIO);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 3; i++)
@@ -223,7 +219,8 @@ TEST(async_request_takes_the_priority_of_its_queuer)
 	struct prio_waiter blocked = { 0 }, async = { 0 };
 	int fd;
 
-	NEED_RT();
+	if (!can_rt())
+		SKIP(return, "no SCHED_FIFO threads here (not root?)");
 	fd = fs_new(0, FAIRSEM_PRIO);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, queue(&blocked, fd, NORMAL, 1));
@@ -244,7 +241,8 @@ TEST(new_request_is_granted_at_once_only_above_every_queued_priority)
 	struct prio_waiter head = { 0 }, t = { 0 };
 	int fd;
 
-	NEED_RT();
+	if (!can_rt())
+		SKIP(return, "no SCHED_FIFO threads here (not root?)");
 	fd = fs_new(2, FAIRSEM_PRIO);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fs_get(fd, 1));

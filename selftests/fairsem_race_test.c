@@ -40,7 +40,7 @@ FIXTURE(race) {
 	int h2;		/* the next waiter (asynchronous) */
 	pthread_t thread;
 	sem_t go, done;
-	volatile int stop;
+	int stop;		/* __atomic only */
 	uint64_t deadline;	/* for the next acquire of the thread */
 	uint32_t flags;
 	int ret;
@@ -76,7 +76,7 @@ static void *racer(void *arg)
 
 	for (;;) {
 		sem_wait_intr(&self->go);
-		if (self->stop)
+		if (__atomic_load_n(&self->stop, __ATOMIC_ACQUIRE))
 			return NULL;
 		self->ret = fs_acquire(self->hw, 1, self->deadline, self->flags);
 		sem_post(&self->done);
@@ -85,7 +85,7 @@ static void *racer(void *arg)
 
 static void racer_stop(FIXTURE_DATA(race) *self)
 {
-	self->stop = 1;
+	__atomic_store_n(&self->stop, 1, __ATOMIC_RELEASE);
 	sem_post(&self->go);
 	pthread_join(self->thread, NULL);
 }
@@ -93,8 +93,9 @@ static void racer_stop(FIXTURE_DATA(race) *self)
 /* A busy wait of a few microseconds, to shift one side of a race. */
 static void spin(unsigned int n)
 {
-	for (volatile unsigned int i = 0; i < n * 50; i++)
-		;
+	/* i goes through memory each pass, as a volatile counter would */
+	for (unsigned int i = 0; i < n * 50; i++)
+		__asm__ __volatile__("" : "+m" (i));
 }
 
 /* Until waiters >= 1 or the thread is done; spins, no sleeping. */
@@ -322,7 +323,7 @@ TEST_F(race, sa_restart_keeps_the_absolute_deadline)
 struct releaser {
 	int fd;
 	sem_t go, done;
-	volatile int stop;
+	int stop;		/* __atomic only */
 	int ret;
 };
 
@@ -332,7 +333,7 @@ static void *release_fn(void *arg)
 
 	for (;;) {
 		sem_wait_intr(&r->go);
-		if (r->stop)
+		if (__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
 			return NULL;
 		r->ret = fs_release(r->fd, 1);
 		sem_post(&r->done);
@@ -366,7 +367,7 @@ TEST_F_TIMEOUT(race, cancel_versus_grant_loses_nothing, 120)
 		ASSERT_EQ(0, fs_try(self->fd, 1));
 		before++;
 	}
-	rel.stop = 1;
+	__atomic_store_n(&rel.stop, 1, __ATOMIC_RELEASE);
 	sem_post(&rel.go);
 	pthread_join(t, NULL);
 	EXPECT_EQ(i, before);
@@ -414,7 +415,7 @@ TEST_F_TIMEOUT(race, close_versus_grant_loses_nothing, 120)
 		close(hw);
 		close(fd);
 	}
-	rel.stop = 1;
+	__atomic_store_n(&rel.stop, 1, __ATOMIC_RELEASE);
 	sem_post(&rel.go);
 	pthread_join(rt, NULL);
 	TH_LOG("%d iterations: %d granted, %d refused", i, won, lost);
@@ -427,7 +428,7 @@ struct init_race {
 	pthread_barrier_t start, end;
 	int fd;
 	int ret;
-	volatile int stop;
+	int stop;		/* __atomic only */
 };
 
 static void *init_fn(void *arg)
@@ -436,7 +437,7 @@ static void *init_fn(void *arg)
 
 	for (;;) {
 		pthread_barrier_wait(&ir->start);
-		if (ir->stop)
+		if (__atomic_load_n(&ir->stop, __ATOMIC_ACQUIRE))
 			return NULL;
 		ir->ret = fs_init(ir->fd, 2, 0);
 		pthread_barrier_wait(&ir->end);
@@ -477,7 +478,7 @@ TEST_F_TIMEOUT(race, concurrent_init_binds_exactly_one_semaphore, 120)
 		ASSERT_EQ(1, fs_handles(fd));
 		close(fd);
 	}
-	ir.stop = 1;
+	__atomic_store_n(&ir.stop, 1, __ATOMIC_RELEASE);
 	pthread_barrier_wait(&ir.start);
 	pthread_join(t, NULL);
 	TH_LOG("%d iterations", i);

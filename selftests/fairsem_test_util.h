@@ -65,12 +65,15 @@ static inline void fs_sleep_us(unsigned int us)
 /* An address no call may copy to or from (a PROT_NONE page). */
 static inline void *fs_bad_ptr(void)
 {
-	static void *volatile page;
+	static void *page;
+	void *p = __atomic_load_n(&page, __ATOMIC_ACQUIRE);
 
-	if (!page)
-		page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
-			    -1, 0);
-	return page == MAP_FAILED ? NULL : page;
+	if (!p) {
+		p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		__atomic_store_n(&page, p, __ATOMIC_RELEASE);
+	}
+	return p == MAP_FAILED ? NULL : p;
 }
 
 static inline int fs_ret(int r)
@@ -234,7 +237,7 @@ static inline int fs_wait_for_waiters(int fd, uint64_t n)
 }
 
 /* Poll until *flag becomes nonzero: 0 or -ETIMEDOUT. */
-static inline int fs_wait_flag(volatile int *flag)
+static inline int fs_wait_flag(int *flag)
 {
 	uint64_t end = now_ns() + (uint64_t)FS_WAIT_MS * 1000000ULL;
 
@@ -331,8 +334,8 @@ struct fs_waiter {
 	uint64_t read_count;	/* what read() stored */
 	int ret;		/* 0 / 8 for read, or -errno */
 	pid_t tid;
-	volatile int started;
-	volatile int done;
+	int started;		/* __atomic only */
+	int done;		/* __atomic only */
 };
 
 static inline void *fs_waiter_fn(void *arg)
@@ -380,7 +383,7 @@ static inline int fs_waiter_join(struct fs_waiter *w)
 }
 
 /* Signal handling: a counting handler, with or without SA_RESTART. */
-static volatile int fs_signals_seen __attribute__((unused));
+static int fs_signals_seen;	/* __atomic only */
 
 static inline void fs_count_signal(int sig)
 {

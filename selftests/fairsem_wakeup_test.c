@@ -36,8 +36,8 @@ struct sleeper {
 	int fd;
 	int ep;
 	pid_t tid;
-	volatile int started;
-	volatile int done;
+	int started;		/* __atomic only */
+	int done;		/* __atomic only */
 	int n;			/* what poll/epoll_wait returned, or -errno */
 	uint32_t events;	/* what it reported for the handle */
 };
@@ -64,12 +64,12 @@ static void *sleeper_fn(void *arg)
 }
 
 /* Start the thread and return once it sleeps: 0 or -errno. */
-static int sleeper_start(struct sleeper *s, enum way way, int fd, int ep)
+static int sleeper_start(struct sleeper *s, enum way how, int fd, int ep)
 {
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	s->way = way;
+	s->way = how;
 	s->fd = fd;
 	s->ep = ep;
 	ret = -pthread_create(&s->thread, NULL, sleeper_fn, s);

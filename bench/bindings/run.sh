@@ -22,16 +22,18 @@ out=$root/build/bindings
 payload=$out/bench-payload
 repeat=${REPEAT:-5}
 GO=$(ls -d /usr/lib/go-1.*/bin/go | sort -V | tail -n 1)
+# shellcheck source=../../bindings/vm/caches.sh
+. "$root/bindings/vm/caches.sh"
+bindings_caches "$out"
 rm -rf "$payload"
 mkdir -p "$payload/bin"
 
 make -s -C "$root/lib" lib
 gcc -O2 -Wall -Werror -static -I"$root/lib" -I"$root/uapi" -o "$payload/bin/c" \
 	"$here/c.c" "$root/build/lib/libfairsem.a"
-(cd "$root/bindings/rust" && RUSTC=/usr/bin/rustc CARGO_TARGET_DIR=$out/rust-target \
-	/usr/bin/cargo build --release -j2 --example bench)
-cp "$out/rust-target/release/examples/bench" "$payload/bin/rust"
-(cd "$here/go" && CGO_ENABLED=0 GOCACHE=$out/go-cache GOPATH=$out/gopath \
+(cd "$root/bindings/rust" && RUSTC=/usr/bin/rustc /usr/bin/cargo build --release -j2 --example bench)
+cp "$CARGO_TARGET_DIR/release/examples/bench" "$payload/bin/rust"
+(cd "$here/go" && CGO_ENABLED=0 GOPATH=$out/gopath \
 	GOFLAGS=-mod=mod GOPROXY=off "$GO" build -o "$payload/bin/go" .)
 "$root/bindings/vm/build.sh" python "$payload" "$out"
 cp "$here/bench.py" "$payload/bench.py"

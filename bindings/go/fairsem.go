@@ -21,6 +21,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -144,6 +145,50 @@ func FromFile(f *os.File) (*Semaphore, error) {
 	var info sysInfo
 	if _, err := ioctl(fd, iocInfo, unsafe.Pointer(&info)); err != nil {
 		return nil, errno("fairsem info", err)
+	}
+	return wrap(h), nil
+}
+
+// DirDefault is where a semaphore name without a '/' lives, unless
+// $FAIRSEM_DIR says otherwise.
+const DirDefault = "/run/fairsem"
+
+// OpenNamed opens a named semaphore, a file in a mounted fairsem
+// filesystem; a name without a '/' is looked up in $FAIRSEM_DIR, else
+// DirDefault.  Each open is a new handle with accounting of its own.
+// ENOENT: no such name; ENOTTY: the file is not a semaphore.
+func OpenNamed(name string) (*Semaphore, error) {
+	if name == "" {
+		return nil, errno("fairsem open", syscall.EINVAL)
+	}
+	path := name
+	if !strings.Contains(name, "/") {
+		dir := os.Getenv("FAIRSEM_DIR")
+		if dir == "" {
+			dir = DirDefault
+		}
+		path = dir + "/" + name
+	}
+	// O_NONBLOCK keeps open(2) from waiting on a FIFO of that name.
+	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CLOEXEC|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var info sysInfo
+	if _, err := ioctl(fd, iocInfo, unsafe.Pointer(&info)); err != nil {
+		syscall.Close(fd)
+		if err == syscall.EBADFD {
+			err = syscall.ENOTTY
+		}
+		return nil, errno("fairsem info", err)
+	}
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	h, err := newHandle(fd, path)
+	if err != nil {
+		return nil, err
 	}
 	return wrap(h), nil
 }

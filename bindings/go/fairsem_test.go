@@ -468,3 +468,19 @@ func TestConstantsMatchTheUapiHeader(t *testing.T) {
 		t.Fatalf("checked %d of %d constants", checked, len(ours))
 	}
 }
+
+func TestOpenNamedOfAMissingNameIsENOENT(t *testing.T) {
+	if _, err := OpenNamed("/tmp/no-such-fairsem-semaphore"); !errors.Is(err, syscall.ENOENT) {
+		t.Fatalf("OpenNamed: %v", err)
+	}
+}
+
+func TestOpenNamedOfAPlainFileIsENOTTY(t *testing.T) {
+	path := t.TempDir() + "/plain"
+	if err := os.WriteFile(path, []byte("not a semaphore"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenNamed(path); !errors.Is(err, syscall.ENOTTY) {
+		t.Fatalf("OpenNamed: %v", err)
+	}
+}

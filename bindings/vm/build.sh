@@ -20,6 +20,9 @@ export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
 CARGO=/usr/bin/cargo
 GO=$(ls -d /usr/lib/go-1.*/bin/go 2>/dev/null | sort -V | tail -n 1)
 PY=/usr/bin/python3
+# shellcheck source=caches.sh
+. "$here/caches.sh"
+bindings_caches "$cache"
 
 # cargo's --message-format=json: the test executables it built.
 cargo_executables() {
@@ -33,8 +36,7 @@ for line in sys.stdin:
 build_rust() {
 	local dir=$payload/rust
 	mkdir -p "$dir"
-	(cd "$root/bindings/rust" && CARGO_TARGET_DIR=$cache/rust-target \
-		$CARGO test --release -j2 --no-run --message-format=json) |
+	(cd "$root/bindings/rust" && $CARGO test --release -j2 --no-run --message-format=json-render-diagnostics) |
 		cargo_executables | while read -r name exe; do
 		[ "$name" = fairsem ] && continue  # the lib's own (empty) unit tests
 		cp "$exe" "$dir/$name"
@@ -44,8 +46,7 @@ build_rust() {
 
 build_go() {
 	mkdir -p "$payload/go"
-	(cd "$root/bindings/go" && CGO_ENABLED=0 GOCACHE=$cache/go-cache \
-		GOPATH=$cache/gopath GOFLAGS=-mod=mod GO111MODULE=on \
+	(cd "$root/bindings/go" && CGO_ENABLED=0 GOPATH=$cache/gopath GOFLAGS=-mod=mod GO111MODULE=on \
 		$GO test -c -o "$payload/go/fairsem.test" .)
 }
 

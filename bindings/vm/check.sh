@@ -72,7 +72,7 @@ count() {
 			p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} s=${BASH_REMATCH[3]}
 		else
 			p=0 f=1 s=0
-			line="no report"
+			line="skipped (no report)"
 		fi
 		case " ${build_failed[*]-} " in *" $r "*) f=$((f + 1)) line+=" (build failed)" ;; esac
 		echo "bindings: $2$r: $p passed, $f failed, $s skipped${line#*skipped}"

@@ -92,7 +92,7 @@ run_progs() {
 			f=$((f + 1))
 		else
 			set -- $line
-			p=$((p + $1)) f=$((f + $3))
+			p=$((p + $1)) f=$((f + $3)) s=$((s + ${5:-0}))
 		fi
 		[ $r -eq 0 ] || rc=$r
 	done

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The Python side of examples/cross: "hold" blocks in acquire(), "wait ID"
+"""The Python side of examples/cross, on fd 3 or on NAME (a third
+argument): "hold" blocks in acquire(), "wait ID"
 waits in asyncio (acquire_async), prints "got ID", releases and exits."""
 
 import asyncio
@@ -10,7 +11,10 @@ import fairsem
 
 
 def main():
-    sem = fairsem.Semaphore.from_fd(3).new_handle()
+    if len(sys.argv) > 3:
+        sem = fairsem.Semaphore.open_named(sys.argv[3])
+    else:
+        sem = fairsem.Semaphore.from_fd(3).new_handle()
     if sys.argv[1] == "hold":
         sem.acquire()
         print("held", flush=True)

@@ -9,7 +9,11 @@
  *   cross BINDIR     runs BINDIR/{go,rust,python} hold | wait ID
  *
  * A holder prints "held"; a waiter acquires, prints "got ID", releases and
- * exits.  Ends with "N passed, N failed", one check per holder language.
+ * exits.  Then the same three rounds by name: the parent mounts a fairsem
+ * filesystem on /run/fairsem, creates "cross-LANG", and every child opens
+ * that name instead of inheriting fd 3 (third argument NAME).  Ends with
+ * "N passed, N failed[, N skipped]", one check per round (the named rounds
+ * skip when the module has no filesystem).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,7 +36,9 @@
 static const char *const langs[] = { "go", "rust", "python" };
 static const char *bindir;
 
-static pid_t spawn(int sem, int out, const char *lang, const char *mode, int id)
+/* @name NULL: the child inherits @sem as fd 3; else it opens @name. */
+static pid_t spawn(int sem, const char *name, int out, const char *lang,
+		   const char *mode, int id)
 {
 	char path[512], arg[16];
 	pid_t pid;
@@ -40,9 +48,9 @@ static pid_t spawn(int sem, int out, const char *lang, const char *mode, int id)
 	pid = fork();
 	if (pid)
 		return pid;
-	if (dup2(sem, 3) < 0 || dup2(out, 1) < 0)
+	if ((!name && dup2(sem, 3) < 0) || dup2(out, 1) < 0)
 		_exit(126);
-	execl(path, path, mode, arg, (char *)NULL);
+	execl(path, path, mode, arg, name, (char *)NULL);
 	_exit(127);
 }
 
@@ -86,7 +94,7 @@ static int reap(pid_t pid)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static int round_for(int h)
+static int round_for(int h, const char *name)
 {
 	const char *others[2] = { langs[(h + 1) % 3], langs[(h + 2) % 3] };
 	pid_t holder, waiters[WAITERS];
@@ -94,10 +102,13 @@ static int round_for(int h)
 	int sem, hp[2], wp[2], k, bad = 0;
 	char line[64], want[64];
 
-	sem = fairsem_create(1, 0);
+	if (name)
+		sem = fairsem_create_named(name, 1, O_CLOEXEC, 0600);
+	else
+		sem = fairsem_create(1, 0);
 	if (sem < 0 || pipe2(hp, O_CLOEXEC) || pipe2(wp, O_CLOEXEC))
 		return 1;
-	holder = spawn(sem, hp[1], langs[h], "hold", 0);
+	holder = spawn(sem, name, hp[1], langs[h], "hold", 0);
 	if (read_line(hp[0], line, sizeof(line)) || strcmp(line, "held")) {
 		printf("  %s holder said \"%s\"\n", langs[h], line);
 		kill(holder, SIGKILL);
@@ -105,7 +116,7 @@ static int round_for(int h)
 		return 1;
 	}
 	for (k = 0; k < WAITERS; k++) {
-		waiters[k] = spawn(sem, wp[1], others[k % 2], "wait", k);
+		waiters[k] = spawn(sem, name, wp[1], others[k % 2], "wait", k);
 		if (wait_waiters(sem, k + 1)) {
 			printf("  waiter %d (%s) never queued\n", k, others[k % 2]);
 			bad++;
@@ -141,12 +152,38 @@ static int round_for(int h)
 	close(hp[1]);
 	close(wp[0]);
 	close(sem);
+	if (name && unlink(name))
+		bad++;
 	return bad;
+}
+
+/* A fairsem filesystem on /run/fairsem: 0, or -1 without one. */
+static int mount_fs(void)
+{
+	mkdir("/run", 0755);
+	mkdir("/run/fairsem", 0755);
+	if (mount("fairsem", "/run/fairsem", "fairsem", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) &&
+	    errno != EBUSY) {
+		printf("  mount -t fairsem: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void result(int bad, const char *lang, const char *how, int *passed, int *failed)
+{
+	printf("%s %s holder killed%s: the other languages' waiters in arrival order\n",
+	       bad ? "not ok" : "ok", lang, how);
+	if (bad)
+		(*failed)++;
+	else
+		(*passed)++;
 }
 
 int main(int argc, char **argv)
 {
-	int h, passed = 0, failed = 0;
+	int h, passed = 0, failed = 0, skipped = 0;
+	char name[64];
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s BINDIR\n", argv[0]);
@@ -154,16 +191,20 @@ int main(int argc, char **argv)
 	}
 	bindir = argv[1];
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (h = 0; h < 3; h++) {
-		int bad = round_for(h);
-
-		printf("%s %s holder killed: the other languages' waiters in arrival order\n",
-		       bad ? "not ok" : "ok", langs[h]);
-		if (bad)
-			failed++;
-		else
-			passed++;
+	for (h = 0; h < 3; h++)
+		result(round_for(h, NULL), langs[h], "", &passed, &failed);
+	if (mount_fs()) {
+		for (h = 0; h < 3; h++)
+			printf("ok %s holder killed, by name # SKIP no fairsem filesystem\n",
+			       langs[h]);
+		skipped = 3;
+	} else {
+		for (h = 0; h < 3; h++) {
+			snprintf(name, sizeof(name), "/run/fairsem/cross-%s", langs[h]);
+			result(round_for(h, name), langs[h], ", by name", &passed, &failed);
+		}
+		umount("/run/fairsem");
 	}
-	printf("%d passed, %d failed\n", passed, failed);
+	printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
 	return failed ? 1 : 0;
 }

@@ -180,6 +180,12 @@ int main(void)
 	say("accepted connection %d (handler %d)", r4.conn, r4.pid);
 	check(r4.conn == 4, "the exited handler's permit let connection 4 in");
 
+	/*
+	 * Let the loop queue its next request first: otherwise a handler
+	 * exiting before it asks makes "1 taken, none waiting" true while
+	 * the other handler still holds its permit.
+	 */
+	WAIT_UNTIL(st->sem, i.taken == PERMITS && i.waiters == 1);
 	close(c[1]);
 	close(c[3]);
 	close(c[4]);

@@ -154,28 +154,44 @@ def selftest_source(text):
                   r'#include "../../\1"', text, flags=re.M)
 
 
-def kbuild_makefile(text):
+def kbuild_makefile(text, exclude=""):
     """The project's Kbuild as drivers/misc/fairsem/Makefile: its object
-    lists without the kmod/ prefix, obj-m as obj-$(CONFIG_FAIRSEM), and
-    without the out-of-tree include paths."""
+    lists without the kmod/ prefix, obj-m as obj-$(CONFIG_FAIRSEM), a
+    module built only with KUnit as obj-$(CONFIG_FAIRSEM_KUNIT_TEST), and
+    without the out-of-tree include paths.  A composite object made of its
+    namesake alone is a plain object in the tree.  The objects in EXCLUDE
+    (space-separated) are left out, with their composites."""
     text = text.replace("\\\n", " ")
+    skip = set(exclude.split())
     out = ["# SPDX-License-Identifier: GPL-2.0", ""]
     for line in text.split("\n"):
-        m = re.match(r"^(obj-\S+|fairsem-\S+)\s*(:=|\+=|=)\s*(.*)$", line)
+        m = re.match(r"^(obj-\S+|\w+-(?:y|objs|\$\(CONFIG_\w+\)))\s*(:=|\+=|=)\s*(.*)$", line)
         if not m:
             continue
         var, objs = m.group(1), [o.split("/")[-1] for o in m.group(3).split()]
+        if re.match(r"^(ccflags|asflags|ldflags|subdir)-", var):
+            continue    # in the tree, the uapi and trace headers are found
         if var == "obj-m":
             var = "obj-$(CONFIG_FAIRSEM)"
+        elif var == "obj-$(CONFIG_KUNIT)":
+            var = "obj-$(CONFIG_FAIRSEM_KUNIT_TEST)"
+        elif not var.startswith("obj-"):
+            name = re.match(r"^(\w+)-", var).group(1)
+            if objs == [name + ".o"] or name + ".o" in skip:
+                continue
+        objs = [o for o in objs if o not in skip]
+        if not objs:
+            continue
         op = "+=" if var.startswith("obj-") else m.group(2)
         out.append(f"{var} {op} {' '.join(objs)}")
-    if not any(l.startswith("obj-$(CONFIG_FAIRSEM)") for l in out):
+    if not any(l.startswith("obj-$(CONFIG_FAIRSEM) ") for l in out):
         die("Kbuild: no obj-m line")
     return "\n".join(out) + "\n"
 
 
 def version_resolve(text, code):
-    """Prepare a file for unifdef -DLINUX_VERSION_CODE=CODE: numbers for
+    """Prepare a file for unifdef -D__KERNEL__ -DLINUX_VERSION_CODE=CODE:
+    "defined(__KERNEL__) &&" dropped from #if lines, numbers for
     KERNEL_VERSION(a, b, c), and the invocations of function-like macros
     that test the version (their definition and its one-line comment go)
     expanded in #if and #elif lines, which unifdef can then decide."""
@@ -204,7 +220,12 @@ def version_resolve(text, code):
             line = call.sub(sub, line)
         return line
 
-    lines = [expand(l) if re.match(r"^\s*#\s*(el)?if\b", l) else l
+    def known(line):
+        # unifdef 2.10 cannot drop a known operand of &&: do it here.
+        line = re.sub(r"defined\s*\(?\s*__KERNEL__\s*\)?\s*&&\s*", "", line)
+        return re.sub(r"\s*&&\s*defined\s*\(?\s*__KERNEL__\s*\)?", "", line)
+
+    lines = [known(expand(l)) if re.match(r"^\s*#\s*(el)?if\b", l) else l
              for l in text.split("\n")]
     text = kernel_version.sub(kv, "\n".join(lines))
     return re.sub(r"\n{3,}", "\n\n", text)

@@ -190,7 +190,8 @@ fi
 # series no longer touches put back as the base has them.
 sync_tree() {
 	local tree=$1 list=$2 p
-	sort -u "$list.prev" "$work/series-files" 2>/dev/null | while read -r p; do
+	{ cat "$work/series-files"; cat "$list.prev" 2>/dev/null; } | sort -u |
+	while read -r p; do
 		if [ -f "$am/$p" ]; then
 			cmp -s "$am/$p" "$tree/$p" && continue
 			mkdir -p "$(dirname "$tree/$p")"
@@ -216,12 +217,18 @@ config() {
 }
 
 build() {
-	local tree=$1 v=$2 log=$logs/build-$2.log start
+	local tree=$1 v=$2 log=$logs/build-$2.log start kos
 	start=$(date +%s)
 	if [ "$v" = m ]; then
 		config "$tree" m >"$log" 2>&1 &&
-		make -C "$tree" -j"$jobs" W=1 drivers/misc/fairsem/fairsem.ko >>"$log" 2>&1 &&
-		[ -f "$tree/drivers/misc/fairsem/fairsem.ko" ]
+		kos=$(sed -n 's|^obj-\$(CONFIG_\(FAIRSEM\w*\)) += \(\w*\)\.o$|\1 \2|p' \
+			"$tree/drivers/misc/fairsem/Makefile" | while read -r sym mod; do
+			! grep -q "^CONFIG_$sym=m\$" "$tree/.config" ||
+				echo "drivers/misc/fairsem/$mod.ko"
+		done) &&
+		# shellcheck disable=SC2086
+		make -C "$tree" -j"$jobs" W=1 $kos >>"$log" 2>&1 &&
+		(cd "$tree" && ls $kos) >>"$log" 2>&1
 	else
 		# W=1 for the driver's objects only: on the whole tree it would
 		# rebuild everything.  bzImage then links them in.

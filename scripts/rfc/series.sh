@@ -20,8 +20,8 @@
 #   kmod/*.c, kmod/*.h         -> drivers/misc/fairsem/, kernel branches only
 #                                 (unifdef -D__KERNEL__), the trace header by
 #                                 its in-tree name; Makefile from ./Kbuild;
-#                                 a KUnit file (*kunit*.c, *_test.c) gets a
-#                                 patch and a FAIRSEM_KUNIT_TEST entry of its own
+#                                 a KUnit file (*kunit*.c, *_test.c) that
+#                                 Kbuild builds gets FAIRSEM_KUNIT_TEST
 #   selftests/*.c, *.h         -> tools/testing/selftests/drivers/fairsem/
 #                                 with a kselftest Makefile and config
 #   Documentation/userspace-api/fairsem.rst, its index entry, the 0xFA line
@@ -91,7 +91,9 @@ change() {
 # commit SUBJECT (body on stdin): one patch.
 commit() {
 	local msg=$work/stage/msg
-	{ echo "$1"; echo; cat; echo; echo "$signoff"; } >"$msg"
+	local body
+	body=$(cat)
+	printf '%s\n\n%s\n\n%s\n' "$1" "$body" "$signoff" >"$msg"
 	flush
 	tip=$(git commit-tree "$(git write-tree)" -p "$tip" -F "$msg")
 }
@@ -118,12 +120,22 @@ kver=$(git show base:Makefile | awk -F' *= *' '
 want=$(sed -n 's/^[^#].*[:+]=//p' "$stage/drv/Makefile" | tr ' ' '\n' |
 	sed -n 's/\.o$/.c/p' | grep -v '^fairsem\.c$' | sort -u)
 # transform NAME: kmod/NAME as drivers/misc/fairsem/NAME.
+# A macro the sources test with #ifdef (TASK_FREEZABLE, say) that the
+# tree's headers define is there: unifdef keeps that branch.  Our own
+# macros, include guards and CONFIG_ symbols are left to the preprocessor.
 transform() {
-	local n=$1 rc=0
+	local n=$1 rc=0 sym defs=()
 	cp "$root/kmod/$n" "$stage/kmod/$n"
 	"$python" "$edit" version-resolve "$stage/kmod/$n" "$kver"
+	for sym in $(sed -n -E 's/^#\s*(ifdef|ifndef)\s+(\w+).*/\2/p; s/^#\s*(el)?if.*defined\s*\(?\s*(\w+).*/\2/p' \
+			"$stage/kmod/$n" | sort -u); do
+		case $sym in __KERNEL__|CONFIG_*|_*_H) continue ;; esac
+		grep -qE "^#\s*define\s+$sym\b" "$root"/kmod/*.[ch] && continue
+		git grep -qE "^#\s*define\s+$sym\b" base -- include/linux include/uapi \
+			arch/x86/include && defs+=("-D$sym")
+	done
 	# unifdef exits 1 when it changed something, 2 on trouble.
-	unifdef -D__KERNEL__ -DLINUX_VERSION_CODE="$kver" \
+	unifdef -D__KERNEL__ -DLINUX_VERSION_CODE="$kver" ${defs[@]+"${defs[@]}"} \
 		-o "$stage/drv/$n" "$stage/kmod/$n" || rc=$?
 	[ "$rc" -le 1 ] || die "unifdef kmod/$n"
 	grep -q 'LINUX_VERSION_CODE\|KERNEL_VERSION' "$stage/drv/$n" ||
@@ -145,6 +157,12 @@ while [ -n "$want" ]; do
 	done
 	want=$next
 done
+# Only a KUnit file that Kbuild builds.
+built_kunit=
+for n in $kunit; do
+	case " ${files[*]} " in *" $n "*) built_kunit+=" $n" ;; esac
+done
+kunit=$built_kunit
 for f in "$root"/kmod/*.[ch]; do
 	case " ${files[*]} " in *" $(basename "$f") "*) ;;
 	*) [ "$(basename "$f")" = "$trace_src" ] ||
@@ -246,10 +264,11 @@ closed.
 The driver that emits them follows in the next patch.
 EOF
 
+# The driver, with its KUnit test if there is one: in a patch of its own,
+# a new file under drivers/misc/fairsem/ makes checkpatch ask whether
+# MAINTAINERS needs updating.
 for f in "$stage"/drv/*; do
-	n=$(basename "$f")
-	case " $kunit " in *" $n "*) continue ;; esac
-	add "$f" "drivers/misc/fairsem/$n"
+	add "$f" "drivers/misc/fairsem/$(basename "$f")"
 done
 cat >"$stage/kconfig" <<'EOF'
 config FAIRSEM
@@ -268,10 +287,36 @@ config FAIRSEM
 
 	  If unsure, say N.
 EOF
+if [ -n "$kunit" ]; then
+	echo >>"$stage/kconfig"
+	cat >>"$stage/kconfig" <<'EOF'
+config FAIRSEM_KUNIT_TEST
+	tristate "KUnit tests for fairsem" if !KUNIT_ALL_TESTS
+	depends on KUNIT
+	depends on m || FAIRSEM != y
+	default KUNIT_ALL_TESTS
+	help
+	  KUnit tests of fairsem's queue and grant logic, run on the core
+	  alone: arrival order, a large head holding back smaller requests,
+	  LIFO and priority order, limits that shrink below what is taken,
+	  and the give-back when a handle goes away.  The tests carry their
+	  own copy of the core, so with FAIRSEM=y they are a module.
+
+	  If unsure, say N.
+EOF
+fi
 change drivers/misc/Kconfig misc-kconfig "@$stage/kconfig"
 change drivers/misc/Makefile misc-makefile $'obj-$(CONFIG_FAIRSEM)\t\t+= fairsem/'
 change MAINTAINERS maintainers-files "$title" drivers/misc/fairsem/
-commit "misc: fairsem: add fair counting semaphores as file descriptors" <<'EOF'
+kunit_msg=
+[ -z "$kunit" ] || kunit_msg="
+The grant rule is the part that must never be wrong: KUnit tests
+(FAIRSEM_KUNIT_TEST) drive the core alone, through glue hooks that
+record what it asks for, and check the order of the grants and the
+counts after each step.  They carry their own copy of the core, so with
+FAIRSEM=y they are a module.
+"
+commit "misc: fairsem: add fair counting semaphores as file descriptors" <<EOF
 /dev/fairsem is a clone device: every open() is a handle, and a handle
 is bound to one semaphore.  A semaphore has a limit, the permits taken
 by all its handles, and one queue for blocking and asynchronous
@@ -299,32 +344,8 @@ caller's memory cgroup.
 
 The queue and grant logic (fairsem_core.c) is kept apart from the file
 operations so that it can be tested on its own.
+$kunit_msg
 EOF
-
-if [ -n "$kunit" ]; then
-	for n in $kunit; do add "$stage/drv/$n" "drivers/misc/fairsem/$n"; done
-	cat >"$stage/kconfig" <<'EOF'
-config FAIRSEM_KUNIT_TEST
-	tristate "KUnit tests for fairsem" if !KUNIT_ALL_TESTS
-	depends on FAIRSEM && KUNIT
-	default KUNIT_ALL_TESTS
-	help
-	  KUnit tests of fairsem's queue and grant logic: arrival order,
-	  a large head holding back smaller requests, LIFO order, limits
-	  that shrink below what is taken, and the give-back when a handle
-	  goes away.
-
-	  If unsure, say N.
-EOF
-	change drivers/misc/Kconfig misc-kconfig "@$stage/kconfig"
-	commit "misc: fairsem: add KUnit tests of the grant logic" <<'EOF'
-The grant rule is the part of fairsem that must never be wrong, and it
-is kept apart from the file operations so that it can be tested alone.
-Test it where maintainers expect it, with KUnit: every case drives the
-core directly, under the semaphore's lock, and checks the order of the
-grants and the counts after each step.
-EOF
-fi
 
 for f in "$stage"/kst/*; do add "$f" "$kst/$(basename "$f")"; done
 change tools/testing/selftests/Makefile selftests-targets drivers/fairsem

@@ -1007,6 +1007,9 @@ static int count_names(const char *dir)
 
 struct named_arg {
 	char dir[64];
+	char fresh[128];	/* LINK: a name never used before, each round */
+	unsigned int round;
+	size_t pad;		/* LINK: how long the fresh names are */
 	int dirfd;
 	int sem;		/* a read-write handle on the semaphore to name */
 	int names;		/* names before the call */
@@ -1123,6 +1126,19 @@ TEST(open_by_name)
 	EXPECT_EQ(0, fsn_unmount(a.dir));
 }
 
+/*
+ * A name never used before: an unlinked name leaves a negative dentry
+ * that the next LINK of it reuses, and the dentry's allocation (with its
+ * external name, past 32 bytes) must be on the path too.
+ */
+static void prep_link(void *p)
+{
+	struct named_arg *a = p;
+
+	snprintf(a->fresh, sizeof(a->fresh), "%0*u", (int)a->pad, ++a->round);
+	a->name = a->fresh;
+}
+
 static int call_link(void *p)
 {
 	struct named_arg *a = p;
@@ -1165,11 +1181,10 @@ TEST(ioctl_link)
 	struct named_arg a = { 0 };
 	struct sweep sw = {
 		.name = "LINK", .allocates = true, .vfs_allocates = true,
-		.arg = &a, .nwatch = 1,
+		.arg = &a, .nwatch = 1, .prep = prep_link,
 		.call = call_link, .undo = undo_link, .reset = reset_link,
 	};
 	struct sweep_result res;
-	char longname[100];
 
 	NEED_FAULTS();
 	ASSERT_EQ(0, fsn_mount_tmp(a.dir, sizeof(a.dir), NULL));
@@ -1179,13 +1194,11 @@ TEST(ioctl_link)
 	ASSERT_EQ(0, fsn_link(a.dirfd, a.sem, "first", 0600));
 	a.names = 1;
 	sw.watch[0] = a.sem;
-	a.name = "short";
+	a.pad = 8;
 	run_sweep(_metadata, &sw, &res);
 	EXPECT_LE(2, res.points);	/* the dentry and the inode at least */
 	/* A name too long for the dentry itself: one allocation more. */
-	memset(longname, 'x', sizeof(longname) - 1);
-	longname[sizeof(longname) - 1] = 0;
-	a.name = longname;
+	a.pad = 100;
 	sw.name = "LINK, external name";
 	run_sweep(_metadata, &sw, &res);
 	EXPECT_LE(3, res.points);

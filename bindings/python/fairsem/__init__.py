@@ -100,6 +100,19 @@ class Semaphore:
         self._setup(fd)
         return self
 
+    @classmethod
+    def open_named(cls, path):
+        """Open a named semaphore, a file in a mounted fairsem filesystem;
+        a name without '/' is looked up in $FAIRSEM_DIR, else /run/fairsem.
+        Each open is a new handle with its own accounting."""
+        try:
+            fd = _sys.open_named(path)
+        except OSError as exc:
+            raise _error(exc, "fairsem open %s" % path) from None
+        self = cls.__new__(cls)
+        self._setup(fd)
+        return self
+
     def fileno(self):
         """The Semaphore's own handle, e.g. for subprocess pass_fds."""
         return self._fd

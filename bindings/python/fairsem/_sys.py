@@ -5,6 +5,7 @@ Failures raise OSError with the kernel's errno; fairsem's exceptions are
 made from them one level up.
 """
 
+import errno
 import fcntl
 import os
 import struct
@@ -50,6 +51,31 @@ def open_device(nonblock=False):
     if nonblock:
         flags |= os.O_NONBLOCK
     return os.open(DEVICE, flags)
+
+
+DIR_DEFAULT = "/run/fairsem"
+
+
+def open_named(path):
+    """A new handle on a named semaphore, in blocking mode."""
+    if not path or "\0" in path:
+        raise OSError(errno.EINVAL, "bad semaphore name")
+    if "/" not in path:
+        path = os.path.join(os.environ.get("FAIRSEM_DIR") or DIR_DEFAULT, path)
+    # O_NONBLOCK keeps open(2) from waiting on a FIFO of that name.
+    fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK)
+    try:
+        try:
+            info(fd)
+        except OSError as exc:
+            if exc.errno == errno.EBADFD:  # a file, not a semaphore
+                raise OSError(errno.ENOTTY, "not a fairsem semaphore", path) from None
+            raise
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def init(fd, permits, flags):

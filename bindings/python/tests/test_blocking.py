@@ -209,6 +209,20 @@ class Blocking(unittest.TestCase):
         child.stdout.close()
         self.assertEqual((s.info().taken, s.info().available), (0, 1))
 
+    def test_open_named_of_a_missing_name_raises_enoent(self):
+        with self.assertRaises(fairsem.FairsemError) as cm:
+            fairsem.Semaphore.open_named("/tmp/no-such-fairsem-semaphore")
+        self.assertEqual(cm.exception.errno, errno.ENOENT)
+
+    def test_open_named_of_a_plain_file_raises_enotty(self):
+        path = "/tmp/fairsem-py-plain-%d" % os.getpid()
+        with open(path, "w") as f:
+            f.write("not a semaphore")
+        self.addCleanup(os.unlink, path)
+        with self.assertRaises(fairsem.FairsemError) as cm:
+            fairsem.Semaphore.open_named(path)
+        self.assertEqual(cm.exception.errno, errno.ENOTTY)
+
 
 class Abi(unittest.TestCase):
     def test_constants_match_the_uapi_header(self):

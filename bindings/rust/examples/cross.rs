@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //! The Rust side of examples/cross: `hold` takes a permit (blocking) on its
-//! own handle of the inherited semaphore (fd 3) and waits to be killed;
+//! own handle of the inherited semaphore (fd 3; or opens NAME, a third
+//! argument) and waits to be killed;
 //! `wait ID` waits on tokio, prints "got ID", releases and exits.
 
 use std::os::unix::io::{FromRawFd, OwnedFd};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    // SAFETY: the parent passes the semaphore as fd 3, ours from here on.
-    let sem = fairsem::Semaphore::from_fd(unsafe { OwnedFd::from_raw_fd(3) })
-        .and_then(|s| s.new_handle())
-        .expect("cross (rust): semaphore on fd 3");
+    let sem = if let Some(name) = args.get(3) {
+        fairsem::Semaphore::open_named(name)
+    } else {
+        // SAFETY: the parent passes the semaphore as fd 3, ours from here on.
+        fairsem::Semaphore::from_fd(unsafe { OwnedFd::from_raw_fd(3) }).and_then(|s| s.new_handle())
+    }
+    .expect("cross (rust): the semaphore");
     if args[1] == "hold" {
         let permit = sem.acquire().expect("cross (rust): acquire");
         println!("held");

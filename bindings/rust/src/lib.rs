@@ -320,6 +320,14 @@ impl Semaphore {
         Ok(Semaphore::wrap(fd))
     }
 
+    /// Opens a named semaphore (a file in a mounted fairsem filesystem); a
+    /// name without a `/` is looked up in `$FAIRSEM_DIR`, else
+    /// `/run/fairsem`.  Each open is a new handle with its own accounting.
+    /// `ENOENT`: no such name; `ENOTTY`: the file is not a semaphore.
+    pub fn open_named<P: AsRef<std::path::Path>>(path: P) -> io::Result<Semaphore> {
+        Ok(Semaphore::wrap(sys::open_named(path.as_ref())?))
+    }
+
     /// Another handle on the same semaphore, with its own accounting: it
     /// holds nothing yet, and what it acquires is its own.
     pub fn new_handle(&self) -> io::Result<Semaphore> {

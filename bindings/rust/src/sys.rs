@@ -6,7 +6,7 @@
 
 use std::io;
 use std::mem::size_of;
-use std::os::unix::io::{FromRawFd, OwnedFd, RawFd};
+use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 pub const DEVICE: &[u8] = b"/dev/fairsem\0";
 
@@ -106,6 +106,48 @@ pub fn open(nonblock: bool) -> io::Result<OwnedFd> {
     }
     // SAFETY: open() just returned this descriptor to us alone.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Where a semaphore name without a '/' lives: $FAIRSEM_DIR, else this.
+pub const DIR_DEFAULT: &str = "/run/fairsem";
+
+/// Opens a named semaphore's file: a new handle, bound, in blocking mode.
+pub fn open_named(path: &std::path::Path) -> io::Result<OwnedFd> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut name = path.as_os_str().as_bytes().to_vec();
+    if name.is_empty() || name.contains(&0) {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    if !name.contains(&b'/') {
+        let dir = std::env::var_os("FAIRSEM_DIR").filter(|d| !d.is_empty());
+        let mut full = dir.map_or_else(|| DIR_DEFAULT.as_bytes().to_vec(), |d| d.as_bytes().to_vec());
+        full.push(b'/');
+        full.extend_from_slice(&name);
+        name = full;
+    }
+    name.push(0);
+    // O_NONBLOCK keeps open(2) from waiting on a FIFO of that name.
+    let flags = libc::O_RDWR | libc::O_CLOEXEC | libc::O_NOCTTY | libc::O_NONBLOCK;
+    // SAFETY: `name` is NUL-terminated.
+    let fd = unsafe { libc::open(name.as_ptr().cast(), flags) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: open() just returned this descriptor to us alone.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // A file that is not a semaphore must not pass for one.
+    info(fd.as_raw_fd()).map_err(|e| {
+        if errno(&e) == libc::EBADFD {
+            io::Error::from_raw_os_error(libc::ENOTTY)
+        } else {
+            e
+        }
+    })?;
+    // SAFETY: F_SETFL with plain flags; blocking acquires must wait.
+    if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_RDWR) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd)
 }
 
 pub fn init(fd: RawFd, permits: u64, flags: u32) -> io::Result<()> {

@@ -60,6 +60,11 @@ impl Semaphore {
         crate::Semaphore::from_fd(fd).map(Semaphore::from)
     }
 
+    /// Opens a named semaphore; see [`crate::Semaphore::open_named`].
+    pub fn open_named<P: AsRef<std::path::Path>>(path: P) -> io::Result<Semaphore> {
+        crate::Semaphore::open_named(path).map(Semaphore::from)
+    }
+
     /// Another handle on the same semaphore, with its own accounting.
     pub fn new_handle(&self) -> io::Result<Semaphore> {
         self.inner.new_handle().map(Semaphore::from)

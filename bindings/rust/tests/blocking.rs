@@ -205,3 +205,18 @@ fn owned_permit_moves_into_a_thread() {
     assert_eq!(t.join().unwrap(), 1);
     assert_eq!(sem.available_permits(), 1);
 }
+
+#[test]
+fn open_named_of_a_missing_name_is_enoent() {
+    let err = Semaphore::open_named("/tmp/no-such-fairsem-semaphore").unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOENT));
+}
+
+#[test]
+fn open_named_of_a_plain_file_is_enotty() {
+    let path = std::env::temp_dir().join(format!("fairsem-rust-plain-{}", std::process::id()));
+    std::fs::write(&path, b"not a semaphore").unwrap();
+    let err = Semaphore::open_named(&path).unwrap_err();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOTTY));
+}

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 // The Go side of examples/cross: "hold" takes a permit on its own handle
-// of the inherited semaphore (fd 3) and waits to be killed; "wait ID"
+// of the inherited semaphore (fd 3; or opens NAME, a third argument) and
+// waits to be killed; "wait ID"
 // queues, prints "got ID" once granted, releases and exits.
 package main
 
@@ -15,8 +16,11 @@ import (
 )
 
 func main() {
-	sem, err := fairsem.FromFile(os.NewFile(3, "sem"))
-	if err == nil {
+	var sem *fairsem.Semaphore
+	var err error
+	if len(os.Args) > 3 {
+		sem, err = fairsem.OpenNamed(os.Args[3])
+	} else if sem, err = fairsem.FromFile(os.NewFile(3, "sem")); err == nil {
 		sem, err = sem.NewHandle()
 	}
 	if err == nil {
