@@ -72,11 +72,13 @@ TEST(ioctl_with_wrong_size_is_enotty)
 
 TEST(ioctl_with_wrong_direction_is_enotty)
 {
+	/* ACQUIRE's number with _IOR instead of _IOW */
+	const unsigned long acquire_read = _IOR(FAIRSEM_IOC_MAGIC, 1, struct fairsem_acquire);
 	int fd = fs_new(1, 0);
 	struct fairsem_acquire acq = { .count = 1, .deadline_ns = FAIRSEM_NO_DEADLINE };
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOR(FAIRSEM_IOC_MAGIC, 1, struct fairsem_acquire), &acq)));
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, acquire_read, &acq)));
 	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IO(FAIRSEM_IOC_MAGIC, 8))));
 	EXPECT_EQ(0, fs_holds(fd));
 }
