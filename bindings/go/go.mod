@@ -1,0 +1,3 @@
+module fairsem
+
+go 1.19
