@@ -157,21 +157,29 @@ def selftest_source(text):
 def kbuild_makefile(text, exclude=""):
     """The project's Kbuild as drivers/misc/fairsem/Makefile: its object
     lists without the kmod/ prefix, obj-m as obj-$(CONFIG_FAIRSEM), a
-    module built only with KUnit as obj-$(CONFIG_FAIRSEM_KUNIT_TEST), and
+    module built only with KUnit (obj-$(CONFIG_KUNIT), or obj-m inside
+    ifneq ($(CONFIG_KUNIT),)) as obj-$(CONFIG_FAIRSEM_KUNIT_TEST), and
     without the out-of-tree include paths.  A composite object made of its
     namesake alone is a plain object in the tree.  The objects in EXCLUDE
     (space-separated) are left out, with their composites."""
     text = text.replace("\\\n", " ")
     skip = set(exclude.split())
     out = ["# SPDX-License-Identifier: GPL-2.0", ""]
+    in_kunit = False        # inside Kbuild's ifneq ($(CONFIG_KUNIT),)
     for line in text.split("\n"):
+        if re.match(r"^ifn?eq\s*\(\$\(CONFIG_KUNIT\),", line):
+            in_kunit = True
+        elif re.match(r"^endif\b", line):
+            in_kunit = False
         m = re.match(r"^(obj-\S+|\w+-(?:y|objs|\$\(CONFIG_\w+\)))\s*(:=|\+=|=)\s*(.*)$", line)
         if not m:
             continue
         var, objs = m.group(1), [o.split("/")[-1] for o in m.group(3).split()]
         if re.match(r"^(ccflags|asflags|ldflags|subdir)-", var):
             continue    # in the tree, the uapi and trace headers are found
-        if var == "obj-m":
+        if var == "obj-m" and in_kunit:
+            var = "obj-$(CONFIG_FAIRSEM_KUNIT_TEST)"
+        elif var == "obj-m":
             var = "obj-$(CONFIG_FAIRSEM)"
         elif var == "obj-$(CONFIG_KUNIT)":
             var = "obj-$(CONFIG_FAIRSEM_KUNIT_TEST)"
