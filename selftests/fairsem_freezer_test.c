@@ -5,8 +5,11 @@
  * Frozen (system suspend, the cgroup freezer): the waiter sleeps
  * TASK_FREEZABLE (6.1 and later), so it is frozen where it sleeps and keeps
  * its place in the queue; a grant that comes meanwhile is its own when it
- * thaws.  Tested with the cgroup v1 freezer (root; skips, saying why,
- * where it cannot be mounted).
+ * thaws.  Before 6.1 the kernel has no TASK_FREEZABLE: the freezer's fake
+ * signal interrupts the wait, and the call restarts at the back once
+ * thawed, as after a stop.  Each kernel is held to its own behaviour.
+ * Tested with the cgroup v1 freezer (root; skips, saying why, where it
+ * cannot be mounted).
  *
  * Stopped (SIGSTOP, Ctrl-Z, ptrace): a stop must return to userspace to take
  * effect, so it interrupts the wait like a signal: the request leaves the
@@ -15,6 +18,7 @@
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include "fairsem_test_util.h"
 #include "kselftest_harness.h"
@@ -73,6 +77,17 @@ static pid_t start_waiter(int h, int go)
 	return pid;
 }
 
+/* TASK_FREEZABLE came with 6.1: does the running kernel have it? */
+static bool kernel_sleeps_freezable(void)
+{
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return true;
+	return major > 6 || (major == 6 && minor >= 1);
+}
+
 FIXTURE(freezer) {
 	const char *why;	/* no cgroup v1 freezer: each test skips */
 	pid_t child[2];
@@ -87,6 +102,28 @@ FIXTURE_SETUP(freezer)
 	}
 	if (mkdir(CGROUP, 0755) && errno != EEXIST)
 		self->why = "cannot make a freezer cgroup";
+}
+
+/* Child 0 waits on ha in the freezer cgroup, then child 1 on hb: queued. */
+static void queue_frozen_then_plain(struct __test_metadata *_metadata,
+				    pid_t child[2], int fd, int ha, int hb)
+{
+	int go[2];
+	char pid[32];
+
+	ASSERT_EQ(0, fs_get(fd, 1));
+	ASSERT_EQ(0, pipe(go));
+	child[0] = start_waiter(ha, go[0]);
+	ASSERT_LT(0, child[0]);
+	snprintf(pid, sizeof(pid), "%d", child[0]);
+	ASSERT_EQ(0, write_file(CGROUP "/cgroup.procs", pid));
+	ASSERT_EQ(0, fs_put(go[1], 'g'));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	child[1] = start_waiter(hb, -1);
+	ASSERT_LT(0, child[1]);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));
+	close(go[0]);
+	close(go[1]);
 }
 
 /* A frozen child could not even be killed: thaw before anything else. */
@@ -107,30 +144,19 @@ FIXTURE_TEARDOWN(freezer)
 
 TEST_F(freezer, frozen_waiter_keeps_its_place_and_gets_the_grant)
 {
-	int fd = fs_new(1, 0), ha, hb, go[2], status;
-	char pid[32];
+	int fd = fs_new(1, 0), ha, hb, status;
 
 	if (self->why)
 		SKIP(return, "%s", self->why);
+	if (!kernel_sleeps_freezable())
+		SKIP(return, "no TASK_FREEZABLE before 6.1");
 	ASSERT_LE(0, fd);
 	ha = fs_new_handle(fd, 0);
 	hb = fs_new_handle(fd, 0);
 	ASSERT_LE(0, ha);
 	ASSERT_LE(0, hb);
-	ASSERT_EQ(0, fs_get(fd, 1));
-	ASSERT_EQ(0, pipe(go));
-
-	/* A: in the freezer cgroup, first in the queue */
-	self->child[0] = start_waiter(ha, go[0]);
-	ASSERT_LT(0, self->child[0]);
-	snprintf(pid, sizeof(pid), "%d", self->child[0]);
-	ASSERT_EQ(0, write_file(CGROUP "/cgroup.procs", pid));
-	ASSERT_EQ(0, fs_put(go[1], 'g'));
-	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
-	/* B: second */
-	self->child[1] = start_waiter(hb, -1);
-	ASSERT_LT(0, self->child[1]);
-	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));
+	/* A: in the freezer cgroup, first in the queue; B: second */
+	queue_frozen_then_plain(_metadata, self->child, fd, ha, hb);
 
 	ASSERT_EQ(0, write_file(CGROUP "/freezer.state", "FROZEN"));
 	ASSERT_EQ(0, wait_freezer_state("FROZEN"));
@@ -148,6 +174,45 @@ TEST_F(freezer, frozen_waiter_keeps_its_place_and_gets_the_grant)
 	self->child[1] = 0;
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	EXPECT_EQ(1, fs_holds(hb));
+}
+
+/*
+ * Before 6.1, freezing interrupts the wait like a signal: A's request
+ * leaves the queue holding nothing, B is granted, and the thawed A
+ * restarts at the back.
+ */
+TEST_F(freezer, frozen_waiter_requeues_at_the_back_before_6_1)
+{
+	int fd = fs_new(1, 0), ha, hb, status;
+
+	if (self->why)
+		SKIP(return, "%s", self->why);
+	if (kernel_sleeps_freezable())
+		SKIP(return, "6.1 and later keep a frozen waiter's place");
+	ASSERT_LE(0, fd);
+	ha = fs_new_handle(fd, 0);
+	hb = fs_new_handle(fd, 0);
+	ASSERT_LE(0, ha);
+	ASSERT_LE(0, hb);
+	queue_frozen_then_plain(_metadata, self->child, fd, ha, hb);
+
+	ASSERT_EQ(0, write_file(CGROUP "/freezer.state", "FROZEN"));
+	ASSERT_EQ(0, wait_freezer_state("FROZEN"));
+	EXPECT_EQ(0, fs_wait_for_waiters(fd, 1));	/* A left the queue */
+	ASSERT_EQ(0, fs_release(fd, 1));
+	EXPECT_EQ(0, fs_holds(ha));
+	status = fs_wait_child(self->child[1]);
+	self->child[1] = 0;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(1, fs_holds(hb));
+
+	ASSERT_EQ(0, write_file(CGROUP "/freezer.state", "THAWED"));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));	/* A, queued again */
+	ASSERT_EQ(0, fs_release(hb, 1));
+	status = fs_wait_child(self->child[0]);
+	self->child[0] = 0;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(1, fs_holds(ha));
 }
 
 /* The stop interrupts the wait; continued, the call queues at the back. */
