@@ -226,6 +226,9 @@ build() {
 			! grep -q "^CONFIG_$sym=m\$" "$tree/.config" ||
 				echo "drivers/misc/fairsem/$mod.ko"
 		done) &&
+		# vmlinux first: modpost resolves the modules' symbols in
+		# vmlinux.o, which the =y build before may have left without.
+		make -C "$tree" -j"$jobs" vmlinux >>"$log" 2>&1 &&
 		# shellcheck disable=SC2086
 		make -C "$tree" -j"$jobs" W=1 $kos >>"$log" 2>&1 &&
 		(cd "$tree" && ls $kos) >>"$log" 2>&1
