@@ -27,6 +27,12 @@
 # architecture; default /bin/busybox on amd64, else the one
 # scripts/kernels/toolchain.sh unpacks).
 #
+# A guest that freezes whole (its own watchdog never runs: no timer fires in
+# it, which no module bug short of a hard lockup does) is QEMU's or TCG's
+# hang, like the early boot hangs: its vCPUs' program counters are printed
+# (symbols from a System.map beside KERNEL_IMAGE), and the whole run is
+# done once more (VM_FROZEN_TRIES, default 2 runs), saying so.
+#
 # Exit status, a bit mask (0 = everything fine):
 #   1  the payload exited nonzero        2  the console shows a problem
 #   4  no exit marker: timeout or crash  8  never reached init (all tries)
@@ -35,6 +41,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+args=("$@")     # a frozen guest is run once more with the same arguments
 
 usage() { sed -n '3,/^set /s/^# \{0,1\}//p' "$0" | sed '$d' >&2; exit 64; }
 
@@ -52,6 +59,7 @@ done
 shift $((OPTIND - 1))
 [ $# -eq 2 ] || usage
 kernel=$1 payload=$2
+image=$1        # kernel may become its extracted vmlinux; System.map is beside this
 boot_timeout=${VM_BOOT_TIMEOUT:-120}
 tries=${VM_TRIES:-3}
 out=${VM_OUT:-$root/build/vm}
@@ -183,12 +191,62 @@ fi
 # slub_debug=FZPU: sanity checks, red zones, poisoning, user tracking.
 # panic=-1 with -no-reboot: a panic ends QEMU at once.  The stall timeouts
 # are raised because TCG on a busy host is slow, not stuck.
-append="console=$console loglevel=5 slub_debug=FZPU panic=-1 \
+# nokaslr: a frozen guest's program counters then match System.map.
+append="console=$console loglevel=5 slub_debug=FZPU panic=-1 nokaslr \
 rcupdate.rcu_cpu_stall_timeout=60 watchdog_thresh=30 ${VM_APPEND:-}"
+monitor=$out/$name.monitor
+rm -f "$monitor"
 qemu=("$qemu" -accel tcg "${qemu_machine[@]}" -smp "${VM_SMP:-2}"
 	-m "${VM_MEM:-1024}" -nodefaults -no-reboot -display none
-	-monitor none -serial "file:$log" -kernel "$kernel" -initrd "$initrd"
-	-append "$append")
+	-monitor "unix:$monitor,server=on,wait=off" -serial "file:$log"
+	-kernel "$kernel" -initrd "$initrd" -append "$append")
+
+# Each vCPU's program counter, from QEMU's monitor, with the kernel symbol
+# it falls in when a System.map lies beside the image.
+vcpu_state() {
+	local map
+	# Debian's boot/System.map-* is a stub (the real one is in -dbg);
+	# a kernel built here has its map in its tree.
+	for map in "$(dirname "$1")/System.map-${1##*/vmlinuz-}" \
+		"$(dirname "$1")/System.map" "$(dirname "$1")/src/System.map" ""; do
+		[ -z "$map" ] || [ "$({ wc -l <"$map"; } 2>/dev/null || echo 0)" -lt 100 ] || break
+	done
+	"$python" - "$monitor" "$map" <<'PY' 2>&1 | sed "s/^/vm: $name: /"
+import bisect, re, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+s.sendall(b"info registers -a\n")
+data, end = b"", time.time() + 5
+while time.time() < end:
+    try:
+        chunk = s.recv(65536)
+    except socket.timeout:
+        break
+    if not chunk:
+        break
+    data += chunk
+syms = []
+try:
+    for line in open(sys.argv[2]):
+        a, t, n = line.split()[:3]
+        if t.lower() in "tw":
+            syms.append((int(a, 16), n))
+    syms.sort()
+except OSError:
+    pass
+cpu = 0
+for m in re.finditer(r"\b(RIP|PC|pc)\s*[=:]?\s*([0-9a-fA-F]{8,16})", data.decode(errors="replace")):
+    pc = int(m.group(2), 16)
+    i = bisect.bisect_right(syms, (pc, "\xff")) - 1
+    where = f" {syms[i][1]}+{pc - syms[i][0]:#x}" if i >= 0 else ""
+    print(f"vCPU {cpu}: {m.group(1)} {pc:#x}{where}")
+    cpu += 1
+if not cpu:
+    print("no vCPU state from QEMU's monitor")
+PY
+}
+python=$(command -v /usr/bin/python3 || command -v python3)
 
 qpid='' tpid=''
 cleanup() {
@@ -241,14 +299,27 @@ deadline=$(($(date +%s) + timeout))
 while kill -0 "$qpid" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do
 	sleep 1
 done
+frozen=
 if kill -0 "$qpid" 2>/dev/null; then
 	echo "vm: $name: host timeout after ${timeout}s, killing QEMU"
+	if ! grep -q 'FAIRSEM-VM: guest watchdog' "$log"; then
+		frozen=1
+		echo "vm: $name: the guest froze whole (its watchdog never ran):"
+		vcpu_state "$image"
+	fi
 	kill "$qpid"
 fi
 wait "$qpid" 2>/dev/null || true
 qpid=
 [ -z "$tpid" ] || wait "$tpid" 2>/dev/null || true
 tpid=
+frozen_run=${VM_FROZEN_RUN:-1}
+if [ -n "$frozen" ] && [ "$frozen_run" -lt "${VM_FROZEN_TRIES:-2}" ]; then
+	cp "$log" "$out/$name.frozen$frozen_run.log"
+	echo "vm: $name: running it again (log of the frozen run: $out/$name.frozen$frozen_run.log)"
+	trap - EXIT
+	VM_FROZEN_RUN=$((frozen_run + 1)) exec "$0" "${args[@]}"
+fi
 
 # --- verdict ---------------------------------------------------------------
 echo "vm: $name: reached init in ${booted}s, whole run $(($(date +%s) - start))s, log $log"
