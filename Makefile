@@ -159,14 +159,27 @@ check-all:
 	@setsid $(TOP)/scripts/debvm/build.sh >$(BUILD)/debvm-build.log 2>&1 </dev/null &
 	@$(PART) kernel-6.12 $(BPO) || true
 	@$(PART) kernel-debug $(DBG) || true
-	@$(MAKE) check-parts check-all-parts
+	@$(MAKE) check-parts
+	@$(MAKE) -j3 -O check-all-parts
 	@$(TOP)/scripts/summarize.sh >/dev/null
 
-# A separate make, so that the kernels' paths are read once they exist.
-check-all-parts:
+# Three lanes side by side, each a chain of parts (make -O prints a part's
+# output when it ends): the debug kernel and the RFC; the Debian VM
+# (recipes, bindings, packages); the kernel matrix.  A TCG guest keeps about
+# one core busy, so two cores carry three lanes with time to spare.  Each
+# lane builds only what is its own; what they share (the host's selftests,
+# the library, the 6.1 module) check-parts built before.
+check-all-parts: lane-debug-rfc lane-debvm-install lane-matrix
+	@$(TOP)/scripts/summarize.sh || true
+
+.PHONY: check-all-parts lane-6.12 lane-recipes-slow lane-debug lane-debug-rfc \
+	lane-recipes-debvm lane-bindings lane-debvm-install lane-matrix
+
+lane-6.12:
 	$(call check-kernel,6.12)
+lane-recipes-slow: lane-6.12
 	@$(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
-	@$(PART) recipes-debvm $(MAKE) check-recipes-debvm RECIPES_MODULE= || true
+lane-debug: lane-recipes-slow
 	@$(PART) debug-tests sh -c '$(MAKE) -C $(TOP)/selftests/faults && \
 		$(MAKE) -C $(TOP)/selftests/fuzz && \
 		$(TOP)/scripts/debug-tests.sh $(BUILD)/debug-tests' || true
@@ -175,11 +188,18 @@ check-all-parts:
 	@VM_MEM=2048 VM_TIMEOUT=$${VM_TIMEOUT:-1800} $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
+lane-debug-rfc: lane-debug
 	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
-	@$(PART) bindings $(MAKE) check-bindings || true
-	@$(MAKE) kernels-matrix
+
+lane-recipes-debvm:
+	@$(PART) recipes-debvm $(MAKE) check-recipes-debvm RECIPES_MODULE= || true
+lane-bindings: lane-recipes-debvm
+	@$(PART) bindings $(MAKE) check-bindings BINDINGS_MODULE= || true
+lane-debvm-install: lane-bindings
 	@$(PART) install $(MAKE) check-install || true
-	@$(TOP)/scripts/summarize.sh || true
+
+lane-matrix:
+	@$(MAKE) kernels-matrix
 
 # ---- style -----------------------------------------------------------------
 
