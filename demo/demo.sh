@@ -30,4 +30,40 @@ VM_QUIET=1 "$root/scripts/vm/run.sh" -n demo -m "$build/kmod-$kver/fairsem.ko" \
 sed -n '/^FAIRSEM-VM: init/,/^FAIRSEM-VM: exit/p' "$build/vm/demo.log" |
 	tr -d '\r' | grep -Ev '^\[ *[0-9]+\.[0-9]+\]|^FAIRSEM-VM:'
 [ "$rc" -eq 0 ] || echo "demo: FAILED (scripts/vm/run.sh status $rc; console in build/vm/demo.log)"
+
+# ---- 6. Beside GNU parallel's sem, in the Debian VM -------------------------
+# GNU parallel is perl: this scene runs in the Debian VM (scripts/debvm/),
+# which `make check-install` builds once (about 10 minutes, cached).  Where
+# none is built yet, the demo says so and ends here.
+claim() {	# claim OK|FAIL TEXT, as demo/run.sh prints them
+	echo "   [$1] $2"
+	[ "$1" = OK ] || rc=1
+}
+echo
+echo "== 6. Beside GNU parallel's 'sem --id', in the Debian VM"
+if ! compgen -G "${FAIRSEM_CACHE:-/var/cache/fairsem}/debvm-*/disk.img" >/dev/null; then
+	echo "   (no Debian VM built yet: 'make check-install' builds it once, then"
+	echo "   'make demo' shows this scene; bench/results.md has its figures)"
+	exit "$rc"
+fi
+echo "   8 jobs of 0.5 s, 2 slots, through 'fairsem run --name' and 'sem --fg --id';"
+echo "   then one holder's process group killed with kill -9, and the next run"
+raw=$build/bench/vs-parallel.txt
+if ! JOBS=8 SLOTS=2 HOLD=0.5 "$root/bench/vs-parallel.sh" | sed 's/^/   /'; then
+	claim FAIL "the Debian VM run (bench/vs-parallel.sh)"
+	exit "$rc"
+fi
+v() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "$raw"; }
+verdict() { if "$@"; then echo OK; else echo FAIL; fi; }
+claim "$(verdict [ "$(v fairsem.out_of_place)" = 0 ])" \
+	"fairsem started every job in its place in line ($(v fairsem.first_starts))"
+claim "$(verdict [ "$(v fairsem.max_at_once)" -le 2 ])" \
+	"fairsem never ran more than 2 at once (at most $(v fairsem.max_at_once))"
+claim "$(verdict [ "$(v fairsem.after_kill.taken)" = 0 ])" \
+	"after kill -9 of the holder, nothing is taken on its name"
+claim "$(verdict [ "$(v fairsem.next_run.exit)" = 0 ])" \
+	"the next run on that name got through ($(v fairsem.next_run.s) s)"
+echo "   sem, for comparison: starts $(v sem.first_starts); after the kill it left"
+echo "   '$(v sem.after_kill.left | sed 's/ *$//')', and its next run took $(v sem.next_run.s) s"
+echo "   (exit $(v sem.next_run.exit))"
 exit "$rc"

@@ -29,6 +29,11 @@ cp "$root/Kbuild" "$out/"
 	\( -name '*.[chS]' -o -name Kbuild -o -name Makefile \) -print0 |
 	xargs -0 cp --parents -t "$out")
 
+# Run from a `make -jN` recipe without the jobserver (check-all's lanes),
+# kbuild would warn "jobserver unavailable", which counts as a warning here:
+# the module's build is its own make.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+
 log=$out/build.log
 # shellcheck disable=SC2086  # MODULE_MAKEARGS: words
 if ! make -C "$kdir" M="$out" W=1 ${MODULE_MAKEARGS:-} modules >"$log" 2>&1; then
