@@ -38,10 +38,12 @@ echo "== 1. Eight shell jobs through 'fairsem run' on 3 permits"
 exec 7<>/dev/fairsem
 fairsem init --fd 7 3
 : >/tmp/log
+# Job i holds its permit i/2 s after the go: no two grants land at once,
+# so the order of the start lines is the order of the grants.
 for i in 1 2 3 4 5 6 7 8; do
 	fairsem run --fd 7 -- sh -c "echo start $i >>/tmp/log
 		while [ ! -e /tmp/go ]; do sleep 0.1; done
-		sleep 1; echo end $i >>/tmp/log" &
+		sleep $((i / 2)).$((i % 2 * 5)); echo end $i >>/tmp/log" &
 	wait_until 7 "taken + waiters == $i" || break
 done
 echo "   8 jobs arrived in order 1..8: 3 running, $(field 7 waiters) queued"
@@ -95,9 +97,11 @@ fairsem mount
 log=/tmp/named.log
 : >$log
 rm -f /tmp/go-named /tmp/arrive.* /tmp/job.*.pid
-# A job: log its start, hold its permit until /tmp/go-named appears, log
-# its end.  Its sleeps get no copy of the handle: the job's shell alone
-# holds the permit, so a kill -9 of it gives the permit back at once.
+# A job: log its start, hold its permit until /tmp/go-named appears and
+# then 0.4 s per job number (no two grants land at once, so the order of
+# the start lines is the order of the grants), log its end.  Its sleeps get
+# no copy of the handle: the job's shell alone holds the permit, so a
+# kill -9 of it gives the permit back at once.
 # A group: a shell of its own that runs its jobs, job i once /tmp/arrive.i
 # appears.
 cat >/tmp/group.sh <<'EOS'
@@ -106,6 +110,7 @@ for i in "$@"; do
 	fairsem run --name build --create 2 -- sh -c '
 		echo $$ >/tmp/job.$1.pid; echo start $1 >>/tmp/named.log
 		while [ ! -e /tmp/go-named ]; do eval "sleep 0.1 $FAIRSEM_FD>&-"; done
+		eval "sleep $(($1 * 2 / 5)).$(($1 * 2 % 5 * 2)) $FAIRSEM_FD>&-"
 		echo end $1 >>/tmp/named.log' job $i &
 done
 wait
