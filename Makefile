@@ -166,8 +166,8 @@ check-all:
 # Four lanes side by side, each a chain of parts (make -O prints a part's
 # output when it ends): 6.12 and the debug kernel; the RFC; the Debian VM
 # (recipes, bindings, packages); the kernel matrix.  A TCG guest waits
-# much of its time, so two cores carry them all (a warm run: about 43
-# minutes of CPU in about 22 of wall time).  Each lane builds only what is
+# much of its time, so two cores carry them all (a warm run: 44 minutes
+# of CPU in 24 of wall time).  Each lane builds only what is
 # its own; what they share (the host's selftests, the library, the 6.1
 # module) check-parts built before.
 check-all-parts: lane-debug lane-rfc lane-debvm-install lane-matrix
