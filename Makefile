@@ -186,7 +186,11 @@ lane-debug: lane-recipes-slow
 		$(TOP)/scripts/debug-tests.sh $(BUILD)/debug-tests' || true
 	@$(PART) module-debug $(TOP)/scripts/build-module.sh $(VM_KDIR_debug) \
 		$(BUILD)/kmod-debug || true
-	@VM_MEM=2048 VM_TIMEOUT=$${VM_TIMEOUT:-1800} $(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
+	@# la57=off: once, under load, this KASAN kernel reported a wild access
+	@# from an interrupt during identify_cpu at 0.005 s with 5-level
+	@# paging, long before the module loads: four-level, as most machines.
+	@VM_CPU=$${VM_CPU:-max,la57=off} VM_MEM=2048 VM_TIMEOUT=$${VM_TIMEOUT:-1800} \
+		$(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
 lane-rfc:

@@ -303,7 +303,9 @@ elif [ "$built_y" = 1 ]; then
 	cp "$tree/arch/x86/boot/bzImage" "$work/bzImage-y"
 	exec 9>&-
 	start=$(date +%s)
-	VM_MEM=${VM_MEM:-2048} "$root/scripts/vm/selftests.sh" "$work/bzImage-y" "" \
+	# Four-level paging, as for the debug kernel's own run (Makefile).
+	VM_CPU=${VM_CPU:-max,la57=off} VM_MEM=${VM_MEM:-2048} \
+		"$root/scripts/vm/selftests.sh" "$work/bzImage-y" "" \
 		"$kst" rfc-y >"$logs/vm-y.log" 2>&1
 	rc=$?
 	grep -v '^selftests: .*: [0-9]* passed, 0 failed' "$logs/vm-y.log" | tail -n 20

@@ -19,7 +19,8 @@
 #
 # Environment: VM_TIMEOUT (900), VM_BOOT_TIMEOUT (120 s until the init
 # marker; Debian's kernel takes 7-25 s), VM_TRIES (3 boots), VM_MEM (1024),
-# VM_SMP (2), VM_APPEND (extra kernel command line), VM_OUT (build/vm),
+# VM_SMP (2), VM_APPEND (extra kernel command line), VM_CPU (QEMU's -cpu
+# instead of the architecture's), VM_OUT (build/vm),
 # VM_PVH (1), VM_QUIET=1 (don't echo the console), VM_ARCH (the kernel's
 # Debian architecture: amd64, the default, arm64, armhf or riscv64; the
 # machine, CPU, console and busybox follow from it, see
@@ -69,6 +70,12 @@ vm_arch=${VM_ARCH:-amd64}
 . "$root/scripts/kernels/lib.sh"
 (arch_vars "$vm_arch") || exit 64
 arch_vars "$vm_arch"
+# VM_CPU replaces the architecture's -cpu model (e.g. max,la57=off).
+if [ -n "${VM_CPU:-}" ]; then
+	for i in "${!qemu_machine[@]}"; do
+		[ "${qemu_machine[$i]}" != -cpu ] || qemu_machine[i + 1]=$VM_CPU
+	done
+fi
 busybox=${VM_BUSYBOX:-}
 if [ -z "$busybox" ]; then
 	busybox=$("$root/scripts/kernels/toolchain.sh" busybox "$vm_arch") ||
