@@ -104,26 +104,47 @@ FIXTURE_SETUP(freezer)
 		self->why = "cannot make a freezer cgroup";
 }
 
-/* Child 0 waits on ha in the freezer cgroup, then child 1 on hb: queued. */
-static void queue_frozen_then_plain(struct __test_metadata *_metadata,
-				    pid_t child[2], int fd, int ha, int hb)
+/*
+ * The scene of both freezer tests: a semaphore fd (1 permit, taken) and
+ * handles h[1], h[2]; child 0, in the freezer cgroup, waits on h[1], then
+ * child 1 on h[2]; then the cgroup is frozen.
+ */
+static void queue_and_freeze(struct __test_metadata *_metadata,
+			     pid_t child[2], int h[3])
 {
 	int go[2];
 	char pid[32];
 
-	ASSERT_EQ(0, fs_get(fd, 1));
+	h[0] = fs_new(1, 0);
+	ASSERT_LE(0, h[0]);
+	h[1] = fs_new_handle(h[0], 0);
+	h[2] = fs_new_handle(h[0], 0);
+	ASSERT_LE(0, h[1]);
+	ASSERT_LE(0, h[2]);
+	ASSERT_EQ(0, fs_get(h[0], 1));
 	ASSERT_EQ(0, pipe(go));
-	child[0] = start_waiter(ha, go[0]);
+	child[0] = start_waiter(h[1], go[0]);
 	ASSERT_LT(0, child[0]);
 	snprintf(pid, sizeof(pid), "%d", child[0]);
 	ASSERT_EQ(0, write_file(CGROUP "/cgroup.procs", pid));
 	ASSERT_EQ(0, fs_put(go[1], 'g'));
-	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
-	child[1] = start_waiter(hb, -1);
+	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 1));
+	child[1] = start_waiter(h[2], -1);
 	ASSERT_LT(0, child[1]);
-	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));
+	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 2));
 	close(go[0]);
 	close(go[1]);
+	ASSERT_EQ(0, write_file(CGROUP "/freezer.state", "FROZEN"));
+	ASSERT_EQ(0, wait_freezer_state("FROZEN"));
+}
+
+/* A waiter child got its permit and exited 0. */
+static void reap_granted(struct __test_metadata *_metadata, pid_t *child)
+{
+	int status = fs_wait_child(*child);
+
+	*child = 0;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 /* A frozen child could not even be killed: thaw before anything else. */
@@ -144,36 +165,23 @@ FIXTURE_TEARDOWN(freezer)
 
 TEST_F(freezer, frozen_waiter_keeps_its_place_and_gets_the_grant)
 {
-	int fd = fs_new(1, 0), ha, hb, status;
+	int h[3];	/* the semaphore; A's handle; B's handle */
 
 	if (self->why)
 		SKIP(return, "%s", self->why);
 	if (!kernel_sleeps_freezable())
 		SKIP(return, "no TASK_FREEZABLE before 6.1");
-	ASSERT_LE(0, fd);
-	ha = fs_new_handle(fd, 0);
-	hb = fs_new_handle(fd, 0);
-	ASSERT_LE(0, ha);
-	ASSERT_LE(0, hb);
-	/* A: in the freezer cgroup, first in the queue; B: second */
-	queue_frozen_then_plain(_metadata, self->child, fd, ha, hb);
-
-	ASSERT_EQ(0, write_file(CGROUP "/freezer.state", "FROZEN"));
-	ASSERT_EQ(0, wait_freezer_state("FROZEN"));
-	EXPECT_EQ(2, fs_waiters(fd));
-	ASSERT_EQ(0, fs_release(fd, 1));
-	EXPECT_EQ(1, fs_holds(ha));
-	EXPECT_EQ(0, fs_holds(hb));
+	queue_and_freeze(_metadata, self->child, h);
+	EXPECT_EQ(2, fs_waiters(h[0]));
+	ASSERT_EQ(0, fs_release(h[0], 1));
+	EXPECT_EQ(1, fs_holds(h[1]));
+	EXPECT_EQ(0, fs_holds(h[2]));
 
 	ASSERT_EQ(0, write_file(CGROUP "/freezer.state", "THAWED"));
-	status = fs_wait_child(self->child[0]);
-	self->child[0] = 0;
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	ASSERT_EQ(0, fs_release(ha, 1));
-	status = fs_wait_child(self->child[1]);
-	self->child[1] = 0;
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	EXPECT_EQ(1, fs_holds(hb));
+	reap_granted(_metadata, &self->child[0]);
+	ASSERT_EQ(0, fs_release(h[1], 1));
+	reap_granted(_metadata, &self->child[1]);
+	EXPECT_EQ(1, fs_holds(h[2]));
 }
 
 /*
@@ -183,36 +191,24 @@ TEST_F(freezer, frozen_waiter_keeps_its_place_and_gets_the_grant)
  */
 TEST_F(freezer, frozen_waiter_requeues_at_the_back_before_6_1)
 {
-	int fd = fs_new(1, 0), ha, hb, status;
+	int h[3];	/* the semaphore; A's handle; B's handle */
 
 	if (self->why)
 		SKIP(return, "%s", self->why);
 	if (kernel_sleeps_freezable())
 		SKIP(return, "6.1 and later keep a frozen waiter's place");
-	ASSERT_LE(0, fd);
-	ha = fs_new_handle(fd, 0);
-	hb = fs_new_handle(fd, 0);
-	ASSERT_LE(0, ha);
-	ASSERT_LE(0, hb);
-	queue_frozen_then_plain(_metadata, self->child, fd, ha, hb);
-
-	ASSERT_EQ(0, write_file(CGROUP "/freezer.state", "FROZEN"));
-	ASSERT_EQ(0, wait_freezer_state("FROZEN"));
-	EXPECT_EQ(0, fs_wait_for_waiters(fd, 1));	/* A left the queue */
-	ASSERT_EQ(0, fs_release(fd, 1));
-	EXPECT_EQ(0, fs_holds(ha));
-	status = fs_wait_child(self->child[1]);
-	self->child[1] = 0;
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	EXPECT_EQ(1, fs_holds(hb));
+	queue_and_freeze(_metadata, self->child, h);
+	EXPECT_EQ(0, fs_wait_for_waiters(h[0], 1));	/* A left the queue */
+	ASSERT_EQ(0, fs_release(h[0], 1));
+	EXPECT_EQ(0, fs_holds(h[1]));
+	reap_granted(_metadata, &self->child[1]);
+	EXPECT_EQ(1, fs_holds(h[2]));
 
 	ASSERT_EQ(0, write_file(CGROUP "/freezer.state", "THAWED"));
-	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));	/* A, queued again */
-	ASSERT_EQ(0, fs_release(hb, 1));
-	status = fs_wait_child(self->child[0]);
-	self->child[0] = 0;
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	EXPECT_EQ(1, fs_holds(ha));
+	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 1));	/* A, queued again */
+	ASSERT_EQ(0, fs_release(h[2], 1));
+	reap_granted(_metadata, &self->child[0]);
+	EXPECT_EQ(1, fs_holds(h[1]));
 }
 
 /* The stop interrupts the wait; continued, the call queues at the back. */

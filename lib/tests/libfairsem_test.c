@@ -534,7 +534,6 @@ TEST(acquire_timeout_huge)
 	close(fd);
 }
 
-/* SA_RESTART: the wait resumes, and keeps its deadline. */
 /*
  * Signals the waiting thread every 50 ms until told to stop, at most
  * SIGNAL_STORM times: a wait whose timeout started over at each signal
@@ -545,7 +544,7 @@ TEST(acquire_timeout_huge)
 struct storm {
 	pthread_t thread;
 	pthread_t target;
-	volatile int stop;
+	int stop;		/* __atomic only */
 	int sent;
 };
 
@@ -553,15 +552,18 @@ static void *storm_run(void *arg)
 {
 	struct storm *st = arg;
 
-	while (!st->stop && st->sent < SIGNAL_STORM) {
+	while (!__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE) &&
+	       st->sent < SIGNAL_STORM) {
 		usleep(50 * 1000);
-		if (st->stop || pthread_kill(st->target, WAKE_SIGNAL))
+		if (__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE) ||
+		    pthread_kill(st->target, WAKE_SIGNAL))
 			break;
 		st->sent++;
 	}
 	return NULL;
 }
 
+/* SA_RESTART: the wait resumes, and keeps its deadline. */
 TEST(acquire_timeout_restarts)
 {
 	struct storm st = { .target = pthread_self() };
@@ -578,7 +580,7 @@ TEST(acquire_timeout_restarts)
 	t0 = now_ns();
 	EXPECT_EQ(-ETIMEDOUT, LIB(fairsem_acquire_timeout(fd, 1, 400 * MS)));
 	EXPECT_LE(400 * MS, now_ns() - t0);
-	st.stop = 1;
+	__atomic_store_n(&st.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(st.thread, NULL);
 	/*
 	 * The wait restarted after each signal (SA_RESTART) and still ended
