@@ -6,23 +6,20 @@
  * on success and a negative errno value on failure.  None of them changes
  * errno, keeps global state or takes a lock: they may be called from any
  * thread, and they are async-signal-safe (the named ones read $FAIRSEM_DIR
- * with getenv(3) for a bare name: safe unless another thread changes the
- * environment meanwhile).  See libfairsem(3) and fairsem(4).
+ * with secure_getenv(3) for a bare name: safe unless another thread changes
+ * the environment meanwhile).  See libfairsem(3) and fairsem(4).
  */
 #ifndef FAIRSEM_H
 #define FAIRSEM_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <linux/fairsem.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define LIBFAIRSEM_VERSION_MAJOR	1
-#define LIBFAIRSEM_VERSION_MINOR	1
-#define LIBFAIRSEM_VERSION_PATCH	0
 
 /* The clone device that fairsem_open() opens. */
 #define FAIRSEM_DEVICE_PATH	"/dev/fairsem"
@@ -33,6 +30,14 @@ extern "C" {
  */
 #define FAIRSEM_DIR_ENV		"FAIRSEM_DIR"
 #define FAIRSEM_DIR_DEFAULT	"/run/fairsem"
+
+/*
+ * A flag of fairsem_open_or_create(): open an existing name whoever owns
+ * it.  Without it, a name of another user in a directory that others may
+ * write to is refused with -EPERM (name squatting).  Far from INIT's flags
+ * and open(2)'s.
+ */
+#define FAIRSEM_ANY_OWNER	0x40000000u
 
 int fairsem_open(int flags);
 int fairsem_init(int fd, uint64_t permits, unsigned int flags);
@@ -56,12 +61,15 @@ int fairsem_async_complete(int fd, uint64_t *count);
 int fairsem_async_cancel(int fd);
 int fairsem_cancel(int fd);
 
-/* Named semaphores, in a fairsem filesystem (since 1.1). */
+/* Named semaphores, in a fairsem filesystem (since LIBFAIRSEM_1.1). */
 int fairsem_open_named(const char *path, int flags);
 int fairsem_create_named(const char *path, uint64_t permits,
 			 unsigned int flags, mode_t mode);
 int fairsem_open_or_create(const char *path, uint64_t permits,
 			   unsigned int flags, mode_t mode);
+
+/* Since LIBFAIRSEM_1.2. */
+int fairsem_stat_named(const char *path, struct stat *st);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,8 +25,13 @@
 
 #define FAIRSEM_OPEN_FLAGS	(O_CLOEXEC | O_NONBLOCK)
 
-_Static_assert(!(FAIRSEM_LIFO & FAIRSEM_OPEN_FLAGS),
-	       "FAIRSEM_LIFO must not collide with the open(2) flags");
+/* What INIT takes: the order of the queue. */
+#define FAIRSEM_INIT_FLAGS	(FAIRSEM_LIFO | FAIRSEM_PRIO)
+
+_Static_assert(!(FAIRSEM_INIT_FLAGS & FAIRSEM_OPEN_FLAGS),
+	       "the INIT flags must not collide with the open(2) flags");
+_Static_assert(!(FAIRSEM_ANY_OWNER & (FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS)),
+	       "FAIRSEM_ANY_OWNER must not collide with INIT's or open(2)'s flags");
 
 /* ioctl(2) without touching errno: its result, or -errno. */
 static int fs_ioctl(int fd, unsigned long request, void *arg)
@@ -96,7 +102,8 @@ FAIRSEM_EXPORT int fairsem_open(int flags)
  * fairsem_init() - bind a fresh handle to a new semaphore (FAIRSEM_IOC_INIT)
  * @fd: an unbound handle, from fairsem_open()
  * @permits: the semaphore's limit, 0 to FAIRSEM_MAX_PERMITS
- * @flags: 0 (first in, first out) or FAIRSEM_LIFO (newest request first)
+ * @flags: 0 (first in, first out), FAIRSEM_LIFO (newest request first) or
+ *	FAIRSEM_PRIO (real-time tasks first, by priority)
  *
  * Return: 0; -EINVAL for @permits above FAIRSEM_MAX_PERMITS or unknown
  * @flags; -EBUSY when @fd is already bound; -ENOTTY when @fd is not a
@@ -112,24 +119,26 @@ FAIRSEM_EXPORT int fairsem_init(int fd, uint64_t permits, unsigned int flags)
 /**
  * fairsem_create() - open /dev/fairsem and bind the handle to a new semaphore
  * @permits: the semaphore's limit, 0 to FAIRSEM_MAX_PERMITS
- * @flags: any of FAIRSEM_LIFO, O_CLOEXEC and O_NONBLOCK
+ * @flags: any of FAIRSEM_LIFO or FAIRSEM_PRIO (not both), O_CLOEXEC and
+ *	O_NONBLOCK
  *
  * fairsem_open() and fairsem_init() in one call; on failure no file
  * descriptor is left open.
  *
- * Return: the new file descriptor; -EINVAL for other @flags or @permits
- * above FAIRSEM_MAX_PERMITS; otherwise an error of fairsem_open().
+ * Return: the new file descriptor; -EINVAL for other @flags, both
+ * FAIRSEM_LIFO and FAIRSEM_PRIO, FAIRSEM_PRIO on a module without it, or
+ * @permits above FAIRSEM_MAX_PERMITS; otherwise an error of fairsem_open().
  */
 FAIRSEM_EXPORT int fairsem_create(uint64_t permits, unsigned int flags)
 {
 	int fd, ret;
 
-	if (flags & ~(FAIRSEM_LIFO | FAIRSEM_OPEN_FLAGS))
+	if (flags & ~(FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS))
 		return -EINVAL;
 	fd = fairsem_open(flags & FAIRSEM_OPEN_FLAGS);
 	if (fd < 0)
 		return fd;
-	ret = fairsem_init(fd, permits, flags & FAIRSEM_LIFO);
+	ret = fairsem_init(fd, permits, flags & FAIRSEM_INIT_FLAGS);
 	if (ret < 0) {
 		fs_close(fd);
 		return ret;
@@ -447,12 +456,6 @@ static int fs_set_flags(int fd, int flags)
 	return ret;
 }
 
-/* Flags of the named functions: INIT's, then open(2)'s. */
-#define FAIRSEM_INIT_FLAGS	(FAIRSEM_LIFO | FAIRSEM_PRIO)
-
-_Static_assert(!(FAIRSEM_INIT_FLAGS & FAIRSEM_OPEN_FLAGS),
-	       "the INIT flags must not collide with the open(2) flags");
-
 /*
  * How often fairsem_open_or_create() goes round when names come and go
  * under it (open: ENOENT, create: EEXIST, open: ENOENT, ...).  Each round
@@ -464,7 +467,8 @@ _Static_assert(!(FAIRSEM_INIT_FLAGS & FAIRSEM_OPEN_FLAGS),
 /*
  * The path of a semaphore: @path itself when it has a '/', else
  * $FAIRSEM_DIR/@path (default FAIRSEM_DIR_DEFAULT).  0, -EINVAL for an
- * empty name, or -ENAMETOOLONG.
+ * empty name, or -ENAMETOOLONG.  secure_getenv(3): a set-user-ID program
+ * must not let whoever runs it choose where its names live.
  */
 static int fs_resolve(const char *path, char *buf, size_t len)
 {
@@ -480,7 +484,7 @@ static int fs_resolve(const char *path, char *buf, size_t len)
 		memcpy(buf, path, plen + 1);
 		return 0;
 	}
-	dir = getenv(FAIRSEM_DIR_ENV);
+	dir = secure_getenv(FAIRSEM_DIR_ENV);
 	if (!dir || !*dir)
 		dir = FAIRSEM_DIR_DEFAULT;
 	dlen = strlen(dir);
@@ -623,12 +627,74 @@ out_dir:
 	return fd;
 }
 
+/* stat(2) without touching errno: 0 or -errno. */
+static int fs_fstat(int fd, struct stat *st)
+{
+	int saved = errno;
+	int ret = 0;
+
+	if (fstat(fd, st) < 0)
+		ret = -errno;
+	errno = saved;
+	return ret;
+}
+
+/*
+ * May open-or-create trust the name it opened as @fd?  Not when it lies
+ * in a directory that others may write to (mode=1777, the default of a
+ * fairsem instance) and belongs neither to the caller nor to the
+ * directory's owner: anyone could have made it first, with a limit and a
+ * mode of their own, and could close it or hold every permit.  The same
+ * rule as fs.protected_regular for O_CREAT in sticky world-writable
+ * directories.  0, -EPERM, or an error of fstat(2).
+ */
+static int fs_check_owner(const char *path, int fd)
+{
+	struct stat dst, fst;
+	char buf[PATH_MAX];
+	const char *name;
+	int dir, ret;
+
+	ret = fs_resolve(path, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	dir = fs_open_parent(buf, &name);
+	if (dir < 0)
+		return dir;
+	ret = fs_fstat(dir, &dst);
+	fs_close(dir);
+	if (ret == 0)
+		ret = fs_fstat(fd, &fst);
+	if (ret < 0)
+		return ret;
+	if ((dst.st_mode & S_IWOTH) && fst.st_uid != geteuid() &&
+	    fst.st_uid != dst.st_uid)
+		return -EPERM;
+	return 0;
+}
+
+/* fairsem_open_named(), then fs_check_owner() unless FAIRSEM_ANY_OWNER. */
+static int fs_open_trusted(const char *path, unsigned int flags)
+{
+	int fd, ret;
+
+	fd = fairsem_open_named(path, (int)(flags & FAIRSEM_OPEN_FLAGS));
+	if (fd < 0 || (flags & FAIRSEM_ANY_OWNER))
+		return fd;
+	ret = fs_check_owner(path, fd);
+	if (ret < 0) {
+		fs_close(fd);
+		return ret;
+	}
+	return fd;
+}
+
 /**
  * fairsem_open_or_create() - open a named semaphore, creating it if need be
  * @path: the name (see fairsem_open_named())
  * @permits: the limit, if this call creates the semaphore
  * @flags: any of FAIRSEM_LIFO and FAIRSEM_PRIO (used only when creating),
- *	O_CLOEXEC and O_NONBLOCK
+ *	FAIRSEM_ANY_OWNER, O_CLOEXEC and O_NONBLOCK
  * @mode: the file's permission bits, if this call creates it
  *
  * Race-free: open; on ENOENT, create; on EEXIST (another process created
@@ -637,25 +703,63 @@ out_dir:
  * the creator is an open of /dev/fairsem (fstat(2) shows a character
  * device), everyone else's an open of the name (a regular file).
  *
- * Return: a read-write handle; -EAGAIN when the name kept appearing and
+ * A name that exists already is trusted only if it belongs to the
+ * caller's effective uid or to the directory's owner, or if the directory
+ * is not writable by others: otherwise another user could have made it
+ * first (name squatting), and it is refused with -EPERM, as
+ * fs.protected_regular refuses O_CREAT in a sticky world-writable
+ * directory.  fairsem_stat_named() tells its owner.  FAIRSEM_ANY_OWNER
+ * trusts any owner.  An existing name's limit, order and mode are not
+ * compared with @permits, @flags and @mode: the limit changes with
+ * fairsem_add() and fairsem_remove(), and only the owner could have
+ * chosen the others.
+ *
+ * Return: a read-write handle; -EPERM when the name exists and belongs to
+ * another user (see above); -EAGAIN when the name kept appearing and
  * vanishing under it; otherwise an error of fairsem_open_named() or
  * fairsem_create_named().
  */
 FAIRSEM_EXPORT int fairsem_open_or_create(const char *path, uint64_t permits,
 					  unsigned int flags, mode_t mode)
 {
+	unsigned int create_flags = flags & ~FAIRSEM_ANY_OWNER;
 	int fd, round;
 
-	if ((flags & ~(FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS)) ||
+	if ((create_flags & ~(FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS)) ||
 	    (mode & ~(mode_t)0777))
 		return -EINVAL;
 	for (round = 0; round < FAIRSEM_OPEN_OR_CREATE_ROUNDS; round++) {
-		fd = fairsem_open_named(path, (int)(flags & FAIRSEM_OPEN_FLAGS));
+		fd = fs_open_trusted(path, flags);
 		if (fd != -ENOENT)
 			return fd;
-		fd = fairsem_create_named(path, permits, flags, mode);
+		fd = fairsem_create_named(path, permits, create_flags, mode);
 		if (fd != -EEXIST)
 			return fd;
 	}
 	return -EAGAIN;
+}
+
+/**
+ * fairsem_stat_named() - stat(2) a named semaphore's file
+ * @path: the name (see fairsem_open_named())
+ * @st: filled in as lstat(2) fills it: st_uid is the name's owner
+ *
+ * For instance to say whose name fairsem_open_or_create() refused.
+ *
+ * Return: 0; -EINVAL for an empty @path; -ENAMETOOLONG; any error of
+ * lstat(2) as -errno (-ENOENT when there is no such name).
+ */
+FAIRSEM_EXPORT int fairsem_stat_named(const char *path, struct stat *st)
+{
+	char buf[PATH_MAX];
+	int saved = errno;
+	int ret;
+
+	ret = fs_resolve(path, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	if (lstat(buf, st) < 0)
+		ret = -errno;
+	errno = saved;
+	return ret;
 }

@@ -46,7 +46,16 @@ enum {
 	OPT_CREATE	= 1 << 7,
 	OPT_MODE	= 1 << 8,
 	OPT_OPTIONS	= 1 << 9,
+	OPT_ANY_OWNER	= 1 << 10,
+	OPT_USER	= 1 << 11,
 };
+
+#define MAX_PERMITS ((unsigned long long)FAIRSEM_MAX_PERMITS)
+
+/* The release, from ../VERSION (lib/Makefile). */
+#ifndef FAIRSEM_VERSION
+#error "FAIRSEM_VERSION must be the release, from the top VERSION file"
+#endif
 
 struct opts {
 	const char *sub;	/* subcommand name, for messages */
@@ -62,6 +71,8 @@ struct opts {
 	uint64_t permits;	/* --create PERMITS */
 	int mode;		/* --mode, -1 if not given */
 	const char *options;	/* mount -o, NULL if not given */
+	bool any_owner;		/* run --any-owner */
+	bool user;		/* mount --user */
 	char **operands;	/* what is left, NULL-terminated */
 	int noperands;
 };
@@ -82,7 +93,7 @@ extern const struct subcommand cmd_init, cmd_run, cmd_acquire, cmd_release,
 	cmd_rm, cmd_mount;
 
 int parse_u64(const char *s, uint64_t *out);
-uint64_t operand_u64(struct opts *o, int i, const char *what);
+uint64_t operand_u64(struct opts *o, int i, const char *what, uint64_t min);
 
 #define NORETURN		__attribute__((noreturn))
 #define PRINTF(fmt, args)	__attribute__((format(printf, fmt, args)))

@@ -51,7 +51,7 @@ static const char main_usage[] =
 	"  create   NAME PERMITS [--lifo | --prio] [--mode MODE]\n"
 	"                                        create a named semaphore\n"
 	"  rm       NAME...                      remove names\n"
-	"  mount    [DIR] [-o OPTIONS]           mount a fairsem filesystem\n"
+	"  mount    [DIR] [-o OPTIONS] [--user]  mount a fairsem filesystem\n"
 	"\n"
 	"A NAME without '/' lives in $FAIRSEM_DIR (default /run/fairsem).\n"
 	"Every command takes --help.  fairsem --version prints the version.\n"
@@ -203,6 +203,8 @@ static const struct option long_options[] = {
 	{ "create",	required_argument,	NULL, 'C' },
 	{ "mode",	required_argument,	NULL, 'M' },
 	{ "options",	required_argument,	NULL, 'o' },
+	{ "any-owner",	no_argument,		NULL, 'A' },
+	{ "user",	no_argument,		NULL, 'U' },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -238,8 +240,8 @@ static void set_named_option(struct opts *o, int c)
 		break;
 	case 'C':
 		if (parse_u64(optarg, &o->permits))
-			usage_error(o->sub, "--create wants a number of permits, not '%s'",
-				    optarg);
+			usage_error(o->sub, "--create wants a number of permits from 0 to %llu, not '%s'",
+				    MAX_PERMITS, optarg);
 		o->create = true;
 		break;
 	case 'M':
@@ -248,7 +250,15 @@ static void set_named_option(struct opts *o, int c)
 				    optarg);
 		break;
 	case 'o':
+		if (!*optarg)
+			usage_error(o->sub, "-o/--options wants options, not ''");
 		o->options = optarg;
+		break;
+	case 'A':
+		o->any_owner = true;
+		break;
+	case 'U':
+		o->user = true;
 		break;
 	}
 }
@@ -266,6 +276,8 @@ static unsigned int option_bit(int c)
 	case 'C': return OPT_CREATE;
 	case 'M': return OPT_MODE;
 	case 'o': return OPT_OPTIONS;
+	case 'A': return OPT_ANY_OWNER;
+	case 'U': return OPT_USER;
 	default: return 0;
 	}
 }
@@ -280,8 +292,8 @@ static void set_option(struct opts *o, int c)
 		break;
 	case 'n':
 		if (parse_u64(optarg, &o->count))
-			usage_error(o->sub, "-n/--count wants a number from 0 to %llu, not '%s'",
-				    (unsigned long long)UINT64_MAX, optarg);
+			usage_error(o->sub, "-n/--count wants a number from 1 to %llu, not '%s'",
+				    MAX_PERMITS, optarg);
 		break;
 	case 't':
 		if (parse_seconds(optarg, &o->timeout_ns))
@@ -327,6 +339,12 @@ static void bad_option(struct opts *o, char **argv, int c, int longindex)
 
 static void check_operands(const struct subcommand *sc, struct opts *o)
 {
+	int i;
+
+	/* An empty NAME, DIR or number is a mistake, never a default. */
+	for (i = 0; i < o->noperands && !sc->stop_at_operand; i++)
+		if (!*o->operands[i])
+			usage_error(o->sub, "argument %d is empty", i + 1);
 	if (o->noperands > sc->max_operands && !sc->stop_at_operand)
 		usage_error(o->sub, "unexpected argument '%s'",
 			    o->operands[sc->max_operands]);
@@ -351,8 +369,8 @@ static void check_operands(const struct subcommand *sc, struct opts *o)
 	if (o->lifo && o->prio)
 		usage_error(o->sub, "--lifo and --prio exclude each other");
 	if ((sc->allowed & OPT_CREATE) && !o->create &&
-	    (o->lifo || o->prio || o->mode >= 0))
-		usage_error(o->sub, "--lifo, --prio and --mode need --create");
+	    (o->lifo || o->prio || o->mode >= 0 || o->any_owner))
+		usage_error(o->sub, "--lifo, --prio, --mode and --any-owner need --create");
 }
 
 /*
@@ -388,14 +406,19 @@ static void parse_opts(const struct subcommand *sc, int argc, char **argv,
 	check_operands(sc, o);
 }
 
-/* Operand i as a count; "what" names it in the message. */
-uint64_t operand_u64(struct opts *o, int i, const char *what)
+/*
+ * Operand i as a count from min to FAIRSEM_MAX_PERMITS; "what" names it in
+ * the message.  A number above the maximum is left to the caller, which
+ * says which bound it broke.
+ */
+uint64_t operand_u64(struct opts *o, int i, const char *what, uint64_t min)
 {
 	uint64_t v;
 
 	if (parse_u64(o->operands[i], &v))
-		usage_error(o->sub, "%s wants a number from 0 to %llu, not '%s'",
-			    what, (unsigned long long)UINT64_MAX, o->operands[i]);
+		usage_error(o->sub, "%s wants a number from %llu to %llu, not '%s'",
+			    what, (unsigned long long)min, MAX_PERMITS,
+			    o->operands[i]);
 	return v;
 }
 
@@ -429,8 +452,7 @@ static int top_level(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("%s %d.%d.%d\n", PROG, LIBFAIRSEM_VERSION_MAJOR,
-		       LIBFAIRSEM_VERSION_MINOR, LIBFAIRSEM_VERSION_PATCH);
+		printf("%s %s\n", PROG, FAIRSEM_VERSION);
 		return 0;
 	}
 	if (!strcmp(argv[1], "help")) {

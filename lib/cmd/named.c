@@ -21,7 +21,7 @@
 /* Where bare names live; also the default of "fairsem mount". */
 const char *fairsem_dir(void)
 {
-	const char *dir = getenv(FAIRSEM_DIR_ENV);
+	const char *dir = secure_getenv(FAIRSEM_DIR_ENV);
 
 	return dir && *dir ? dir : FAIRSEM_DIR_DEFAULT;
 }
@@ -111,7 +111,7 @@ int open_name(struct opts *o, const char *path)
 
 static int do_create(struct opts *o)
 {
-	uint64_t permits = operand_u64(o, 1, "PERMITS");
+	uint64_t permits = operand_u64(o, 1, "PERMITS", 0);
 	char path[NAME_PATH_MAX];
 	mode_t mode = o->mode >= 0 ? (mode_t)o->mode : 0666;
 	int fd;
@@ -150,56 +150,133 @@ static int do_rm(struct opts *o)
 	return 0;
 }
 
-/* mkdir -p, mode 0755 for what it makes. */
-static int make_dirs(char *path)
+/*
+ * Remove what make_dirs() made: path and its parents, deepest first, down
+ * to the first one it made (made: that one's length; 0 when none).
+ */
+static void undo_dirs(const char *path, size_t made)
 {
-	char *p;
+	char buf[NAME_PATH_MAX];
+	char *slash;
 
-	for (p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0755) && errno != EEXIST) {
-			*p = '/';
-			return -errno;
-		}
-		*p = '/';
+	if (!made)
+		return;
+	snprintf(buf, sizeof(buf), "%s", path);
+	while (strlen(buf) >= made) {
+		if (rmdir(buf) && errno != ENOENT)
+			return;
+		slash = strrchr(buf, '/');
+		if (!slash)
+			return;
+		*slash = '\0';
 	}
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
+}
+
+/*
+ * mkdir -p: mode 0755 for what it makes, leaf_mode for path itself.
+ * *made: the length of the first directory it made, 0 if none.
+ */
+static int make_dirs(char *path, mode_t leaf_mode, size_t *made)
+{
+	size_t len = strlen(path), i;
+	int ret = 0;
+	char c;
+
+	*made = 0;
+	for (i = 1; i <= len && !ret; i++) {
+		c = path[i];
+		if (c && c != '/')
+			continue;
+		path[i] = '\0';
+		if (!mkdir(path, c ? 0755 : leaf_mode)) {
+			if (!*made)
+				*made = i;
+		} else if (errno != EEXIST) {
+			ret = -errno;
+		}
+		path[i] = c;
+	}
+	if (ret)
+		undo_dirs(path, *made);
+	return ret;
+}
+
+/*
+ * mount --user: DIR defaults to $XDG_RUNTIME_DIR/fairsem, and the instance
+ * is private: mode=0700, owned by the owner of DIR's parent (for the
+ * default, the user whose runtime directory it is), so that root may mount
+ * one for a user from a login hook.  Options given with -o come after, and
+ * win.
+ */
+static void user_mount(struct opts *o, char *dir, size_t len, char *opts,
+		       size_t olen)
+{
+	const char *rt = secure_getenv("XDG_RUNTIME_DIR");
+	char parent[NAME_PATH_MAX];
+	struct stat st;
+	int n;
+
+	if (!o->noperands) {
+		if (!rt || !*rt)
+			usage_error(o->sub, "--user without DIR needs $XDG_RUNTIME_DIR");
+		n = snprintf(dir, len, "%s/fairsem", rt);
+		if (n < 0 || (size_t)n >= len)
+			fail(EXIT_REFUSED, o->sub, "$XDG_RUNTIME_DIR is too long");
+	}
+	dir_of(dir, parent, sizeof(parent));
+	if (stat(parent, &st))
+		fail(exit_status_of(errno), o->sub, "%s: %s", parent,
+		     strerror(errno));
+	n = snprintf(opts, olen, "mode=0700,uid=%u,gid=%u%s%s",
+		     (unsigned int)st.st_uid, (unsigned int)st.st_gid,
+		     o->options ? "," : "", o->options ? o->options : "");
+	if (n < 0 || (size_t)n >= olen)
+		fail(EXIT_REFUSED, o->sub, "the options are too long");
+	o->options = opts;
+}
+
+/* Why mount(2) failed on dir, from its errno. */
+NORETURN static void fail_mount(struct opts *o, const char *dir, int err)
+{
+	if (err == ENODEV)
+		fail(EXIT_OSERR, o->sub, "the kernel has no fairsem filesystem "
+		     "(is the fairsem module loaded?)");
+	if (err == EINVAL && o->options)
+		fail(EXIT_REFUSED, o->sub, "%s: mount refused the options '%s'",
+		     dir, o->options);
+	if (err == EPERM)
+		fail(EXIT_DENIED, o->sub, "%s: mounting needs CAP_SYS_ADMIN "
+		     "(in the mount's user namespace)", dir);
+	fail(exit_status_of(err), o->sub, "cannot mount on %s: %s", dir,
+	     strerror(err));
 }
 
 static int do_mount(struct opts *o)
 {
-	char dir[NAME_PATH_MAX];
+	char dir[NAME_PATH_MAX], opts[256];
 	struct statfs sfs;
+	bool asked = o->options;	/* -o given, not just --user's */
+	size_t made;
 	int ret;
 
 	snprintf(dir, sizeof(dir), "%s", o->noperands ? o->operands[0] :
 		 fairsem_dir());
-	ret = make_dirs(dir);
+	if (o->user)
+		user_mount(o, dir, sizeof(dir), opts, sizeof(opts));
+	ret = make_dirs(dir, o->user ? 0700 : 0755, &made);
 	if (ret)
 		fail(exit_status_of(-ret), o->sub, "cannot make %s: %s", dir,
 		     strerror(-ret));
 	/* Mounted already: nothing to do, so boot scripts may run it twice. */
-	if (!statfs(dir, &sfs) && sfs.f_type == FAIRSEM_FS_MAGIC && !o->options)
+	if (!statfs(dir, &sfs) && sfs.f_type == FAIRSEM_FS_MAGIC && !asked)
 		return 0;
 	if (!mount("fairsem", dir, "fairsem", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		   o->options))
 		return 0;
 	ret = errno;
-	if (ret == ENODEV)
-		fail(EXIT_OSERR, o->sub, "the kernel has no fairsem filesystem "
-		     "(is the fairsem module loaded?)");
-	if (ret == EINVAL && o->options)
-		fail(EXIT_REFUSED, o->sub, "%s: mount refused the options '%s'",
-		     dir, o->options);
-	if (ret == EPERM)
-		fail(EXIT_DENIED, o->sub, "%s: mounting needs CAP_SYS_ADMIN "
-		     "(in the mount's user namespace)", dir);
-	fail(exit_status_of(ret), o->sub, "cannot mount on %s: %s", dir,
-	     strerror(ret));
+	/* A failed mount leaves nothing behind: not even the directories. */
+	undo_dirs(dir, made);
+	fail_mount(o, dir, ret);
 }
 
 const struct subcommand cmd_create = {
@@ -236,15 +313,19 @@ const struct subcommand cmd_rm = {
 };
 
 const struct subcommand cmd_mount = {
-	.name = "mount", .run = do_mount, .allowed = OPT_OPTIONS,
+	.name = "mount", .run = do_mount, .allowed = OPT_OPTIONS | OPT_USER,
 	.max_operands = 1,
 	.usage =
-	"Usage: fairsem mount [DIR] [-o OPTIONS]\n"
+	"Usage: fairsem mount [DIR] [-o OPTIONS] [--user]\n"
 	"Mount a new instance of the fairsem filesystem on DIR (default\n"
-	"$FAIRSEM_DIR, else /run/fairsem), making DIR first if need be.\n"
-	"Without -o, a DIR that holds a fairsem filesystem already is left as\n"
-	"it is.  Every mount is an instance of its own, with its own names.\n"
+	"$FAIRSEM_DIR, else /run/fairsem), making DIR first if need be (and\n"
+	"removing what it made if the mount fails).  Without -o, a DIR that\n"
+	"holds a fairsem filesystem already is left as it is.  Every mount is\n"
+	"an instance of its own, with its own names.\n"
 	"\n"
+	"  --user      a private instance, safe from other users' names: DIR\n"
+	"              defaults to $XDG_RUNTIME_DIR/fairsem, and the options to\n"
+	"              mode=0700 with uid= and gid= of DIR's parent's owner\n"
 	"  -o, --options OPTIONS\n"
 	"              mode=OCTAL (of the directory, default 1777), uid=N,\n"
 	"              gid=N (its owner, default the caller's), max=N (names,\n"

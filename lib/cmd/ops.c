@@ -14,8 +14,6 @@
 
 #include "cmd.h"
 
-#define MAX_PERMITS ((unsigned long long)FAIRSEM_MAX_PERMITS)
-
 /* An error about the handle itself, or any error without a better message. */
 void fail_handle(struct opts *o, int err)
 {
@@ -133,7 +131,7 @@ unsigned int init_flags(const struct opts *o)
 
 static int do_init(struct opts *o)
 {
-	uint64_t permits = operand_u64(o, 0, "PERMITS");
+	uint64_t permits = operand_u64(o, 0, "PERMITS", 0);
 	int ret;
 
 	check_handle(o);
@@ -185,7 +183,7 @@ static int do_release(struct opts *o)
 
 static int do_add(struct opts *o)
 {
-	uint64_t count = operand_u64(o, 0, "COUNT");
+	uint64_t count = operand_u64(o, 0, "COUNT", 1);
 	int ret;
 
 	check_handle(o);
@@ -203,7 +201,7 @@ static int do_add(struct opts *o)
 
 static int do_remove(struct opts *o)
 {
-	uint64_t count = operand_u64(o, 0, "COUNT");
+	uint64_t count = operand_u64(o, 0, "COUNT", 1);
 	struct fairsem_info info;
 	int ret;
 

@@ -10,13 +10,15 @@
  * is: it holds nothing of run's permits.
  *
  * With --name, the handle is an open of the semaphore's file instead (with
- * --create, libfairsem's race-free fairsem_open_or_create()).
+ * --create, libfairsem's race-free fairsem_open_or_create(), which refuses
+ * a name another user could have made first).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -31,6 +33,23 @@ static void export_handle(struct opts *o, int fd)
 		     strerror(errno));
 }
 
+/*
+ * open-or-create refused a name of another user (name squatting): say
+ * whose it is, and what to do.
+ */
+NORETURN static void fail_owner(struct opts *o, const char *path)
+{
+	struct stat st;
+
+	if (fairsem_stat_named(path, &st))
+		fail_name(o, path, EPERM);
+	fail(EXIT_DENIED, o->sub, "%s belongs to uid %u, not to you (uid %u) "
+	     "nor to the directory's owner: anyone could have made it first; "
+	     "use a private instance ('fairsem mount --user'), or --any-owner "
+	     "to trust it", path, (unsigned int)st.st_uid,
+	     (unsigned int)geteuid());
+}
+
 /* A handle of our own on the semaphore named by --name. */
 static int named_handle(struct opts *o)
 {
@@ -40,13 +59,17 @@ static int named_handle(struct opts *o)
 
 	name_path(o->name, path, sizeof(path));
 	if (o->create)
-		fd = fairsem_open_or_create(path, o->permits, init_flags(o), mode);
+		fd = fairsem_open_or_create(path, o->permits, init_flags(o) |
+					    (o->any_owner ? FAIRSEM_ANY_OWNER : 0),
+					    mode);
 	else
 		fd = fairsem_open_named(path, 0);
 	if (fd == -EINVAL && o->create && o->permits > FAIRSEM_MAX_PERMITS)
 		fail(EXIT_REFUSED, o->sub, "--create %" PRIu64
 		     " is above the maximum %llu", o->permits,
 		     (unsigned long long)FAIRSEM_MAX_PERMITS);
+	if (fd == -EPERM && o->create)
+		fail_owner(o, path);
 	if (fd < 0)
 		fail_name(o, path, -fd);
 	return fd;
@@ -78,13 +101,14 @@ static int do_run(struct opts *o)
 const struct subcommand cmd_run = {
 	.name = "run", .run = do_run,
 	.allowed = OPT_FD | OPT_COUNT | OPT_TIMEOUT | OPT_TRY | OPT_NAME |
-		   OPT_CREATE | OPT_LIFO | OPT_PRIO | OPT_MODE,
+		   OPT_CREATE | OPT_LIFO | OPT_PRIO | OPT_MODE | OPT_ANY_OWNER,
 	.stop_at_operand = true, .min_operands = 1,
 	.usage =
 	"Usage: fairsem run --fd N [-n COUNT] [--timeout SECONDS | --try]\n"
 	"                   [--] CMD [ARG]...\n"
 	"       fairsem run --name NAME [--create PERMITS [--lifo | --prio]\n"
-	"                   [--mode MODE]] [-n COUNT] [--timeout SECONDS | --try]\n"
+	"                   [--mode MODE] [--any-owner]] [-n COUNT]\n"
+	"                   [--timeout SECONDS | --try]\n"
 	"                   [--] CMD [ARG]...\n"
 	"Open a new handle on handle N's semaphore, or on the semaphore named\n"
 	"NAME, wait in line for COUNT\n"
@@ -97,7 +121,12 @@ const struct subcommand cmd_run = {
 	"  --name NAME        the named semaphore to use; without '/', in\n"
 	"                     $FAIRSEM_DIR (default /run/fairsem)\n"
 	"  --create PERMITS   create NAME with PERMITS permits if it does not\n"
-	"                     exist (race-free: one creator, whoever wins)\n"
+	"                     exist (race-free: one creator, whoever wins).\n"
+	"                     A NAME that exists is used only if it is yours\n"
+	"                     or the directory owner's, or if others may not\n"
+	"                     write to the directory: else exit 77, naming\n"
+	"                     its owner (another user could have made it)\n"
+	"  --any-owner        with --create, use NAME whoever owns it\n"
 	"  --lifo, --prio, --mode MODE\n"
 	"                     how --create makes it (see 'fairsem create')\n"
 	"  -n, --count COUNT  permits to hold (default 1)\n"

@@ -411,6 +411,10 @@ static int do_status(struct opts *o)
 	int ret;
 
 	(void)o;
+	/* Without the module nothing can be seen: say why, as the others do. */
+	if (access(FAIRSEM_DEVICE_PATH, F_OK))
+		fail(EXIT_NONE_SEEN, "status", "no %s: is the fairsem module "
+		     "loaded?", FAIRSEM_DEVICE_PATH);
 	/* Names first: their read-only handles are closed before the scan. */
 	scan_names(&nl);
 	scan_proc(&l);
@@ -438,7 +442,8 @@ const struct subcommand cmd_status = {
 	"every fairsem filesystem mounted here that we may read), then one\n"
 	"line per handle: process id, descriptor, permits held, asynchronous\n"
 	"request, command.  A named semaphore without handles is shown too.\n"
-	"Exit status 1 when no semaphore is seen.\n"
+	"Exit status 1 when no semaphore is seen (with a message when the\n"
+	"module is not loaded).\n"
 	"\n"
 	"  --help      show this help\n",
 };
