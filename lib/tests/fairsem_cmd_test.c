@@ -4,15 +4,20 @@
  * fairsem_cmd_test.sh, in one static program that needs nothing but itself
  * and /bin/sh.
  *
- * Called as "fairsem" it is the command.  Called by any other name it makes
- * a symlink named fairsem to itself in a fresh directory under $TMPDIR (or
- * /tmp), and runs the built-in script with FAIRSEM set to that symlink.
+ * Called as "fairsem" it is the command.  Called as "fairsem-as UID ARG..."
+ * it is the command run as user UID (uid and gid UID, no supplementary
+ * groups, umask 0), for the tests of two users, which need root.  Called
+ * by any other name it makes symlinks by both names to itself in a fresh
+ * directory under $TMPDIR (or /tmp), and runs the built-in script with
+ * FAIRSEM and FAIRSEM_AS set to them.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <grp.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,12 +37,31 @@ __asm__(".section .rodata\n"
 /* cmd/main.c, built with -Dmain=fairsem_main. */
 int fairsem_main(int argc, char **argv);
 
-static int run_script(const char *self, const char *fairsem)
+/* fairsem-as UID ARG...: the command as another user. */
+static int run_as(int argc, char **argv)
+{
+	char *end;
+	long uid;
+
+	if (argc < 3)
+		return 64;
+	uid = strtol(argv[1], &end, 10);
+	if (*end || uid < 0 || setgroups(0, NULL) || setgid((gid_t)uid) ||
+	    setuid((uid_t)uid)) {
+		fprintf(stderr, "fairsem-as: cannot become uid %s\n", argv[1]);
+		return 71;
+	}
+	umask(0);
+	return fairsem_main(argc - 1, argv + 1);
+}
+
+static int run_script(const char *self, const char *fairsem, const char *as)
 {
 	int status;
 	pid_t pid;
 
-	if (setenv("FAIRSEM", fairsem, 1))
+	if (setenv("FAIRSEM", fairsem, 1) || setenv("FAIRSEM_AS", as, 1) ||
+	    setenv("FAIRSEM_RELEASE", FAIRSEM_VERSION, 1))
 		return -1;
 	fflush(stdout);
 	pid = fork();
@@ -59,11 +83,14 @@ int main(int argc, char **argv)
 	const char *base = strrchr(argv[0], '/');
 	const char *tmpdir = getenv("TMPDIR");
 	char exe[PATH_MAX], dir[PATH_MAX], link[PATH_MAX + 16];
+	char as[PATH_MAX + 16];
 	ssize_t n;
 	int ret;
 
 	if (!strcmp(base ? base + 1 : argv[0], "fairsem"))
 		return fairsem_main(argc, argv);
+	if (!strcmp(base ? base + 1 : argv[0], "fairsem-as"))
+		return run_as(argc, argv);
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n < 0) {
@@ -78,12 +105,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	snprintf(link, sizeof(link), "%s/fairsem", dir);
-	if (symlink(exe, link)) {
-		fprintf(stderr, "fairsem_cmd_test: %s: %s\n", link, strerror(errno));
+	snprintf(as, sizeof(as), "%s/fairsem-as", dir);
+	if (symlink(exe, link) || symlink(exe, as)) {
+		fprintf(stderr, "fairsem_cmd_test: %s: %s\n", dir, strerror(errno));
+		unlink(link);
 		rmdir(dir);
 		return 1;
 	}
-	ret = run_script(argv[0], link);
+	ret = run_script(argv[0], link, as);
+	unlink(as);
 	unlink(link);
 	rmdir(dir);
 	if (ret < 0) {

@@ -8,7 +8,9 @@
 # POSIX sh (busybox ash in the VM).  The command under test is $FAIRSEM, or
 # fairsem next to this script, or fairsem in PATH.  In the VM it runs built
 # into build/selftests/bin/fairsem_cmd_test (fairsem_cmd_test.c), which sets
-# FAIRSEM.  Without /dev/fairsem only the tests that need no semaphore run;
+# FAIRSEM, FAIRSEM_AS (the command as another user: "$FAIRSEM_AS UID ARG...")
+# and FAIRSEM_RELEASE (the top VERSION file's release, which --version must
+# print; whoever runs this script by hand sets it).  Without /dev/fairsem only the tests that need no semaphore run;
 # the rest are reported as skipped.
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -160,6 +162,44 @@ bg_status() {
 
 F=$FAIRSEM
 
+# Name squatting and private instances, as two users (root only: the VM).
+# $FAIRSEM_AS UID ARG... is the command as user UID, with umask 0.
+two_users() {
+	if [ "$(id -u)" != 0 ] || [ -z "$FAIRSEM_AS" ]; then
+		skip "two users" "needs root and fairsem-as (the VM)"
+		return
+	fi
+	AS=$FAIRSEM_AS
+	t "another user makes a name first" 0 "" "$AS" 1001 create squat 1000
+	t "run --create refuses another user's name, naming its owner" 77 \
+		"$names/squat belongs to uid 1001, not to you (uid 1000)" \
+		"$AS" 1000 run --name squat --create 1 -- true
+	t "run --create --any-owner uses another user's name" 0 "" \
+		"$AS" 1000 run --name squat --create 1 --any-owner -- true
+	t "run without --create uses the name it is given" 0 "" \
+		"$AS" 1000 run --name squat -- true
+	t "the directory's owner makes a name" 0 "" "$AS" 0 create shared 1
+	t "run --create trusts the directory owner's name" 0 "" \
+		"$AS" 1000 run --name shared --create 1 -- true
+	t "a user makes a name" 0 "" "$AS" 1000 create mine 1
+	t "run --create trusts the caller's own name" 0 "" \
+		"$AS" 1000 run --name mine --create 1 -- true
+	t "rm the names of two users" 0 "" "$F" rm squat shared mine
+	mkdir -p "$tmp/rt" && chown 1000:1000 "$tmp/rt" && chmod 0755 "$tmp/rt"
+	t "mount --user" 0 "" env XDG_RUNTIME_DIR="$tmp/rt" "$F" mount --user
+	if [ "$(stat -c '%a %u %g' "$tmp/rt/fairsem")" = "700 1000 1000" ]; then
+		pass "mount --user: mode 0700, the user's"
+	else
+		fail "mount --user: mode 0700, the user's" \
+			"$(stat -c '%a %u %g' "$tmp/rt/fairsem")"
+	fi
+	t "mount --user keeps other users out" 77 "$tmp/rt/fairsem/x: permission denied" \
+		env FAIRSEM_DIR="$tmp/rt/fairsem" "$AS" 1001 create x 1
+	t "mount --user: the user makes names there" 0 "" \
+		env FAIRSEM_DIR="$tmp/rt/fairsem" "$AS" 1000 create x 1
+	umount "$tmp/rt/fairsem"
+}
+
 # ---- the command line: no semaphore needed ----
 
 t "no command" 64 "no command given" "$F"
@@ -171,7 +211,15 @@ t "help run" 0 "" "$F" help run
 has "help run is run's help" "Usage: fairsem run"
 t "help of an unknown command" 64 "unknown command 'frob'" "$F" help frob
 t "--version" 0 "" "$F" --version
-has "--version says fairsem" "fairsem 1."
+# $FAIRSEM_RELEASE: the top VERSION file, from whoever runs this script.
+if [ -z "$FAIRSEM_RELEASE" ]; then
+	fail "--version prints the release" "set FAIRSEM_RELEASE to the top VERSION file's"
+elif [ "$(cat "$out")" = "fairsem $FAIRSEM_RELEASE" ]; then
+	pass "--version prints the release"
+else
+	fail "--version prints the release" "stdout: $(cat "$out")" \
+		"wanted: fairsem $FAIRSEM_RELEASE"
+fi
 t "unknown command" 64 "unknown command 'frob'" "$F" frob
 t "unknown top-level option" 64 "unknown option '--frob'" "$F" --frob
 for sub in init run acquire release add remove close info status create rm mount; do
@@ -190,7 +238,7 @@ t "--fd too big" 64 "--fd wants a file descriptor number" \
 	"$F" info --fd 2147483648
 t "--fd without its value" 64 "option '--fd' needs an argument" \
 	"$F" info --fd
-t "PERMITS not a number" 64 "PERMITS wants a number from 0 to" \
+t "PERMITS not a number" 64 "PERMITS wants a number from 0 to $MAX" \
 	"$F" init --fd 7 abc
 t "PERMITS past 64 bits" 64 "not '18446744073709551616'" \
 	"$F" init --fd 7 18446744073709551616
@@ -206,9 +254,9 @@ t "run with --fd and --name" 64 "--fd and --name exclude each other" \
 	"$F" run --fd 7 --name x -- true
 t "run without --fd or --name" 64 "--fd N or --name NAME is required" \
 	"$F" run -- true
-t "run --lifo without --create" 64 "--lifo, --prio and --mode need --create" \
+t "run --lifo without --create" 64 "--lifo, --prio, --mode and --any-owner need --create" \
 	"$F" run --name x --lifo -- true
-t "run --create not a number" 64 "--create wants a number of permits, not 'many'" \
+t "run --create not a number" 64 "--create wants a number of permits from 0 to $MAX, not 'many'" \
 	"$F" run --name x --create many -- true
 t "create without PERMITS" 64 "NAME and PERMITS are wanted" "$F" create x
 t "create --mode not octal" 64 "--mode wants octal permission bits up to 0777, not '0888'" \
@@ -236,7 +284,42 @@ else
 fi
 t "run, -- and no command" 64 "no command given" "$F" run --fd 7 --
 t "-n without its value" 64 "option '-n' needs an argument" "$F" run --fd 7 -n
-t "-n not a number" 64 "-n/--count wants a number from 0 to" "$F" run --fd 7 -n two true
+t "-n not a number names the real maximum" 64 "-n/--count wants a number from 1 to $MAX, not 'two'" \
+	"$F" run --fd 7 -n two true
+t "COUNT not a number names the real maximum" 64 "COUNT wants a number from 1 to $MAX, not 'x'" \
+	"$F" add --fd 7 x
+t "PERMITS not a number names the real maximum" 64 "PERMITS wants a number from 0 to $MAX, not 'x'" \
+	"$F" create x x
+t "mount refuses an empty DIR" 64 "argument 1 is empty" "$F" mount ""
+t "create refuses an empty NAME" 64 "argument 1 is empty" "$F" create "" 1
+t "create refuses an empty PERMITS" 64 "argument 2 is empty" "$F" create x ""
+t "rm refuses an empty NAME" 64 "argument 2 is empty" "$F" rm x ""
+t "info refuses an empty NAME" 64 "argument 1 is empty" "$F" info ""
+t "init refuses an empty PERMITS" 64 "argument 1 is empty" "$F" init --fd 7 ""
+t "mount refuses empty options" 64 "-o/--options wants options, not ''" \
+	"$F" mount "$tmp/x" -o ""
+t "run --any-owner without --create" 64 "--lifo, --prio, --mode and --any-owner need --create" \
+	"$F" run --name x --any-owner -- true
+t "--user is mount's" 64 "option '--user' does not apply to run" \
+	"$F" run --fd 7 --user -- true
+t "mount --user without DIR needs XDG_RUNTIME_DIR" 64 "--user without DIR needs \$XDG_RUNTIME_DIR" \
+	env -u XDG_RUNTIME_DIR "$F" mount --user
+# Whatever makes it fail here (no module, no privilege, a bad option).
+"$F" mount "$tmp/made/by/mount" -o frob=1 >/dev/null 2>"$err"
+st=$?
+if [ "$st" != 0 ] && [ ! -e "$tmp/made" ]; then
+	pass "a failed mount leaves no directory behind"
+else
+	fail "a failed mount leaves no directory behind" "exit $st; $(ls -d "$tmp/made" 2>&1)"
+fi
+mkdir -p "$tmp/keep"
+"$F" mount "$tmp/keep" -o frob=1 >/dev/null 2>"$err"
+st=$?
+if [ "$st" != 0 ] && [ -d "$tmp/keep" ]; then
+	pass "a failed mount leaves a directory it did not make"
+else
+	fail "a failed mount leaves a directory it did not make" "exit $st"
+fi
 t "--timeout not a number" 64 "--timeout wants seconds (like 5 or 0.25), not 'soon'" \
 	"$F" run --fd 7 --timeout soon -- true
 t "--timeout negative" 64 "--timeout wants seconds" \
@@ -264,7 +347,8 @@ t "a directory is not a fairsem" 67 "fd 6 is not a fairsem handle" \
 exec 6<&-
 
 if [ ! -c /dev/fairsem ]; then
-	t "status without any semaphore" 1 "" "$F" status
+	t "status without the module says why" 1 "no /dev/fairsem: is the fairsem module loaded?" \
+		"$F" status
 	for name in "unbound handle" init info run "run's exit statuses" \
 		    "run after a crash" "run killed by SIGKILL" status timeout \
 		    acquire release add remove close "named semaphores"; do
@@ -520,6 +604,7 @@ else
 		"$F" acquire --fd 9
 	t "info of a read-only handle" 0 "" "$F" info --fd 9
 	exec 9<&-
+	two_users
 	t "rm" 0 "" "$F" rm build fresh
 	t "rm again" 74 "no semaphore named $names/build" "$F" rm build
 	t "status without any semaphore" 1 "" "$F" status
