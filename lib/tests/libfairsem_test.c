@@ -313,6 +313,20 @@ TEST(create)
 	EXPECT_EQ(before, next_fd());
 }
 
+/* FAIRSEM_PRIO, as fairsem_create_named() and fairsem_init() take it. */
+TEST(create_takes_prio)
+{
+	int fd;
+
+	NEED_DEVICE();
+	fd = LIB(fairsem_create(2, FAIRSEM_PRIO | O_CLOEXEC));
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(FAIRSEM_PRIO, info_of(fd).flags);
+	EXPECT_EQ(2, info_of(fd).limit);
+	close(fd);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create(2, FAIRSEM_PRIO | FAIRSEM_LIFO)));
+}
+
 TEST(new_handle)
 {
 	int fd, h1, h2;
@@ -973,6 +987,31 @@ TEST(named_arguments)
 	EXPECT_EQ(-ENAMETOOLONG, LIB(fairsem_create_named(longname, 1, 0, 0600)));
 }
 
+TEST(stat_named_arguments)
+{
+	char dir[] = "/tmp/libfairsem_test.XXXXXX", path[64];
+	struct stat st;
+
+	EXPECT_EQ(-EINVAL, LIB(fairsem_stat_named("", &st)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_stat_named(NULL, &st)));
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/none", dir);
+	EXPECT_EQ(-ENOENT, LIB(fairsem_stat_named(path, &st)));
+	/* A bare name is looked up in $FAIRSEM_DIR, as the others do. */
+	setenv(FAIRSEM_DIR_ENV, "/", 1);
+	EXPECT_EQ(0, LIB(fairsem_stat_named("tmp", &st)));
+	EXPECT_TRUE(S_ISDIR(st.st_mode));
+	unsetenv(FAIRSEM_DIR_ENV);
+	rmdir(dir);
+}
+
+/* FAIRSEM_ANY_OWNER is open-or-create's alone. */
+TEST(any_owner_is_refused_by_create_named)
+{
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create_named("/tmp/x", 1,
+						    FAIRSEM_ANY_OWNER, 0600)));
+}
+
 TEST(named_in_a_plain_directory)
 {
 	char dir[] = "/tmp/libfairsem_test.XXXXXX", path[64];
@@ -1080,6 +1119,22 @@ TEST(open_or_create_opens_an_existing_name)
 	EXPECT_EQ(info_of(c).id, info_of(h).id);
 	EXPECT_EQ(2, info_of(h).limit);
 	close(h);
+	close(c);
+	unmount_instance(dir);
+}
+
+TEST(stat_named_tells_the_owner)
+{
+	char dir[] = "/tmp/libfairsem_named.XXXXXX";
+	struct stat st;
+	int c;
+
+	NEED_INSTANCE(dir);
+	c = LIB(fairsem_create_named("owned", 1, O_CLOEXEC, 0600));
+	ASSERT_LE(0, c);
+	EXPECT_EQ(0, LIB(fairsem_stat_named("owned", &st)));
+	EXPECT_TRUE(S_ISREG(st.st_mode));
+	EXPECT_EQ(geteuid(), st.st_uid);
 	close(c);
 	unmount_instance(dir);
 }

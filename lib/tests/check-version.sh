@@ -1,0 +1,57 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# check-version.sh TOP FAIRSEM PCFILE: the release has one source, TOP's
+# VERSION file, and everything that states it agrees: the command's
+# --version, the pkg-config file, the man pages' headers, the Debian
+# changelog's newest entry (its upstream part), dkms.conf, and the
+# Buildroot and Yocto recipes.  Plain sed and grep: nothing to go missing.
+# Prints TAP.
+top=$1 fairsem=$2 pc=$3
+n=0 failed=0
+echo "TAP version 13"
+
+# same WHAT GOT: GOT is the release.
+same() {
+	n=$((n + 1))
+	if [ -n "$v" ] && [ "$2" = "$v" ]; then
+		echo "ok $n $1 says $v"
+	else
+		echo "not ok $n $1 says $v"
+		echo "# it says '$2'"
+		failed=$((failed + 1))
+	fi
+}
+
+v=$(cat "$top/VERSION" 2>/dev/null)
+n=$((n + 1))
+if [ "$(wc -l <"$top/VERSION" 2>/dev/null)" = 1 ] &&
+   echo "$v" | grep -qxE '[0-9]+(\.[0-9]+)+'; then
+	echo "ok $n VERSION is one release, $v"
+else
+	echo "not ok $n VERSION is one release"
+	echo "# VERSION: '$v'"
+	failed=$((failed + 1))
+	v=
+fi
+
+same "fairsem --version" "$("$fairsem" --version 2>&1 | sed -n 's/^fairsem //p')"
+same "libfairsem.pc" "$(sed -n 's/^Version: //p' "$pc")"
+for page in "$top"/man/*.[0-9]; do
+	same "$(basename "$page")'s .TH" \
+		"$(sed -n 's/^\.TH .* "fairsem \([^"]*\)" .*/\1/p' "$page")"
+done
+# "fairsem (0.1) unstable; ..." or "fairsem (0.1-2) ...": the upstream part.
+same "debian/changelog" \
+	"$(sed -n '1s/^fairsem (\([^)]*\)).*/\1/p' "$top/debian/changelog" | sed 's/-[^-]*$//')"
+same "dkms.conf" "$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")"
+same "dkms.conf's install lines" \
+	"$(sed -n 's|.*/usr/src/fairsem-\([0-9][^ ]*\)$|\1|p; s|.*dkms install fairsem/\([0-9][^ ]*\)$|\1|p' \
+		"$top/dkms.conf" | sort -u)"
+same "the Buildroot package" \
+	"$(sed -n 's/^FAIRSEM_VERSION = //p' "$top/contrib/buildroot/package/fairsem/fairsem.mk")"
+for bb in "$top"/contrib/yocto/meta-fairsem/recipes-*/*/*.bb; do
+	same "$(basename "$bb")" "$(basename "$bb" .bb | sed 's/.*_//')"
+done
+echo "1..$n"
+[ "$failed" = 0 ]
