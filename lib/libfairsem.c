@@ -30,8 +30,9 @@
 
 _Static_assert(!(FAIRSEM_INIT_FLAGS & FAIRSEM_OPEN_FLAGS),
 	       "the INIT flags must not collide with the open(2) flags");
-_Static_assert(!(FAIRSEM_ANY_OWNER & (FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS)),
-	       "FAIRSEM_ANY_OWNER must not collide with INIT's or open(2)'s flags");
+_Static_assert(!(FAIRSEM_ANY_OWNER &
+		 (FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS)),
+	       "FAIRSEM_ANY_OWNER must not collide with INIT's or open(2)'s");
 
 /* ioctl(2) without touching errno: its result, or -errno. */
 static int fs_ioctl(int fd, unsigned long request, void *arg)
