@@ -25,7 +25,7 @@ root=$(cd "$here/../.." && pwd)
 
 kver=$("$root/scripts/vm/debian-kernel.sh") || { echo "no Debian kernel"; exit 1; }
 kdir=${1:-/lib/modules/$kver/build}
-libver=$(sed -n 's/^VERSION := //p' "$root/lib/Makefile")
+libver=$(make -s -C "$root/lib" print-soversion)
 work=$root/build/pkg/destdir
 rm -rf "$work"
 mkdir -p "$work"
