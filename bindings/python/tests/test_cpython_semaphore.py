@@ -82,7 +82,12 @@ class _StrictSkips:
 
 def load_tests(loader, standard_tests, pattern):
     listed = not_applicable()
-    peer = getattr(load_peer(), CLASS)
+    module = load_peer()
+    peer = getattr(module, CLASS)
+    version = os.path.join(os.path.dirname(module.__file__), "VERSION")
+    if os.path.exists(version):
+        with open(version) as f:
+            sys.stderr.write("cpython: %s of %s" % (module.__file__, f.read()))
     names = loader.getTestCaseNames(peer)
     unknown = sorted(set(listed) - set(names))
 
@@ -102,6 +107,30 @@ def load_tests(loader, standard_tests, pattern):
 
         def test_cpythons_semaphore_tests_are_all_there(self):
             self.assertGreaterEqual(len(names), 13, "%s has %d tests" % (CLASS, len(names)))
+
+        def test_the_constructors_in_cpythons_module_are_fairsems(self):
+            sem = module.asyncio.Semaphore(0)
+            bounded = module.asyncio.BoundedSemaphore()
+            self.addCleanup(sem.close_handle)
+            self.addCleanup(bounded.close_handle)
+            self.assertIs(type(sem), fairsem.Semaphore)
+            self.assertIs(type(bounded), fairsem.BoundedSemaphore)
+            self.assertEqual(asyncio.Semaphore.__module__, "asyncio.locks")
+
+        def test_a_skip_not_listed_is_a_failure(self):
+            class Skips(unittest.TestCase):
+                def test_listed(self):
+                    self.skipTest("listed")
+
+                def test_unlisted(self):
+                    self.skipTest("unlisted")
+
+            result = unittest.TestResult()
+            strict = _StrictSkips(result, {"test_listed": "why"})
+            for name in ("test_listed", "test_unlisted"):
+                Skips(name).run(strict)
+            self.assertEqual([t._testMethodName for t, _ in result.skipped], ["test_listed"])
+            self.assertEqual([t._testMethodName for t, _ in result.failures], ["test_unlisted"])
 
     suite.addTests(loader.loadTestsFromTestCase(Listing))
     return suite
