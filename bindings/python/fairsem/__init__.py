@@ -299,7 +299,7 @@ class Semaphore:
         once they are held.  Raises Timeout when timeout seconds pass first
         (None: no limit), Closed when the semaphore is or gets closed.
         After a signal handler the wait resumes, as the newest request,
-        with the same deadline.  (This was acquire() before 2.0.)"""
+        with the same deadline.  (Before asyncio's API, this was acquire().)"""
         n = _count(n, "acquire")
         deadline = _sys.NO_DEADLINE
         if timeout is not None:
@@ -577,11 +577,11 @@ class Semaphore:
     async def __aexit__(self, exc_type, exc, tb):
         self.release()
 
-    # The names of 1.x: acquire_async() is acquire(), permits_async(n) an
+    # The earlier names: acquire_async() is acquire(), permits_async(n) an
     # async context manager of n permits.
 
     async def acquire_async(self, n=1):
-        """acquire(n), by its 1.x name."""
+        """acquire(n), by its earlier name."""
         return await self.acquire(n)
 
     @asynccontextmanager

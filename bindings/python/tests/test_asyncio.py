@@ -49,7 +49,7 @@ class Async(unittest.IsolatedAsyncioTestCase):
             self.assertEqual((s.info().available, s.info().holds), (0, 1))
         self.assertEqual((s.info().available, s.info().holds), (1, 0))
 
-    async def test_names_of_1x_acquire_async_and_permits_async_still_work(self):
+    async def test_earlier_names_acquire_async_and_permits_async_still_work(self):
         s = self.sem(2)
         self.assertTrue(await s.acquire_async(1))
         async with s.permits_async(1):
