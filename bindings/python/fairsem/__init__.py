@@ -261,7 +261,7 @@ class Semaphore:
     def new_handle(self):
         """Another handle on the same semaphore, with its own accounting."""
         fd = self._call("new handle", _sys.new_handle, self._fd)
-        return Semaphore._adopt(fd, "new handle")
+        return type(self)._adopt(fd, "new handle")
 
     def _call(self, what, fn, *args):
         try:
