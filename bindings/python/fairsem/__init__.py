@@ -204,8 +204,8 @@ class Semaphore:
     def create_named(cls, path, value=1, *, lifo=False, prio=False, mode=0o600):
         """Create a semaphore of value permits and give it the name path
         (see open_named()), file mode mode (the umask applies), only once
-        it is set up.  FileExistsError-like FairsemError (EEXIST) when the
-        name is taken: nothing is created then."""
+        it is set up.  FairsemError with EEXIST when the name is taken:
+        nothing is created then."""
         value = _count(value, "create", low=0)
         flags = _order(lifo, prio)
         if not 0 <= operator.index(mode) <= 0o777:
