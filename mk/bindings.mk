@@ -16,6 +16,10 @@
 #
 # BINDINGS_RUNNERS picks runners (default: rust go python eventloops cross).
 
+# Python: the python runner also runs CPython's own asyncio SemaphoreTests,
+# Debian's libpython3.11-testsuite copy, against the binding with only the
+# constructor changed (bindings/python/tests/test_cpython_semaphore.py).
+
 BINDINGS_RUNNERS ?=
 
 .PHONY: check-bindings bench-bindings

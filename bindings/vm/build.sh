@@ -57,6 +57,12 @@ build_python() {
 	ver=$($PY -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 	mkdir -p "$payload/python" "$py/bin" "$py/lib" "$py/syslib"
 	cp -a "$root/bindings/python/fairsem" "$root/bindings/python/tests" "$payload/python/"
+	# Python peer suite: CPython's asyncio lock tests from Debian's
+	# libpython3.11-testsuite, unchanged (tests/test_cpython_semaphore.py).
+	cp "$root/bindings/python/cpython-not-applicable.txt" "$payload/python/"
+	mkdir -p "$payload/python/cpython"
+	cp "/usr/lib/python$ver/test/test_asyncio/test_locks.py" "$payload/python/cpython/"
+	dpkg-query -W "libpython$ver-testsuite" >"$payload/python/cpython/VERSION"
 	cp -L "/usr/bin/python$ver" "$py/bin/python3"
 	tar -C /usr/lib -cf - --exclude=__pycache__ --exclude=test \
 		--exclude=tests --exclude=idlelib --exclude=tkinter \

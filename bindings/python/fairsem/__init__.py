@@ -1,24 +1,34 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Fair, weighted counting semaphores shared between processes.
 
-Python over the /dev/fairsem kernel module, standard library only::
+Python over the /dev/fairsem kernel module, standard library only.  The
+asyncio API is asyncio.Semaphore's, the blocking one has its own names::
 
     import fairsem
 
     sem = fairsem.Semaphore(3)          # 3 permits, first come first served
-    with sem.permits(2):                # waits its turn for 2
+    async with sem:                     # as asyncio.Semaphore: no thread blocks
         ...
-    async with sem.permits_async(1):    # the same in asyncio, no thread blocks
+    await sem.acquire(2)                # weighted: 2 permits at once
+    sem.release(2)
+    with sem.permits(2):                # blocking, in a thread
         ...
+    sem.acquire_blocking(1, timeout=5)  # blocking, raises Timeout
 
 Waiters are served strictly in arrival order across every process sharing
 the semaphore, and whatever a process holds comes back when it ends, however
-it ends.  Every failure raises an exception carrying the kernel's errno
-(subclasses of OSError): Closed (EIDRM), Timeout (ETIMEDOUT), or FairsemError.
+it ends.  Tasks run in the order the kernel granted them.  Semaphore gives
+asyncio.Semaphore's release() (beyond what is held, the count grows: the
+limit rises); BoundedSemaphore refuses that with ValueError, as asyncio's.
+Every failure of the kernel raises an exception carrying its errno
+(subclasses of OSError): Closed (EIDRM), Timeout (ETIMEDOUT), InvalidValue
+(EINVAL, also a ValueError), ForeignOwner (EACCES) or FairsemError.
 """
 
 import asyncio
+import collections
 import errno
+import operator
 import os
 import threading
 import time
@@ -27,9 +37,14 @@ from contextlib import asynccontextmanager, contextmanager
 
 from . import _sys
 
-__all__ = ["Semaphore", "Info", "FairsemError", "Closed", "Timeout", "MAX_PERMITS"]
+__all__ = ["Semaphore", "BoundedSemaphore", "Info", "FairsemError", "Closed",
+           "Timeout", "InvalidValue", "ForeignOwner", "MAX_PERMITS"]
 
 MAX_PERMITS = _sys.MAX_PERMITS
+
+# How often open_or_create() goes round when the name comes and goes under
+# it (open: ENOENT, create: EEXIST, ...), as libfairsem's.
+_OPEN_OR_CREATE_ROUNDS = 64
 
 
 class FairsemError(OSError):
@@ -44,7 +59,17 @@ class Timeout(FairsemError, TimeoutError):
     """The timeout ran out before the permits were granted (ETIMEDOUT)."""
 
 
-_CLASSES = {errno.EIDRM: Closed, errno.ETIMEDOUT: Timeout}
+class InvalidValue(FairsemError, ValueError):
+    """A count out of range, or a release of more than is held (EINVAL):
+    the ValueError asyncio's semaphores raise, and a FairsemError."""
+
+
+class ForeignOwner(FairsemError, PermissionError):
+    """open_or_create() found the name owned by another uid (.uid): it may
+    be a squatter's semaphore, so it is not trusted (EACCES)."""
+
+
+_CLASSES = {errno.EIDRM: Closed, errno.ETIMEDOUT: Timeout, errno.EINVAL: InvalidValue}
 
 
 def _error(exc, what):
@@ -55,50 +80,114 @@ def _error(exc, what):
     return err
 
 
+def _invalid(what, why):
+    return InvalidValue(errno.EINVAL, "fairsem %s: %s" % (what, why))
+
+
+def _count(n, what, low=1):
+    """n as an int in low..MAX_PERMITS, checked before any system call
+    (struct would refuse a negative count with struct.error)."""
+    n = operator.index(n)
+    if not low <= n <= MAX_PERMITS:
+        raise _invalid(what, "%d is not in %d..%d" % (n, low, MAX_PERMITS))
+    return n
+
+
+def _order(lifo, prio):
+    if lifo and prio:
+        raise _invalid("init", "lifo and prio exclude each other")
+    return (_sys.LIFO if lifo else 0) | (_sys.PRIO if prio else 0)
+
+
+def _running_loop():
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 Info = namedtuple("Info", "id limit available taken holds waiters flags handles")
 Info.lifo = property(lambda self: bool(self.flags & _sys.LIFO))
+Info.prio = property(lambda self: bool(self.flags & _sys.PRIO))
 Info.closed = property(lambda self: bool(self.flags & _sys.INFO_CLOSED))
 Info.__doc__ = """A consistent snapshot of a semaphore and of one Semaphore's
 handles: holds counts what this Semaphore holds."""
 
 
+class _Waiter:
+    """A task's pending acquire: its private handle and whether the grant
+    is in hand (held by fd, counted in _holds)."""
+
+    __slots__ = ("fd", "n", "granted")
+
+    def __init__(self, fd, n, granted):
+        self.fd, self.n, self.granted = fd, n, granted
+
+
 class Semaphore:
-    """A handle on a fairsem semaphore; threads and tasks may share it.
+    """A handle on a fairsem semaphore, with asyncio.Semaphore's API;
+    threads (the blocking calls) and tasks may share it.
 
     Blocking acquires wait on the Semaphore's own handle.  Each pending
     asynchronous acquire uses a private handle on the same semaphore (the
     kernel allows one asynchronous request per handle); what it gets is
     held there, and release() gives back from whichever handles hold.
+    The tasks of one event loop wait in a queue of futures (_waiters, as
+    asyncio's) in the order of their requests in the kernel, and are woken
+    in the order the kernel granted them.
     """
 
-    def __init__(self, permits, lifo=False):
-        fd = _sys.open_device()
-        try:
-            _sys.init(fd, permits, _sys.LIFO if lifo else 0)
-        except OSError as exc:
-            os.close(fd)
-            raise _error(exc, "fairsem init") from None
-        self._setup(fd)
+    # What release() does with more than is held: asyncio.Semaphore's
+    # counter grows, so the limit rises ("add"); BoundedSemaphore raises.
+    _beyond_held = "add"
 
-    def _setup(self, fd):
+    def __init__(self, value=1, *, lifo=False, prio=False):
+        value = _count(value, "init", low=0)
+        flags = _order(lifo, prio)
+        try:
+            fd = _sys.open_device()
+        except OSError as exc:
+            raise _error(exc, "fairsem open " + _sys.DEVICE) from None
+        try:
+            _sys.init(fd, value, flags)
+        except BaseException as exc:
+            os.close(fd)
+            if isinstance(exc, OSError):
+                raise _error(exc, "fairsem init") from None
+            raise
+        self._setup(fd, flags)
+
+    def _setup(self, fd, flags):
         self._fd = fd
+        self._lifo = bool(flags & _sys.LIFO)
         self._lock = threading.Lock()
         self._holds = {fd: 0}       # every handle that may hold permits
         self._idle = []             # private handles with no request
+        self._waiters = None        # futures of waiting tasks, queue order
+        self._pending = {}          # future -> _Waiter
+        self._loop = None           # the loop of those tasks
+
+    @classmethod
+    def _adopt(cls, fd, what, close_on_error=True):
+        """A Semaphore on handle fd, which must be bound; on failure fd is
+        closed unless the caller keeps it."""
+        try:
+            flags = _sys.info(fd)[6]
+        except OSError as exc:
+            if close_on_error:
+                os.close(fd)
+            raise _error(exc, "fairsem " + what) from None
+        self = cls.__new__(cls)
+        self._setup(fd, flags)
+        return self
 
     @classmethod
     def from_fd(cls, fd):
         """Take over handle fd (inherited, or from SCM_RIGHTS): it is closed
-        with this Semaphore.  What is acquired through it is held by its
-        open file, which every process sharing it shares: call new_handle()
-        for a handle of your own."""
-        try:
-            _sys.info(fd)
-        except OSError as exc:
-            raise _error(exc, "fairsem info") from None
-        self = cls.__new__(cls)
-        self._setup(fd)
-        return self
+        with this Semaphore (if this fails, it stays the caller's).  What is
+        acquired through it is held by its open file, which every process
+        sharing it shares: call new_handle() for a handle of your own."""
+        return cls._adopt(fd, "info", close_on_error=False)
 
     @classmethod
     def open_named(cls, path):
@@ -109,9 +198,61 @@ class Semaphore:
             fd = _sys.open_named(path)
         except OSError as exc:
             raise _error(exc, "fairsem open %s" % path) from None
-        self = cls.__new__(cls)
-        self._setup(fd)
-        return self
+        return cls._adopt(fd, "open %s" % path)
+
+    @classmethod
+    def create_named(cls, path, value=1, *, lifo=False, prio=False, mode=0o600):
+        """Create a semaphore of value permits and give it the name path
+        (see open_named()), file mode mode (the umask applies), only once
+        it is set up.  FairsemError with EEXIST when the name is taken:
+        nothing is created then."""
+        value = _count(value, "create", low=0)
+        flags = _order(lifo, prio)
+        if not 0 <= operator.index(mode) <= 0o777:
+            raise _invalid("create %s" % path, "mode %o is not in 0..0777" % mode)
+        try:
+            fd = _sys.create_named(path, value, flags, mode)
+        except OSError as exc:
+            raise _error(exc, "fairsem create %s" % path) from None
+        return cls._adopt(fd, "create %s" % path)
+
+    @classmethod
+    def open_or_create(cls, path, value=1, *, lifo=False, prio=False, mode=0o600,
+                       any_owner=False):
+        """Open the name path, or create it (value, lifo, prio and mode as
+        create_named()) when it does not exist; race-free, as libfairsem's
+        fairsem_open_or_create().  A name another uid owns is refused with
+        ForeignOwner, naming the owner: in a shared directory (/run/fairsem
+        is mode 1777) anyone may have made it first, with any limit, and
+        could close it or hold every permit.  any_owner=True trusts it."""
+        value = _count(value, "create", low=0)
+        _order(lifo, prio)
+        for _ in range(_OPEN_OR_CREATE_ROUNDS):
+            try:
+                fd = _sys.open_named(path)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise _error(exc, "fairsem open %s" % path) from None
+            else:
+                if not any_owner:
+                    _check_owner(fd, path)
+                return cls._adopt(fd, "open %s" % path)
+            try:
+                return cls.create_named(path, value, lifo=lifo, prio=prio, mode=mode)
+            except FairsemError as exc:
+                if exc.errno != errno.EEXIST:
+                    raise
+        raise FairsemError(errno.EAGAIN, "fairsem open_or_create %s: the name kept "
+                           "appearing and vanishing" % path)
+
+    def __repr__(self):
+        # asyncio.Semaphore's, which its tests match.
+        res = super().__repr__()
+        extra = "locked" if self.locked() else "unlocked, value:%d" % self._value
+        if self._waiters:
+            extra = "%s, waiters:%d" % (extra, len(self._waiters))
+        return "<%s [%s]>" % (res[1:-1], extra)
 
     def fileno(self):
         """The Semaphore's own handle, e.g. for subprocess pass_fds."""
@@ -119,7 +260,8 @@ class Semaphore:
 
     def new_handle(self):
         """Another handle on the same semaphore, with its own accounting."""
-        return Semaphore.from_fd(self._call("new handle", _sys.new_handle, self._fd))
+        fd = self._call("new handle", _sys.new_handle, self._fd)
+        return type(self)._adopt(fd, "new handle")
 
     def _call(self, what, fn, *args):
         try:
@@ -131,13 +273,34 @@ class Semaphore:
         with self._lock:
             self._holds[fd] += n
 
+    # -- the state asyncio's tests read ------------------------------------
+
+    @property
+    def _value(self):
+        """The permits free now (the kernel's available)."""
+        return self._call("info", _sys.info, self._fd)[2]
+
+    def _live_waiters(self):
+        return any(not w.cancelled() for w in (self._waiters or ()))
+
+    def locked(self):
+        """True if acquire() would not be granted at once: no permit free,
+        a waiter this loop has not woken yet, or (except in LIFO order,
+        where the newest goes first) a request queued in any process."""
+        if self._live_waiters():
+            return True
+        i = self._call("info", _sys.info, self._fd)
+        return i[2] == 0 or (i[5] > 0 and not self._lifo)
+
     # -- blocking -------------------------------------------------------
 
-    def acquire(self, n=1, timeout=None):
-        """Wait in line for n permits; True once they are held.  Raises
-        Timeout when timeout seconds pass first (None: no limit), Closed
-        when the semaphore is or gets closed.  After a signal handler the
-        wait resumes, as the newest request, with the same deadline."""
+    def acquire_blocking(self, n=1, timeout=None):
+        """Wait in line for n permits, blocking the calling thread; True
+        once they are held.  Raises Timeout when timeout seconds pass first
+        (None: no limit), Closed when the semaphore is or gets closed.
+        After a signal handler the wait resumes, as the newest request,
+        with the same deadline.  (Before asyncio's API, this was acquire().)"""
+        n = _count(n, "acquire")
         deadline = _sys.NO_DEADLINE
         if timeout is not None:
             deadline = time.monotonic_ns() + max(0, int(timeout * 1e9))
@@ -155,6 +318,7 @@ class Semaphore:
     def try_acquire(self, n=1):
         """Take n permits if they are granted at once (never overtaking a
         waiter): True, or False if not.  Other failures raise."""
+        n = _count(n, "try_acquire")
         try:
             _sys.acquire(self._fd, n, flags=_sys.ACQ_TRY)
         except BlockingIOError:
@@ -164,29 +328,43 @@ class Semaphore:
         self._held(self._fd, n)
         return True
 
-    def _give_back(self, n, what, fn):
+    def _give_back(self, n, what, fn, beyond, prefer=None):
+        """Give back n from the handles that hold (prefer's first); what is
+        not held: "raise" InvalidValue, "add" to the limit, or "drop"."""
         with self._lock:
-            if n <= 0 or n > sum(self._holds.values()):
-                raise FairsemError(errno.EINVAL, "fairsem %s: %d is more than held" % (what, n))
-            for fd, held in self._holds.items():
-                k = min(held, n)
+            held = sum(self._holds.values())
+            if n > held and beyond == "raise":
+                raise _invalid(what, "%d is more than the %d held" % (n, held))
+            fds = list(self._holds)
+            if prefer in self._holds:
+                fds.remove(prefer)
+                fds.insert(0, prefer)
+            for fd in fds:
+                k = min(self._holds[fd], n)
                 if k:
                     self._call(what, fn, fd, k)
                     self._holds[fd] -= k
                     n -= k
+            if n and beyond == "add":
+                self._call(what, _sys.add, self._fd, n)
 
     def release(self, n=1):
-        """Give back n of the permits this Semaphore holds."""
-        self._give_back(n, "release", _sys.release)
+        """Give back n permits: those this Semaphore holds, and beyond that
+        (as asyncio.Semaphore's counter grows) raise the limit by the rest.
+        The first waiting task is woken at once, as by asyncio's."""
+        n = _count(n, "release")
+        self._give_back(n, "release", _sys.release, self._beyond_held)
+        self._wake()
 
     def forget(self, n=1):
         """Drop n held permits for good: the limit falls by n."""
-        self._give_back(n, "forget", _sys.forget)
+        n = _count(n, "forget")
+        self._give_back(n, "forget", _sys.forget, "raise")
 
     @contextmanager
     def permits(self, n=1, timeout=None):
-        """with sem.permits(n): holds n permits for the block."""
-        self.acquire(n, timeout)
+        """with sem.permits(n): holds n permits for the block (blocking)."""
+        self.acquire_blocking(n, timeout)
         try:
             yield self
         finally:
@@ -196,17 +374,19 @@ class Semaphore:
 
     def add(self, n):
         """Raise the limit by n; waiters are served at once, in order."""
-        self._call("add", _sys.add, self._fd, n)
+        self._call("add", _sys.add, self._fd, _count(n, "add"))
+        self._wake()
 
     def remove(self, n):
         """Lower the limit by n, even below what is held."""
-        self._call("remove", _sys.remove, self._fd, n)
+        self._call("remove", _sys.remove, self._fd, _count(n, "remove"))
 
     def close(self):
         """Close the semaphore for every handle in every process: waiters
         fail with Closed, and so does every acquire after.  Releasing still
         works.  Descriptors stay open: see close_handle()."""
         self._call("close", _sys.close_sem, self._fd)
+        self._wake()
 
     def info(self):
         """An Info snapshot; holds is what this Semaphore holds."""
@@ -220,7 +400,14 @@ class Semaphore:
         return self.info().closed
 
     def close_handle(self):
-        """Close this Semaphore's descriptors; what they hold goes back."""
+        """Close this Semaphore's descriptors; what they hold goes back.
+        Tasks still waiting (call it in their loop's thread) fail with
+        EBADF."""
+        if self._pending and _running_loop() is self._loop:
+            for fut, w in list(self._pending.items()):
+                self._loop.remove_reader(w.fd)
+                if not fut.done():
+                    fut.set_exception(FairsemError(errno.EBADF, "fairsem: handle closed"))
         with self._lock:
             fds, self._holds, self._idle = list(self._holds), {}, []
         for fd in fds:
@@ -249,74 +436,186 @@ class Semaphore:
             if fd in self._holds:
                 self._idle.append(fd)
 
-    async def acquire_async(self, n=1):
-        """Wait in line for n permits in the running asyncio loop (through
-        loop.add_reader; no thread blocks).  Cancelling the task withdraws
-        the request: a grant not yet collected goes back."""
-        fd = self._take_idle()
+    def _submit(self, fd, n):
+        """Queue n on private handle fd: True if granted at once (held)."""
         try:
             _sys.acquire(fd, n, flags=_sys.ACQ_ASYNC)
-            granted = True
         except BlockingIOError as exc:  # EINPROGRESS is one of its errnos
-            if exc.errno != errno.EINPROGRESS:
-                self._put_idle(fd)
-                raise _error(exc, "fairsem acquire") from None
-            granted = False
+            if exc.errno == errno.EINPROGRESS:
+                return False
+            self._put_idle(fd)
+            raise _error(exc, "fairsem acquire") from None
         except OSError as exc:
             self._put_idle(fd)
             raise _error(exc, "fairsem acquire") from None
-        if not granted:
-            await self._collect(fd, n)
         self._held(fd, n)
-        self._put_idle(fd)
         return True
 
-    async def _collect(self, fd, n):
+    def _bind(self):
         loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            if self._pending:
+                raise RuntimeError("%r is bound to a different event loop" % self)
+            self._loop = loop
+        return loop
+
+    async def acquire(self, n=1):
+        """Wait in line for n permits in the running asyncio loop (through
+        loop.add_reader; no thread blocks); True once they are held.
+        Granted at once only when no task of this Semaphore waits, as
+        asyncio's; otherwise the task queues behind them, even when the
+        kernel grants it at once, so that tasks run in the kernel's grant
+        order.  Cancelling the task withdraws the request, and a grant not
+        yet used goes back."""
+        n = _count(n, "acquire")
+        loop = self._bind()
+        fd = self._take_idle()
+        behind = self._live_waiters()
+        granted = self._submit(fd, n)
+        if granted and not behind:
+            self._put_idle(fd)
+            return True
+        w = _Waiter(fd, n, granted)
         fut = loop.create_future()
-
-        def readable():
-            if fut.done():
-                return
-            try:
-                _sys.collect(fd)
-            except BlockingIOError:
-                return
-            except OSError as exc:
-                fut.set_exception(_error(exc, "fairsem acquire"))
-                return
-            fut.set_result(None)
-
-        loop.add_reader(fd, readable)
-        try:
-            await fut
-        except BaseException:
-            self._withdraw(fd, n, fut)
-            raise
-        finally:
-            loop.remove_reader(fd)
-
-    def _withdraw(self, fd, n, fut):
-        """The waiting task is cancelled (or failed): leave the queue."""
-        if fut.done() and not fut.cancelled() and fut.exception() is None:
-            # Collected just before the cancellation: give it back.
-            _sys.release(fd, n)
+        if self._waiters is None:
+            self._waiters = collections.deque()
+        self._waiters.append(fut)
+        self._pending[fut] = w
+        if granted:
+            loop.call_soon(self._dispatch)  # after the tasks woken before
         else:
+            loop.add_reader(fd, self._readable, fut)
+        try:
             try:
-                _sys.cancel(fd)  # a grant not yet read goes back too
+                await fut
+            finally:
+                self._waiters.remove(fut)
+                del self._pending[fut]
+                loop.remove_reader(fd)
+        except BaseException:
+            self._withdraw(w, fut)
+            raise
+        self._put_idle(fd)
+        self._dispatch()  # as asyncio's: more may be free for the next
+        return True
+
+    def _collect(self, w, fut):
+        """Read w's grant if the kernel has made it: True when w is decided
+        (granted, or failed: fut has the exception)."""
+        try:
+            _sys.collect(w.fd)
+        except BlockingIOError:
+            return False
+        except OSError as exc:
+            self._loop.remove_reader(w.fd)
+            fut.set_exception(_error(exc, "fairsem acquire"))
+            return True
+        self._loop.remove_reader(w.fd)
+        w.granted = True
+        self._held(w.fd, w.n)
+        return True
+
+    def _dispatch(self):
+        """Wake the waiting tasks the kernel has granted, in its order: the
+        queue's order (newest first in LIFO), up to the first not granted,
+        since the kernel grants only its head.  Called in the loop's thread
+        right after a release, add or cancel of this Semaphore, and when a
+        waiter's handle turns readable (a grant from anywhere)."""
+        if not self._waiters:
+            return
+        order = reversed(self._waiters) if self._lifo else self._waiters
+        for fut in list(order):
+            w = self._pending.get(fut)
+            if w is None or fut.done():
+                continue
+            if not w.granted and not self._collect(w, fut):
+                break
+            if not fut.done():
+                fut.set_result(True)
+
+    def _readable(self, fut):
+        self._dispatch()
+        w = self._pending.get(fut)
+        # Granted out of the expected order (e.g. by priority): the kernel
+        # still granted it before those it has not granted.
+        if w is not None and not fut.done() and not w.granted and self._collect(w, fut):
+            if not fut.done():
+                fut.set_result(True)
+
+    def _wake(self):
+        """After this thread changed the semaphore: wake granted tasks now,
+        as asyncio's release() does, if they wait in this thread's loop
+        (other threads' changes reach them through their readers)."""
+        if self._waiters and self._loop is not None and _running_loop() is self._loop:
+            self._dispatch()
+
+    def _withdraw(self, w, fut):
+        """The waiting task is cancelled (or failed): leave the queue; a
+        grant it will not use goes back, and the next waiter may get it."""
+        if w.granted:
+            # Held already: give it back (from anywhere, if this handle's
+            # was released meanwhile), as asyncio's value += 1.
+            self._give_back(w.n, "release", _sys.release,
+                            "drop" if self._beyond_held == "raise" else "add", prefer=w.fd)
+        elif not fut.done() or fut.cancelled():
+            try:
+                _sys.cancel(w.fd)  # a grant not yet read goes back too
             except OSError as exc:
                 if exc.errno != errno.ENOENT:  # a close removed it already
                     with self._lock:
-                        del self._holds[fd]
-                    os.close(fd)  # closing gives back anything held
+                        self._holds.pop(w.fd, None)
+                    os.close(w.fd)  # closing gives back anything held
+                    self._dispatch()
                     return
-        self._put_idle(fd)
+        self._put_idle(w.fd)
+        self._dispatch()
+
+    async def __aenter__(self):
+        await self.acquire()
+        return None
+
+    async def __aexit__(self, exc_type, exc, tb):
+        self.release()
+
+    # The earlier names: acquire_async() is acquire(), permits_async(n) an
+    # async context manager of n permits.
+
+    async def acquire_async(self, n=1):
+        """acquire(n), by its earlier name."""
+        return await self.acquire(n)
 
     @asynccontextmanager
     async def permits_async(self, n=1):
         """async with sem.permits_async(n): holds n permits for the block."""
-        await self.acquire_async(n)
+        await self.acquire(n)
         try:
             yield self
         finally:
             self.release(n)
+
+
+class BoundedSemaphore(Semaphore):
+    """A Semaphore whose release() of more than it holds raises
+    InvalidValue (a ValueError), as asyncio.BoundedSemaphore's release
+    beyond its initial value does: the limit never grows by mistake."""
+
+    _beyond_held = "raise"
+
+
+def _check_owner(fd, path):
+    """Close fd and raise ForeignOwner unless the name is this euid's."""
+    st = os.fstat(fd)
+    me = os.geteuid()
+    if st.st_uid == me:
+        return
+    os.close(fd)
+    try:
+        import pwd
+        who = "uid %d (%s)" % (st.st_uid, pwd.getpwuid(st.st_uid).pw_name)
+    except (ImportError, KeyError):
+        who = "uid %d" % st.st_uid
+    err = ForeignOwner(errno.EACCES, "fairsem open_or_create %s: the name is owned "
+                       "by %s, not by uid %d: not trusted (any_owner=True trusts it)"
+                       % (path, who, me))
+    err.uid = st.st_uid
+    raise err

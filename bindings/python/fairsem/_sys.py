@@ -5,6 +5,7 @@ Failures raise OSError with the kernel's errno; fairsem's exceptions are
 made from them one level up.
 """
 
+import ctypes
 import errno
 import fcntl
 import os
@@ -27,6 +28,7 @@ _INIT = struct.Struct("=QII")            # permits, flags, reserved
 _ACQUIRE = struct.Struct("=QQII")        # count, deadline_ns, flags, reserved
 _INFO = struct.Struct("=6QII4Q")         # id .. waiters, flags, handles, reserved
 _HANDLE = struct.Struct("=Ii")           # flags, fd
+_LINK = struct.Struct("=iIQ2Q")          # fd, mode, name pointer, reserved
 _COUNT = struct.Struct("=Q")
 
 
@@ -44,6 +46,7 @@ IOC_CLOSE = _ioc(0, 6, 0)
 IOC_CANCEL = _ioc(0, 7, 0)
 IOC_INFO = _ioc(2, 8, _INFO.size)
 IOC_NEW_HANDLE = _ioc(3, 9, _HANDLE.size)
+IOC_LINK = _ioc(1, 10, _LINK.size)
 
 
 def open_device(nonblock=False):
@@ -56,12 +59,19 @@ def open_device(nonblock=False):
 DIR_DEFAULT = "/run/fairsem"
 
 
-def open_named(path):
-    """A new handle on a named semaphore, in blocking mode."""
+def resolve(path):
+    """The file of a semaphore: path itself when it has a '/', else
+    $FAIRSEM_DIR/path (default /run/fairsem), as libfairsem resolves it."""
     if not path or "\0" in path:
         raise OSError(errno.EINVAL, "bad semaphore name")
     if "/" not in path:
         path = os.path.join(os.environ.get("FAIRSEM_DIR") or DIR_DEFAULT, path)
+    return path
+
+
+def open_named(path):
+    """A new handle on a named semaphore, in blocking mode."""
+    path = resolve(path)
     # O_NONBLOCK keeps open(2) from waiting on a FIFO of that name.
     fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK)
     try:
@@ -75,6 +85,30 @@ def open_named(path):
     except BaseException:
         os.close(fd)
         raise
+    return fd
+
+
+def create_named(path, permits, flags, mode):
+    """A new semaphore, given the name path once it is set up (INIT, then
+    LINK on the directory: no one ever opens a half-made one).  Its handle,
+    an open of /dev/fairsem; EEXIST when the name is taken."""
+    path = resolve(path)
+    parent, name = os.path.split(path)
+    if not name:
+        raise OSError(errno.EINVAL, "bad semaphore name", path)
+    dfd = os.open(parent or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fd = open_device()
+        try:
+            init(fd, permits, flags)
+            cname = ctypes.create_string_buffer(os.fsencode(name))
+            arg = _LINK.pack(fd, mode, ctypes.addressof(cname), 0, 0)
+            fcntl.ioctl(dfd, IOC_LINK, arg)
+        except BaseException:
+            os.close(fd)
+            raise
+    finally:
+        os.close(dfd)
     return fd
 
 

@@ -3,6 +3,7 @@
 
 import asyncio
 import errno
+import sys
 import unittest
 
 import fairsem
@@ -27,38 +28,46 @@ class Async(unittest.IsolatedAsyncioTestCase):
         self.addCleanup(s.close_handle)
         return s
 
-    async def test_uncontended_acquire_async_is_granted_at_once(self):
+    async def test_uncontended_acquire_is_granted_at_once(self):
         s = self.sem(3)
-        self.assertTrue(await s.acquire_async(2))
+        self.assertTrue(await s.acquire(2))
         self.assertEqual((s.info().taken, s.info().holds), (2, 2))
         s.release(2)
         self.assertEqual(s.info().taken, 0)
 
     async def test_pending_acquire_completes_when_permits_are_added(self):
         s = self.sem(0)
-        task = asyncio.create_task(s.acquire_async(2))
+        task = asyncio.create_task(s.acquire(2))
         await until_waiters(s, 1)
         s.add(2)
         self.assertTrue(await task)
         self.assertEqual(s.info().holds, 2)
 
-    async def test_permits_async_releases_on_exit(self):
+    async def test_async_with_holds_a_permit_for_the_block(self):
         s = self.sem(1)
+        async with s:
+            self.assertEqual((s.info().available, s.info().holds), (0, 1))
+        self.assertEqual((s.info().available, s.info().holds), (1, 0))
+
+    async def test_earlier_names_acquire_async_and_permits_async_still_work(self):
+        s = self.sem(2)
+        self.assertTrue(await s.acquire_async(1))
         async with s.permits_async(1):
-            self.assertEqual(s.info().available, 0)
-        self.assertEqual(s.info().available, 1)
+            self.assertEqual(s.info().holds, 2)
+        s.release()
+        self.assertEqual(s.info().holds, 0)
 
     async def test_cancelled_task_leaves_the_queue(self):
         s = self.sem(0)
         with self.assertRaises(asyncio.TimeoutError):
-            await asyncio.wait_for(s.acquire_async(1), 0.02)
+            await asyncio.wait_for(s.acquire(1), 0.02)
         self.assertEqual(s.info().waiters, 0)
         s.add(1)
         self.assertEqual((s.info().available, s.info().taken), (1, 0))
 
     async def test_cancelled_task_gives_back_a_grant_not_collected(self):
         s = self.sem(0)
-        task = asyncio.create_task(s.acquire_async(2))
+        task = asyncio.create_task(s.acquire(2))
         await until_waiters(s, 1)
         s.add(2)               # granted in the kernel; the task has not run
         self.assertEqual(s.info().taken, 2)
@@ -70,12 +79,12 @@ class Async(unittest.IsolatedAsyncioTestCase):
 
     async def test_cancelled_head_lets_smaller_waiters_through(self):
         s = self.sem(2)
-        await s.acquire_async(2)
-        head = asyncio.create_task(s.acquire_async(3))
+        await s.acquire(2)
+        head = asyncio.create_task(s.acquire(3))
         await until_waiters(s, 1)
         small = []
         for k in (2, 3):
-            small.append(asyncio.create_task(s.acquire_async(1)))
+            small.append(asyncio.create_task(s.acquire(1)))
             await until_waiters(s, k)
         s.release(2)
         self.assertEqual((s.info().waiters, s.info().available), (3, 2))
@@ -85,7 +94,7 @@ class Async(unittest.IsolatedAsyncioTestCase):
 
     async def test_close_fails_pending_acquires_with_closed(self):
         s = self.sem(0)
-        tasks = [asyncio.create_task(s.acquire_async()) for _ in range(3)]
+        tasks = [asyncio.create_task(s.acquire()) for _ in range(3)]
         await until_waiters(s, 3)
         s.close()
         for t in tasks:
@@ -98,7 +107,7 @@ class Async(unittest.IsolatedAsyncioTestCase):
         order = asyncio.Queue()
 
         async def waiter(i):
-            await s.acquire_async()
+            await s.acquire()
             order.put_nowait(i)
 
         for i in range(10):
@@ -110,8 +119,8 @@ class Async(unittest.IsolatedAsyncioTestCase):
 
     async def test_forget_and_close_during_a_pending_acquire(self):
         s = self.sem(2)
-        await s.acquire_async(2)
-        pending = asyncio.create_task(s.acquire_async(1))
+        await s.acquire(2)
+        pending = asyncio.create_task(s.acquire(1))
         await until_waiters(s, 1)
         s.forget(2)
         i = s.info()
@@ -123,11 +132,175 @@ class Async(unittest.IsolatedAsyncioTestCase):
         s.remove(1)
         self.assertTrue(s.closed)
 
-    async def test_acquire_async_zero_raises_einval(self):
+    async def test_acquire_zero_raises_value_error(self):
         s = self.sem(1)
-        with self.assertRaises(fairsem.FairsemError) as cm:
-            await s.acquire_async(0)
+        with self.assertRaises(ValueError) as cm:
+            await s.acquire(0)
         self.assertEqual(cm.exception.errno, errno.EINVAL)
+        self.assertEqual(s.info().waiters, 0)
+
+    async def test_awaited_acquire_does_not_block_the_loop(self):
+        s = self.sem(0)
+        task = asyncio.create_task(s.acquire())
+        ran = []
+        asyncio.get_running_loop().call_soon(ran.append, 1)
+        await until_waiters(s, 1)  # this task and the callback run meanwhile
+        self.assertEqual(ran, [1])
+        self.assertFalse(task.done())
+        s.add(1)
+        self.assertTrue(await task)
+
+    async def test_locked_while_no_permit_is_free(self):
+        s = self.sem(1)
+        self.assertFalse(s.locked())
+        await s.acquire()
+        self.assertTrue(s.locked())
+        s.release()
+        self.assertFalse(s.locked())
+
+    async def test_locked_while_a_woken_task_has_not_run(self):
+        s = self.sem(0)
+        task = asyncio.create_task(s.acquire())
+        await until_waiters(s, 1)
+        s.add(2)              # one for the task, one free
+        self.assertFalse(task.done())
+        self.assertTrue(s.locked())
+        await task
+        self.assertFalse(s.locked())
+
+    async def test_release_wakes_the_first_waiting_task_at_once(self):
+        s = self.sem(1)
+        await s.acquire()
+        task = asyncio.create_task(s.acquire())
+        await until_waiters(s, 1)
+        s.release()
+        await asyncio.sleep(0)  # one loop step, as asyncio.Semaphore
+        self.assertTrue(task.done())
+
+    async def test_release_from_another_thread_wakes_the_task(self):
+        s = self.sem(1)
+        await s.acquire()
+        task = asyncio.create_task(s.acquire())
+        await until_waiters(s, 1)
+        await asyncio.to_thread(s.release)
+        self.assertTrue(await asyncio.wait_for(task, 10))
+
+    async def test_bounded_release_of_more_than_held_raises_value_error(self):
+        s = fairsem.BoundedSemaphore(1)
+        self.addCleanup(s.close_handle)
+        with self.assertRaises(ValueError):
+            s.release()
+        async with s:
+            pass
+        with self.assertRaises(ValueError):
+            s.release()
+        self.assertEqual(s.info().limit, 1)
+
+    async def test_release_of_more_than_held_raises_the_limit_and_wakes(self):
+        s = self.sem(0)
+        task = asyncio.create_task(s.acquire())
+        await until_waiters(s, 1)
+        s.release()            # nothing held: the count grows, as asyncio's
+        self.assertTrue(await task)
+        self.assertEqual(s.info().limit, 1)
+
+    async def test_acquire_queues_behind_a_woken_task_that_has_not_run(self):
+        # CPython's test_acquire_fifo_order_2: the kernel granted 3 before
+        # the re-acquire of 2, which must not overtake it.
+        s = self.sem(1)
+        result = []
+
+        async def c1():
+            await s.acquire()
+            result.append(1)
+
+        async def c2():
+            await s.acquire()
+            result.append(2)
+            s.release()
+            await s.acquire()
+            result.append(4)
+
+        async def c3():
+            await s.acquire()
+            result.append(3)
+
+        tasks = [asyncio.create_task(c()) for c in (c1, c2, c3)]
+        await until_waiters(s, 2)
+        s.release()
+        s.release()
+        await asyncio.gather(*tasks)
+        self.assertEqual(result, [1, 2, 3, 4])
+
+    async def test_tasks_run_in_the_kernels_grant_order(self):
+        s = self.sem(0)
+        order = []
+
+        async def waiter(i):
+            await s.acquire()
+            order.append(i)
+
+        tasks = []
+        for i in range(6):
+            tasks.append(asyncio.create_task(waiter(i)))
+            await until_waiters(s, i + 1)
+        s.add(6)               # six grants at once, in queue order
+        await asyncio.gather(*tasks)
+        self.assertEqual(order, list(range(6)))
+
+    async def test_lifo_tasks_run_newest_first(self):
+        s = fairsem.Semaphore(0, lifo=True)
+        self.addCleanup(s.close_handle)
+        order = []
+
+        async def waiter(i):
+            await s.acquire()
+            order.append(i)
+
+        tasks = []
+        for i in range(4):
+            tasks.append(asyncio.create_task(waiter(i)))
+            await until_waiters(s, i + 1)
+        s.add(4)
+        await asyncio.gather(*tasks)
+        self.assertEqual(order, [3, 2, 1, 0])
+
+    async def test_cancelled_woken_task_passes_its_grant_to_the_next(self):
+        s = self.sem(0)
+        first = asyncio.create_task(s.acquire())
+        await until_waiters(s, 1)
+        second = asyncio.create_task(s.acquire())
+        await until_waiters(s, 2)
+        s.add(1)               # granted to first, which has not run
+        first.cancel()
+        self.assertTrue(await asyncio.wait_for(second, 10))
+        self.assertTrue(first.cancelled())
+        i = s.info()
+        self.assertEqual((i.taken, i.holds, i.waiters), (1, 1, 0))
+
+    async def test_grant_from_another_process_reaches_the_task(self):
+        s = self.sem(1)
+        s.acquire_blocking()
+        task = asyncio.create_task(s.acquire())
+        await until_waiters(s, 1)
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, "-c",
+            "import fairsem; fairsem.Semaphore.from_fd(%d).add(1)" % s.fileno(),
+            pass_fds=[s.fileno()])
+        self.assertEqual(await child.wait(), 0)
+        self.assertTrue(await asyncio.wait_for(task, 10))
+
+    async def test_repr_is_asyncio_semaphores(self):
+        s = self.sem(2)
+        self.assertTrue(repr(s).endswith(" [unlocked, value:2]>"), repr(s))
+        await s.acquire(2)
+        self.assertTrue(repr(s).endswith(" [locked]>"), repr(s))
+        task = asyncio.create_task(s.acquire())
+        await until_waiters(s, 1)
+        self.assertTrue(repr(s).endswith(" [locked, waiters:1]>"), repr(s))
+        s.close()
+        with self.assertRaises(fairsem.Closed):
+            await task
 
 
 if __name__ == "__main__":

@@ -23,6 +23,10 @@ def until_waiters(sem, n):
     raise AssertionError("waiters stuck at %d, want %d" % (sem.info().waiters, n))
 
 
+def open_fds():
+    return sorted(os.listdir("/proc/self/fd"))
+
+
 class Blocking(unittest.TestCase):
     def sem(self, n, **kw):
         s = fairsem.Semaphore(n, **kw)
@@ -35,9 +39,45 @@ class Blocking(unittest.TestCase):
         self.assertFalse(i.lifo)
         self.assertFalse(i.closed)
 
-    def test_acquire_holds_until_release(self):
+    def test_default_value_is_one_as_asyncio(self):
+        s = fairsem.Semaphore()
+        self.addCleanup(s.close_handle)
+        self.assertEqual(s.info().limit, 1)
+
+    def test_negative_value_raises_value_error_and_leaks_no_fd(self):
+        before = open_fds()
+        for bad in (-1, fairsem.MAX_PERMITS + 1):
+            with self.assertRaises(ValueError):
+                fairsem.Semaphore(bad)
+            with self.assertRaises(ValueError):
+                fairsem.BoundedSemaphore(bad)
+        self.assertEqual(open_fds(), before)
+
+    def test_lifo_with_prio_raises_value_error_and_leaks_no_fd(self):
+        before = open_fds()
+        with self.assertRaises(ValueError):
+            fairsem.Semaphore(1, lifo=True, prio=True)
+        self.assertEqual(open_fds(), before)
+
+    def test_prio_constructor_sets_the_prio_flag_in_info(self):
+        i = self.sem(2, prio=True).info()
+        self.assertTrue(i.prio)
+        self.assertFalse(i.lifo)
+        self.assertFalse(self.sem(2).info().prio)
+
+    def test_from_fd_of_a_closed_fd_raises_ebadf_and_opens_nothing(self):
+        s = fairsem.Semaphore(1)
+        fd = s.fileno()
+        s.close_handle()
+        before = open_fds()
+        with self.assertRaises(fairsem.FairsemError) as cm:
+            fairsem.Semaphore.from_fd(fd)
+        self.assertEqual(cm.exception.errno, errno.EBADF)
+        self.assertEqual(open_fds(), before)
+
+    def test_acquire_blocking_holds_until_release(self):
         s = self.sem(3)
-        self.assertTrue(s.acquire(2))
+        self.assertTrue(s.acquire_blocking(2))
         self.assertEqual((s.info().available, s.info().holds), (1, 2))
         s.release(2)
         self.assertEqual((s.info().available, s.info().holds), (3, 0))
@@ -64,38 +104,70 @@ class Blocking(unittest.TestCase):
 
     def test_try_acquire_never_jumps_a_waiter(self):
         s = self.sem(1)
-        t = threading.Thread(target=lambda: self.assertRaises(fairsem.Closed, s.acquire, 2))
+        t = threading.Thread(target=lambda: self.assertRaises(fairsem.Closed, s.acquire_blocking, 2))
         t.start()
         until_waiters(s, 1)
         self.assertFalse(s.try_acquire(1))
         s.close()
         t.join()
 
-    def test_acquire_timeout_raises_timeout(self):
+    def test_acquire_blocking_timeout_raises_timeout(self):
         s = self.sem(0)
         with self.assertRaises(fairsem.Timeout) as cm:
-            s.acquire(1, timeout=0.02)
+            s.acquire_blocking(1, timeout=0.02)
         self.assertEqual(cm.exception.errno, errno.ETIMEDOUT)
         self.assertIsInstance(cm.exception, TimeoutError)
         self.assertEqual(s.info().waiters, 0)
 
-    def test_acquire_zero_raises_einval(self):
+    def test_acquire_blocking_zero_raises_value_error_with_einval(self):
         s = self.sem(1)
-        with self.assertRaises(fairsem.FairsemError) as cm:
-            s.acquire(0)
+        with self.assertRaises(ValueError) as cm:
+            s.acquire_blocking(0)
+        self.assertIsInstance(cm.exception, fairsem.FairsemError)
         self.assertEqual(cm.exception.errno, errno.EINVAL)
 
-    def test_release_more_than_held_raises_einval(self):
-        s = self.sem(2)
-        s.acquire(1)
-        with self.assertRaises(fairsem.FairsemError) as cm:
+    def test_bounded_release_of_more_than_held_raises_value_error(self):
+        s = fairsem.BoundedSemaphore(2)
+        self.addCleanup(s.close_handle)
+        s.acquire_blocking(1)
+        with self.assertRaises(ValueError) as cm:
             s.release(2)
+        self.assertIsInstance(cm.exception, fairsem.FairsemError)
         self.assertEqual(cm.exception.errno, errno.EINVAL)
+        i = s.info()
+        self.assertEqual((i.holds, i.limit), (1, 2))
+
+    def test_release_of_more_than_held_raises_the_limit_as_asyncio_semaphore(self):
+        s = self.sem(2)
+        s.acquire_blocking(1)
+        s.release(3)
+        i = s.info()
+        self.assertEqual((i.holds, i.taken, i.limit, i.available), (0, 0, 4, 4))
+
+    def test_forget_of_more_than_held_raises_value_error(self):
+        s = self.sem(2)
+        s.acquire_blocking(1)
+        with self.assertRaises(ValueError):
+            s.forget(2)
         self.assertEqual(s.info().holds, 1)
+
+    def test_bad_values_raise_value_error_before_any_system_call(self):
+        s = self.sem(1)
+        for call in (lambda: s.release(0), lambda: s.release(-1), lambda: s.add(0),
+                     lambda: s.remove(-2), lambda: s.try_acquire(-1),
+                     lambda: s.acquire_blocking(fairsem.MAX_PERMITS + 1)):
+            with self.assertRaises(ValueError):
+                call()
+        self.assertEqual(s.info().limit, 1)
+
+    def test_non_integer_counts_raise_type_error(self):
+        s = self.sem(1)
+        with self.assertRaises(TypeError):
+            s.release(1.5)
 
     def test_forget_lowers_the_limit(self):
         s = self.sem(3)
-        s.acquire(2)
+        s.acquire_blocking(2)
         s.forget(2)
         i = s.info()
         self.assertEqual((i.limit, i.available, i.taken, i.holds), (1, 1, 0, 0))
@@ -118,7 +190,7 @@ class Blocking(unittest.TestCase):
 
         def wait():
             try:
-                s.acquire()
+                s.acquire_blocking()
             except fairsem.Closed as exc:
                 errs.put(exc.errno)
 
@@ -130,9 +202,9 @@ class Blocking(unittest.TestCase):
         self.assertEqual(errs.get_nowait(), errno.EIDRM)
         self.assertTrue(s.closed)
 
-    def test_blocked_acquire_lets_other_threads_run(self):
+    def test_acquire_blocking_lets_other_threads_run(self):
         s = self.sem(0)
-        t = threading.Thread(target=s.acquire)
+        t = threading.Thread(target=s.acquire_blocking)
         t.start()
         until_waiters(s, 1)  # this thread runs while the other waits
         s.add(1)
@@ -146,7 +218,7 @@ class Blocking(unittest.TestCase):
         for i in range(5):
             h = s.new_handle()
             self.addCleanup(h.close_handle)
-            t = threading.Thread(target=lambda h=h, i=i: (h.acquire(), order.put(i)))
+            t = threading.Thread(target=lambda h=h, i=i: (h.acquire_blocking(), order.put(i)))
             t.start()
             threads.append(t)
             until_waiters(s, i + 1)
@@ -161,7 +233,7 @@ class Blocking(unittest.TestCase):
         self.assertTrue(s.info().lifo)
         order = queue.Queue()
         for i in range(4):
-            threading.Thread(target=lambda i=i: (s.acquire(), order.put(i))).start()
+            threading.Thread(target=lambda i=i: (s.acquire_blocking(), order.put(i))).start()
             until_waiters(s, i + 1)
         for i in reversed(range(4)):
             s.add(1)
@@ -174,7 +246,7 @@ class Blocking(unittest.TestCase):
         self.addCleanup(signal.signal, signal.SIGALRM, old)
         threading.Timer(0.3, s.add, (1,)).start()
         signal.setitimer(signal.ITIMER_REAL, 0.05)
-        self.assertTrue(s.acquire())
+        self.assertTrue(s.acquire_blocking())
         self.assertEqual(hits, [1])
         self.assertEqual(s.info().holds, 1)
 
@@ -188,7 +260,7 @@ class Blocking(unittest.TestCase):
     def test_new_handle_has_its_own_accounting(self):
         s = self.sem(3)
         o = s.new_handle()
-        o.acquire(2)
+        o.acquire_blocking(2)
         i = s.info()
         self.assertEqual((i.holds, i.taken), (0, 2))
         o.close_handle()
@@ -200,7 +272,7 @@ class Blocking(unittest.TestCase):
             [sys.executable, "-c",
              "import fairsem, sys, time\n"
              "s = fairsem.Semaphore.from_fd(%d).new_handle()\n"
-             "s.acquire(); print('held', flush=True); time.sleep(600)\n" % s.fileno()],
+             "s.acquire_blocking(); print('held', flush=True); time.sleep(600)\n" % s.fileno()],
             pass_fds=[s.fileno()], stdout=subprocess.PIPE, text=True)
         self.assertEqual(child.stdout.readline(), "held\n")
         self.assertEqual(s.info().taken, 1)
