@@ -19,7 +19,7 @@ def blocking():
     start, n = time.monotonic(), 0
     while time.monotonic() - start < RUN:
         for _ in range(100):
-            sem.acquire(1)
+            sem.acquire_blocking(1)
             sem.release(1)
         n += 100
     report("python", start, n)

@@ -16,7 +16,7 @@ def main():
     else:
         sem = fairsem.Semaphore.from_fd(3).new_handle()
     if sys.argv[1] == "hold":
-        sem.acquire()
+        sem.acquire_blocking()
         print("held", flush=True)
         time.sleep(3600)
         return

@@ -22,7 +22,7 @@ asyncio.Semaphore's release() (beyond what is held, the count grows: the
 limit rises); BoundedSemaphore refuses that with ValueError, as asyncio's.
 Every failure of the kernel raises an exception carrying its errno
 (subclasses of OSError): Closed (EIDRM), Timeout (ETIMEDOUT), InvalidValue
-(EINVAL, also a ValueError), ForeignOwner (EACCES) or FairsemError.
+(EINVAL, also a ValueError), ForeignOwner (EPERM, as libfairsem) or FairsemError.
 """
 
 import asyncio
@@ -66,7 +66,7 @@ class InvalidValue(FairsemError, ValueError):
 
 class ForeignOwner(FairsemError, PermissionError):
     """open_or_create() found the name owned by another uid (.uid): it may
-    be a squatter's semaphore, so it is not trusted (EACCES)."""
+    be a squatter's semaphore, so it is not trusted (EPERM, as libfairsem)."""
 
 
 _CLASSES = {errno.EIDRM: Closed, errno.ETIMEDOUT: Timeout, errno.EINVAL: InvalidValue}
@@ -614,7 +614,7 @@ def _check_owner(fd, path):
         who = "uid %d (%s)" % (st.st_uid, pwd.getpwuid(st.st_uid).pw_name)
     except (ImportError, KeyError):
         who = "uid %d" % st.st_uid
-    err = ForeignOwner(errno.EACCES, "fairsem open_or_create %s: the name is owned "
+    err = ForeignOwner(errno.EPERM, "fairsem open_or_create %s: the name is owned "
                        "by %s, not by uid %d: not trusted (any_owner=True trusts it)"
                        % (path, who, me))
     err.uid = st.st_uid

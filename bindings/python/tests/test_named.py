@@ -110,7 +110,7 @@ class Named(unittest.TestCase):
         before = open_fds()
         with self.assertRaises(fairsem.ForeignOwner) as cm:
             fairsem.Semaphore.open_or_create(p, 1)
-        self.assertEqual(cm.exception.errno, errno.EACCES)
+        self.assertEqual(cm.exception.errno, errno.EPERM)
         self.assertEqual(cm.exception.uid, 4242)
         self.assertIn("uid 4242", str(cm.exception))
         self.assertIsInstance(cm.exception, PermissionError)
