@@ -330,3 +330,22 @@ async fn open_or_create_on_the_async_semaphore() {
     let c = Semaphore::create_named(fs.path("other"), 1, fairsem::Order::Prio, 0o600).unwrap();
     assert!(c.info().unwrap().is_prio());
 }
+
+fn assert_send_sync<T: Send + Sync>(_: &T) {}
+
+/// As tokio's own async_send_sync.rs asserts of its semaphore.
+#[tokio::test]
+async fn semaphore_permits_and_acquire_futures_are_send_and_sync() {
+    let sem = Arc::new(Semaphore::new(2).unwrap());
+    assert_send_sync(&*sem);
+    let fut = sem.acquire_many(1);
+    assert_send_sync(&fut);
+    let permit = fut.await.unwrap();
+    assert_send_sync(&permit);
+    let fut = sem.clone().acquire_owned();
+    assert_send_sync(&fut);
+    let owned = fut.await.unwrap();
+    assert_send_sync(&owned);
+    drop((permit, owned));
+    assert_eq!(sem.available_permits(), 2);
+}
