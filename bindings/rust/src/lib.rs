@@ -6,7 +6,8 @@
 //! the handle that acquired them and come back when they are released, when
 //! a [`Permit`] is dropped, or when the last descriptor of the handle closes,
 //! however the process ends.  Waiters are served strictly in arrival order
-//! (or newest first, [`Semaphore::new_lifo`]).
+//! (or newest first, [`Semaphore::new_lifo`], or by task priority,
+//! [`Semaphore::new_prio`]).
 //!
 //! The blocking calls here wait in the kernel.  With the `tokio` feature (on
 //! by default), [`tokio::Semaphore`] waits on tokio's reactor instead, and
@@ -25,6 +26,7 @@
 use std::fmt;
 use std::io;
 use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -39,6 +41,38 @@ pub const MAX_PERMITS: u64 = sys::MAX_PERMITS;
 
 /// Idle asynchronous handles kept per [`Semaphore`] for later acquires.
 const POOL_MAX: usize = 64;
+
+/// How often [`Semaphore::open_or_create`] goes round when names come and
+/// go under it (open: ENOENT, create: EEXIST, open: ENOENT, ...), as
+/// libfairsem's `fairsem_open_or_create()` does: then `EAGAIN`.
+const OPEN_OR_CREATE_ROUNDS: usize = 64;
+
+/// How often [`Semaphore::forget_permits`] looks again when the permits
+/// it saw free were taken before it could take them.
+const FORGET_ROUNDS: usize = 64;
+
+/// The order in which a semaphore serves its waiters (`FAIRSEM_IOC_INIT`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Order {
+    /// First come, first served.
+    #[default]
+    Fifo,
+    /// The newest request first (`FAIRSEM_LIFO`).
+    Lifo,
+    /// By the waiting task's real-time priority, then in arrival order
+    /// (`FAIRSEM_PRIO`).
+    Prio,
+}
+
+impl Order {
+    fn flags(self) -> u32 {
+        match self {
+            Order::Fifo => 0,
+            Order::Lifo => sys::LIFO,
+            Order::Prio => sys::PRIO,
+        }
+    }
+}
 
 /// One handle on a kernel semaphore.
 ///
@@ -68,7 +102,8 @@ pub struct Info {
     pub waiters: u64,
     /// Open handles on the semaphore.
     pub handles: u32,
-    /// `FAIRSEM_LIFO`, `FAIRSEM_INFO_CLOSED`, `FAIRSEM_INFO_ASYNC_*`.
+    /// `FAIRSEM_LIFO`, `FAIRSEM_PRIO`, `FAIRSEM_INFO_CLOSED`,
+    /// `FAIRSEM_INFO_ASYNC_*`.
     pub flags: u32,
 }
 
@@ -78,15 +113,50 @@ impl Info {
         self.flags & sys::LIFO != 0
     }
 
+    /// Whether the semaphore serves waiters by task priority.
+    pub fn is_prio(&self) -> bool {
+        self.flags & sys::PRIO != 0
+    }
+
+    /// The order the semaphore serves its waiters in.
+    pub fn order(&self) -> Order {
+        if self.is_prio() {
+            Order::Prio
+        } else if self.is_lifo() {
+            Order::Lifo
+        } else {
+            Order::Fifo
+        }
+    }
+
     /// Whether the semaphore was closed.
     pub fn is_closed(&self) -> bool {
         self.flags & sys::INFO_CLOSED != 0
     }
 }
 
-/// Why an acquire failed; nothing is held from it.
+/// Two errors are the same when they carry the same errno (or, for errors
+/// not from the kernel, the same kind).
+fn same_error(a: &io::Error, b: &io::Error) -> bool {
+    match (a.raw_os_error(), b.raw_os_error()) {
+        (Some(x), Some(y)) => x == y,
+        (None, None) => a.kind() == b.kind(),
+        _ => false,
+    }
+}
+
+/// Why an acquire failed; nothing is held from it.  Errors compare equal
+/// when they carry the same errno.
 #[derive(Debug)]
 pub struct AcquireError(io::Error);
+
+impl PartialEq for AcquireError {
+    fn eq(&self, other: &Self) -> bool {
+        same_error(&self.0, &other.0)
+    }
+}
+
+impl Eq for AcquireError {}
 
 impl AcquireError {
     /// The semaphore is closed (`EIDRM`).
@@ -127,7 +197,8 @@ impl From<AcquireError> for io::Error {
     }
 }
 
-/// Why a `try_acquire` failed; nothing is held from it.
+/// Why a `try_acquire` failed; nothing is held from it.  `Other` errors
+/// compare equal when they carry the same errno.
 #[derive(Debug)]
 pub enum TryAcquireError {
     /// The semaphore is closed (`EIDRM`).
@@ -150,6 +221,59 @@ impl fmt::Display for TryAcquireError {
 
 impl std::error::Error for TryAcquireError {}
 
+impl PartialEq for TryAcquireError {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (TryAcquireError::Closed, TryAcquireError::Closed) => true,
+            (TryAcquireError::NoPermits, TryAcquireError::NoPermits) => true,
+            (TryAcquireError::Other(a), TryAcquireError::Other(b)) => same_error(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for TryAcquireError {}
+
+/// [`Semaphore::open_or_create`] found the name, but another user owns it:
+/// whoever can create a name in a shared directory could otherwise hand
+/// us a semaphore of their own, with permits or a limit of their choice.
+/// Carried as an `io::Error` of kind `PermissionDenied`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameOwnedByOther {
+    path: PathBuf,
+    owner: u32,
+    owner_name: Option<String>,
+    euid: u32,
+}
+
+impl NameOwnedByOther {
+    /// The name's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The uid that owns it.
+    pub fn owner(&self) -> u32 {
+        self.owner
+    }
+}
+
+impl fmt::Display for NameOwnedByOther {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "semaphore name {} is owned by uid {}", self.path.display(), self.owner)?;
+        if let Some(name) = &self.owner_name {
+            write!(f, " ({name})")?;
+        }
+        write!(
+            f,
+            ", not by this process's uid {}: refusing to use it (open_named opens it anyway)",
+            self.euid
+        )
+    }
+}
+
+impl std::error::Error for NameOwnedByOther {}
+
 impl From<io::Error> for TryAcquireError {
     fn from(e: io::Error) -> Self {
         match sys::errno(&e) {
@@ -160,44 +284,137 @@ impl From<io::Error> for TryAcquireError {
     }
 }
 
-/// Which handle holds a permit's count.
+/// Which handle holds a part of a permit's count.
 enum Slot {
     /// The `Semaphore`'s own handle (blocking acquires).
     Main,
-    /// A private handle (asynchronous acquires), back to the pool after.
-    Own(OwnedFd),
+    /// A private handle (asynchronous acquires), back to the pool after;
+    /// shared by the permits split from one acquire.
+    Own(Arc<OwnedFd>),
 }
 
-/// Permits held, and where: what both permit types share.
-struct Held {
-    slot: Option<Slot>,
+impl Slot {
+    fn same(&self, other: &Slot) -> bool {
+        match (self, other) {
+            (Slot::Main, Slot::Main) => true,
+            (Slot::Own(a), Slot::Own(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    fn share(&self) -> Slot {
+        match self {
+            Slot::Main => Slot::Main,
+            Slot::Own(fd) => Slot::Own(Arc::clone(fd)),
+        }
+    }
+}
+
+/// `n` permits held by one handle.
+struct Part {
+    slot: Slot,
     n: u64,
 }
 
-impl Held {
-    fn main(n: u64) -> Held {
-        Held { slot: Some(Slot::Main), n }
-    }
-
-    fn own(fd: OwnedFd, n: u64) -> Held {
-        Held { slot: Some(Slot::Own(fd)), n }
-    }
-
-    /// RELEASE or FORGET the count, then recycle a private handle.  A
-    /// private handle that failed is closed instead: closing it gives back
-    /// whatever it still holds.
-    fn finish(&mut self, sem: &Semaphore, op: fn(RawFd, u64) -> io::Result<()>) {
-        match self.slot.take() {
-            Some(Slot::Main) => {
+impl Part {
+    /// RELEASE or FORGET the count, then recycle a private handle that no
+    /// other permit shares.  A private handle that failed is closed
+    /// instead: closing it gives back whatever it still holds.
+    fn finish(self, sem: &Semaphore, op: fn(RawFd, u64) -> io::Result<()>) {
+        match self.slot {
+            Slot::Main => {
                 // Only EBADFD (unbound) could fail here, and `sem` is bound.
                 let _ = op(sem.fd.as_raw_fd(), self.n);
             }
-            Some(Slot::Own(fd)) => {
+            Slot::Own(fd) => {
                 if op(fd.as_raw_fd(), self.n).is_ok() {
-                    sem.put_handle(fd);
+                    if let Ok(fd) = Arc::try_unwrap(fd) {
+                        sem.put_handle(fd);
+                    }
                 }
             }
-            None => {}
+        }
+    }
+}
+
+/// Permits held, and by which handles: what both permit types share.  A
+/// permit from one acquire has one part; merging permits acquired through
+/// different handles keeps a part per handle, since permits can only go
+/// back through the handle that holds them.  The first part is inline, so
+/// a plain acquire allocates nothing.
+struct Held {
+    head: Option<Part>,
+    rest: Vec<Part>,
+}
+
+impl Held {
+    fn none() -> Held {
+        Held { head: None, rest: Vec::new() }
+    }
+
+    fn main(n: u64) -> Held {
+        Held { head: Some(Part { slot: Slot::Main, n }), rest: Vec::new() }
+    }
+
+    fn own(fd: OwnedFd, n: u64) -> Held {
+        Held { head: Some(Part { slot: Slot::Own(Arc::new(fd)), n }), rest: Vec::new() }
+    }
+
+    fn total(&self) -> u64 {
+        self.head.iter().chain(&self.rest).map(|p| p.n).sum()
+    }
+
+    fn take_parts(&mut self) -> impl Iterator<Item = Part> {
+        self.head.take().into_iter().chain(std::mem::take(&mut self.rest))
+    }
+
+    /// Adds a part, into the part of the same handle if there is one.
+    fn add(&mut self, part: Part) {
+        for p in self.head.iter_mut().chain(self.rest.iter_mut()) {
+            if p.slot.same(&part.slot) {
+                p.n += part.n;
+                return;
+            }
+        }
+        if self.head.is_none() {
+            self.head = Some(part);
+        } else {
+            self.rest.push(part);
+        }
+    }
+
+    fn merge(&mut self, mut other: Held) {
+        for part in other.take_parts() {
+            self.add(part);
+        }
+    }
+
+    /// Moves `n` of the permits into a new `Held`; None when fewer are held.
+    fn split(&mut self, mut n: u64) -> Option<Held> {
+        if n > self.total() {
+            return None;
+        }
+        let mut out = Held::none();
+        while n > 0 {
+            let last = match self.rest.last_mut() {
+                Some(p) => p,
+                None => self.head.as_mut().expect("the total covers n"),
+            };
+            if last.n > n {
+                last.n -= n;
+                out.add(Part { slot: last.slot.share(), n });
+                break;
+            }
+            n -= last.n;
+            let whole = self.rest.pop().or_else(|| self.head.take()).expect("a last part");
+            out.add(whole);
+        }
+        Some(out)
+    }
+
+    fn finish(&mut self, sem: &Semaphore, op: fn(RawFd, u64) -> io::Result<()>) {
+        for part in self.take_parts() {
+            part.finish(sem, op);
         }
     }
 }
@@ -209,16 +426,32 @@ pub struct Permit<'a> {
     held: Held,
 }
 
-impl Permit<'_> {
+impl<'a> Permit<'a> {
     /// The number of permits held.
     pub fn num_permits(&self) -> u64 {
-        self.held.n
+        self.held.total()
     }
 
     /// Drops the permits without giving them back: the semaphore's limit
     /// falls by as many (`FAIRSEM_IOC_FORGET`).
     pub fn forget(mut self) {
         self.held.finish(self.sem, sys::forget);
+    }
+
+    /// Takes over the permits of `other`, to be released with these.
+    ///
+    /// # Panics
+    /// If `other` comes from another `Semaphore` value (as tokio's).
+    #[track_caller]
+    pub fn merge(&mut self, mut other: Permit<'a>) {
+        assert!(std::ptr::eq(self.sem, other.sem), "merging permits from different semaphore instances");
+        self.held.merge(std::mem::replace(&mut other.held, Held::none()));
+    }
+
+    /// Moves `n` of the permits into a new permit; None if fewer are held.
+    pub fn split(&mut self, n: u64) -> Option<Permit<'a>> {
+        let held = self.held.split(n)?;
+        Some(Permit { sem: self.sem, held })
     }
 }
 
@@ -230,7 +463,7 @@ impl Drop for Permit<'_> {
 
 impl fmt::Debug for Permit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Permit").field("permits", &self.held.n).finish()
+        f.debug_struct("Permit").field("permits", &self.held.total()).finish()
     }
 }
 
@@ -244,7 +477,7 @@ pub struct OwnedPermit<S: AsRef<Semaphore> = Semaphore> {
 impl<S: AsRef<Semaphore>> OwnedPermit<S> {
     /// The number of permits held.
     pub fn num_permits(&self) -> u64 {
-        self.held.n
+        self.held.total()
     }
 
     /// The semaphore the permits came from.
@@ -256,6 +489,28 @@ impl<S: AsRef<Semaphore>> OwnedPermit<S> {
     pub fn forget(mut self) {
         self.held.finish(self.sem.as_ref().as_ref(), sys::forget);
     }
+
+    /// As [`Permit::merge`].
+    ///
+    /// # Panics
+    /// If `other` comes from another semaphore `Arc` (as tokio's).
+    #[track_caller]
+    pub fn merge(&mut self, mut other: OwnedPermit<S>) {
+        assert!(Arc::ptr_eq(&self.sem, &other.sem), "merging permits from different semaphore instances");
+        self.held.merge(std::mem::replace(&mut other.held, Held::none()));
+    }
+
+    /// As [`Permit::split`].
+    pub fn split(&mut self, n: u64) -> Option<OwnedPermit<S>> {
+        let held = self.held.split(n)?;
+        Some(OwnedPermit { sem: Arc::clone(&self.sem), held })
+    }
+}
+
+/// A try of `n` permits whose permit owns its semaphore (both types').
+pub(crate) fn try_owned<S: AsRef<Semaphore>>(sem: Arc<S>, n: u64) -> Result<OwnedPermit<S>, TryAcquireError> {
+    let held = sem.as_ref().as_ref().try_held(n)?;
+    Ok(OwnedPermit { sem, held })
 }
 
 impl<S: AsRef<Semaphore>> Drop for OwnedPermit<S> {
@@ -266,7 +521,7 @@ impl<S: AsRef<Semaphore>> Drop for OwnedPermit<S> {
 
 impl<S: AsRef<Semaphore>> fmt::Debug for OwnedPermit<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OwnedPermit").field("permits", &self.held.n).finish()
+        f.debug_struct("OwnedPermit").field("permits", &self.held.total()).finish()
     }
 }
 
@@ -283,6 +538,10 @@ fn deadline_after(d: Duration) -> u64 {
 }
 
 impl Semaphore {
+    /// The largest limit, count or sum of permits the kernel accepts
+    /// (2^62; tokio's is 2^61 - 1).
+    pub const MAX_PERMITS: u64 = MAX_PERMITS;
+
     fn create(permits: u64, flags: u32) -> io::Result<Semaphore> {
         let fd = sys::open(false)?;
         sys::init(fd.as_raw_fd(), permits, flags)?;
@@ -307,6 +566,18 @@ impl Semaphore {
         Semaphore::create(permits, sys::LIFO)
     }
 
+    /// A new semaphore with `permits` permits that serves waiters by task
+    /// priority: real-time tasks first, higher priority first, then in
+    /// arrival order (nice values do not count).
+    pub fn new_prio(permits: u64) -> io::Result<Semaphore> {
+        Semaphore::create(permits, sys::PRIO)
+    }
+
+    /// A new semaphore with `permits` permits, served in `order`.
+    pub fn with_order(permits: u64, order: Order) -> io::Result<Semaphore> {
+        Semaphore::create(permits, order.flags())
+    }
+
     /// Takes over a handle received from elsewhere (inherited, `SCM_RIGHTS`).
     ///
     /// Fails with `EBADFD` when `fd` is a handle not bound to a semaphore and
@@ -324,8 +595,78 @@ impl Semaphore {
     /// name without a `/` is looked up in `$FAIRSEM_DIR`, else
     /// `/run/fairsem`.  Each open is a new handle with its own accounting.
     /// `ENOENT`: no such name; `ENOTTY`: the file is not a semaphore.
-    pub fn open_named<P: AsRef<std::path::Path>>(path: P) -> io::Result<Semaphore> {
-        Ok(Semaphore::wrap(sys::open_named(path.as_ref())?))
+    pub fn open_named<P: AsRef<Path>>(path: P) -> io::Result<Semaphore> {
+        let path = sys::resolve(path.as_ref())?;
+        Ok(Semaphore::wrap(sys::open_named(&path)?))
+    }
+
+    /// Creates a semaphore of `permits` permits served in `order`, and then
+    /// gives it the name `path` (looked up as by
+    /// [`open_named`](Self::open_named)), with permission bits `mode` (at
+    /// most 0o777; the umask applies).  The name appears only once the
+    /// semaphore is fully made, so no one opens a half-made one.  The
+    /// handle returned is the creator's.  `EEXIST`: the name is taken
+    /// (nothing is created); `ENOENT`: no such directory; `EACCES`: no
+    /// write permission on it; `ENOTTY`: not a fairsem filesystem;
+    /// `ENOSPC`: the instance is full; `EINVAL`: a bad name or mode.
+    pub fn create_named<P: AsRef<Path>>(path: P, permits: u64, order: Order, mode: u32) -> io::Result<Semaphore> {
+        let path = sys::resolve(path.as_ref())?;
+        Semaphore::create_at(&path, permits, order, mode)
+    }
+
+    fn create_at(path: &std::ffi::CStr, permits: u64, order: Order, mode: u32) -> io::Result<Semaphore> {
+        if mode & !0o777 != 0 {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let sem = Semaphore::with_order(permits, order)?;
+        sys::link(sem.fd.as_raw_fd(), path, mode)?;
+        Ok(sem)
+    }
+
+    /// Opens the named semaphore `path`, or creates it as
+    /// [`create_named`](Self::create_named) does if there is none.
+    /// However many processes race, exactly one creates it and all end up
+    /// with a handle on it; `permits`, `order` and `mode` count only for
+    /// the one that creates it.
+    ///
+    /// A name that exists but belongs to another uid is refused with
+    /// [`NameOwnedByOther`] (an `io::Error` of kind `PermissionDenied`):
+    /// in a shared directory such as `/run/fairsem` (mode 1777) anyone may
+    /// create a name first, with a limit of their choosing, and could then
+    /// hold or close our semaphore.  [`open_named`](Self::open_named)
+    /// opens a name whoever owns it.  `EAGAIN`: names kept appearing and
+    /// vanishing under it.
+    pub fn open_or_create<P: AsRef<Path>>(path: P, permits: u64, order: Order, mode: u32) -> io::Result<Semaphore> {
+        let path = sys::resolve(path.as_ref())?;
+        for _ in 0..OPEN_OR_CREATE_ROUNDS {
+            match sys::open_named(&path) {
+                Ok(fd) => {
+                    Semaphore::check_owner(&fd, &path)?;
+                    return Ok(Semaphore::wrap(fd));
+                }
+                Err(e) if sys::errno(&e) == libc::ENOENT => {}
+                Err(e) => return Err(e),
+            }
+            match Semaphore::create_at(&path, permits, order, mode) {
+                Err(e) if sys::errno(&e) == libc::EEXIST => {}
+                other => return other,
+            }
+        }
+        Err(io::Error::from_raw_os_error(libc::EAGAIN))
+    }
+
+    /// The squatting check of `open_or_create`: the name's file, as opened,
+    /// must be ours.
+    fn check_owner(fd: &OwnedFd, path: &std::ffi::CStr) -> io::Result<()> {
+        let owner = sys::owner(fd.as_raw_fd())?;
+        let euid = sys::euid();
+        if owner == euid {
+            return Ok(());
+        }
+        use std::os::unix::ffi::OsStrExt;
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(path.to_bytes()));
+        let owner_name = sys::user_name(owner);
+        Err(io::Error::new(io::ErrorKind::PermissionDenied, NameOwnedByOther { path, owner, owner_name, euid }))
     }
 
     /// Another handle on the same semaphore, with its own accounting: it
@@ -335,8 +676,9 @@ impl Semaphore {
     }
 
     /// Waits its turn for `n` permits.  Errors: closed (`EIDRM`), `EINVAL`
-    /// for a count of 0 or above [`MAX_PERMITS`].  A signal handler
-    /// interrupting the wait queues it again, as the newest request.
+    /// above [`MAX_PERMITS`].  A count of 0 returns at once, with a permit
+    /// of nothing, unless the semaphore is closed (as tokio's).  A signal
+    /// handler interrupting the wait queues it again, as the newest request.
     pub fn acquire_many(&self, n: u64) -> Result<Permit<'_>, AcquireError> {
         self.wait(n, sys::NO_DEADLINE).map(|held| Permit { sem: self, held })
     }
@@ -360,11 +702,16 @@ impl Semaphore {
         Ok(OwnedPermit { sem: self, held })
     }
 
+    /// [`acquire_many_owned`](Self::acquire_many_owned) of one permit.
+    pub fn acquire_owned(self: Arc<Self>) -> Result<OwnedPermit, AcquireError> {
+        self.acquire_many_owned(1)
+    }
+
     /// Takes `n` permits only if they are granted at once: it never jumps
-    /// ahead of a waiter.
+    /// ahead of a waiter.  A count of 0 succeeds unless the semaphore is
+    /// closed.
     pub fn try_acquire_many(&self, n: u64) -> Result<Permit<'_>, TryAcquireError> {
-        sys::acquire(self.fd.as_raw_fd(), n, sys::NO_DEADLINE, sys::ACQ_TRY)?;
-        Ok(Permit { sem: self, held: Held::main(n) })
+        Ok(Permit { sem: self, held: self.try_held(n)? })
     }
 
     /// [`try_acquire_many`](Self::try_acquire_many) of one permit.
@@ -372,7 +719,43 @@ impl Semaphore {
         self.try_acquire_many(1)
     }
 
+    /// As [`try_acquire_many`](Self::try_acquire_many), with a permit that
+    /// owns a reference to the semaphore.
+    pub fn try_acquire_many_owned(self: Arc<Self>, n: u64) -> Result<OwnedPermit, TryAcquireError> {
+        try_owned(self, n)
+    }
+
+    /// [`try_acquire_many_owned`](Self::try_acquire_many_owned) of one
+    /// permit.
+    pub fn try_acquire_owned(self: Arc<Self>) -> Result<OwnedPermit, TryAcquireError> {
+        try_owned(self, 1)
+    }
+
+    fn try_held(&self, n: u64) -> Result<Held, TryAcquireError> {
+        if n == 0 {
+            return match self.zero_permits() {
+                Ok(held) => Ok(held),
+                Err(e) => Err(TryAcquireError::from(io::Error::from(e))),
+            };
+        }
+        sys::acquire(self.fd.as_raw_fd(), n, sys::NO_DEADLINE, sys::ACQ_TRY)?;
+        Ok(Held::main(n))
+    }
+
+    /// What an acquire of 0 gets: nothing, at once; closed if closed.  The
+    /// kernel refuses a count of 0, tokio grants it.
+    pub(crate) fn zero_permits(&self) -> Result<Held, AcquireError> {
+        let info = sys::info(self.fd.as_raw_fd()).map_err(AcquireError)?;
+        if info.flags & sys::INFO_CLOSED != 0 {
+            return Err(AcquireError(io::Error::from_raw_os_error(libc::EIDRM)));
+        }
+        Ok(Held::none())
+    }
+
     fn wait(&self, n: u64, deadline: u64) -> Result<Held, AcquireError> {
+        if n == 0 {
+            return self.zero_permits();
+        }
         loop {
             match sys::acquire(self.fd.as_raw_fd(), n, deadline, 0) {
                 Ok(()) => return Ok(Held::main(n)),
@@ -383,15 +766,70 @@ impl Semaphore {
     }
 
     /// Raises the limit by `n`; waiters are served at once, in order.
-    /// `EOVERFLOW` past [`MAX_PERMITS`].
+    /// `EOVERFLOW` past [`MAX_PERMITS`], where tokio panics: the limit is
+    /// shared with other processes, so going past it is no bug of ours.
+    /// Adding 0 does nothing.
     pub fn add_permits(&self, n: u64) -> io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
         sys::add(self.fd.as_raw_fd(), n)
     }
 
     /// Lowers the limit by `n`, even below what is held now (then nothing is
     /// granted until enough comes back).  `EINVAL` above the limit.
+    /// Removing 0 does nothing.
     pub fn remove_permits(&self, n: u64) -> io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
         sys::remove(self.fd.as_raw_fd(), n)
+    }
+
+    /// Lowers the limit by as many as `n` of the permits free now, and
+    /// answers how many it took off (tokio's `forget_permits`).  Permits
+    /// that are held are never counted; 0 when none are free or on error.
+    ///
+    /// The free permits are taken (`FAIRSEM_ACQ_TRY`) and forgotten, so
+    /// that a concurrent acquire cannot make it forget more than was free.
+    /// When a queued request holds the free permits back (it wants more),
+    /// or the semaphore is closed, they are removed from the limit instead.
+    pub fn forget_permits(&self, n: u64) -> u64 {
+        let fd = self.fd.as_raw_fd();
+        for _ in 0..FORGET_ROUNDS {
+            let info = match sys::info(fd) {
+                Ok(info) => info,
+                Err(_) => return 0,
+            };
+            let k = n.min(info.available);
+            if k == 0 {
+                return 0;
+            }
+            match sys::acquire(fd, k, sys::NO_DEADLINE, sys::ACQ_TRY) {
+                Ok(()) => {
+                    if sys::forget(fd, k).is_ok() {
+                        return k;
+                    }
+                    let _ = sys::release(fd, k);
+                    return 0;
+                }
+                Err(e) => {
+                    let e = sys::errno(&e);
+                    let held_back = e == libc::EAGAIN && info.waiters > 0;
+                    if held_back || e == libc::EIDRM {
+                        match sys::remove(fd, k) {
+                            Ok(()) => return k,
+                            Err(e) if sys::errno(&e) == libc::EINVAL => continue,
+                            Err(_) => return 0,
+                        }
+                    }
+                    if e != libc::EAGAIN {
+                        return 0;
+                    }
+                }
+            }
+        }
+        0
     }
 
     /// Closes the semaphore for every handle in every process: each waiter

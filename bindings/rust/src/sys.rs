@@ -4,9 +4,12 @@
 //! Every function returns `io::Result`; errno is read at once, right after
 //! the call that set it.
 
+use std::ffi::{CStr, CString};
 use std::io;
 use std::mem::size_of;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::Path;
 
 pub const DEVICE: &[u8] = b"/dev/fairsem\0";
 
@@ -58,6 +61,14 @@ pub struct Handle {
     pub fd: i32,
 }
 
+#[repr(C)]
+pub struct Link {
+    pub fd: i32,
+    pub mode: u32,
+    pub name: u64,
+    pub reserved: [u64; 2],
+}
+
 const MAGIC: u64 = 0xFA;
 
 const fn ioc(dir: u64, nr: u64, size: usize) -> u64 {
@@ -77,6 +88,7 @@ pub const IOC_CLOSE: u64 = ioc(0, 6, 0);
 pub const IOC_CANCEL: u64 = ioc(0, 7, 0);
 pub const IOC_INFO: u64 = ioc(2, 8, size_of::<Info>());
 pub const IOC_NEW_HANDLE: u64 = ioc(3, 9, size_of::<Handle>());
+pub const IOC_LINK: u64 = iow(10, size_of::<Link>());
 
 fn ioctl<T>(fd: RawFd, req: u64, arg: *mut T) -> io::Result<i32> {
     // SAFETY: every request above takes a pointer to its own struct (or
@@ -111,30 +123,38 @@ pub fn open(nonblock: bool) -> io::Result<OwnedFd> {
 /// Where a semaphore name without a '/' lives: $FAIRSEM_DIR, else this.
 pub const DIR_DEFAULT: &str = "/run/fairsem";
 
-/// Opens a named semaphore's file: a new handle, bound, in blocking mode.
-pub fn open_named(path: &std::path::Path) -> io::Result<OwnedFd> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut name = path.as_os_str().as_bytes().to_vec();
-    if name.is_empty() || name.contains(&0) {
+/// The path of a semaphore: `path` itself when it has a '/', else
+/// `$FAIRSEM_DIR/path` (default [`DIR_DEFAULT`]), NUL-terminated.
+pub fn resolve(path: &Path) -> io::Result<CString> {
+    let name = path.as_os_str().as_bytes();
+    if name.is_empty() {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
+    let mut full = Vec::with_capacity(name.len() + DIR_DEFAULT.len() + 1);
     if !name.contains(&b'/') {
         let dir = std::env::var_os("FAIRSEM_DIR").filter(|d| !d.is_empty());
-        let mut full = dir.map_or_else(|| DIR_DEFAULT.as_bytes().to_vec(), |d| d.as_bytes().to_vec());
+        full.extend_from_slice(dir.as_ref().map_or(DIR_DEFAULT.as_bytes(), |d| d.as_bytes()));
         full.push(b'/');
-        full.extend_from_slice(&name);
-        name = full;
     }
-    name.push(0);
-    // O_NONBLOCK keeps open(2) from waiting on a FIFO of that name.
-    let flags = libc::O_RDWR | libc::O_CLOEXEC | libc::O_NOCTTY | libc::O_NONBLOCK;
-    // SAFETY: `name` is NUL-terminated.
-    let fd = unsafe { libc::open(name.as_ptr().cast(), flags) };
+    full.extend_from_slice(name);
+    CString::new(full).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+fn open_path(path: &CStr, flags: i32) -> io::Result<OwnedFd> {
+    // SAFETY: `path` is NUL-terminated.
+    let fd = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC | libc::O_NOCTTY) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: open() just returned this descriptor to us alone.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Opens a named semaphore's file (resolved): a new handle, bound, in
+/// blocking mode.
+pub fn open_named(path: &CStr) -> io::Result<OwnedFd> {
+    // O_NONBLOCK keeps open(2) from waiting on a FIFO of that name.
+    let fd = open_path(path, libc::O_RDWR | libc::O_NONBLOCK)?;
     // A file that is not a semaphore must not pass for one.
     info(fd.as_raw_fd()).map_err(|e| {
         if errno(&e) == libc::EBADFD {
@@ -148,6 +168,55 @@ pub fn open_named(path: &std::path::Path) -> io::Result<OwnedFd> {
         return Err(io::Error::last_os_error());
     }
     Ok(fd)
+}
+
+/// FAIRSEM_IOC_LINK: gives the semaphore of `fd` the name `path`
+/// (resolved), in the directory the name is in.
+pub fn link(fd: RawFd, path: &CStr, mode: u32) -> io::Result<()> {
+    let bytes = path.to_bytes();
+    let (dir, name) = match bytes.iter().rposition(|&b| b == b'/') {
+        Some(0) => (CString::new("/").expect("no NUL"), &bytes[1..]),
+        Some(i) => (CString::new(&bytes[..i]).expect("no NUL"), &bytes[i + 1..]),
+        None => (CString::new(".").expect("no NUL"), bytes),
+    };
+    if name.is_empty() {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    let name = CString::new(name).expect("no NUL");
+    let dir = open_path(&dir, libc::O_RDONLY | libc::O_DIRECTORY)?;
+    let mut arg = Link { fd, mode, name: name.as_ptr() as u64, reserved: [0; 2] };
+    ioctl(dir.as_raw_fd(), IOC_LINK, &mut arg).map(drop)
+}
+
+/// The uid owning the file `fd` is open on (fstat(2)).
+pub fn owner(fd: RawFd) -> io::Result<u32> {
+    // SAFETY: all zeroes is a valid `struct stat`, which fstat fills.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` lives across the call.
+    if unsafe { libc::fstat(fd, &mut st) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st.st_uid)
+}
+
+pub fn euid() -> u32 {
+    // SAFETY: geteuid() cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The login name of `uid`, if the user database has one.
+pub fn user_name(uid: u32) -> Option<String> {
+    // SAFETY: all zeroes is a valid `struct passwd` (null pointers).
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 4096];
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is to a live buffer of the size passed.
+    let ret = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut found) };
+    if ret != 0 || found.is_null() {
+        return None;
+    }
+    // SAFETY: getpwuid_r left a NUL-terminated name in `buf`.
+    Some(unsafe { CStr::from_ptr(pw.pw_name) }.to_string_lossy().into_owned())
 }
 
 pub fn init(fd: RawFd, permits: u64, flags: u32) -> io::Result<()> {
@@ -220,7 +289,6 @@ pub fn now_ns() -> u64 {
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
-
 
 pub fn errno(e: &io::Error) -> i32 {
     e.raw_os_error().unwrap_or(0)

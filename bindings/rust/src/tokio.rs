@@ -2,7 +2,9 @@
 //! Waiting on tokio's reactor.
 //!
 //! [`Semaphore`] here has tokio's names: `acquire_many(n).await`,
-//! `acquire_many_owned`, `try_acquire_many`, `add_permits`, `close`.  Each
+//! `acquire_many_owned`, `try_acquire_many[_owned]`, `add_permits`,
+//! `forget_permits`, `close`, `MAX_PERMITS`, `blocking_acquire[_many]`;
+//! its permits `merge` and `split`.  Each
 //! pending acquire is an asynchronous request (`FAIRSEM_ACQ_ASYNC`) on a
 //! private handle that polls readable when granted; the task sleeps in
 //! tokio, no thread blocks.
@@ -23,12 +25,13 @@
 use std::io;
 use std::ops::Deref;
 use std::os::unix::io::{AsRawFd, OwnedFd, RawFd};
+use std::path::Path;
 use std::sync::Arc;
 
 use ::tokio::io::unix::AsyncFd;
 use ::tokio::io::Interest;
 
-use crate::{sys, AcquireError, Held};
+use crate::{sys, AcquireError, Held, Order, TryAcquireError};
 
 /// A permit borrowed from a [`Semaphore`]: the same type as the blocking one.
 pub type Permit<'a> = crate::Permit<'a>;
@@ -45,7 +48,13 @@ pub struct Semaphore {
 }
 
 impl Semaphore {
+    /// The largest limit, count or sum of permits the kernel accepts
+    /// (2^62; tokio's is 2^61 - 1).
+    pub const MAX_PERMITS: u64 = crate::MAX_PERMITS;
+
     /// A new semaphore with `permits` permits, first come first served.
+    /// Where tokio's `new` panics (more than `MAX_PERMITS`), this answers
+    /// `EINVAL`; it also fails when `/dev/fairsem` cannot be opened.
     pub fn new(permits: u64) -> io::Result<Semaphore> {
         crate::Semaphore::new(permits).map(Semaphore::from)
     }
@@ -53,6 +62,29 @@ impl Semaphore {
     /// A new semaphore that serves the newest request first.
     pub fn new_lifo(permits: u64) -> io::Result<Semaphore> {
         crate::Semaphore::new_lifo(permits).map(Semaphore::from)
+    }
+
+    /// A new semaphore that serves waiters by task priority; see
+    /// [`crate::Semaphore::new_prio`].  An asynchronous request takes the
+    /// priority of the thread that polls it first.
+    pub fn new_prio(permits: u64) -> io::Result<Semaphore> {
+        crate::Semaphore::new_prio(permits).map(Semaphore::from)
+    }
+
+    /// A new semaphore served in `order`.
+    pub fn with_order(permits: u64, order: Order) -> io::Result<Semaphore> {
+        crate::Semaphore::with_order(permits, order).map(Semaphore::from)
+    }
+
+    /// Creates a named semaphore; see [`crate::Semaphore::create_named`].
+    pub fn create_named<P: AsRef<Path>>(path: P, permits: u64, order: Order, mode: u32) -> io::Result<Semaphore> {
+        crate::Semaphore::create_named(path, permits, order, mode).map(Semaphore::from)
+    }
+
+    /// Opens a named semaphore of our own uid or creates it; see
+    /// [`crate::Semaphore::open_or_create`].
+    pub fn open_or_create<P: AsRef<Path>>(path: P, permits: u64, order: Order, mode: u32) -> io::Result<Semaphore> {
+        crate::Semaphore::open_or_create(path, permits, order, mode).map(Semaphore::from)
     }
 
     /// Takes over a bound handle; see [`crate::Semaphore::from_fd`].
@@ -71,7 +103,8 @@ impl Semaphore {
     }
 
     /// Waits its turn for `n` permits without blocking the thread.
-    /// Must be polled inside a tokio runtime with I/O enabled.
+    /// Must be polled inside a tokio runtime with I/O enabled.  A count of
+    /// 0 is ready at once (closed if the semaphore is).
     pub async fn acquire_many(&self, n: u64) -> Result<Permit<'_>, AcquireError> {
         let held = wait(&self.inner, n).await?;
         Ok(crate::Permit { sem: &self.inner, held })
@@ -92,6 +125,38 @@ impl Semaphore {
     /// [`acquire_many_owned`](Self::acquire_many_owned) of one permit.
     pub async fn acquire_owned(self: Arc<Self>) -> Result<OwnedPermit, AcquireError> {
         self.acquire_many_owned(1).await
+    }
+
+    /// As [`try_acquire_many`](crate::Semaphore::try_acquire_many), for a
+    /// permit that can move into a spawned task.
+    pub fn try_acquire_many_owned(self: Arc<Self>, n: u64) -> Result<OwnedPermit, TryAcquireError> {
+        crate::try_owned(self, n)
+    }
+
+    /// [`try_acquire_many_owned`](Self::try_acquire_many_owned) of one
+    /// permit.
+    pub fn try_acquire_owned(self: Arc<Self>) -> Result<OwnedPermit, TryAcquireError> {
+        crate::try_owned(self, 1)
+    }
+
+    /// Waits for `n` permits in the kernel, blocking the thread: for
+    /// synchronous code, and for `spawn_blocking`.
+    ///
+    /// # Panics
+    /// On a thread that drives a tokio runtime (inside `block_on` or a
+    /// task), as tokio's `blocking_*` calls do: it would stall every task
+    /// of that thread.
+    #[track_caller]
+    pub fn blocking_acquire_many(&self, n: u64) -> Result<Permit<'_>, AcquireError> {
+        forbid_in_runtime();
+        self.inner.acquire_many(n)
+    }
+
+    /// [`blocking_acquire_many`](Self::blocking_acquire_many) of one permit.
+    #[track_caller]
+    pub fn blocking_acquire(&self) -> Result<Permit<'_>, AcquireError> {
+        forbid_in_runtime();
+        self.inner.acquire_many(1)
     }
 
     /// The blocking handle underneath.
@@ -126,6 +191,19 @@ impl AsRawFd for Semaphore {
     }
 }
 
+/// Panics on a thread that drives a tokio runtime.  A runtime's handle is
+/// also current in `spawn_blocking` threads, where blocking is right, so
+/// the handle alone does not tell; tokio's own check does.  `block_on` of a
+/// future that is ready at once makes that check and nothing else: it
+/// returns at once where blocking is allowed and panics with tokio's
+/// message ("Cannot start a runtime from within a runtime ...") where not.
+#[track_caller]
+fn forbid_in_runtime() {
+    if let Ok(handle) = ::tokio::runtime::Handle::try_current() {
+        handle.block_on(std::future::ready(()));
+    }
+}
+
 /// A queued request: until it is collected, dropping this withdraws it.
 struct Pending<'a> {
     sem: &'a crate::Semaphore,
@@ -150,6 +228,9 @@ impl Drop for Pending<'_> {
 }
 
 async fn wait(sem: &crate::Semaphore, n: u64) -> Result<Held, AcquireError> {
+    if n == 0 {
+        return sem.zero_permits();
+    }
     let fd = sem.take_handle().map_err(AcquireError)?;
     match sys::acquire(fd.as_raw_fd(), n, sys::NO_DEADLINE, sys::ACQ_ASYNC) {
         Ok(()) => return Ok(Held::own(fd, n)),

@@ -180,3 +180,172 @@ async fn select_loser_loses_nothing() {
     assert_eq!(waiters(&sem), 0);
     assert_eq!(sem.info().unwrap().taken, 0);
 }
+
+#[tokio::test]
+async fn acquire_many_zero_returns_at_once() {
+    let sem = Arc::new(Semaphore::new(0).unwrap());
+    let waiter = tokio::spawn(sem.clone().acquire_owned());
+    until_waiters(&sem, 1).await;
+    // Polled once, it is ready: no request was queued for it.
+    let mut fut = Box::pin(sem.acquire_many(0));
+    let permit = PollOnce(&mut fut).await.expect("ready at once").unwrap();
+    assert_eq!((permit.num_permits(), waiters(&sem)), (0, 1));
+    drop(permit);
+    sem.close().unwrap();
+    assert!(waiter.await.unwrap().unwrap_err().is_closed());
+    assert!(sem.acquire_many(0).await.unwrap_err().is_closed());
+}
+
+#[tokio::test]
+async fn add_permits_zero_is_a_no_op_on_the_async_semaphore() {
+    let sem = Semaphore::new(1).unwrap();
+    sem.add_permits(0).unwrap();
+    assert_eq!(sem.info().unwrap().limit, 1);
+}
+
+#[tokio::test]
+async fn try_acquire_owned_on_the_async_semaphore() {
+    let sem = Arc::new(Semaphore::new(1).unwrap());
+    let permit = sem.clone().try_acquire_owned().unwrap();
+    assert_eq!(sem.clone().try_acquire_owned().unwrap_err(), fairsem::TryAcquireError::NoPermits);
+    let task = tokio::spawn(async move { permit.num_permits() });
+    assert_eq!(task.await.unwrap(), 1);
+    assert_eq!(sem.available_permits(), 1);
+}
+
+#[tokio::test]
+async fn try_acquire_many_owned_on_the_async_semaphore() {
+    let sem = Arc::new(Semaphore::new(42).unwrap());
+    let p = sem.clone().try_acquire_many_owned(42).unwrap();
+    assert!(sem.clone().try_acquire_many_owned(1).is_err());
+    drop(p);
+    assert_eq!(sem.clone().try_acquire_many_owned(32).unwrap().num_permits(), 32);
+}
+
+#[tokio::test]
+async fn forget_permits_on_the_async_semaphore_returns_the_count() {
+    let sem = Semaphore::new(3).unwrap();
+    let _held = sem.acquire().await.unwrap();
+    assert_eq!(sem.forget_permits(5), 2);
+    assert_eq!(sem.info().unwrap().limit, 1);
+}
+
+#[tokio::test]
+async fn merge_of_an_async_and_a_blocking_permit_releases_both() {
+    let sem = Semaphore::new(3).unwrap();
+    // Held by a private handle, and by the semaphore's own handle.
+    let mut p = sem.acquire_many(2).await.unwrap();
+    p.merge(sem.try_acquire().unwrap());
+    assert_eq!((p.num_permits(), sem.info().unwrap().taken), (3, 3));
+    let q = p.split(2).unwrap();
+    drop(p);
+    assert_eq!(sem.info().unwrap().taken, 2);
+    drop(q);
+    assert_eq!(sem.info().unwrap().taken, 0);
+}
+
+#[tokio::test]
+async fn split_of_an_async_permit_keeps_its_handle_until_both_drop() {
+    let sem = Arc::new(Semaphore::new(4).unwrap());
+    let mut p = sem.clone().acquire_many_owned(4).await.unwrap();
+    let q = p.split(1).unwrap();
+    let r = p.split(3).unwrap();
+    assert_eq!((p.num_permits(), q.num_permits(), r.num_permits()), (0, 1, 3));
+    drop(r);
+    assert_eq!(sem.available_permits(), 3);
+    drop(p);
+    drop(q);
+    assert_eq!(sem.available_permits(), 4);
+}
+
+#[tokio::test]
+async fn owned_merge_of_another_semaphore_panics() {
+    let sem1 = Arc::new(Semaphore::new(1).unwrap());
+    let sem2 = Arc::new(Semaphore::new(1).unwrap());
+    let mut p1 = sem1.clone().acquire_owned().await.unwrap();
+    let p2 = sem2.clone().acquire_owned().await.unwrap();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p1.merge(p2)));
+    assert!(r.is_err());
+    // The permit not merged went back when the panic dropped it.
+    assert_eq!(sem2.available_permits(), 1);
+}
+
+#[tokio::test]
+async fn max_permits_on_the_async_semaphore() {
+    let sem = Semaphore::new(0).unwrap();
+    sem.add_permits(Semaphore::MAX_PERMITS).unwrap();
+    assert_eq!(sem.available_permits(), Semaphore::MAX_PERMITS);
+    assert_eq!(sem.add_permits(1).unwrap_err().raw_os_error(), Some(libc::EOVERFLOW));
+}
+
+#[tokio::test]
+async fn blocking_acquire_panics_inside_a_runtime() {
+    let sem = Semaphore::new(1).unwrap();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sem.blocking_acquire().map(drop)));
+    let msg = r.unwrap_err();
+    let msg = msg.downcast_ref::<String>().map(String::as_str).or(msg.downcast_ref::<&str>().copied()).unwrap();
+    assert!(msg.contains("from within a runtime"), "{msg}");
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sem.blocking_acquire_many(1).map(drop)));
+    assert!(r.is_err());
+    // Nothing was taken.
+    assert_eq!(sem.available_permits(), 1);
+}
+
+#[tokio::test]
+async fn blocking_acquire_waits_in_spawn_blocking() {
+    let sem = Arc::new(Semaphore::new(0).unwrap());
+    let mine = sem.clone();
+    let task = tokio::task::spawn_blocking(move || mine.blocking_acquire_many(2).map(|p| p.num_permits()));
+    until_waiters(&sem, 1).await;
+    sem.add_permits(2).unwrap();
+    assert_eq!(task.await.unwrap().unwrap(), 2);
+    assert_eq!(sem.available_permits(), 2);
+}
+
+#[test]
+fn blocking_acquire_outside_a_runtime() {
+    let sem = Semaphore::new(2).unwrap();
+    let p = sem.blocking_acquire_many(2).unwrap();
+    assert_eq!(p.num_permits(), 2);
+    drop(p);
+    assert_eq!(sem.blocking_acquire().unwrap().num_permits(), 1);
+}
+
+#[tokio::test]
+async fn new_prio_on_the_async_semaphore() {
+    let sem = Semaphore::new_prio(1).unwrap();
+    assert!(sem.info().unwrap().is_prio());
+    assert_eq!(sem.acquire().await.unwrap().num_permits(), 1);
+}
+
+#[tokio::test]
+async fn open_or_create_on_the_async_semaphore() {
+    let fs = common::Instance::mount("tokio-open-or-create");
+    let path = fs.path("jobs");
+    let a = Semaphore::open_or_create(&path, 2, fairsem::Order::Fifo, 0o600).unwrap();
+    let b = Semaphore::open_or_create(&path, 9, fairsem::Order::Fifo, 0o600).unwrap();
+    let held = b.acquire_many(2).await.unwrap();
+    assert_eq!((a.available_permits(), a.info().unwrap().limit), (0, 2));
+    drop(held);
+    let c = Semaphore::create_named(fs.path("other"), 1, fairsem::Order::Prio, 0o600).unwrap();
+    assert!(c.info().unwrap().is_prio());
+}
+
+fn assert_send_sync<T: Send + Sync>(_: &T) {}
+
+/// As tokio's own async_send_sync.rs asserts of its semaphore.
+#[tokio::test]
+async fn semaphore_permits_and_acquire_futures_are_send_and_sync() {
+    let sem = Arc::new(Semaphore::new(2).unwrap());
+    assert_send_sync(&*sem);
+    let fut = sem.acquire_many(1);
+    assert_send_sync(&fut);
+    let permit = fut.await.unwrap();
+    assert_send_sync(&permit);
+    let fut = sem.clone().acquire_owned();
+    assert_send_sync(&fut);
+    let owned = fut.await.unwrap();
+    assert_send_sync(&owned);
+    drop((permit, owned));
+    assert_eq!(sem.available_permits(), 2);
+}

@@ -18,3 +18,54 @@ pub fn wait_waiters(sem: &Semaphore, waiters: u64) {
         std::thread::sleep(Duration::from_millis(2));
     }
 }
+
+/// A private fairsem filesystem instance mounted on a fresh directory for
+/// one test (the VM runs the tests as root); unmounted when dropped.
+pub struct Instance {
+    dir: std::path::PathBuf,
+}
+
+impl Instance {
+    pub fn mount(test: &str) -> Instance {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let dir = std::env::temp_dir().join(format!("fairsem-rust-{test}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let c = CString::new(dir.as_os_str().as_bytes()).unwrap();
+        // SAFETY: every string is NUL-terminated; no mount data.
+        let ret = unsafe {
+            libc::mount(b"fairsem\0".as_ptr().cast(), c.as_ptr(), b"fairsem\0".as_ptr().cast(), 0, std::ptr::null())
+        };
+        assert_eq!(ret, 0, "mount -t fairsem {}: {}", dir.display(), std::io::Error::last_os_error());
+        Instance { dir }
+    }
+
+    pub fn path(&self, name: &str) -> std::path::PathBuf {
+        self.dir.join(name)
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let c = CString::new(self.dir.as_os_str().as_bytes()).unwrap();
+        // SAFETY: `c` is NUL-terminated.  A handle a failed test left
+        // open keeps the instance busy: then detach it.
+        unsafe {
+            if libc::umount2(c.as_ptr(), 0) != 0 {
+                libc::umount2(c.as_ptr(), libc::MNT_DETACH);
+            }
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// chown(2) of a path to `uid` (and gid `uid`).
+pub fn chown(path: &std::path::Path, uid: u32) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is NUL-terminated.
+    let ret = unsafe { libc::chown(c.as_ptr(), uid, uid) };
+    assert_eq!(ret, 0, "chown {}: {}", path.display(), std::io::Error::last_os_error());
+}
