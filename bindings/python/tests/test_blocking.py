@@ -312,6 +312,7 @@ class Abi(unittest.TestCase):
             "FAIRSEM_IOC_ADD": _sys.IOC_ADD, "FAIRSEM_IOC_REMOVE": _sys.IOC_REMOVE,
             "FAIRSEM_IOC_CLOSE": _sys.IOC_CLOSE, "FAIRSEM_IOC_CANCEL": _sys.IOC_CANCEL,
             "FAIRSEM_IOC_INFO": _sys.IOC_INFO, "FAIRSEM_IOC_NEW_HANDLE": _sys.IOC_NEW_HANDLE,
+            "FAIRSEM_IOC_LINK": _sys.IOC_LINK,
             "FAIRSEM_MAX_PERMITS": _sys.MAX_PERMITS, "FAIRSEM_NO_DEADLINE": _sys.NO_DEADLINE,
             "FAIRSEM_LIFO": _sys.LIFO, "FAIRSEM_PRIO": _sys.PRIO,
             "FAIRSEM_ACQ_TRY": _sys.ACQ_TRY, "FAIRSEM_ACQ_ASYNC": _sys.ACQ_ASYNC,
