@@ -556,22 +556,6 @@ func TestCancellationWinsOverARacingGrant(t *testing.T) {
 	}
 }
 
-func TestGrantSeenAfterTheContextIsDoneGoesBack(t *testing.T) {
-	s := mustNewHeld(t, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- s.Acquire(ctx, 1) }()
-	untilWaiters(t, s, 1)
-	cancel()
-	s.Release(1) // may land on the queued request before it is withdrawn
-	if err := <-errc; err != context.Canceled {
-		t.Fatalf("Acquire: %v, want context.Canceled", err)
-	}
-	if i := info(t, s); i.Available != 1 || i.Taken != 0 {
-		t.Fatalf("a grant was kept: %+v", i)
-	}
-}
-
 // x/sync's TestWeightedDoesntBlockIfTooBig, with its counts asserted.
 func TestRequestAboveTheLimitDoesNotBlockSmallerOnes(t *testing.T) {
 	s := mustNew(t, 2)
