@@ -317,6 +317,20 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, sized bool) error {
 	if n < 0 {
 		return errno("fairsem acquire", syscall.EINVAL)
 	}
+	// Granted at once, a try on the Semaphore's own handle is the whole
+	// Acquire: it is granted exactly when an asynchronous request would be
+	// granted at once, and it needs no pooled handle.
+	switch err := sysAcquireCall(s.main.fd, uint64(n), acqTry); err {
+	case nil:
+		runtime.KeepAlive(s.main.f)
+		s.mu.Lock()
+		s.main.holds += uint64(n)
+		s.mu.Unlock()
+		return nil
+	case syscall.EAGAIN:
+	default:
+		return errno("fairsem acquire", err)
+	}
 	h, err := s.takeIdle()
 	if err != nil {
 		return err
@@ -361,8 +375,8 @@ func (s *Semaphore) request(ctx context.Context, h *handle, n uint64, sized bool
 
 // aboveLimit: is h's queued request for n above the limit?  If so it is
 // withdrawn (a grant that landed meanwhile goes back) to wait parked.  The
-// request is queued for this look, not before it, so that an Acquire
-// granted at once costs one system call.
+// look comes after the request is queued, so that it costs nothing to an
+// Acquire granted at once.
 func (s *Semaphore) aboveLimit(h *handle, n uint64) (uint64, bool, error) {
 	var i sysInfo
 	if err := sysInfoCall(h.fd, &i); err != nil {
