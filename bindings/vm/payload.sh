@@ -73,14 +73,14 @@ run_go_xsync() {
 	cat /tmp/xsync.out
 	[ $r -eq 0 ] || rc=$r
 	np=0 nf=0
-	for t in $(cat "$P/go/xsync.tests"); do
+	while read -r t; do
 		if grep -q "^--- PASS: $t " /tmp/xsync.out; then
 			np=$((np + 1))
 		else
 			echo "FAIRSEM-XSYNC: FAIL $t (not a PASS)"
 			nf=$((nf + 1))
 		fi
-	done
+	done <"$P/go/xsync.tests"
 	nn=$(grep -c . "$P/go/xsync.na" || true)
 	while read -r l; do echo "FAIRSEM-XSYNC: not applicable: $l"; done <"$P/go/xsync.na"
 	echo "FAIRSEM-XSYNC: $np of $((np + nf)) passed; $nn not applicable"
