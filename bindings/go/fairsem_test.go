@@ -21,12 +21,15 @@ import (
 
 // Children: "hold" (TestHolderKilledGivesBack) holds one permit on its own
 // handle of the inherited semaphore, says so, and waits to be killed;
-// "add" (TestRequestAboveTheLimitSeesAnotherProcessAdd) adds one permit.
+// "add" and "close" (TestRequestAboveTheLimitSeesAnotherProcess...) add
+// one permit or close the semaphore.
 func TestMain(m *testing.M) {
-	if os.Getenv("FAIRSEM_TEST_CHILD") == "add" {
+	if c := os.Getenv("FAIRSEM_TEST_CHILD"); c == "add" || c == "close" {
 		sem, err := FromFile(os.NewFile(3, "sem"))
-		if err == nil {
+		if err == nil && c == "add" {
 			err = sem.Add(1)
+		} else if err == nil {
+			err = sem.Close()
 		}
 		if err != nil {
 			fmt.Println("error", err)
@@ -645,25 +648,66 @@ func TestParkedRequestsQueueInArrivalOrder(t *testing.T) {
 	}
 }
 
-// Another process's Add is seen by the poll of INFO.
-func TestRequestAboveTheLimitSeesAnotherProcessAdd(t *testing.T) {
+// parkThenChild parks an Acquire(2) of a semaphore of 1, then has a child
+// process do what (add, close) to the semaphore: Acquire's result.
+func parkThenChild(t *testing.T, what string) error {
 	s := mustNew(t, 1)
 	errc := make(chan error, 1)
 	go func() { errc <- s.Acquire(context.Background(), 2) }()
 	untilParked(t, s, 1)
 	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
-	cmd.Env = append(os.Environ(), "FAIRSEM_TEST_CHILD=add")
+	cmd.Env = append(os.Environ(), "FAIRSEM_TEST_CHILD="+what)
 	cmd.ExtraFiles = []*os.File{s.File()}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("child: %v: %s", err, out)
+		t.Fatalf("child %s: %v: %s", what, err, out)
 	}
 	select {
 	case err := <-errc:
-		if err != nil {
-			t.Fatalf("Acquire(2) after the child's Add(1): %v", err)
-		}
+		return err
 	case <-time.After(30 * time.Second):
-		t.Fatal("Acquire(2) never saw the other process's Add(1)")
+		t.Fatalf("the parked Acquire(2) never saw the other process's %s", what)
+		return nil
+	}
+}
+
+// Another process's Add is seen by the poll of INFO.
+func TestRequestAboveTheLimitSeesAnotherProcessAdd(t *testing.T) {
+	if err := parkThenChild(t, "add"); err != nil {
+		t.Fatalf("Acquire(2) after the child's Add(1): %v", err)
+	}
+}
+
+func TestRequestAboveTheLimitSeesAnotherProcessClose(t *testing.T) {
+	if err := parkThenChild(t, "close"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Acquire(2) after the child's Close: %v, want ErrClosed", err)
+	}
+}
+
+// The watcher of parked requests closes its handle when none is left.
+func TestParkingLeavesNoHandleBehind(t *testing.T) {
+	s := mustNew(t, 1)
+	before := info(t, s).Handles
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- s.Acquire(ctx, 2) }()
+	untilParked(t, s, 1)
+	cancel()
+	if err := <-errc; err != context.Canceled {
+		t.Fatalf("Acquire(2) of 1: %v", err)
+	}
+	// What stays: the pooled handle the Acquire used, idle.
+	for k := 0; k < 5000 && info(t, s).Handles != before+1; k++ {
+		time.Sleep(2 * time.Millisecond)
+	}
+	if i := info(t, s); i.Handles != before+1 {
+		t.Fatalf("%d handles, want %d: the watcher's handle stayed", i.Handles, before+1)
+	}
+}
+
+func TestAcquireAboveMaxPermitsIsEINVAL(t *testing.T) {
+	s := mustNew(t, 1)
+	if err := s.Acquire(context.Background(), MaxPermits+1); !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("Acquire(MaxPermits+1): %v, want EINVAL", err)
 	}
 }
 
