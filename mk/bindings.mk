@@ -15,6 +15,11 @@
 #                           goes into bench/results.md
 #
 # BINDINGS_RUNNERS picks runners (default: rust go python eventloops cross).
+#
+# Go: the go runner also runs x/sync's own semaphore tests, from Debian's
+# golang-golang-x-sync-dev, against the binding with only the constructor
+# changed (bindings/go/xsync/gen.sh; the tests that do not apply are listed
+# with their reasons in bindings/go/xsync/not-applicable.txt).
 
 # Python: the python runner also runs CPython's own asyncio SemaphoreTests,
 # Debian's libpython3.11-testsuite copy, against the binding with only the

@@ -3,15 +3,31 @@
 // Package fairsem gives Go programs the fair, weighted counting semaphores
 // of the /dev/fairsem kernel module, shared between processes.
 //
-// A Semaphore has the methods of golang.org/x/sync/semaphore.Weighted:
-// Acquire(ctx, n), TryAcquire(n) and Release(n).  Waiters are served in
-// strict arrival order across every process sharing the semaphore, and the
-// kernel gives back what a process holds when it ends, however it ends.
+// A Semaphore has the methods of golang.org/x/sync/semaphore.Weighted,
+// Acquire(ctx, n), TryAcquire(n) and Release(n), with Weighted's
+// semantics; x/sync's own tests pass against it (make check-bindings).
+// Waiters are served in strict arrival order across every process sharing
+// the semaphore, and the kernel gives back what a process holds when it
+// ends, however it ends.
 //
 // Acquire waits in the runtime's netpoller, not in a blocked thread: each
 // waiting Acquire queues an asynchronous request on a handle of its own
 // (O_NONBLOCK), which polls readable when granted.  Cancelling ctx withdraws
 // the request (FAIRSEM_IOC_CANCEL), giving back a grant not yet collected.
+//
+// Where Weighted and the kernel differ, Acquire follows Weighted:
+//
+//   - Cancellation wins: a grant that races with ctx becoming done is
+//     given back, and Acquire returns ctx.Err() (go.dev/issue/63615).  A
+//     ctx already done fails even when the permits are free.
+//   - A request for more than the limit does not queue, so it cannot hold
+//     back the smaller ones behind it: it waits outside the kernel's queue
+//     until ctx is done, the semaphore is closed, or the limit grows to
+//     cover it (then it queues at the back).  The kernel's own rule, where
+//     such a request waits at the head because the limit may grow, is
+//     AcquireInTurn.
+//   - Acquire(ctx, 0) returns nil at once and TryAcquire(0) reports true
+//     when no one is queued.
 //
 // Only the standard library is used.
 package fairsem
@@ -21,7 +37,6 @@ import (
 	"errors"
 	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -42,7 +57,11 @@ type Info struct {
 	Waiters   uint64 // queued requests, blocking and asynchronous
 	Handles   uint32 // open handles on the semaphore
 	LIFO      bool   // newest request first
+	Prio      bool   // by the real-time priority of the queueing task
 	Closed    bool
+	// Requests of this process waiting outside the kernel's queue for the
+	// limit to grow (see Acquire); not counted in Waiters.
+	Parked uint64
 }
 
 // handle is one open file description on the semaphore.
@@ -117,12 +136,30 @@ func create(n int64, flags uint32) (*Semaphore, error) {
 	return wrap(h), nil
 }
 
+// Order is the order in which a semaphore serves its waiters.
+type Order uint32
+
+const (
+	FIFO Order = 0        // first in, first out
+	LIFO Order = flagLIFO // the newest request first
+	Prio Order = flagPrio // real-time tasks first, a higher priority first; FIFO among equals
+)
+
+func (o Order) valid() bool { return o == FIFO || o == LIFO || o == Prio }
+
 // New makes a semaphore with n permits that serves waiters first in, first
 // out.  It fails with ENOENT when the module is not loaded.
-func New(n int64) (*Semaphore, error) { return create(n, 0) }
+func New(n int64) (*Semaphore, error) { return create(n, uint32(FIFO)) }
 
 // NewLIFO makes a semaphore that serves the newest request first.
-func NewLIFO(n int64) (*Semaphore, error) { return create(n, flagLIFO) }
+func NewLIFO(n int64) (*Semaphore, error) { return create(n, uint32(LIFO)) }
+
+// NewPrio makes a semaphore that serves waiters by the real-time priority
+// of the thread that queued them, sampled when queued: SCHED_FIFO,
+// SCHED_RR and SCHED_DEADLINE threads first, a higher priority first, and
+// every other thread alike, in arrival order.  A goroutine's priority is
+// its thread's: runtime.LockOSThread, then sched_setscheduler(2).
+func NewPrio(n int64) (*Semaphore, error) { return create(n, uint32(Prio)) }
 
 // FromFile takes over a handle received from elsewhere, such as an
 // inherited descriptor (os.NewFile(3, "sem")).  It fails with EBADFD if the
@@ -143,31 +180,21 @@ func FromFile(f *os.File) (*Semaphore, error) {
 		h.rc = rc
 	}
 	var info sysInfo
-	if _, err := ioctl(fd, iocInfo, unsafe.Pointer(&info)); err != nil {
+	if err := sysInfoCall(fd, &info); err != nil {
 		return nil, errno("fairsem info", err)
 	}
 	return wrap(h), nil
 }
 
-// DirDefault is where a semaphore name without a '/' lives, unless
-// $FAIRSEM_DIR says otherwise.
-const DirDefault = "/run/fairsem"
-
 // OpenNamed opens a named semaphore, a file in a mounted fairsem
 // filesystem; a name without a '/' is looked up in $FAIRSEM_DIR, else
 // DirDefault.  Each open is a new handle with accounting of its own.
-// ENOENT: no such name; ENOTTY: the file is not a semaphore.
+// ENOENT: no such name; ENOTTY: the file is not a semaphore.  It trusts
+// whoever owns the name: see OpenOrCreate for a name anyone could have made.
 func OpenNamed(name string) (*Semaphore, error) {
-	if name == "" {
-		return nil, errno("fairsem open", syscall.EINVAL)
-	}
-	path := name
-	if !strings.Contains(name, "/") {
-		dir := os.Getenv("FAIRSEM_DIR")
-		if dir == "" {
-			dir = DirDefault
-		}
-		path = dir + "/" + name
+	path, err := resolve(name)
+	if err != nil {
+		return nil, err
 	}
 	// O_NONBLOCK keeps open(2) from waiting on a FIFO of that name.
 	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CLOEXEC|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0)
@@ -175,7 +202,7 @@ func OpenNamed(name string) (*Semaphore, error) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	var info sysInfo
-	if _, err := ioctl(fd, iocInfo, unsafe.Pointer(&info)); err != nil {
+	if err := sysInfoCall(fd, &info); err != nil {
 		syscall.Close(fd)
 		if err == syscall.EBADFD {
 			err = syscall.ENOTTY
@@ -222,10 +249,11 @@ func (s *Semaphore) File() *os.File { return s.main.f }
 
 // TryAcquire takes n permits only if they are granted at once, never
 // overtaking a waiter.  It reports false otherwise, also when the
-// semaphore is closed or n is out of range.
+// semaphore is closed or n is negative.  TryAcquire(0) reports true when
+// no request is queued, as Weighted's does.
 func (s *Semaphore) TryAcquire(n int64) bool {
 	if n <= 0 {
-		return false
+		return n == 0 && s.tryZero()
 	}
 	err := sysAcquireCall(s.main.fd, uint64(n), acqTry)
 	runtime.KeepAlive(s.main.f)
@@ -238,26 +266,76 @@ func (s *Semaphore) TryAcquire(n int64) bool {
 	return true
 }
 
-// Acquire waits its turn for n permits, or until ctx is done.  On success it
-// returns nil; on failure nothing is held: ctx.Err(), an error matching
-// ErrClosed, or EINVAL for n out of range.  A ctx already done fails at once.
+func (s *Semaphore) tryZero() bool {
+	var i sysInfo
+	err := sysInfoCall(s.main.fd, &i)
+	runtime.KeepAlive(s.main.f)
+	return err == nil && i.flags&infoClosed == 0 && i.waiters == 0
+}
+
+// Acquire waits its turn for n permits, or until ctx is done, with the
+// semantics of x/sync's Weighted.Acquire.  On success it returns nil; on
+// failure nothing is held: ctx.Err(), an error matching ErrClosed, or
+// EINVAL for n negative or above MaxPermits.
+//
+// A ctx already done fails at once, even when the permits are free.  A
+// grant that races with ctx becoming done goes back, and ctx.Err() is
+// returned: if ctx is done when Acquire sees the grant, it fails.
+//
+// A request for more than the semaphore's limit, as INFO tells it when the
+// request would have to wait, does not queue: it would hold back every
+// smaller request behind it.  It waits outside the queue (Info.Parked)
+// until ctx is done, the semaphore is closed, or the limit grows to cover
+// it, and then queues at the back, in arrival order with this process's
+// other such requests.  An Add made in this process is seen at once; one
+// made by another process within 50 ms, by a poll of INFO that runs only
+// while a request waits so.
+//
+// Acquire(ctx, 0) holds nothing and waits for nothing: nil at once, unless
+// ctx is done or the semaphore closed.  (Weighted's queues behind the
+// waiters; the kernel has no request of 0 permits.)
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
+	return s.acquire(ctx, n, true)
+}
+
+// AcquireInTurn is Acquire with the kernel's rule for a request above the
+// limit: it queues like any other and, at the head, waits for the limit to
+// grow, holding back the requests behind it; it keeps its place among the
+// waiters of every process.  That is what a signalling semaphore (New(0),
+// raised by Add in another process) wants.
+func (s *Semaphore) AcquireInTurn(ctx context.Context, n int64) error {
+	return s.acquire(ctx, n, false)
+}
+
+func (s *Semaphore) acquire(ctx context.Context, n int64, sized bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if n <= 0 {
+	if n == 0 {
+		return s.acquireZero()
+	}
+	if n < 0 {
 		return errno("fairsem acquire", syscall.EINVAL)
+	}
+	// Granted at once, a try on the Semaphore's own handle is the whole
+	// Acquire: it is granted exactly when an asynchronous request would be
+	// granted at once, and it needs no pooled handle.
+	switch err := sysAcquireCall(s.main.fd, uint64(n), acqTry); err {
+	case nil:
+		runtime.KeepAlive(s.main.f)
+		s.mu.Lock()
+		s.main.holds += uint64(n)
+		s.mu.Unlock()
+		return nil
+	case syscall.EAGAIN:
+	default:
+		return errno("fairsem acquire", err)
 	}
 	h, err := s.takeIdle()
 	if err != nil {
 		return err
 	}
-	err = sysAcquireCall(h.fd, uint64(n), acqAsync)
-	if err == syscall.EINPROGRESS {
-		err = s.wait(ctx, h)
-	} else {
-		err = errno("fairsem acquire", err)
-	}
+	err = s.request(ctx, h, uint64(n), sized)
 	s.mu.Lock()
 	if err == nil {
 		h.holds += uint64(n)
@@ -265,6 +343,78 @@ func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 	s.idle = append(s.idle, h)
 	s.mu.Unlock()
 	return err
+}
+
+func (s *Semaphore) acquireZero() error {
+	var i sysInfo
+	err := sysInfoCall(s.main.fd, &i)
+	runtime.KeepAlive(s.main.f)
+	if err == nil && i.flags&infoClosed != 0 {
+		err = syscall.EIDRM
+	}
+	return errno("fairsem acquire", err)
+}
+
+// request queues n on h and waits for it: nil when h holds the n permits.
+func (s *Semaphore) request(ctx context.Context, h *handle, n uint64, sized bool) error {
+	err := sysAcquireCall(h.fd, n, acqAsync)
+	if err != syscall.EINPROGRESS {
+		return errno("fairsem acquire", err) // nil: granted at once
+	}
+	if sized {
+		id, above, err := s.aboveLimit(h, n)
+		if err != nil {
+			return err
+		}
+		if above {
+			return s.park(ctx, h, n, id)
+		}
+	}
+	return s.collect(ctx, h, n)
+}
+
+// aboveLimit: is h's queued request for n above the limit?  If so it is
+// withdrawn (a grant that landed meanwhile goes back) to wait parked.  The
+// look comes after the request is queued, so that it costs nothing to an
+// Acquire granted at once.
+func (s *Semaphore) aboveLimit(h *handle, n uint64) (uint64, bool, error) {
+	var i sysInfo
+	if err := sysInfoCall(h.fd, &i); err != nil {
+		return 0, false, errno("fairsem info", err)
+	}
+	if n <= i.limit {
+		return i.id, false, nil
+	}
+	// ENOENT: a close removed the request; read it for EIDRM.
+	if err := s.cancel(h); err != nil {
+		if err != syscall.ENOENT {
+			return 0, false, errno("fairsem cancel", err)
+		}
+		return 0, false, errno("fairsem acquire", syscall.EIDRM)
+	}
+	return i.id, true, nil
+}
+
+// collect waits for h's queued request of n; cancellation wins.
+func (s *Semaphore) collect(ctx context.Context, h *handle, n uint64) error {
+	if err := s.wait(ctx, h); err != nil {
+		return err
+	}
+	return s.unlessDone(ctx, h, n)
+}
+
+// unlessDone keeps a grant of n on h only if ctx is not done: ctx done
+// before the grant was seen means the Acquire failed (x/sync's rule).
+func (s *Semaphore) unlessDone(ctx context.Context, h *handle, n uint64) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	err := ioctlCount(h.fd, iocRelease, n)
+	runtime.KeepAlive(h.f)
+	if err != nil {
+		return errno("fairsem release", err)
+	}
+	return ctx.Err()
 }
 
 // The past: a read deadline there wakes a waiting Read at once.
@@ -318,7 +468,7 @@ func (s *Semaphore) wait(ctx context.Context, h *handle) error {
 }
 
 func (s *Semaphore) cancel(h *handle) error {
-	_, err := ioctl(h.fd, iocCancel, nil)
+	err := rawIoctl(h.fd, iocCancel, nil)
 	runtime.KeepAlive(h.f)
 	return err
 }
@@ -385,9 +535,16 @@ func (s *Semaphore) count(op string, req uintptr, n int64) error {
 	return errno(op, err)
 }
 
-// Add raises the limit by n; waiters are served at once, in order.
-// EOVERFLOW past MaxPermits.
-func (s *Semaphore) Add(n int64) error { return s.count("fairsem add", iocAdd, n) }
+// Add raises the limit by n; waiters are served at once, in order, and
+// this process's parked requests (see Acquire) that now fit queue behind
+// them.  EOVERFLOW past MaxPermits.
+func (s *Semaphore) Add(n int64) error {
+	err := s.count("fairsem add", iocAdd, n)
+	if err == nil {
+		s.kickParked()
+	}
+	return err
+}
 
 // Remove lowers the limit by n, even below what is held (then nothing is
 // granted until enough comes back).  EINVAL above the limit.
@@ -399,6 +556,9 @@ func (s *Semaphore) Remove(n int64) error { return s.count("fairsem remove", ioc
 func (s *Semaphore) Close() error {
 	_, err := ioctl(s.main.fd, iocClose, nil)
 	runtime.KeepAlive(s.main.f)
+	if err == nil {
+		s.kickParked()
+	}
 	return errno("fairsem close", err)
 }
 
@@ -421,7 +581,7 @@ func (s *Semaphore) CloseHandle() error {
 // this Semaphore's handles hold.
 func (s *Semaphore) Info() (Info, error) {
 	var i sysInfo
-	_, err := ioctl(s.main.fd, iocInfo, unsafe.Pointer(&i))
+	err := sysInfoCall(s.main.fd, &i)
 	runtime.KeepAlive(s.main.f)
 	if err != nil {
 		return Info{}, errno("fairsem info", err)
@@ -435,6 +595,7 @@ func (s *Semaphore) Info() (Info, error) {
 	return Info{
 		ID: i.id, Limit: i.limit, Available: i.available, Taken: i.taken,
 		Holds: holds, Waiters: i.waiters, Handles: i.handles,
-		LIFO: i.flags&flagLIFO != 0, Closed: i.flags&infoClosed != 0,
+		LIFO: i.flags&flagLIFO != 0, Prio: i.flags&flagPrio != 0,
+		Closed: i.flags&infoClosed != 0, Parked: lot.count(i.id),
 	}, nil
 }

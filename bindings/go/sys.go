@@ -45,6 +45,13 @@ type sysHandle struct {
 	fd    int32
 }
 
+type sysLink struct {
+	fd       int32
+	mode     uint32
+	name     uint64 // user pointer to a NUL-terminated name
+	reserved [2]uint64
+}
+
 func ioc(dir, nr, size uintptr) uintptr {
 	return dir<<30 | size<<16 | 0xFA<<8 | nr
 }
@@ -60,6 +67,7 @@ var (
 	iocCancel    = ioc(0, 7, 0)
 	iocInfo      = ioc(2, 8, unsafe.Sizeof(sysInfo{}))
 	iocNewHandle = ioc(3, 9, unsafe.Sizeof(sysHandle{}))
+	iocLink      = ioc(1, 10, unsafe.Sizeof(sysLink{}))
 )
 
 func ioctl(fd int, req uintptr, arg unsafe.Pointer) (int, error) {
@@ -70,13 +78,27 @@ func ioctl(fd int, req uintptr, arg unsafe.Pointer) (int, error) {
 	return int(r), nil
 }
 
+// rawIoctl is for the ioctls of the hot path, which never sleep (an
+// asynchronous or try acquire, a release, a cancel, INFO): telling the
+// scheduler about a blocking call would only cost time on every Acquire
+// and Release.  INIT, NEW_HANDLE and LINK allocate and go through ioctl.
+func rawIoctl(fd int, req uintptr, arg unsafe.Pointer) error {
+	_, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, uintptr(fd), req, uintptr(arg))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
 func ioctlCount(fd int, req uintptr, count uint64) error {
-	_, err := ioctl(fd, req, unsafe.Pointer(&count))
-	return err
+	return rawIoctl(fd, req, unsafe.Pointer(&count))
 }
 
 func sysAcquireCall(fd int, count uint64, flags uint32) error {
 	arg := sysAcquire{count: count, deadlineNs: noDeadline, flags: flags}
-	_, err := ioctl(fd, iocAcquire, unsafe.Pointer(&arg))
-	return err
+	return rawIoctl(fd, iocAcquire, unsafe.Pointer(&arg))
+}
+
+func sysInfoCall(fd int, i *sysInfo) error {
+	return rawIoctl(fd, iocInfo, unsafe.Pointer(i))
 }

@@ -52,6 +52,9 @@ build_go() {
 	mkdir -p "$payload/go"
 	(cd "$root/bindings/go" && CGO_ENABLED=0 GOPATH=$cache/gopath GOFLAGS=-mod=mod GO111MODULE=on \
 		$GO test -c -o "$payload/go/fairsem.test" .)
+	# --- Go: x/sync's own tests against the binding (issue 17) ---
+	GOPATH=$cache/gopath "$root/bindings/go/xsync/gen.sh" "$GO" "$cache/go-xsync" "$payload/go"
+	# --- end Go ---
 }
 
 # The package, its tests, and Debian's python3 with its standard library
