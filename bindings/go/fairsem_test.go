@@ -484,7 +484,7 @@ func TestConstantsMatchTheUapiHeader(t *testing.T) {
 		"FAIRSEM_IOC_ADD": uint64(iocAdd), "FAIRSEM_IOC_REMOVE": uint64(iocRemove),
 		"FAIRSEM_IOC_CLOSE": uint64(iocClose), "FAIRSEM_IOC_CANCEL": uint64(iocCancel),
 		"FAIRSEM_IOC_INFO": uint64(iocInfo), "FAIRSEM_IOC_NEW_HANDLE": uint64(iocNewHandle),
-		"FAIRSEM_IOC_LINK": uint64(iocLink),
+		"FAIRSEM_IOC_LINK":    uint64(iocLink),
 		"FAIRSEM_MAX_PERMITS": MaxPermits, "FAIRSEM_NO_DEADLINE": noDeadline,
 		"FAIRSEM_LIFO": flagLIFO, "FAIRSEM_PRIO": flagPrio,
 		"FAIRSEM_ACQ_TRY": acqTry, "FAIRSEM_ACQ_ASYNC": acqAsync,
