@@ -382,10 +382,21 @@ err_free:
 
 /*
  * Every ioctl but INFO takes, gives or changes something, or may: a handle
- * opened without write access only looks.  Unknown ioctls are not ours to
- * refuse here: they answer ENOTTY first.
+ * opened without write access only looks.  So INFO is the one listed, and
+ * any other command needs write access, a future one included, unless it
+ * is listed here on purpose: forgetting a command fails closed.
  */
-static bool fairsem_ioctl_needs_write(unsigned int cmd)
+static bool fairsem_ioctl_read_only(unsigned int cmd)
+{
+	return cmd == FAIRSEM_IOC_INFO;
+}
+
+/*
+ * The commands fairsem_ioctl() knows: on a read-only handle, an unknown
+ * one still answers ENOTTY before EBADF, as the contract orders them.  A
+ * command missing here answers ENOTTY there, which refuses it too.
+ */
+static bool fairsem_ioctl_known(unsigned int cmd)
 {
 	switch (cmd) {
 	case FAIRSEM_IOC_INIT:
@@ -396,6 +407,7 @@ static bool fairsem_ioctl_needs_write(unsigned int cmd)
 	case FAIRSEM_IOC_REMOVE:
 	case FAIRSEM_IOC_CLOSE:
 	case FAIRSEM_IOC_CANCEL:
+	case FAIRSEM_IOC_INFO:
 	case FAIRSEM_IOC_NEW_HANDLE:
 		return true;
 	default:
@@ -408,8 +420,8 @@ long fairsem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	struct fairsem_file *ff = file->private_data;
 	void __user *argp = (void __user *)arg;
 
-	if (!(file->f_mode & FMODE_WRITE) && fairsem_ioctl_needs_write(cmd))
-		return -EBADF;
+	if (!(file->f_mode & FMODE_WRITE) && !fairsem_ioctl_read_only(cmd))
+		return fairsem_ioctl_known(cmd) ? -EBADF : -ENOTTY;
 	switch (cmd) {
 	case FAIRSEM_IOC_INIT:
 		return fairsem_ioctl_init(ff, argp);

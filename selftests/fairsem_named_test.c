@@ -753,6 +753,51 @@ TEST_F(named, read_only_handle_info_poll_fdinfo_work)
 	close(fd);
 }
 
+/*
+ * Every command the driver knows (the one answering anything but ENOTTY
+ * on a read-write handle) needs write access, INFO alone excepted: scanned
+ * over the whole number space of the magic, every direction and the sizes
+ * of the uapi's types, so that a command added later is held to it too.
+ * Both handles are unbound and the pointer is bad: nothing can change.
+ */
+TEST(every_known_ioctl_but_info_needs_write_access)
+{
+	static const unsigned int sizes[] = { 0, 4, 8, 16, 24, 32, 40, 48,
+					      64, 88, 96, 128 };
+	static const unsigned int dirs[] = { _IOC_NONE, _IOC_READ, _IOC_WRITE,
+					     _IOC_READ | _IOC_WRITE };
+	int rw = open(FAIRSEM_DEV, O_RDWR | O_CLOEXEC);
+	int ro = open(FAIRSEM_DEV, O_RDONLY | O_CLOEXEC);
+	unsigned int d, nr, s, known = 0, wrong = 0;
+	void *bad = fs_bad_ptr();
+
+	ASSERT_LE(0, rw);
+	ASSERT_LE(0, ro);
+	ASSERT_NE(NULL, bad);
+	for (d = 0; d < 4; d++) {
+		for (nr = 0; nr < 256; nr++) {
+			for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+				unsigned long cmd = _IOC(dirs[d], FAIRSEM_IOC_MAGIC,
+							 nr, sizes[s]);
+				int a = fs_ret(ioctl(rw, cmd, bad));
+				int b = fs_ret(ioctl(ro, cmd, bad));
+				int want = a == -ENOTTY ? -ENOTTY :
+					   cmd == FAIRSEM_IOC_INFO ? a : -EBADF;
+
+				known += a != -ENOTTY;
+				if (b != want && wrong++ < 10)
+					TH_LOG("ioctl %#lx: %d read-write, %d read-only, want %d",
+					       cmd, a, b, want);
+			}
+		}
+	}
+	EXPECT_EQ(0, wrong);
+	/* INIT to NEW_HANDLE: the scan saw every command the uapi has. */
+	EXPECT_EQ(10, known);
+	close(ro);
+	close(rw);
+}
+
 TEST(read_only_dev_fairsem_handle_ebadf)
 {
 	int ro = open(FAIRSEM_DEV, O_RDONLY | O_CLOEXEC);
