@@ -48,7 +48,11 @@
  * @gid: its group, from gid= (default: the mounter's)
  * @max: the most names the instance may hold, from max=
  * @names: names it holds now; guarded by the root inode's i_rwsem, which
- *	the VFS holds over unlink and rename and LINK takes itself
+ *	the VFS holds over unlink and rename and LINK takes itself, as @max
+ *	is (a remount changes it)
+ * @given: in a mount's or a remount's fs_context only: the options it
+ *	named, a bit for each FAIRSEM_OPT_*, so that a remount changes those
+ *	and no others
  */
 struct fairsem_fs_info {
 	umode_t mode;
@@ -56,6 +60,7 @@ struct fairsem_fs_info {
 	kgid_t gid;
 	unsigned int max;
 	unsigned int names;
+	unsigned int given;
 };
 
 static struct file_system_type fairsem_fs_type;
@@ -450,6 +455,7 @@ static int fairsem_parse_param(struct fs_context *fc, struct fs_parameter *param
 		fsi->max = result.uint_32;
 		break;
 	}
+	fsi->given |= BIT(opt);
 	return 0;
 }
 
@@ -457,6 +463,42 @@ static int fairsem_get_tree(struct fs_context *fc)
 {
 	/* A new instance for every mount. */
 	return get_tree_nodev(fc, fairsem_fill_super);
+}
+
+/*
+ * mount -o remount: each option named changes the instance as at mount
+ * time, the others stay.  mode=, uid= and gid= change the root directory
+ * as chmod and chown would; max= below the names held keeps them all and
+ * refuses new ones (ENOSPC) until enough are gone.  The VFS has checked
+ * CAP_SYS_ADMIN in the instance's user namespace.
+ */
+static int fairsem_reconfigure(struct fs_context *fc)
+{
+	struct fairsem_fs_info *opts = fc->fs_private;
+	struct super_block *sb = fc->root->d_sb;
+	struct fairsem_fs_info *fsi = sb->s_fs_info;
+	struct inode *root = d_inode(sb->s_root);
+
+	inode_lock(root);
+	if (opts->given & BIT(FAIRSEM_OPT_MODE)) {
+		fsi->mode = opts->mode;
+		root->i_mode = S_IFDIR | opts->mode;
+	}
+	if (opts->given & BIT(FAIRSEM_OPT_UID)) {
+		fsi->uid = opts->uid;
+		root->i_uid = opts->uid;
+	}
+	if (opts->given & BIT(FAIRSEM_OPT_GID)) {
+		fsi->gid = opts->gid;
+		root->i_gid = opts->gid;
+	}
+	if (opts->given & BIT(FAIRSEM_OPT_MAX))
+		fsi->max = opts->max;
+	if (opts->given & (BIT(FAIRSEM_OPT_MODE) | BIT(FAIRSEM_OPT_UID) |
+			   BIT(FAIRSEM_OPT_GID)))
+		fairsem_inode_changed(root);
+	inode_unlock(root);
+	return 0;
 }
 
 static void fairsem_fc_free(struct fs_context *fc)
@@ -468,6 +510,7 @@ static const struct fs_context_operations fairsem_context_ops = {
 	.free = fairsem_fc_free,
 	.parse_param = fairsem_parse_param,
 	.get_tree = fairsem_get_tree,
+	.reconfigure = fairsem_reconfigure,
 };
 
 static int fairsem_init_fs_context(struct fs_context *fc)

@@ -77,6 +77,16 @@ static inline void fairsem_dir_changed(struct inode *dir)
 #endif
 }
 
+/* An inode's attributes changed (chmod, chown): ctime now. */
+static inline void fairsem_inode_changed(struct inode *inode)
+{
+#if FAIRSEM_KERNEL_SINCE(6, 6)
+	inode_set_ctime_current(inode);
+#else
+	inode->i_ctime = current_time(inode);
+#endif
+}
+
 /*
  * Give @dentry (ours, referenced, negative, hashed or not) the inode
  * @inode and pin it in the dcache: a name lives until it is unlinked

@@ -129,6 +129,112 @@ TEST(unknown_mount_option_fails_einval)
 	EXPECT_EQ(0, rmdir(dir));
 }
 
+static int fsn_remount(const char *dir, unsigned long flags, const char *opts)
+{
+	return fs_ret(mount("fairsem", dir, "fairsem", MS_REMOUNT | flags, opts));
+}
+
+/* The options as /proc/self/mountinfo shows them for dir, in buf. */
+static int mount_options_of(const char *dir, char *buf, size_t len)
+{
+	char line[1024], mnt[256], opts[512];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		/* id parent dev root mountpoint opts ... - type source superopts */
+		char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %255s", mnt) != 1 ||
+		    strcmp(mnt, dir) ||
+		    sscanf(dash, " - %*s %*s %511s", opts) != 1)
+			continue;
+		snprintf(buf, len, "%s", opts);
+		ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
+TEST(remount_changes_the_options_it_names)
+{
+	char dir[64], opts[512];
+	struct stat st;
+	int d, a, b, h;
+
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), "max=3"));
+	d = fsn_opendir(dir);
+	ASSERT_LE(0, d);
+	a = fsn_create(d, "a", 1, 0, 0600);
+	b = fsn_create(d, "b", 1, 0, 0600);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+
+	ASSERT_EQ(0, fsn_remount(dir, 0, "mode=0750,uid=1000,gid=1000"));
+	ASSERT_EQ(0, stat(dir, &st));
+	EXPECT_EQ(0750, st.st_mode & 07777);
+	EXPECT_EQ(USER, st.st_uid);
+	EXPECT_EQ(USER, st.st_gid);
+	ASSERT_EQ(0, mount_options_of(dir, opts, sizeof(opts)));
+	EXPECT_NE(NULL, strstr(opts, "mode=750,uid=1000,gid=1000,max=3"))
+		TH_LOG("options: %s", opts);
+
+	/* max= below the names held keeps them and refuses new ones. */
+	ASSERT_EQ(0, fsn_remount(dir, 0, "max=1"));
+	EXPECT_EQ(-ENOSPC, fsn_create(d, "c", 1, 0, 0600));
+	h = fsn_open(dir, "a", O_RDWR);
+	EXPECT_LE(0, h);
+	close(h);
+	ASSERT_EQ(0, fsn_remount(dir, 0, "max=3"));
+	h = fsn_create(d, "c", 1, 0, 0600);
+	EXPECT_LE(0, h);
+	close(h);
+
+	/* A remount that names nothing changes nothing. */
+	ASSERT_EQ(0, fsn_remount(dir, 0, NULL));
+	ASSERT_EQ(0, stat(dir, &st));
+	EXPECT_EQ(0750, st.st_mode & 07777);
+	EXPECT_EQ(USER, st.st_uid);
+	close(a);
+	close(b);
+	close(d);
+	EXPECT_EQ(0, fsn_unmount(dir));
+}
+
+TEST(remount_with_a_bad_option_fails_einval_and_changes_nothing)
+{
+	char dir[64];
+	struct stat st;
+
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), "mode=0755"));
+	EXPECT_EQ(-EINVAL, fsn_remount(dir, 0, "frobnicate=1"));
+	EXPECT_EQ(-EINVAL, fsn_remount(dir, 0, "mode=0700,mode=77777"));
+	ASSERT_EQ(0, stat(dir, &st));
+	EXPECT_EQ(0755, st.st_mode & 07777);
+	EXPECT_EQ(0, fsn_unmount(dir));
+}
+
+TEST(remount_read_only_refuses_link_erofs)
+{
+	char dir[64];
+	int d, fd;
+
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), NULL));
+	d = fsn_opendir(dir);
+	ASSERT_LE(0, d);
+	ASSERT_EQ(0, fsn_remount(dir, MS_RDONLY, NULL));
+	fd = fs_new(1, 0);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EROFS, fsn_link(d, fd, "x", 0600));
+	ASSERT_EQ(0, fsn_remount(dir, 0, NULL));
+	EXPECT_EQ(0, fsn_link(d, fd, "x", 0600));
+	close(fd);
+	close(d);
+	EXPECT_EQ(0, fsn_unmount(dir));
+}
+
 TEST(max_gives_enospc_and_unlink_frees_a_slot)
 {
 	char dir[64], path[128];
