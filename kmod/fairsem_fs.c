@@ -104,11 +104,11 @@ static const struct inode_operations fairsem_name_iops = {
 };
 
 /*
- * The inode of a new name for @sem, taking over the caller's reference on
- * it.  Owned by the caller's fsuid and fsgid (the directory's group under
- * a setgid directory), with @mode minus the caller's umask.
+ * The inode of a new name for @sem in @dir (reached through @dir_file),
+ * taking over the caller's reference on it.  Owned as the VFS owns any new
+ * file (inode_init_owner()), with @mode minus the caller's umask.
  */
-static struct inode *fairsem_name_inode(struct inode *dir,
+static struct inode *fairsem_name_inode(struct file *dir_file, struct inode *dir,
 					struct fairsem_sem *sem, umode_t mode)
 {
 	struct inode *inode = new_inode(dir->i_sb);
@@ -116,9 +116,8 @@ static struct inode *fairsem_name_inode(struct inode *dir,
 	if (!inode)
 		return NULL;
 	inode->i_ino = get_next_ino();
-	inode->i_mode = S_IFREG | (mode & ~current_umask() & 0777);
-	inode->i_uid = current_fsuid();
-	inode->i_gid = dir->i_mode & S_ISGID ? dir->i_gid : current_fsgid();
+	fairsem_init_owner(dir_file, inode, dir,
+			   S_IFREG | (mode & ~current_umask() & 0777));
 	fairsem_inode_init_ts(inode);
 	inode->i_op = &fairsem_name_iops;
 	inode->i_fop = &fairsem_fops;
@@ -227,7 +226,11 @@ static int fairsem_link_to(struct file *dir_file, const char *name,
 	if (ret)
 		goto out_put;
 	inode_lock_nested(dir, I_MUTEX_PARENT);
-	/* What creat(2) needs: write and search permission, the sticky bit aside. */
+	/* What may_create() asks of creat(2): an owner the instance can name, */
+	ret = -EOVERFLOW;
+	if (!fairsem_fsuidgid_mapped(dir_file))
+		goto out_unlock;
+	/* ...and write and search permission, the sticky bit aside. */
 	ret = fairsem_file_permission(dir_file, dir, MAY_WRITE | MAY_EXEC);
 	if (ret)
 		goto out_unlock;
@@ -239,7 +242,7 @@ static int fairsem_link_to(struct file *dir_file, const char *name,
 	ret = security_inode_create(dir, dentry, S_IFREG | mode);
 	if (ret)
 		goto out_dput;
-	inode = fairsem_name_inode(dir, sem, mode);
+	inode = fairsem_name_inode(dir_file, dir, sem, mode);
 	if (!inode) {
 		ret = -ENOMEM;
 		goto out_dput;
@@ -265,7 +268,7 @@ out_put:
 /*
  * FAIRSEM_IOC_LINK.  Errors answer in the contract's order: the argument
  * (EFAULT, then EINVAL, ENAMETOOLONG), the handle (EBADF, EBADFD, EIDRM),
- * then the directory (EROFS, EACCES, EEXIST, ENOSPC).
+ * then the directory (EROFS, EOVERFLOW, EACCES, EEXIST, ENOSPC).
  */
 static int fairsem_ioctl_link(struct file *dir_file, void __user *argp)
 {

@@ -343,6 +343,92 @@ TEST(user_namespace_mounts_its_own)
 	EXPECT_EQ(0, ret);
 }
 
+/*
+ * A user namespace where uid and gid 0 are the caller's USER: the
+ * ns-root, holding every capability over what it mounts there.
+ */
+static int enter_userns_as_root_of_user(void)
+{
+	char map[32];
+	int fd;
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
+		return errno == EPERM || errno == EINVAL ? 4 : 10;
+	fd = open("/proc/self/setgroups", O_WRONLY);
+	if (fd < 0 || write(fd, "deny", 4) != 4)
+		return 11;
+	close(fd);
+	snprintf(map, sizeof(map), "0 %d 1", USER);
+	fd = open("/proc/self/uid_map", O_WRONLY);
+	if (fd < 0 || write(fd, map, strlen(map)) < 0)
+		return 12;
+	close(fd);
+	fd = open("/proc/self/gid_map", O_WRONLY);
+	if (fd < 0 || write(fd, map, strlen(map)) < 0)
+		return 13;
+	close(fd);
+	return 0;
+}
+
+/*
+ * The VFS's may_create(): a caller whose fsuid or fsgid has no mapping in
+ * the instance's user namespace creates nothing there (EOVERFLOW), as
+ * creat(2) refuses.  The instance belongs to a user namespace that maps
+ * only USER; root outside reaches it through /proc/PID/root, and the
+ * sticky 1777 root directory lets anyone in.
+ */
+TEST(link_by_a_caller_the_instance_cannot_map_eoverflow)
+{
+	char dir[64], path[128];
+	int ready[2], done[2], d, fd, status, ret;
+	pid_t pid;
+
+	ASSERT_EQ(0, fsn_tmpdir(dir, sizeof(dir)));
+	ASSERT_EQ(0, chmod(dir, 0777));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(done));
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(ready[0]);
+		close(done[1]);
+		if (setgroups(0, NULL) || setresgid(USER, USER, USER) ||
+		    setresuid(USER, USER, USER))
+			_exit(250);
+		prctl(PR_SET_DUMPABLE, 1);	/* for /proc/PID/root */
+		ret = enter_userns_as_root_of_user();
+		if (!ret && mount("fairsem", dir, "fairsem", 0, NULL))
+			ret = 14;
+		fs_put(ready[1], ret ? 'n' : 'y');
+		fs_take(done[0]);
+		_exit(ret);
+	}
+	close(ready[1]);
+	close(done[0]);
+	if (fs_take(ready[0]) != 'y') {
+		fs_put(done[1], 'q');
+		ret = fs_wait_child(pid);
+		rmdir(dir);
+		if (WIFEXITED(ret) && WEXITSTATUS(ret) == 4)
+			SKIP(return, "unprivileged user namespaces are not allowed");
+		ASSERT_EQ(0, ret);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, dir);
+	d = fsn_opendir(path);
+	fd = fs_new(1, 0);
+	EXPECT_LE(0, d);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EOVERFLOW, fsn_link(d, fd, "unmapped", 0600));
+	close(fd);
+	close(d);
+	fs_put(done[1], 'q');
+	status = fs_wait_child(pid);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(ready[0]);
+	close(done[1]);
+	rmdir(dir);
+}
+
 /* ---- flat: only semaphores ---- */
 
 TEST_F(named, mkdir_mknod_symlink_link_refused_eperm)
