@@ -164,7 +164,8 @@ TEST(remount_changes_the_options_it_names)
 	struct stat st;
 	int d, a, b, h;
 
-	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), "max=3"));
+	/* root, no longer the owner after uid=, is not bounded per user. */
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), "max=3,max_per_user=3"));
 	d = fsn_opendir(dir);
 	ASSERT_LE(0, d);
 	a = fsn_create(d, "a", 1, 0, 0600);
@@ -1104,6 +1105,133 @@ TEST_F(named, any_user_creates_and_removes_its_own_name)
 	struct user_args a = { self->dir, "users" };
 
 	EXPECT_EQ(0, fsn_as_user(USER, USER, create_and_remove_child, &a));
+}
+
+/* What a child creating names is told. */
+struct names_args {
+	const char *dir;
+	const char *prefix;
+	int n;		/* names to create: prefix0, prefix1, ... */
+	int refused;	/* the one refused with EDQUOT, or n for none */
+};
+
+/*
+ * Creates names until one fails or a->n are made: 0 if the first refused
+ * is a->refused (with EDQUOT) or, with a->refused == a->n, none was; 1 if
+ * EDQUOT came elsewhere, 2 on another error, 3 if a->refused was made.
+ */
+static int create_names_child(void *arg)
+{
+	struct names_args *a = arg;
+	char name[64];
+	int d = fsn_opendir(a->dir);
+	int i, fd;
+
+	if (d < 0)
+		return 250;
+	for (i = 0; i < a->n; i++) {
+		snprintf(name, sizeof(name), "%s%d", a->prefix, i);
+		fd = fsn_create(d, name, 1, 0, 0600);
+		if (fd == -EDQUOT)
+			return i == a->refused ? 0 : 1;
+		if (fd < 0)
+			return 2;
+		close(fd);
+	}
+	close(d);
+	return a->refused == a->n ? 0 : 3;
+}
+
+#define OTHER	1001	/* a second unprivileged uid */
+
+TEST(one_user_at_its_bound_leaves_names_for_others_edquot)
+{
+	struct names_args first = { NULL, "a", 3, 2 }, second = { NULL, "b", 2, 2 };
+	char dir[64], path[128];
+	int d, fd, i;
+
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), "max=8,max_per_user=2"));
+	first.dir = second.dir = dir;
+	/* The first user's third name is refused: it holds its bound. */
+	EXPECT_EQ(0, fsn_as_user(USER, USER, create_names_child, &first));
+	/* ...and the second user still creates its own, as root does. */
+	EXPECT_EQ(0, fsn_as_user(OTHER, OTHER, create_names_child, &second));
+	/* The root directory's owner is not bounded: root, here. */
+	d = fsn_opendir(dir);
+	ASSERT_LE(0, d);
+	for (i = 0; i < 3; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "root%d", i);
+		fd = fsn_create(d, name, 1, 0, 0600);
+		EXPECT_LE(0, fd);
+		close(fd);
+	}
+	/* A name removed gives its owner one back. */
+	ASSERT_EQ(0, fsn_path(path, sizeof(path), dir, "a0"));
+	ASSERT_EQ(0, unlink(path));
+	first.prefix = "c";
+	first.n = 2;
+	first.refused = 1;
+	EXPECT_EQ(0, fsn_as_user(USER, USER, create_names_child, &first));
+	close(d);
+	EXPECT_EQ(0, fsn_unmount(dir));
+}
+
+TEST(default_per_user_bound_is_a_quarter_of_max)
+{
+	struct names_args first = { NULL, "a", 1025, 1024 };
+	struct names_args second = { NULL, "b", 1, 1 };
+	char dir[64], opts[512];
+
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), NULL));
+	ASSERT_EQ(0, mount_options_of(dir, opts, sizeof(opts)));
+	EXPECT_NE(NULL, strstr(opts, ",max=4096,max_per_user=1024"))
+		TH_LOG("options: %s", opts);
+	first.dir = second.dir = dir;
+	/* The 1025th name of one user is refused, another user's first is not. */
+	EXPECT_EQ(0, fsn_as_user(USER, USER, create_names_child, &first));
+	EXPECT_EQ(0, fsn_as_user(OTHER, OTHER, create_names_child, &second));
+	EXPECT_EQ(0, fsn_unmount(dir));
+
+	/* Rounded up, and following max= on a remount unless given. */
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), "max=10"));
+	ASSERT_EQ(0, mount_options_of(dir, opts, sizeof(opts)));
+	EXPECT_NE(NULL, strstr(opts, ",max=10,max_per_user=3"))
+		TH_LOG("options: %s", opts);
+	ASSERT_EQ(0, fsn_remount(dir, 0, "max=100"));
+	ASSERT_EQ(0, mount_options_of(dir, opts, sizeof(opts)));
+	EXPECT_NE(NULL, strstr(opts, ",max=100,max_per_user=25"))
+		TH_LOG("options: %s", opts);
+	ASSERT_EQ(0, fsn_remount(dir, 0, "max_per_user=7"));
+	ASSERT_EQ(0, fsn_remount(dir, 0, "max=200"));
+	ASSERT_EQ(0, mount_options_of(dir, opts, sizeof(opts)));
+	EXPECT_NE(NULL, strstr(opts, ",max=200,max_per_user=7"))
+		TH_LOG("options: %s", opts);
+	EXPECT_EQ(0, fsn_unmount(dir));
+}
+
+TEST(chown_moves_a_name_to_its_new_owners_count)
+{
+	struct names_args first = { NULL, "a", 2, 2 }, second = { NULL, "b", 1, 1 };
+	char dir[64], path[128];
+
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), "max_per_user=2"));
+	first.dir = second.dir = dir;
+	ASSERT_EQ(0, fsn_as_user(USER, USER, create_names_child, &first));
+	ASSERT_EQ(0, fsn_as_user(OTHER, OTHER, create_names_child, &second));
+	/* OTHER takes one of USER's (root's chown, past OTHER's bound too). */
+	ASSERT_EQ(0, fsn_path(path, sizeof(path), dir, "a0"));
+	ASSERT_EQ(0, chown(path, OTHER, OTHER));
+	ASSERT_EQ(0, fsn_path(path, sizeof(path), dir, "a1"));
+	ASSERT_EQ(0, chown(path, OTHER, OTHER));
+	/* USER holds none now, OTHER three: over its bound, it makes none. */
+	first.prefix = "c";
+	EXPECT_EQ(0, fsn_as_user(USER, USER, create_names_child, &first));
+	second.prefix = "d";
+	second.refused = 0;
+	EXPECT_EQ(0, fsn_as_user(OTHER, OTHER, create_names_child, &second));
+	EXPECT_EQ(0, fsn_unmount(dir));
 }
 
 TEST(link_needs_write_permission_on_the_directory)
