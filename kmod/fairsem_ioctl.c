@@ -12,11 +12,13 @@
 #include <linux/file.h>
 #include <linux/hrtimer.h>
 #include <linux/minmax.h>
+#include <linux/overflow.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/sched/prio.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/time_namespace.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/fairsem.h>
 
@@ -154,6 +156,33 @@ static int fairsem_wait_result(struct fairsem_waiter *w, const ktime_t *deadline
 	return -EINPROGRESS;
 }
 
+/*
+ * A deadline is the caller's CLOCK_MONOTONIC, which in a time namespace
+ * (unshare --time, a container CRIU restored) runs at an offset from the
+ * host's, the clock of ktime_get() and hrtimers.  This is what
+ * timens_ktime_to_host() does for futex, clock_nanosleep() and timerfd,
+ * done here the same way on every kernel: the helper is inline around
+ * do_timens_ktime_to_host() and init_time_ns, which 6.1 does not export
+ * to modules.  An absolute time before the namespace's offset has
+ * passed already (0); one beyond the host's range means none (KTIME_MAX).
+ */
+static ktime_t fairsem_timens_to_host(ktime_t tim)
+{
+#ifdef CONFIG_TIME_NS
+	struct timens_offsets *offsets = &current->nsproxy->time_ns->offsets;
+	ktime_t offset = timespec64_to_ktime(offsets->monotonic);
+	ktime_t host;
+
+	if (tim < offset)
+		return 0;
+	if (check_sub_overflow(tim, offset, &host))
+		return KTIME_MAX;	/* a negative offset, past the range */
+	return host;
+#else
+	return tim;
+#endif
+}
+
 static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem,
 				u64 count, u64 deadline_ns)
 {
@@ -173,7 +202,7 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 	INIT_LIST_HEAD(&w.req.level);
 	/* A deadline beyond the kernel's time range means no deadline. */
 	if (deadline_ns <= KTIME_MAX) {
-		deadline = ns_to_ktime(deadline_ns);
+		deadline = fairsem_timens_to_host(ns_to_ktime(deadline_ns));
 		expires = &deadline;
 	}
 
