@@ -969,7 +969,7 @@ TEST(every_known_ioctl_but_info_needs_write_access)
 	ASSERT_NE(NULL, bad);
 	for (d = 0; d < 4; d++) {
 		for (nr = 0; nr < 256; nr++) {
-			for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+			for (s = 0; s < ARRAY_SIZE(sizes); s++) {
 				unsigned long cmd = _IOC(dirs[d], FAIRSEM_IOC_MAGIC,
 							 nr, sizes[s]);
 				int a = fs_ret(ioctl(rw, cmd, bad));
@@ -1151,7 +1151,8 @@ TEST(one_user_at_its_bound_leaves_names_for_others_edquot)
 	int d, fd, i;
 
 	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), "max=8,max_per_user=2"));
-	first.dir = second.dir = dir;
+	first.dir = dir;
+	second.dir = dir;
 	/* The first user's third name is refused: it holds its bound. */
 	EXPECT_EQ(0, fsn_as_user(USER, USER, create_names_child, &first));
 	/* ...and the second user still creates its own, as root does. */
@@ -1188,7 +1189,8 @@ TEST(default_per_user_bound_is_a_quarter_of_max)
 	ASSERT_EQ(0, mount_options_of(dir, opts, sizeof(opts)));
 	EXPECT_NE(NULL, strstr(opts, ",max=4096,max_per_user=1024"))
 		TH_LOG("options: %s", opts);
-	first.dir = second.dir = dir;
+	first.dir = dir;
+	second.dir = dir;
 	/* The 1025th name of one user is refused, another user's first is not. */
 	EXPECT_EQ(0, fsn_as_user(USER, USER, create_names_child, &first));
 	EXPECT_EQ(0, fsn_as_user(OTHER, OTHER, create_names_child, &second));
@@ -1217,7 +1219,8 @@ TEST(chown_moves_a_name_to_its_new_owners_count)
 	char dir[64], path[128];
 
 	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), "max_per_user=2"));
-	first.dir = second.dir = dir;
+	first.dir = dir;
+	second.dir = dir;
 	ASSERT_EQ(0, fsn_as_user(USER, USER, create_names_child, &first));
 	ASSERT_EQ(0, fsn_as_user(OTHER, OTHER, create_names_child, &second));
 	/* OTHER takes one of USER's (root's chown, past OTHER's bound too). */
