@@ -149,7 +149,8 @@ void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake
  * @holder->async changes state (queued, granted, refused, cancelled, read,
  * put back), when the holder is bound, and for every attached holder when
  * the semaphore closes.  The glue wakes the handle's blocked readers, and
- * its pollers with whatever the handle now reports.
+ * its pollers with whatever the handle now reports (or, when the request
+ * has gone without a grant, so that a parked io_uring read reads again).
  */
 void fairsem_holder_wake(struct fairsem_holder *holder);
 

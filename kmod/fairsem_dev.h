@@ -14,14 +14,13 @@
  * struct fairsem_file - one open file description: what the contract
  *	calls a handle (file->private_data)
  * @holder: the core's side: what the handle holds, its async request
- * @wq: pollers (poll, select, epoll), woken with the events that became
- *	reportable
+ * @wq: pollers (poll, select, epoll, io_uring), woken with the events
+ *	that became reportable, and when the request went without one
  * @readers: tasks blocked in read(), woken by every change of
  *	@holder.async and by CLOSE
  *
  * Both queues are woken under sem->lock; pollers apart from readers, so
- * that a change that makes nothing reportable (a request queued, read or
- * cancelled) wakes no event loop.
+ * that a request queued wakes no event loop (fairsem_holder_wake()).
  */
 struct fairsem_file {
 	struct fairsem_holder holder;
@@ -92,6 +91,7 @@ extern const struct file_operations fairsem_fops;
 void fairsem_sem_get(struct fairsem_sem *sem);
 void fairsem_sem_put(struct fairsem_sem *sem);
 struct fairsem_file *fairsem_file_alloc(void);
+void fairsem_file_nowait(struct file *file);
 void fairsem_file_free(struct fairsem_file *ff);
 void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
 		       struct fairsem_info *info);

@@ -382,6 +382,7 @@ static int fairsem_ioctl_new_handle(struct fairsem_file *ff, void __user *argp)
 		goto err_put_fd;
 	}
 	stream_open(file_inode(file), file);
+	fairsem_file_nowait(file);
 	ret = fairsem_attach_new(sem, nff);
 	if (ret)
 		goto err_fput;

@@ -102,9 +102,15 @@ static __poll_t fairsem_poll_events(const struct fairsem_holder *holder)
  *
  * Called by the core under sem->lock (lock order: sem->lock, then the wait
  * queue's) at every change of the handle's asynchronous request or of the
- * semaphore's closed flag.  Blocked readers always look again; pollers
- * only when something is reportable, with those events as the key, so an
- * edge-triggered epoll sees each grant and each close.  Only this handle's
+ * semaphore's closed flag.  Blocked readers always look again.  Pollers
+ * are woken with what the handle reports, so an edge-triggered epoll sees
+ * each grant and each close; and with EPOLLIN when the request has just
+ * gone without a grant to report (cancelled, read by another reader):
+ * a read that io_uring parked on ->poll (it polls before it reads a
+ * pollable file) then reads at once and ends as read(2) would, with
+ * EINVAL, where nothing else would ever wake it.  poll() and epoll look
+ * again on that wakeup and find nothing: the idle handle does not look
+ * readable.  A request queued wakes no poller.  Only this handle's
  * waiters: one grant wakes one handle, never the herd.
  */
 void fairsem_holder_wake(struct fairsem_holder *holder)
@@ -113,6 +119,8 @@ void fairsem_holder_wake(struct fairsem_holder *holder)
 	__poll_t events = fairsem_poll_events(holder);
 
 	wake_up_interruptible(&ff->readers);
+	if (!events && holder->async.state == FAIRSEM_REQ_IDLE)
+		events = EPOLLIN | EPOLLRDNORM;	/* reads end: look again */
 	if (events)
 		wake_up_interruptible_poll(&ff->wq, events);
 }
@@ -153,6 +161,7 @@ static int fairsem_fop_open(struct inode *inode, struct file *file)
 	/* A name of the fairsem filesystem: bound to its semaphore at once. */
 	fairsem_fs_bind(inode, ff);
 	file->private_data = ff;
+	fairsem_file_nowait(file);
 	return stream_open(inode, file);
 }
 
@@ -160,6 +169,20 @@ static int fairsem_fop_release(struct inode *inode, struct file *file)
 {
 	fairsem_file_free(file->private_data);
 	return 0;
+}
+
+/**
+ * fairsem_file_nowait() - say that the handle's read honours IOCB_NOWAIT
+ * @file: a new handle's file
+ *
+ * io_uring (and preadv2(RWF_NOWAIT)) then try the read without blocking
+ * first, and take its answer: EINVAL without a request, as read(2) gives
+ * it.  Without the flag io_uring waits on ->poll first for any read,
+ * which on a handle without a request is for ever.
+ */
+void fairsem_file_nowait(struct file *file)
+{
+	file->f_mode |= FMODE_NOWAIT;
 }
 
 /**
