@@ -18,6 +18,9 @@
  *	that became reportable, and when the request went without one
  * @readers: tasks blocked in read(), woken by every change of
  *	@holder.async and by CLOSE
+ * @rejoins: &struct fairsem_rejoin, blocking acquires on this handle that
+ *	left the queue to be frozen or to run task work; under sem->lock
+ * @nr_rejoins: how many, at most %FAIRSEM_REJOIN_MAX
  *
  * Both queues are woken under sem->lock; pollers apart from readers, so
  * that a request queued wakes no event loop (fairsem_holder_wake()).
@@ -26,6 +29,39 @@ struct fairsem_file {
 	struct fairsem_holder holder;
 	wait_queue_head_t wq;
 	wait_queue_head_t readers;
+	struct list_head rejoins;
+	unsigned int nr_rejoins;
+};
+
+/*
+ * The tickets a handle keeps: more threads frozen in one acquire each on
+ * one handle than this rejoin at the back instead.
+ */
+#define FAIRSEM_REJOIN_MAX	16
+
+/**
+ * struct fairsem_rejoin - the place of a blocking acquire that the kernel
+ *	restarts by itself
+ * @node: in &fairsem_file.rejoins
+ * @task: the task whose call it was (compared, never dereferenced)
+ * @pid: and its thread id, so that a task_struct reused is not taken for it
+ * @count: the call's arguments: only the same call, restarted, rejoins
+ * @deadline_ns: ...
+ * @seq: where it was in line (&fairsem_request.seq)
+ * @prio: with which priority (&fairsem_request.prio)
+ *
+ * A ticket, not a request: it holds nothing and blocks no one, so one
+ * left behind (the call ended with EINTR instead, or its task died) does
+ * no harm; it goes with the handle.
+ */
+struct fairsem_rejoin {
+	struct list_head node;
+	const struct task_struct *task;
+	pid_t pid;
+	u64 count;
+	u64 deadline_ns;
+	u64 seq;
+	int prio;
 };
 
 /**

@@ -10,11 +10,13 @@
 #include <linux/atomic.h>
 #include <linux/fcntl.h>
 #include <linux/file.h>
+#include <linux/freezer.h>
 #include <linux/hrtimer.h>
 #include <linux/minmax.h>
 #include <linux/overflow.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
+#include <linux/sched/jobctl.h>
 #include <linux/sched/prio.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -26,10 +28,19 @@
 #include "fairsem_trace.h"
 
 /*
- * A waiter frozen for system suspend (or by the cgroup freezer) sleeps on
- * in its place: TASK_FREEZABLE lets the freezer freeze it where it sleeps,
- * and thawing wakes it to look again.  Without it (before 6.1) the freezer
- * interrupts the wait like a signal, and the call restarts at the back.
+ * A waiter frozen for system suspend (or by the cgroup v1 freezer) sleeps
+ * on in its place: TASK_FREEZABLE (6.1 and later) lets the freezer freeze
+ * it where it sleeps, and thawing wakes it to look again; a grant that
+ * comes meanwhile is its own.
+ *
+ * The cgroup v2 freezer (JOBCTL_TRAP_FREEZE) freezes a task only on its
+ * way back to user space, and io_uring's task work (TIF_NOTIFY_SIGNAL),
+ * and before 6.1 the suspend freezer too, run only there: each wakes the
+ * waiter as a signal would, and the wait must return for them.  No signal
+ * is delivered, so the kernel restarts the call by itself, and the call
+ * keeps its place in line: the request leaves the queue (a frozen task
+ * holds up no one) but leaves a ticket, and the restarted call rejoins
+ * ahead of every request that came after it (fairsem_enqueue_again()).
  *
  * A stop (SIGSTOP, SIGTSTP, ptrace) must return to userspace to take
  * effect, so it interrupts the wait like any signal: the request leaves
@@ -183,6 +194,69 @@ static ktime_t fairsem_timens_to_host(ktime_t tim)
 #endif
 }
 
+/*
+ * Woken with signal_pending(), does the kernel restart the call by itself?
+ * Only task work is due (TIF_NOTIFY_SIGNAL alone), or only a freezer
+ * (cgroup v2's trap, or the suspend freezer's fake signal): no signal is
+ * pending that the task does not block, and no stop or ptrace trap.
+ */
+static bool fairsem_restarts_by_itself(void)
+{
+	struct task_struct *t = current;
+	sigset_t pending;
+	bool freeze_only;
+
+	if (!task_sigpending(t))
+		return true;
+	spin_lock_irq(&t->sighand->siglock);
+	sigorsets(&pending, &t->pending.signal, &t->signal->shared_pending.signal);
+	sigandnsets(&pending, &pending, &t->blocked);
+	freeze_only = sigisemptyset(&pending) &&
+		      !(t->jobctl & JOBCTL_PENDING_MASK) &&
+		      ((t->jobctl & JOBCTL_TRAP_FREEZE) || freezing(t));
+	spin_unlock_irq(&t->sighand->siglock);
+	return freeze_only;
+}
+
+/*
+ * Under sem->lock: the ticket this very call left when the kernel
+ * interrupted it to restart it (same task, same arguments), or NULL.  The
+ * task's other tickets on the handle are stale (that call ended some
+ * other way): they go.
+ */
+static struct fairsem_rejoin *fairsem_rejoin_take(struct fairsem_file *ff,
+						  u64 count, u64 deadline_ns)
+{
+	struct fairsem_rejoin *r, *tmp, *found = NULL;
+
+	list_for_each_entry_safe(r, tmp, &ff->rejoins, node) {
+		if (r->task != current || r->pid != current->pid)
+			continue;
+		list_del(&r->node);
+		ff->nr_rejoins--;
+		if (!found && r->count == count && r->deadline_ns == deadline_ns)
+			found = r;
+		else
+			kfree(r);
+	}
+	return found;
+}
+
+/* Under sem->lock: keep @r, the place of @w, for its restarted call. */
+static void fairsem_rejoin_leave(struct fairsem_file *ff,
+				 struct fairsem_rejoin *r,
+				 const struct fairsem_waiter *w, u64 deadline_ns)
+{
+	r->task = current;
+	r->pid = current->pid;
+	r->count = w->req.count;
+	r->deadline_ns = deadline_ns;
+	r->seq = w->req.seq;
+	r->prio = w->req.prio;
+	list_add_tail(&r->node, &ff->rejoins);
+	ff->nr_rejoins++;
+}
+
 static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem,
 				u64 count, u64 deadline_ns)
 {
@@ -195,6 +269,7 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 		.task = current,
 	};
 	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
+	struct fairsem_rejoin *ticket, *leave = NULL;
 	ktime_t deadline, *expires = NULL;
 	int ret;
 
@@ -207,23 +282,41 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 	}
 
 	spin_lock(&sem->lock);
+	ticket = fairsem_rejoin_take(ff, count, deadline_ns);
 	if (expires && ktime_compare(ktime_get(), deadline) >= 0) {
 		ret = fairsem_try_grant(&w.req);
 		if (ret == -EAGAIN)
 			ret = -ETIMEDOUT;
 		goto out_unlock;
 	}
-	ret = fairsem_enqueue(&w.req);
+	if (ticket) {
+		w.req.seq = ticket->seq;
+		w.req.prio = ticket->prio;
+		ret = fairsem_enqueue_again(&w.req, &wake);
+	} else {
+		ret = fairsem_enqueue(&w.req);
+	}
 	while (ret == -EINPROGRESS) {
 		set_current_state(FAIRSEM_SLEEP);
 		spin_unlock(&sem->lock);
 		schedule_hrtimeout_range(expires, current->timer_slack_ns,
 					 HRTIMER_MODE_ABS);
+		/* Allocated unlocked; without it, the call rejoins at the back. */
+		if (!leave && signal_pending(current) &&
+		    fairsem_restarts_by_itself())
+			leave = kmalloc(sizeof(*leave), GFP_KERNEL_ACCOUNT);
 		spin_lock(&sem->lock);
 		ret = fairsem_wait_result(&w, expires, &wake);
+		if (ret == -ERESTARTSYS && leave &&
+		    ff->nr_rejoins < FAIRSEM_REJOIN_MAX) {
+			fairsem_rejoin_leave(ff, leave, &w, deadline_ns);
+			leave = NULL;
+		}
 	}
 out_unlock:
 	fairsem_unlock_wake(sem, &wake);
+	kfree(leave);
+	kfree(ticket);
 	return ret;
 }
 

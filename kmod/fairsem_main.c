@@ -59,6 +59,7 @@ struct fairsem_file *fairsem_file_alloc(void)
 	fairsem_holder_setup(&ff->holder);
 	init_waitqueue_head(&ff->wq);
 	init_waitqueue_head(&ff->readers);
+	INIT_LIST_HEAD(&ff->rejoins);
 	return ff;
 }
 
@@ -72,6 +73,10 @@ struct fairsem_file *fairsem_file_alloc(void)
 void fairsem_file_free(struct fairsem_file *ff)
 {
 	struct fairsem_sem *sem = ff->holder.sem;
+	struct fairsem_rejoin *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &ff->rejoins, node)
+		kfree(r);
 
 	if (sem) {
 		struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
