@@ -9,8 +9,9 @@
  * Names are made by FAIRSEM_IOC_LINK on the root directory, only ever for
  * a semaphore that INIT has fully set up; unlink, rename, chmod, chown,
  * stat and readdir are the VFS's own.  So permissions, ownership, the
- * sticky bit, ACLs, security modules and mount namespaces all decide who
- * may reach a semaphore, as they do for any file.
+ * sticky bit, security modules and mount namespaces all decide who may
+ * reach a semaphore, as they do for any file.  No POSIX ACLs, as in ramfs:
+ * no xattr handlers and no ->set_acl, so the VFS answers EOPNOTSUPP.
  *
  * Names are dentries pinned in the dcache, as in ramfs.  A semaphore lives
  * while it has a name (its inode's reference) or a handle (each handle's

@@ -13,6 +13,7 @@
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
@@ -292,6 +293,31 @@ TEST_F(named, umount_with_open_handle_ebusy)
 	EXPECT_EQ(0, fs_get(h, 1));
 	EXPECT_EQ(1, fs_holds(h));
 	close(h);
+	EXPECT_EQ(0, fsn_mount(self->dir, NULL));	/* for the teardown */
+}
+
+/*
+ * Only handles opened by name are files of the instance: one made by
+ * NEW_HANDLE does not keep it mounted, and works on after the unmount.
+ */
+TEST_F(named, umount_with_only_a_new_handle_open_succeeds)
+{
+	int fd = fsn_create(self->dirfd, "x", 1, 0, 0600);
+	int h = fsn_open(self->dir, "x", O_RDWR);
+	int nh;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, h);
+	nh = fs_new_handle(h, 0);
+	ASSERT_LE(0, nh);
+	close(h);
+	close(fd);
+	close(self->dirfd);
+	self->dirfd = -1;
+	EXPECT_EQ(0, fs_ret(umount(self->dir)));
+	EXPECT_EQ(0, fs_get(nh, 1));
+	EXPECT_EQ(1, fs_holds(nh));
+	close(nh);
 	EXPECT_EQ(0, fsn_mount(self->dir, NULL));	/* for the teardown */
 }
 
@@ -877,6 +903,37 @@ TEST_F(named, close_keeps_the_name_new_handles_eidrm)
 	EXPECT_EQ(-EIDRM, fs_get(h, 1));
 	EXPECT_EQ(-EIDRM, fs_try(h, 1));
 	close(h);
+}
+
+/*
+ * No POSIX ACLs: the mode bits alone decide.  A valid access ACL (the
+ * owner rw, uid USER rw, the group and others r) is refused, on a name and
+ * on the root directory, and none can be read.
+ */
+TEST_F(named, posix_acls_are_not_supported_eopnotsupp)
+{
+	struct { uint16_t tag, perm; uint32_t id; } e[] = {
+		{ 0x01, 6, ~0u },	/* ACL_USER_OBJ rw */
+		{ 0x02, 6, USER },	/* ACL_USER USER rw */
+		{ 0x04, 4, ~0u },	/* ACL_GROUP_OBJ r */
+		{ 0x10, 6, ~0u },	/* ACL_MASK rw */
+		{ 0x20, 4, ~0u },	/* ACL_OTHER r */
+	};
+	char acl[4 + sizeof(e)], path[128], buf[256];
+	uint32_t version = 2;
+	int fd = fsn_create(self->dirfd, "acl", 1, 0, 0640);
+
+	ASSERT_LE(0, fd);
+	memcpy(acl, &version, 4);
+	memcpy(acl + 4, e, sizeof(e));
+	ASSERT_EQ(0, fsn_path(path, sizeof(path), self->dir, "acl"));
+	EXPECT_EQ(-EOPNOTSUPP, fs_ret(setxattr(path, "system.posix_acl_access",
+					       acl, sizeof(acl), 0)));
+	EXPECT_EQ(-EOPNOTSUPP, fs_ret(setxattr(self->dir, "system.posix_acl_default",
+					       acl, sizeof(acl), 0)));
+	EXPECT_EQ(-EOPNOTSUPP, fs_ret(getxattr(path, "system.posix_acl_access",
+					       buf, sizeof(buf))));
+	close(fd);
 }
 
 /* ---- read-only handles ---- */
