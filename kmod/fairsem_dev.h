@@ -21,6 +21,12 @@
  * @rejoins: &struct fairsem_rejoin, blocking acquires on this handle that
  *	left the queue to be frozen or to run task work; under sem->lock
  * @nr_rejoins: how many, at most %FAIRSEM_REJOIN_MAX
+ * @owed_seq: the &fairsem_request.seq of the asynchronous request that a
+ *	read without blocking found queued (EAGAIN), 0 for none; under
+ *	sem->lock.  That reader may be io_uring, about to wait on ->poll:
+ *	once the request goes without a grant to read, the handle polls
+ *	readable until a read answers it (fairsem_poll_events())
+ * @owed_task: the task of that read (compared, never dereferenced)
  *
  * Both queues are woken under sem->lock; pollers apart from readers, so
  * that a request queued wakes no event loop (fairsem_holder_wake()).
@@ -31,6 +37,8 @@ struct fairsem_file {
 	wait_queue_head_t readers;
 	struct list_head rejoins;
 	unsigned int nr_rejoins;
+	u64 owed_seq;
+	const struct task_struct *owed_task;
 };
 
 /*

@@ -133,6 +133,7 @@ static int fairsem_acquire_async(struct fairsem_file *ff, struct fairsem_sem *se
 	int ret;
 
 	spin_lock(&sem->lock);
+	ff->owed_seq = 0;	/* a new request: no read is owed the old one's end */
 	ret = fairsem_async_start(&ff->holder, count, fairsem_task_prio());
 	spin_unlock(&sem->lock);
 	return ret;
@@ -409,6 +410,9 @@ static int fairsem_ioctl_cancel(struct fairsem_file *ff)
 		return -EBADFD;
 	spin_lock(&sem->lock);
 	ret = fairsem_async_cancel(&ff->holder, &wake);
+	/* A task that cancels is not waiting on its own read meanwhile. */
+	if (ff->owed_task == current)
+		ff->owed_seq = 0;
 	fairsem_unlock_wake(sem, &wake);
 	return ret;
 }

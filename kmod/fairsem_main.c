@@ -89,12 +89,21 @@ void fairsem_file_free(struct fairsem_file *ff)
 	kfree(ff);
 }
 
-/* What poll() reports for a bound handle; under sem->lock. */
-static __poll_t fairsem_poll_events(const struct fairsem_holder *holder)
+/*
+ * What poll() reports for a bound handle; under sem->lock.  Readable with
+ * a grant to read, and when a read turned away (EAGAIN) while the request
+ * was queued is owed its answer now that the request went without one:
+ * io_uring waits on poll after such a read, and the cancel or the other
+ * reader's read that ends the request may come before it starts waiting.
+ */
+static __poll_t fairsem_poll_events(struct fairsem_holder *holder)
 {
+	struct fairsem_file *ff = fairsem_file_of(holder);
 	__poll_t events = 0;
 
-	if (holder->async.state == FAIRSEM_REQ_GRANTED)
+	if (holder->async.state == FAIRSEM_REQ_GRANTED ||
+	    (holder->async.state == FAIRSEM_REQ_IDLE && ff->owed_seq &&
+	     ff->owed_seq == holder->async.seq))
 		events |= EPOLLIN | EPOLLRDNORM;
 	if (holder->sem->closed)
 		events |= EPOLLHUP | EPOLLERR;
@@ -237,6 +246,22 @@ static bool fairsem_async_settled(struct fairsem_file *ff, struct fairsem_sem *s
 }
 
 /*
+ * Under sem->lock, what a read's answer @ret does to &fairsem_file.owed_seq:
+ * a read turned away without blocking is owed its answer; a read that
+ * answers "no request" (EINVAL, EIDRM) settles any debt, and the owed
+ * reader's own read settles its own.
+ */
+static void fairsem_read_owed(struct fairsem_file *ff, int ret, bool nonblock)
+{
+	if (ret == -EAGAIN && nonblock) {
+		ff->owed_seq = ff->holder.async.seq;
+		ff->owed_task = current;
+	} else if (ret != -EAGAIN && (ret || ff->owed_task == current)) {
+		ff->owed_seq = 0;
+	}
+}
+
+/*
  * read(): completes the handle's asynchronous request.  Writes the granted
  * count as a u64; the answers and their order are fairsem_async_collect()'s.
  */
@@ -257,6 +282,7 @@ static ssize_t fairsem_fop_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	for (;;) {
 		spin_lock(&sem->lock);
 		ret = fairsem_async_collect(&ff->holder, &count);
+		fairsem_read_owed(ff, ret, nonblock);
 		spin_unlock(&sem->lock);
 		if (ret != -EAGAIN || nonblock)
 			break;

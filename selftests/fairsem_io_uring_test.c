@@ -14,6 +14,7 @@
  * FS_WAIT_MS: no duration is asserted.
  */
 #include <linux/io_uring.h>
+#include <sys/uio.h>
 
 #include "fairsem_test_util.h"
 #include "kselftest_harness.h"
@@ -233,6 +234,91 @@ TEST_F(uring, read_waiting_when_another_reader_takes_the_grant_fails_einval)
 		TH_LOG("io_uring read %d, read(2) %d", res, got);
 	EXPECT_EQ(1, fs_holds(self->h));
 	EXPECT_EQ(0, fs_revents(self->h, FS_POLL_ALL));
+}
+
+/*
+ * What closes the gap between io_uring's first read (EAGAIN: the request
+ * is queued) and its wait on poll: a read turned away without blocking is
+ * owed its answer, and once the request goes without a grant to read, the
+ * handle polls readable until a read answers it.  Plain reads and poll
+ * show it; no io_uring needed.
+ */
+static void *cancel_fn(void *arg)
+{
+	return (void *)(intptr_t)fs_cancel(*(int *)arg);
+}
+
+TEST(read_turned_away_is_owed_its_answer_after_another_threads_cancel)
+{
+	int fd = fs_new(0, 0), h;
+	uint64_t buf;
+	pthread_t t;
+	void *ret;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, O_NONBLOCK);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(-EINPROGRESS, fs_async(h, 1));
+	EXPECT_EQ(-EAGAIN, fs_read(h, &buf));
+	EXPECT_EQ(0, fs_revents(h, FS_POLL_ALL));
+	ASSERT_EQ(0, pthread_create(&t, NULL, cancel_fn, &h));
+	pthread_join(t, &ret);
+	ASSERT_EQ(0, (intptr_t)ret);
+	EXPECT_EQ(POLLIN | POLLRDNORM, fs_revents(h, FS_POLL_ALL));
+	EXPECT_EQ(-EINVAL, fs_read(h, &buf));
+	EXPECT_EQ(0, fs_revents(h, FS_POLL_ALL));	/* answered: idle */
+	close(h);
+	close(fd);
+}
+
+TEST(read_turned_away_then_cancelled_by_its_own_thread_leaves_the_handle_idle)
+{
+	int fd = fs_new(0, 0), h;
+	uint64_t buf;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, O_NONBLOCK);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(-EINPROGRESS, fs_async(h, 1));
+	EXPECT_EQ(-EAGAIN, fs_read(h, &buf));
+	ASSERT_EQ(0, fs_cancel(h));
+	EXPECT_EQ(0, fs_revents(h, FS_POLL_ALL));
+	close(h);
+	close(fd);
+}
+
+/* A read that must not block, on a blocking handle: RWF_NOWAIT. */
+static int read_nowait(int fd, uint64_t *buf)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(*buf) };
+	ssize_t r = preadv2(fd, &iov, 1, -1, RWF_NOWAIT);
+
+	return r < 0 ? -errno : (int)r;
+}
+
+TEST(read_turned_away_is_owed_its_answer_after_another_reader_takes_the_grant)
+{
+	struct fs_waiter reader;
+	int fd = fs_new(0, 0), h;
+	uint64_t buf;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(-EINPROGRESS, fs_async(h, 1));
+	EXPECT_EQ(-EAGAIN, read_nowait(h, &buf));
+	/* A blocking reader of the same handle takes the grant. */
+	ASSERT_EQ(0, fs_reader_start(&reader, h));
+	ASSERT_EQ(0, fs_wait_flag(&reader.started));
+	ASSERT_EQ(0, fs_wait_sleeping(reader.tid));
+	ASSERT_EQ(0, fs_add(fd, 1));
+	EXPECT_EQ(8, fs_waiter_join(&reader));
+	EXPECT_EQ(1, reader.read_count);
+	EXPECT_EQ(POLLIN | POLLRDNORM, fs_revents(h, FS_POLL_ALL));
+	EXPECT_EQ(-EINVAL, fs_read(h, &buf));
+	EXPECT_EQ(0, fs_revents(h, FS_POLL_ALL));
+	close(h);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
