@@ -68,6 +68,7 @@ void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, u32 flags)
 	sem->limit = limit;
 	sem->taken = 0;
 	sem->waiters = 0;
+	sem->arrivals = 0;
 	sem->handles = 0;
 	sem->lifo = flags & FAIRSEM_LIFO;
 	sem->prio = flags & FAIRSEM_PRIO;
@@ -88,6 +89,7 @@ void fairsem_holder_setup(struct fairsem_holder *holder)
 	holder->async.holder = holder;
 	holder->async.count = 0;
 	holder->async.prio = 0;
+	holder->async.seq = 0;
 	holder->async.state = FAIRSEM_REQ_IDLE;
 }
 
@@ -170,6 +172,7 @@ static struct fairsem_request *fairsem_queue_first(struct fairsem_sem *sem)
 
 static void fairsem_queue_add(struct fairsem_sem *sem, struct fairsem_request *req)
 {
+	req->seq = ++sem->arrivals;
 	if (sem->prio)
 		fairsem_prio_add(sem, req);
 	else if (sem->lifo)
@@ -185,6 +188,47 @@ static void fairsem_queue_del(struct fairsem_sem *sem, struct fairsem_request *r
 		fairsem_prio_del(sem, req);
 	list_del_init(&req->node);
 	sem->waiters--;
+}
+
+/* Does @a come before @b in grant order (both with their arrivals)? */
+static bool fairsem_goes_before(const struct fairsem_sem *sem,
+				const struct fairsem_request *a,
+				const struct fairsem_request *b)
+{
+	if (sem->prio && a->prio != b->prio)
+		return a->prio < b->prio;
+	return sem->lifo ? a->seq > b->seq : a->seq < b->seq;
+}
+
+/*
+ * Put @req back where its arrival @req->seq places it: the one walk of the
+ * queue besides CLOSE's, made only for a waiter that rejoins (see
+ * fairsem_enqueue_again()).  In priority order it leads its level if
+ * nothing of its priority is before it, taking over from the one that led.
+ */
+static void fairsem_queue_insert(struct fairsem_sem *sem,
+				 struct fairsem_request *req)
+{
+	struct fairsem_request *pos, *prev = NULL, *next = NULL;
+
+	list_for_each_entry(pos, &sem->queue, node) {
+		if (fairsem_goes_before(sem, req, pos)) {
+			next = pos;
+			break;
+		}
+		prev = pos;
+	}
+	list_add_tail(&req->node, next ? &next->node : &sem->queue);
+	sem->waiters++;
+	INIT_LIST_HEAD(&req->level);
+	if (!sem->prio || (prev && prev->prio == req->prio))
+		return;
+	if (next && next->prio == req->prio) {
+		list_add(&req->level, &next->level);	/* takes next's place */
+		list_del_init(&next->level);
+	} else {	/* a level of its own, before next's (lower) one */
+		list_add_tail(&req->level, next ? &next->level : &sem->levels);
+	}
 }
 
 /*
@@ -280,6 +324,35 @@ int fairsem_enqueue(struct fairsem_request *req)
 	fairsem_queue_add(sem, req);
 	fairsem_req_set(req, FAIRSEM_REQ_QUEUED);
 	return -EINPROGRESS;
+}
+
+/**
+ * fairsem_enqueue_again() - queue a request again at its arrival
+ * @req: the request, not queued, with @req->seq and @req->prio of its
+ *	first queueing on this semaphore
+ * @wake: the caller's batch of tasks to wake
+ *
+ * For a waiter whose wait was interrupted only to be frozen or to run
+ * task work, and whose call restarts: it rejoins ahead of every request
+ * that arrived after it, as if it had never left, and is granted at once
+ * if that makes it the head and it fits.
+ *
+ * Return: 0 when granted at once, -EINPROGRESS when queued, -EIDRM when
+ * the semaphore is closed.
+ */
+int fairsem_enqueue_again(struct fairsem_request *req,
+			  struct fairsem_wake *wake)
+{
+	struct fairsem_sem *sem = req->holder->sem;
+
+	lockdep_assert_held(&sem->lock);
+	if (sem->closed)
+		return -EIDRM;
+	fairsem_queue_insert(sem, req);
+	fairsem_req_set(req, FAIRSEM_REQ_QUEUED);
+	if (fairsem_queue_first(sem) == req)
+		fairsem_grant_waiters(sem, wake);
+	return req->state == FAIRSEM_REQ_GRANTED ? 0 : -EINPROGRESS;
 }
 
 /**

@@ -68,6 +68,8 @@ struct fairsem_wake;
  * @count: how many
  * @prio: the queueing task's priority as futexes see it (lower is
  *	first), sampled when it queues; used in priority order only
+ * @seq: its arrival, from &fairsem_sem.arrivals when it first queued:
+ *	what fairsem_enqueue_again() puts it back in line by
  * @state: see &enum fairsem_req_state
  */
 struct fairsem_request {
@@ -76,6 +78,7 @@ struct fairsem_request {
 	struct fairsem_holder *holder;
 	u64 count;
 	int prio;
+	u64 seq;
 	enum fairsem_req_state state;
 };
 
@@ -92,6 +95,7 @@ struct fairsem_request {
  * @limit: capacity
  * @taken: permits held by all holders together
  * @waiters: length of @queue
+ * @arrivals: requests ever queued: the last one's &fairsem_request.seq
  * @handles: attached holders (open handles), as INFO reports them
  * @lifo: queue newest first
  * @prio: queue by task priority (%FAIRSEM_PRIO), arrival order among equals
@@ -107,6 +111,7 @@ struct fairsem_sem {
 	u64 limit;
 	u64 taken;
 	u64 waiters;
+	u64 arrivals;
 	u32 handles;
 	bool lifo;
 	bool prio;
@@ -149,7 +154,8 @@ void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake
  * @holder->async changes state (queued, granted, refused, cancelled, read,
  * put back), when the holder is bound, and for every attached holder when
  * the semaphore closes.  The glue wakes the handle's blocked readers, and
- * its pollers with whatever the handle now reports.
+ * its pollers with whatever the handle now reports (or, when the request
+ * has gone without a grant, so that a parked io_uring read reads again).
  */
 void fairsem_holder_wake(struct fairsem_holder *holder);
 
@@ -161,6 +167,8 @@ void fairsem_detach(struct fairsem_holder *holder, struct fairsem_wake *wake);
 u64 fairsem_available(const struct fairsem_sem *sem);
 int fairsem_try_grant(struct fairsem_request *req);
 int fairsem_enqueue(struct fairsem_request *req);
+int fairsem_enqueue_again(struct fairsem_request *req,
+			  struct fairsem_wake *wake);
 void fairsem_dequeue(struct fairsem_request *req, struct fairsem_wake *wake);
 
 int fairsem_release(struct fairsem_holder *holder, u64 count,

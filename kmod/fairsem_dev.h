@@ -14,19 +14,62 @@
  * struct fairsem_file - one open file description: what the contract
  *	calls a handle (file->private_data)
  * @holder: the core's side: what the handle holds, its async request
- * @wq: pollers (poll, select, epoll), woken with the events that became
- *	reportable
+ * @wq: pollers (poll, select, epoll, io_uring), woken with the events
+ *	that became reportable, and when the request went without one
  * @readers: tasks blocked in read(), woken by every change of
  *	@holder.async and by CLOSE
+ * @rejoins: &struct fairsem_rejoin, blocking acquires on this handle that
+ *	left the queue to be frozen or to run task work; under sem->lock
+ * @nr_rejoins: how many, at most %FAIRSEM_REJOIN_MAX
+ * @owed_seq: the &fairsem_request.seq of the asynchronous request that a
+ *	read without blocking found queued (EAGAIN), 0 for none; under
+ *	sem->lock.  That reader may be io_uring, about to wait on ->poll:
+ *	once the request goes without a grant to read, the handle polls
+ *	readable until a read answers it (fairsem_poll_events())
+ * @owed_task: the task of that read (compared, never dereferenced)
  *
  * Both queues are woken under sem->lock; pollers apart from readers, so
- * that a change that makes nothing reportable (a request queued, read or
- * cancelled) wakes no event loop.
+ * that a request queued wakes no event loop (fairsem_holder_wake()).
  */
 struct fairsem_file {
 	struct fairsem_holder holder;
 	wait_queue_head_t wq;
 	wait_queue_head_t readers;
+	struct list_head rejoins;
+	unsigned int nr_rejoins;
+	u64 owed_seq;
+	const struct task_struct *owed_task;
+};
+
+/*
+ * The tickets a handle keeps: more threads frozen in one acquire each on
+ * one handle than this rejoin at the back instead.
+ */
+#define FAIRSEM_REJOIN_MAX	16
+
+/**
+ * struct fairsem_rejoin - the place of a blocking acquire that the kernel
+ *	restarts by itself
+ * @node: in &fairsem_file.rejoins
+ * @task: the task whose call it was (compared, never dereferenced)
+ * @pid: and its thread id, so that a task_struct reused is not taken for it
+ * @count: the call's arguments: only the same call, restarted, rejoins
+ * @deadline_ns: ...
+ * @seq: where it was in line (&fairsem_request.seq)
+ * @prio: with which priority (&fairsem_request.prio)
+ *
+ * A ticket, not a request: it holds nothing and blocks no one, so one
+ * left behind (the call ended with EINTR instead, or its task died) does
+ * no harm; it goes with the handle.
+ */
+struct fairsem_rejoin {
+	struct list_head node;
+	const struct task_struct *task;
+	pid_t pid;
+	u64 count;
+	u64 deadline_ns;
+	u64 seq;
+	int prio;
 };
 
 /**
@@ -92,6 +135,7 @@ extern const struct file_operations fairsem_fops;
 void fairsem_sem_get(struct fairsem_sem *sem);
 void fairsem_sem_put(struct fairsem_sem *sem);
 struct fairsem_file *fairsem_file_alloc(void);
+void fairsem_file_nowait(struct file *file);
 void fairsem_file_free(struct fairsem_file *ff);
 void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
 		       struct fairsem_info *info);

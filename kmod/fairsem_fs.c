@@ -9,8 +9,9 @@
  * Names are made by FAIRSEM_IOC_LINK on the root directory, only ever for
  * a semaphore that INIT has fully set up; unlink, rename, chmod, chown,
  * stat and readdir are the VFS's own.  So permissions, ownership, the
- * sticky bit, ACLs, security modules and mount namespaces all decide who
- * may reach a semaphore, as they do for any file.
+ * sticky bit, security modules and mount namespaces all decide who may
+ * reach a semaphore, as they do for any file.  No POSIX ACLs, as in ramfs:
+ * no xattr handlers and no ->set_acl, so the VFS answers EOPNOTSUPP.
  *
  * Names are dentries pinned in the dcache, as in ramfs.  A semaphore lives
  * while it has a name (its inode's reference) or a handle (each handle's
@@ -32,6 +33,7 @@
 #include <linux/slab.h>
 #include <linux/stringhash.h>
 #include <linux/uaccess.h>
+#include <linux/xarray.h>
 #include <uapi/linux/fairsem.h>
 
 #include "fairsem_dev.h"
@@ -40,6 +42,8 @@
 
 #define FAIRSEM_FS_DEFAULT_MODE	01777	/* anyone creates, owners remove */
 #define FAIRSEM_FS_DEFAULT_MAX	4096
+/* max_per_user= by default: a quarter of max=, so no one user takes all. */
+#define FAIRSEM_FS_PER_USER_SHARE	4
 
 /**
  * struct fairsem_fs_info - one instance (sb->s_fs_info)
@@ -47,18 +51,96 @@
  * @uid: its owner, from uid= (default: the mounter)
  * @gid: its group, from gid= (default: the mounter's)
  * @max: the most names the instance may hold, from max=
+ * @max_per_user: the most names one owner may hold, from max_per_user=
+ *	(default: a quarter of @max, rounded up), the root directory's owner
+ *	excepted; guarded as @names
  * @names: names it holds now; guarded by the root inode's i_rwsem, which
- *	the VFS holds over unlink and rename and LINK takes itself
+ *	the VFS holds over unlink and rename and LINK takes itself, as @max
+ *	is (a remount changes it)
+ * @given: in a mount's or a remount's fs_context only: the options it
+ *	named, a bit for each FAIRSEM_OPT_*, so that a remount changes those
+ *	and no others; in the instance's, the options ever given
+ * @users: how many names each owner holds: the value of the index
+ *	__kuid_val(owner), absent for none
+ * @users_lock: guards @users' counts (LINK and unlink change them under
+ *	the root inode's i_rwsem, chown under the name's own)
  */
 struct fairsem_fs_info {
 	umode_t mode;
 	kuid_t uid;
 	kgid_t gid;
 	unsigned int max;
+	unsigned int max_per_user;
 	unsigned int names;
+	unsigned int given;
+	struct xarray users;
+	struct mutex users_lock;	/* see above */
 };
 
+enum {
+	FAIRSEM_OPT_MODE,
+	FAIRSEM_OPT_UID,
+	FAIRSEM_OPT_GID,
+	FAIRSEM_OPT_MAX,
+	FAIRSEM_OPT_MAX_PER_USER,
+};
+
+/* Unless max_per_user= was ever given, it follows max=. */
+static void fairsem_set_max(struct fairsem_fs_info *fsi, unsigned int max)
+{
+	fsi->max = max;
+	if (!(fsi->given & BIT(FAIRSEM_OPT_MAX_PER_USER)))
+		fsi->max_per_user = max / FAIRSEM_FS_PER_USER_SHARE +
+				    !!(max % FAIRSEM_FS_PER_USER_SHARE);
+}
+
 static struct file_system_type fairsem_fs_type;
+
+/* ---- names per owner ---- */
+
+/* Under users_lock: the names @uid owns. */
+static unsigned long fairsem_user_names(struct fairsem_fs_info *fsi, kuid_t uid)
+{
+	void *entry = xa_load(&fsi->users, __kuid_val(uid));
+
+	return entry ? xa_to_value(entry) : 0;
+}
+
+/*
+ * One more name owned by @uid: EDQUOT at max_per_user, unless @over_bound
+ * (the root directory's owner; chown, which only the privileged may do to
+ * another's name, moves a name whatever its new owner holds), ENOMEM if
+ * it cannot be counted.
+ */
+static int fairsem_user_charge(struct fairsem_fs_info *fsi, kuid_t uid,
+			       bool over_bound)
+{
+	unsigned long n;
+	int ret = -EDQUOT;
+
+	mutex_lock(&fsi->users_lock);
+	n = fairsem_user_names(fsi, uid);
+	if (over_bound || n < fsi->max_per_user)
+		ret = xa_err(xa_store(&fsi->users, __kuid_val(uid),
+				      xa_mk_value(n + 1), GFP_KERNEL_ACCOUNT));
+	mutex_unlock(&fsi->users_lock);
+	return ret;
+}
+
+/* One name fewer owned by @uid; replacing a present entry allocates nothing. */
+static void fairsem_user_uncharge(struct fairsem_fs_info *fsi, kuid_t uid)
+{
+	unsigned long n;
+
+	mutex_lock(&fsi->users_lock);
+	n = fairsem_user_names(fsi, uid);
+	if (n > 1)
+		xa_store(&fsi->users, __kuid_val(uid), xa_mk_value(n - 1),
+			 GFP_KERNEL);
+	else
+		xa_erase(&fsi->users, __kuid_val(uid));
+	mutex_unlock(&fsi->users_lock);
+}
 
 /* ---- the files: one per name ---- */
 
@@ -85,13 +167,34 @@ void fairsem_fs_bind(struct inode *inode, struct fairsem_file *ff)
 	spin_unlock(&sem->lock);
 }
 
-/* chmod, chown, utimes as on any file; truncate means nothing here. */
+/*
+ * chmod, chown, utimes as on any file; truncate means nothing here.  A
+ * chown of a name moves it to its new owner's count; an unlinked name
+ * (fchown of an open handle) is counted no more.  The VFS holds the
+ * inode's lock, as unlink does: i_nlink and i_uid stay put meanwhile.
+ */
 static int fairsem_name_setattr(FAIRSEM_IDMAP_PARAM struct dentry *dentry,
 				struct iattr *attr)
 {
+	struct inode *inode = d_inode(dentry);
+	struct fairsem_fs_info *fsi = inode->i_sb->s_fs_info;
+	kuid_t old = inode->i_uid;
+	bool moves;
+	int ret;
+
 	if (attr->ia_valid & ATTR_SIZE)
 		return -EPERM;
-	return simple_setattr(FAIRSEM_IDMAP dentry, attr);
+	moves = (attr->ia_valid & ATTR_UID) && !uid_eq(attr->ia_uid, old) &&
+		inode->i_nlink;
+	if (moves) {
+		ret = fairsem_user_charge(fsi, attr->ia_uid, true);
+		if (ret)
+			return ret;
+	}
+	ret = simple_setattr(FAIRSEM_IDMAP dentry, attr);
+	if (moves)
+		fairsem_user_uncharge(fsi, ret ? attr->ia_uid : old);
+	return ret;
 }
 
 static const struct inode_operations fairsem_name_iops = {
@@ -99,25 +202,23 @@ static const struct inode_operations fairsem_name_iops = {
 };
 
 /*
- * The inode of a new name for @sem, taking over the caller's reference on
- * it.  Owned by the caller's fsuid and fsgid (the directory's group under
- * a setgid directory), with @mode minus the caller's umask.
+ * The inode of a new name in @dir (reached through @dir_file), its
+ * semaphore not set yet.  Owned as the VFS owns any new file
+ * (inode_init_owner()), with @mode minus the caller's umask.
  */
-static struct inode *fairsem_name_inode(struct inode *dir,
-					struct fairsem_sem *sem, umode_t mode)
+static struct inode *fairsem_name_inode(struct file *dir_file, struct inode *dir,
+					umode_t mode)
 {
 	struct inode *inode = new_inode(dir->i_sb);
 
 	if (!inode)
 		return NULL;
 	inode->i_ino = get_next_ino();
-	inode->i_mode = S_IFREG | (mode & ~current_umask() & 0777);
-	inode->i_uid = current_fsuid();
-	inode->i_gid = dir->i_mode & S_ISGID ? dir->i_gid : current_fsgid();
+	fairsem_init_owner(dir_file, inode, dir,
+			   S_IFREG | (mode & ~current_umask() & 0777));
 	fairsem_inode_init_ts(inode);
 	inode->i_op = &fairsem_name_iops;
 	inode->i_fop = &fairsem_fops;
-	inode->i_private = sem;
 	return inode;
 }
 
@@ -222,7 +323,11 @@ static int fairsem_link_to(struct file *dir_file, const char *name,
 	if (ret)
 		goto out_put;
 	inode_lock_nested(dir, I_MUTEX_PARENT);
-	/* What creat(2) needs: write and search permission, the sticky bit aside. */
+	/* What may_create() asks of creat(2): an owner the instance can name, */
+	ret = -EOVERFLOW;
+	if (!fairsem_fsuidgid_mapped(dir_file))
+		goto out_unlock;
+	/* ...and write and search permission, the sticky bit aside. */
 	ret = fairsem_file_permission(dir_file, dir, MAY_WRITE | MAY_EXEC);
 	if (ret)
 		goto out_unlock;
@@ -234,11 +339,23 @@ static int fairsem_link_to(struct file *dir_file, const char *name,
 	ret = security_inode_create(dir, dentry, S_IFREG | mode);
 	if (ret)
 		goto out_dput;
-	inode = fairsem_name_inode(dir, sem, mode);
+	inode = fairsem_name_inode(dir_file, dir, mode);
 	if (!inode) {
 		ret = -ENOMEM;
 		goto out_dput;
 	}
+	/*
+	 * Last: no one owner may hold every name of a shared instance, the
+	 * owner of the instance's root directory (root's /run/fairsem, a
+	 * user's own instance) aside.
+	 */
+	ret = fairsem_user_charge(fsi, inode->i_uid,
+				  uid_eq(inode->i_uid, dir->i_uid));
+	if (ret) {
+		iput(inode);	/* without a semaphore yet: evicts nothing else */
+		goto out_dput;
+	}
+	inode->i_private = sem;
 	sem = NULL;		/* the inode's now */
 	fairsem_pin_name(dentry, inode);
 	fsi->names++;
@@ -260,7 +377,7 @@ out_put:
 /*
  * FAIRSEM_IOC_LINK.  Errors answer in the contract's order: the argument
  * (EFAULT, then EINVAL, ENAMETOOLONG), the handle (EBADF, EBADFD, EIDRM),
- * then the directory (EROFS, EACCES, EEXIST, ENOSPC).
+ * then the directory (EROFS, EOVERFLOW, EACCES, EEXIST, ENOSPC, EDQUOT).
  */
 static int fairsem_ioctl_link(struct file *dir_file, void __user *argp)
 {
@@ -302,11 +419,14 @@ static int fairsem_dir_create(FAIRSEM_IDMAP_PARAM struct inode *dir,
 static int fairsem_dir_unlink(struct inode *dir, struct dentry *dentry)
 {
 	struct fairsem_fs_info *fsi = dir->i_sb->s_fs_info;
+	kuid_t owner = d_inode(dentry)->i_uid;
 	int ret;
 
 	ret = simple_unlink(dir, dentry);
-	if (!ret)
+	if (!ret) {
 		fsi->names--;
+		fairsem_user_uncharge(fsi, owner);
+	}
 	return ret;
 }
 
@@ -317,12 +437,15 @@ static int fairsem_dir_rename(FAIRSEM_IDMAP_PARAM struct inode *old_dir,
 	struct fairsem_fs_info *fsi = old_dir->i_sb->s_fs_info;
 	bool replaces = d_really_is_positive(new_dentry) &&
 			!(flags & RENAME_EXCHANGE);
+	kuid_t owner = replaces ? d_inode(new_dentry)->i_uid : INVALID_UID;
 	int ret;
 
 	ret = simple_rename(FAIRSEM_IDMAP old_dir, old_dentry, new_dir,
 			    new_dentry, flags);
-	if (!ret && replaces)
+	if (!ret && replaces) {
 		fsi->names--;
+		fairsem_user_uncharge(fsi, owner);
+	}
 	return ret;
 }
 
@@ -367,9 +490,10 @@ static int fairsem_show_options(struct seq_file *m, struct dentry *root)
 {
 	struct fairsem_fs_info *fsi = root->d_sb->s_fs_info;
 
-	seq_printf(m, ",mode=%o,uid=%u,gid=%u,max=%u", fsi->mode,
-		   from_kuid_munged(seq_user_ns(m), fsi->uid),
-		   from_kgid_munged(seq_user_ns(m), fsi->gid), fsi->max);
+	seq_printf(m, ",mode=%o,uid=%u,gid=%u,max=%u,max_per_user=%u",
+		   fsi->mode, from_kuid_munged(seq_user_ns(m), fsi->uid),
+		   from_kgid_munged(seq_user_ns(m), fsi->gid), fsi->max,
+		   fsi->max_per_user);
 	return 0;
 }
 
@@ -391,6 +515,7 @@ static int fairsem_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_magic = FAIRSEM_FS_MAGIC;
 	sb->s_op = &fairsem_super_ops;
 	sb->s_time_gran = 1;
+	fairsem_set_max(fsi, fsi->max);	/* max_per_user= follows, unless given */
 	/* From here on kill_sb frees it, even if this fails. */
 	sb->s_fs_info = fsi;
 	fc->fs_private = NULL;
@@ -410,13 +535,12 @@ static int fairsem_fill_super(struct super_block *sb, struct fs_context *fc)
 	return sb->s_root ? 0 : -ENOMEM;
 }
 
-enum { FAIRSEM_OPT_MODE, FAIRSEM_OPT_UID, FAIRSEM_OPT_GID, FAIRSEM_OPT_MAX };
-
 static const struct fs_parameter_spec fairsem_fs_parameters[] = {
 	fsparam_u32oct("mode", FAIRSEM_OPT_MODE),
 	fsparam_u32("uid", FAIRSEM_OPT_UID),
 	fsparam_u32("gid", FAIRSEM_OPT_GID),
 	fsparam_u32("max", FAIRSEM_OPT_MAX),
+	fsparam_u32("max_per_user", FAIRSEM_OPT_MAX_PER_USER),
 	{}
 };
 
@@ -449,7 +573,11 @@ static int fairsem_parse_param(struct fs_context *fc, struct fs_parameter *param
 	case FAIRSEM_OPT_MAX:
 		fsi->max = result.uint_32;
 		break;
+	case FAIRSEM_OPT_MAX_PER_USER:
+		fsi->max_per_user = result.uint_32;
+		break;
 	}
+	fsi->given |= BIT(opt);
 	return 0;
 }
 
@@ -457,6 +585,46 @@ static int fairsem_get_tree(struct fs_context *fc)
 {
 	/* A new instance for every mount. */
 	return get_tree_nodev(fc, fairsem_fill_super);
+}
+
+/*
+ * mount -o remount: each option named changes the instance as at mount
+ * time, the others stay.  mode=, uid= and gid= change the root directory
+ * as chmod and chown would; max= below the names held keeps them all and
+ * refuses new ones (ENOSPC) until enough are gone.  The VFS has checked
+ * CAP_SYS_ADMIN in the instance's user namespace.
+ */
+static int fairsem_reconfigure(struct fs_context *fc)
+{
+	struct fairsem_fs_info *opts = fc->fs_private;
+	struct super_block *sb = fc->root->d_sb;
+	struct fairsem_fs_info *fsi = sb->s_fs_info;
+	struct inode *root = d_inode(sb->s_root);
+
+	inode_lock(root);
+	if (opts->given & BIT(FAIRSEM_OPT_MODE)) {
+		fsi->mode = opts->mode;
+		root->i_mode = S_IFDIR | opts->mode;
+	}
+	if (opts->given & BIT(FAIRSEM_OPT_UID)) {
+		fsi->uid = opts->uid;
+		root->i_uid = opts->uid;
+	}
+	if (opts->given & BIT(FAIRSEM_OPT_GID)) {
+		fsi->gid = opts->gid;
+		root->i_gid = opts->gid;
+	}
+	if (opts->given & BIT(FAIRSEM_OPT_MAX_PER_USER)) {
+		fsi->given |= BIT(FAIRSEM_OPT_MAX_PER_USER);
+		fsi->max_per_user = opts->max_per_user;
+	}
+	if (opts->given & BIT(FAIRSEM_OPT_MAX))
+		fairsem_set_max(fsi, opts->max);
+	if (opts->given & (BIT(FAIRSEM_OPT_MODE) | BIT(FAIRSEM_OPT_UID) |
+			   BIT(FAIRSEM_OPT_GID)))
+		fairsem_inode_changed(root);
+	inode_unlock(root);
+	return 0;
 }
 
 static void fairsem_fc_free(struct fs_context *fc)
@@ -468,6 +636,7 @@ static const struct fs_context_operations fairsem_context_ops = {
 	.free = fairsem_fc_free,
 	.parse_param = fairsem_parse_param,
 	.get_tree = fairsem_get_tree,
+	.reconfigure = fairsem_reconfigure,
 };
 
 static int fairsem_init_fs_context(struct fs_context *fc)
@@ -480,7 +649,9 @@ static int fairsem_init_fs_context(struct fs_context *fc)
 	fsi->mode = FAIRSEM_FS_DEFAULT_MODE;
 	fsi->uid = current_fsuid();
 	fsi->gid = current_fsgid();
-	fsi->max = FAIRSEM_FS_DEFAULT_MAX;
+	fairsem_set_max(fsi, FAIRSEM_FS_DEFAULT_MAX);
+	xa_init(&fsi->users);
+	mutex_init(&fsi->users_lock);
 	fc->fs_private = fsi;
 	fc->ops = &fairsem_context_ops;
 	return 0;
@@ -492,6 +663,8 @@ static void fairsem_kill_sb(struct super_block *sb)
 
 	/* Evicts every name's inode, dropping its semaphore reference. */
 	fairsem_kill_names(sb);
+	if (fsi)
+		xa_destroy(&fsi->users);	/* the counts of the names left */
 	kfree(fsi);
 }
 

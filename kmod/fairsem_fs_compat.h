@@ -4,7 +4,8 @@
  * module builds on (5.10 to 7.x), in one place:
  *
  *   5.12  inode operations take the mount's user namespace first
- *   6.3   ... and then its idmapping (struct mnt_idmap) instead
+ *   6.3   ... and then its idmapping (struct mnt_idmap) instead; so do
+ *         inode_init_owner() and fsuidgid_has_mapping() (5.12: new)
  *   6.6   ctime behind accessors; 6.7: atime and mtime too
  *   6.19  pinned dentries are made with d_make_persistent() (and unpinned
  *         by simple_unlink() with d_make_discardable()); kill_litter_super()
@@ -49,6 +50,43 @@ static inline int fairsem_file_permission(struct file *file,
 #endif
 }
 
+/*
+ * may_create()'s EOVERFLOW: the caller's fsuid and fsgid, as the mount of
+ * @file maps them, must have a mapping in the instance's user namespace,
+ * or the new name's owner could not be told apart from the overflow id.
+ */
+static inline bool fairsem_fsuidgid_mapped(struct file *file)
+{
+#if FAIRSEM_KERNEL_SINCE(6, 3)
+	return fsuidgid_has_mapping(file_inode(file)->i_sb, file_mnt_idmap(file));
+#elif FAIRSEM_KERNEL_SINCE(5, 12)
+	return fsuidgid_has_mapping(file_inode(file)->i_sb,
+				    file_mnt_user_ns(file));
+#else
+	struct user_namespace *ns = file_inode(file)->i_sb->s_user_ns;
+
+	return kuid_has_mapping(ns, current_fsuid()) &&
+	       kgid_has_mapping(ns, current_fsgid());
+#endif
+}
+
+/*
+ * A new inode in @dir, made through the mount of @file: owner and group as
+ * the VFS sets them for any new file (the caller's fsuid and fsgid as the
+ * mount maps them, the directory's group under a setgid directory).
+ */
+static inline void fairsem_init_owner(struct file *file, struct inode *inode,
+				      struct inode *dir, umode_t mode)
+{
+#if FAIRSEM_KERNEL_SINCE(6, 3)
+	inode_init_owner(file_mnt_idmap(file), inode, dir, mode);
+#elif FAIRSEM_KERNEL_SINCE(5, 12)
+	inode_init_owner(file_mnt_user_ns(file), inode, dir, mode);
+#else
+	inode_init_owner(inode, dir, mode);
+#endif
+}
+
 /* A new inode's times: all now. */
 static inline void fairsem_inode_init_ts(struct inode *inode)
 {
@@ -74,6 +112,16 @@ static inline void fairsem_dir_changed(struct inode *dir)
 #else
 	dir->i_mtime = current_time(dir);
 	dir->i_ctime = dir->i_mtime;
+#endif
+}
+
+/* An inode's attributes changed (chmod, chown): ctime now. */
+static inline void fairsem_inode_changed(struct inode *inode)
+{
+#if FAIRSEM_KERNEL_SINCE(6, 6)
+	inode_set_ctime_current(inode);
+#else
+	inode->i_ctime = current_time(inode);
 #endif
 }
 

@@ -10,13 +10,17 @@
 #include <linux/atomic.h>
 #include <linux/fcntl.h>
 #include <linux/file.h>
+#include <linux/freezer.h>
 #include <linux/hrtimer.h>
 #include <linux/minmax.h>
+#include <linux/overflow.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
+#include <linux/sched/jobctl.h>
 #include <linux/sched/prio.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/time_namespace.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/fairsem.h>
 
@@ -24,10 +28,19 @@
 #include "fairsem_trace.h"
 
 /*
- * A waiter frozen for system suspend (or by the cgroup freezer) sleeps on
- * in its place: TASK_FREEZABLE lets the freezer freeze it where it sleeps,
- * and thawing wakes it to look again.  Without it (before 6.1) the freezer
- * interrupts the wait like a signal, and the call restarts at the back.
+ * A waiter frozen for system suspend (or by the cgroup v1 freezer) sleeps
+ * on in its place: TASK_FREEZABLE (6.1 and later) lets the freezer freeze
+ * it where it sleeps, and thawing wakes it to look again; a grant that
+ * comes meanwhile is its own.
+ *
+ * The cgroup v2 freezer (JOBCTL_TRAP_FREEZE) freezes a task only on its
+ * way back to user space, and io_uring's task work (TIF_NOTIFY_SIGNAL),
+ * and before 6.1 the suspend freezer too, run only there: each wakes the
+ * waiter as a signal would, and the wait must return for them.  No signal
+ * is delivered, so the kernel restarts the call by itself, and the call
+ * keeps its place in line: the request leaves the queue (a frozen task
+ * holds up no one) but leaves a ticket, and the restarted call rejoins
+ * ahead of every request that came after it (fairsem_enqueue_again()).
  *
  * A stop (SIGSTOP, SIGTSTP, ptrace) must return to userspace to take
  * effect, so it interrupts the wait like any signal: the request leaves
@@ -120,6 +133,7 @@ static int fairsem_acquire_async(struct fairsem_file *ff, struct fairsem_sem *se
 	int ret;
 
 	spin_lock(&sem->lock);
+	ff->owed_seq = 0;	/* a new request: no read is owed the old one's end */
 	ret = fairsem_async_start(&ff->holder, count, fairsem_task_prio());
 	spin_unlock(&sem->lock);
 	return ret;
@@ -154,6 +168,96 @@ static int fairsem_wait_result(struct fairsem_waiter *w, const ktime_t *deadline
 	return -EINPROGRESS;
 }
 
+/*
+ * A deadline is the caller's CLOCK_MONOTONIC, which in a time namespace
+ * (unshare --time, a container CRIU restored) runs at an offset from the
+ * host's, the clock of ktime_get() and hrtimers.  This is what
+ * timens_ktime_to_host() does for futex, clock_nanosleep() and timerfd,
+ * done here the same way on every kernel: the helper is inline around
+ * do_timens_ktime_to_host() and init_time_ns, which 6.1 does not export
+ * to modules.  An absolute time before the namespace's offset has
+ * passed already (0); one beyond the host's range means none (KTIME_MAX).
+ */
+static ktime_t fairsem_timens_to_host(ktime_t tim)
+{
+#ifdef CONFIG_TIME_NS
+	struct timens_offsets *offsets = &current->nsproxy->time_ns->offsets;
+	ktime_t offset = timespec64_to_ktime(offsets->monotonic);
+	ktime_t host;
+
+	if (tim < offset)
+		return 0;
+	if (check_sub_overflow(tim, offset, &host))
+		return KTIME_MAX;	/* a negative offset, past the range */
+	return host;
+#else
+	return tim;
+#endif
+}
+
+/*
+ * Woken with signal_pending(), does the kernel restart the call by itself?
+ * Only task work is due (TIF_NOTIFY_SIGNAL alone), or only a freezer
+ * (cgroup v2's trap, or the suspend freezer's fake signal): no signal is
+ * pending that the task does not block, and no stop or ptrace trap.
+ */
+static bool fairsem_restarts_by_itself(void)
+{
+	struct task_struct *t = current;
+	sigset_t pending;
+	bool freeze_only;
+
+	if (!task_sigpending(t))
+		return true;
+	spin_lock_irq(&t->sighand->siglock);
+	sigorsets(&pending, &t->pending.signal, &t->signal->shared_pending.signal);
+	sigandnsets(&pending, &pending, &t->blocked);
+	freeze_only = sigisemptyset(&pending) &&
+		      !(t->jobctl & JOBCTL_PENDING_MASK) &&
+		      ((t->jobctl & JOBCTL_TRAP_FREEZE) || freezing(t));
+	spin_unlock_irq(&t->sighand->siglock);
+	return freeze_only;
+}
+
+/*
+ * Under sem->lock: the ticket this very call left when the kernel
+ * interrupted it to restart it (same task, same arguments), or NULL.  The
+ * task's other tickets on the handle are stale (that call ended some
+ * other way): they go.
+ */
+static struct fairsem_rejoin *fairsem_rejoin_take(struct fairsem_file *ff,
+						  u64 count, u64 deadline_ns)
+{
+	struct fairsem_rejoin *r, *tmp, *found = NULL;
+
+	list_for_each_entry_safe(r, tmp, &ff->rejoins, node) {
+		if (r->task != current || r->pid != current->pid)
+			continue;
+		list_del(&r->node);
+		ff->nr_rejoins--;
+		if (!found && r->count == count && r->deadline_ns == deadline_ns)
+			found = r;
+		else
+			kfree(r);
+	}
+	return found;
+}
+
+/* Under sem->lock: keep @r, the place of @w, for its restarted call. */
+static void fairsem_rejoin_leave(struct fairsem_file *ff,
+				 struct fairsem_rejoin *r,
+				 const struct fairsem_waiter *w, u64 deadline_ns)
+{
+	r->task = current;
+	r->pid = current->pid;
+	r->count = w->req.count;
+	r->deadline_ns = deadline_ns;
+	r->seq = w->req.seq;
+	r->prio = w->req.prio;
+	list_add_tail(&r->node, &ff->rejoins);
+	ff->nr_rejoins++;
+}
+
 static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem,
 				u64 count, u64 deadline_ns)
 {
@@ -166,6 +270,7 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 		.task = current,
 	};
 	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
+	struct fairsem_rejoin *ticket, *leave = NULL;
 	ktime_t deadline, *expires = NULL;
 	int ret;
 
@@ -173,28 +278,46 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 	INIT_LIST_HEAD(&w.req.level);
 	/* A deadline beyond the kernel's time range means no deadline. */
 	if (deadline_ns <= KTIME_MAX) {
-		deadline = ns_to_ktime(deadline_ns);
+		deadline = fairsem_timens_to_host(ns_to_ktime(deadline_ns));
 		expires = &deadline;
 	}
 
 	spin_lock(&sem->lock);
+	ticket = fairsem_rejoin_take(ff, count, deadline_ns);
 	if (expires && ktime_compare(ktime_get(), deadline) >= 0) {
 		ret = fairsem_try_grant(&w.req);
 		if (ret == -EAGAIN)
 			ret = -ETIMEDOUT;
 		goto out_unlock;
 	}
-	ret = fairsem_enqueue(&w.req);
+	if (ticket) {
+		w.req.seq = ticket->seq;
+		w.req.prio = ticket->prio;
+		ret = fairsem_enqueue_again(&w.req, &wake);
+	} else {
+		ret = fairsem_enqueue(&w.req);
+	}
 	while (ret == -EINPROGRESS) {
 		set_current_state(FAIRSEM_SLEEP);
 		spin_unlock(&sem->lock);
 		schedule_hrtimeout_range(expires, current->timer_slack_ns,
 					 HRTIMER_MODE_ABS);
+		/* Allocated unlocked; without it, the call rejoins at the back. */
+		if (!leave && signal_pending(current) &&
+		    fairsem_restarts_by_itself())
+			leave = kmalloc(sizeof(*leave), GFP_KERNEL_ACCOUNT);
 		spin_lock(&sem->lock);
 		ret = fairsem_wait_result(&w, expires, &wake);
+		if (ret == -ERESTARTSYS && leave &&
+		    ff->nr_rejoins < FAIRSEM_REJOIN_MAX) {
+			fairsem_rejoin_leave(ff, leave, &w, deadline_ns);
+			leave = NULL;
+		}
 	}
 out_unlock:
 	fairsem_unlock_wake(sem, &wake);
+	kfree(leave);
+	kfree(ticket);
 	return ret;
 }
 
@@ -287,6 +410,9 @@ static int fairsem_ioctl_cancel(struct fairsem_file *ff)
 		return -EBADFD;
 	spin_lock(&sem->lock);
 	ret = fairsem_async_cancel(&ff->holder, &wake);
+	/* A task that cancels is not waiting on its own read meanwhile. */
+	if (ff->owed_task == current)
+		ff->owed_seq = 0;
 	fairsem_unlock_wake(sem, &wake);
 	return ret;
 }
@@ -353,6 +479,7 @@ static int fairsem_ioctl_new_handle(struct fairsem_file *ff, void __user *argp)
 		goto err_put_fd;
 	}
 	stream_open(file_inode(file), file);
+	fairsem_file_nowait(file);
 	ret = fairsem_attach_new(sem, nff);
 	if (ret)
 		goto err_fput;
@@ -382,10 +509,21 @@ err_free:
 
 /*
  * Every ioctl but INFO takes, gives or changes something, or may: a handle
- * opened without write access only looks.  Unknown ioctls are not ours to
- * refuse here: they answer ENOTTY first.
+ * opened without write access only looks.  So INFO is the one listed, and
+ * any other command needs write access, a future one included, unless it
+ * is listed here on purpose: forgetting a command fails closed.
  */
-static bool fairsem_ioctl_needs_write(unsigned int cmd)
+static bool fairsem_ioctl_read_only(unsigned int cmd)
+{
+	return cmd == FAIRSEM_IOC_INFO;
+}
+
+/*
+ * The commands fairsem_ioctl() knows: on a read-only handle, an unknown
+ * one still answers ENOTTY before EBADF, as the contract orders them.  A
+ * command missing here answers ENOTTY there, which refuses it too.
+ */
+static bool fairsem_ioctl_known(unsigned int cmd)
 {
 	switch (cmd) {
 	case FAIRSEM_IOC_INIT:
@@ -396,6 +534,7 @@ static bool fairsem_ioctl_needs_write(unsigned int cmd)
 	case FAIRSEM_IOC_REMOVE:
 	case FAIRSEM_IOC_CLOSE:
 	case FAIRSEM_IOC_CANCEL:
+	case FAIRSEM_IOC_INFO:
 	case FAIRSEM_IOC_NEW_HANDLE:
 		return true;
 	default:
@@ -408,8 +547,8 @@ long fairsem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	struct fairsem_file *ff = file->private_data;
 	void __user *argp = (void __user *)arg;
 
-	if (!(file->f_mode & FMODE_WRITE) && fairsem_ioctl_needs_write(cmd))
-		return -EBADF;
+	if (!(file->f_mode & FMODE_WRITE) && !fairsem_ioctl_read_only(cmd))
+		return fairsem_ioctl_known(cmd) ? -EBADF : -ENOTTY;
 	switch (cmd) {
 	case FAIRSEM_IOC_INIT:
 		return fairsem_ioctl_init(ff, argp);

@@ -400,6 +400,112 @@ static void prio_grants_at_once_only_above_every_queued_priority(struct kunit *t
 	kt_detach_all(w);
 }
 
+/* A waiter leaves (frozen, say), then its restarted call rejoins. */
+static void kt_leave(struct kt_world *w, struct fairsem_request *req)
+{
+	spin_lock(&w->sem.lock);
+	fairsem_dequeue(req, &w->wake);
+	spin_unlock(&w->sem.lock);
+}
+
+static int kt_rejoin(struct kt_world *w, struct fairsem_request *req)
+{
+	int ret;
+
+	spin_lock(&w->sem.lock);
+	ret = fairsem_enqueue_again(req, &w->wake);
+	spin_unlock(&w->sem.lock);
+	return ret;
+}
+
+/* Grants one permit at a time: the order the queue grants in. */
+static void kt_expect_order(struct kunit *test, struct kt_world *w,
+			    struct fairsem_request **order, int n)
+{
+	unsigned int first = kt.nr_done;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		KT_EQ(test, 0, kt_add(w, 1));
+		KT_PTR_EQ(test, order[i], kt.done[first + i]);
+	}
+}
+
+static void fifo_rejoin_goes_ahead_of_later_arrivals(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 0, 0);
+	struct fairsem_request a, b, c;
+	struct fairsem_request *order[] = { &a, &b, &c };
+
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &a, &w->h[0], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &b, &w->h[1], 1));
+	kt_leave(w, &a);
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &c, &w->h[2], 1));
+	KT_EQ(test, -EINPROGRESS, kt_rejoin(w, &a));
+	KT_EQ(test, 3ULL, w->sem.waiters);
+	kt_expect_order(test, w, order, 3);
+	kt_detach_all(w);
+}
+
+static void lifo_rejoin_goes_behind_later_arrivals(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 0, FAIRSEM_LIFO);
+	struct fairsem_request a, b, c;
+	struct fairsem_request *order[] = { &c, &b, &a };
+
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &a, &w->h[0], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &b, &w->h[1], 1));
+	kt_leave(w, &b);
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &c, &w->h[2], 1));
+	KT_EQ(test, -EINPROGRESS, kt_rejoin(w, &b));
+	kt_expect_order(test, w, order, 3);
+	kt_detach_all(w);
+}
+
+/*
+ * Priority order: a rejoins ahead of b, its equal, leading their level
+ * again; then d, its level gone and rejoined, is a level of its own: a
+ * later e of d's priority queues behind d, ahead of the normal c.
+ */
+static void prio_rejoin_keeps_its_place_among_equals(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 0, FAIRSEM_PRIO);
+	struct fairsem_request a, b, c, d, e;
+	struct fairsem_request *order[] = { &a, &b, &d, &e, &c };
+
+	KT_EQ(test, -EINPROGRESS, kt_enqueue_prio(w, &a, &w->h[0], 1, 50));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue_prio(w, &b, &w->h[1], 1, 50));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &c, &w->h[2], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue_prio(w, &d, &w->h[3], 1, 60));
+	kt_leave(w, &a);
+	kt_leave(w, &d);
+	KT_EQ(test, -EINPROGRESS, kt_rejoin(w, &d));
+	KT_EQ(test, -EINPROGRESS, kt_rejoin(w, &a));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue_prio(w, &e, &w->h[3], 1, 60));
+	kt_expect_order(test, w, order, 5);
+	kt_detach_all(w);
+}
+
+/* Rejoining at the head with permits free: granted at once. */
+static void rejoin_at_the_head_that_fits_is_granted_at_once(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 1, 0);
+	struct fairsem_request r0, a, b;
+
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &a, &w->h[1], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &b, &w->h[2], 1));
+	kt_leave(w, &a);
+	KT_EQ(test, 0, kt_release(w, &w->h[0], 1));	/* b, meanwhile */
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, b.state);
+	KT_EQ(test, 0, kt_add(w, 1));
+	KT_EQ(test, 0, kt_rejoin(w, &a));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, a.state);
+	KT_EQ(test, 1ULL, w->h[1].holds);
+	KT_EQ(test, 0ULL, w->sem.waiters);
+	kt_detach_all(w);
+}
+
 static struct kunit_case fairsem_core_cases[] = {
 	KUNIT_CASE(fifo_grants_in_arrival_order),
 	KUNIT_CASE(big_head_blocks_smaller_requests_behind_it),
@@ -413,6 +519,10 @@ static struct kunit_case fairsem_core_cases[] = {
 	KUNIT_CASE(detach_gives_everything_back_and_grants_onward),
 	KUNIT_CASE(prio_serves_higher_priority_first_then_arrival),
 	KUNIT_CASE(prio_grants_at_once_only_above_every_queued_priority),
+	KUNIT_CASE(fifo_rejoin_goes_ahead_of_later_arrivals),
+	KUNIT_CASE(lifo_rejoin_goes_behind_later_arrivals),
+	KUNIT_CASE(prio_rejoin_keeps_its_place_among_equals),
+	KUNIT_CASE(rejoin_at_the_head_that_fits_is_granted_at_once),
 	{}
 };
 

@@ -59,6 +59,7 @@ struct fairsem_file *fairsem_file_alloc(void)
 	fairsem_holder_setup(&ff->holder);
 	init_waitqueue_head(&ff->wq);
 	init_waitqueue_head(&ff->readers);
+	INIT_LIST_HEAD(&ff->rejoins);
 	return ff;
 }
 
@@ -72,6 +73,10 @@ struct fairsem_file *fairsem_file_alloc(void)
 void fairsem_file_free(struct fairsem_file *ff)
 {
 	struct fairsem_sem *sem = ff->holder.sem;
+	struct fairsem_rejoin *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &ff->rejoins, node)
+		kfree(r);
 
 	if (sem) {
 		struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
@@ -84,12 +89,21 @@ void fairsem_file_free(struct fairsem_file *ff)
 	kfree(ff);
 }
 
-/* What poll() reports for a bound handle; under sem->lock. */
-static __poll_t fairsem_poll_events(const struct fairsem_holder *holder)
+/*
+ * What poll() reports for a bound handle; under sem->lock.  Readable with
+ * a grant to read, and when a read turned away (EAGAIN) while the request
+ * was queued is owed its answer now that the request went without one:
+ * io_uring waits on poll after such a read, and the cancel or the other
+ * reader's read that ends the request may come before it starts waiting.
+ */
+static __poll_t fairsem_poll_events(struct fairsem_holder *holder)
 {
+	struct fairsem_file *ff = fairsem_file_of(holder);
 	__poll_t events = 0;
 
-	if (holder->async.state == FAIRSEM_REQ_GRANTED)
+	if (holder->async.state == FAIRSEM_REQ_GRANTED ||
+	    (holder->async.state == FAIRSEM_REQ_IDLE && ff->owed_seq &&
+	     ff->owed_seq == holder->async.seq))
 		events |= EPOLLIN | EPOLLRDNORM;
 	if (holder->sem->closed)
 		events |= EPOLLHUP | EPOLLERR;
@@ -102,9 +116,15 @@ static __poll_t fairsem_poll_events(const struct fairsem_holder *holder)
  *
  * Called by the core under sem->lock (lock order: sem->lock, then the wait
  * queue's) at every change of the handle's asynchronous request or of the
- * semaphore's closed flag.  Blocked readers always look again; pollers
- * only when something is reportable, with those events as the key, so an
- * edge-triggered epoll sees each grant and each close.  Only this handle's
+ * semaphore's closed flag.  Blocked readers always look again.  Pollers
+ * are woken with what the handle reports, so an edge-triggered epoll sees
+ * each grant and each close; and with EPOLLIN when the request has just
+ * gone without a grant to report (cancelled, read by another reader):
+ * a read that io_uring parked on ->poll (it polls before it reads a
+ * pollable file) then reads at once and ends as read(2) would, with
+ * EINVAL, where nothing else would ever wake it.  poll() and epoll look
+ * again on that wakeup and find nothing: the idle handle does not look
+ * readable.  A request queued wakes no poller.  Only this handle's
  * waiters: one grant wakes one handle, never the herd.
  */
 void fairsem_holder_wake(struct fairsem_holder *holder)
@@ -113,6 +133,8 @@ void fairsem_holder_wake(struct fairsem_holder *holder)
 	__poll_t events = fairsem_poll_events(holder);
 
 	wake_up_interruptible(&ff->readers);
+	if (!events && holder->async.state == FAIRSEM_REQ_IDLE)
+		events = EPOLLIN | EPOLLRDNORM;	/* reads end: look again */
 	if (events)
 		wake_up_interruptible_poll(&ff->wq, events);
 }
@@ -153,6 +175,7 @@ static int fairsem_fop_open(struct inode *inode, struct file *file)
 	/* A name of the fairsem filesystem: bound to its semaphore at once. */
 	fairsem_fs_bind(inode, ff);
 	file->private_data = ff;
+	fairsem_file_nowait(file);
 	return stream_open(inode, file);
 }
 
@@ -160,6 +183,20 @@ static int fairsem_fop_release(struct inode *inode, struct file *file)
 {
 	fairsem_file_free(file->private_data);
 	return 0;
+}
+
+/**
+ * fairsem_file_nowait() - say that the handle's read honours IOCB_NOWAIT
+ * @file: a new handle's file
+ *
+ * io_uring (and preadv2(RWF_NOWAIT)) then try the read without blocking
+ * first, and take its answer: EINVAL without a request, as read(2) gives
+ * it.  Without the flag io_uring waits on ->poll first for any read,
+ * which on a handle without a request is for ever.
+ */
+void fairsem_file_nowait(struct file *file)
+{
+	file->f_mode |= FMODE_NOWAIT;
 }
 
 /**
@@ -209,6 +246,22 @@ static bool fairsem_async_settled(struct fairsem_file *ff, struct fairsem_sem *s
 }
 
 /*
+ * Under sem->lock, what a read's answer @ret does to &fairsem_file.owed_seq:
+ * a read turned away without blocking is owed its answer; a read that
+ * answers "no request" (EINVAL, EIDRM) settles any debt, and the owed
+ * reader's own read settles its own.
+ */
+static void fairsem_read_owed(struct fairsem_file *ff, int ret, bool nonblock)
+{
+	if (ret == -EAGAIN && nonblock) {
+		ff->owed_seq = ff->holder.async.seq;
+		ff->owed_task = current;
+	} else if (ret != -EAGAIN && (ret || ff->owed_task == current)) {
+		ff->owed_seq = 0;
+	}
+}
+
+/*
  * read(): completes the handle's asynchronous request.  Writes the granted
  * count as a u64; the answers and their order are fairsem_async_collect()'s.
  */
@@ -229,6 +282,7 @@ static ssize_t fairsem_fop_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	for (;;) {
 		spin_lock(&sem->lock);
 		ret = fairsem_async_collect(&ff->holder, &count);
+		fairsem_read_owed(ff, ret, nonblock);
 		spin_unlock(&sem->lock);
 		if (ret != -EAGAIN || nonblock)
 			break;

@@ -1,24 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Waiters that are frozen or stopped.
+ * Waiters that are frozen, run task work, or are stopped.
  *
- * Frozen (system suspend, the cgroup freezer): the waiter sleeps
- * TASK_FREEZABLE (6.1 and later), so it is frozen where it sleeps and keeps
- * its place in the queue; a grant that comes meanwhile is its own when it
- * thaws.  Before 6.1 the kernel has no TASK_FREEZABLE: the freezer's fake
- * signal interrupts the wait, and the call restarts at the back once
- * thawed, as after a stop.  Each kernel is held to its own behaviour.
- * Tested with the cgroup v1 freezer (root; skips, saying why, where it
- * cannot be mounted).
+ * Frozen by the suspend freezer (here: the cgroup v1 freezer, which is
+ * it): the waiter sleeps TASK_FREEZABLE (6.1 and later), so it is frozen
+ * where it sleeps and keeps its place in the queue; a grant that comes
+ * meanwhile is its own when it thaws.  Before 6.1 the kernel has no
+ * TASK_FREEZABLE: the freezer's fake signal interrupts the wait, the
+ * request leaves the queue (a grant meanwhile goes to the next), and the
+ * call, restarted once thawed, rejoins ahead of every later arrival.
+ *
+ * Frozen by the cgroup v2 freezer (cgroup.freeze: systemctl freeze,
+ * podman and docker pause), on every kernel, and interrupted for io_uring's
+ * task work (TIF_NOTIFY_SIGNAL): the same as before 6.1, as the kernel
+ * freezes a task and runs task work only on its way back to user space.
+ * Each kernel is held to its own behaviour.  Root; skips, saying why,
+ * where a freezer or io_uring is missing.
  *
  * Stopped (SIGSTOP, Ctrl-Z, ptrace): a stop must return to userspace to take
  * effect, so it interrupts the wait like a signal: the request leaves the
  * queue holding nothing and the restarted call queues at the back, as a
  * futex waiter does.  A stopped task never holds up the queue.
  */
+#include <linux/io_uring.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/vfs.h>
 
 #include "fairsem_test_util.h"
 #include "kselftest_harness.h"
@@ -185,11 +193,10 @@ TEST_F(freezer, frozen_waiter_keeps_its_place_and_gets_the_grant)
 }
 
 /*
- * Before 6.1, freezing interrupts the wait like a signal: A's request
- * leaves the queue holding nothing, B is granted, and the thawed A
- * restarts at the back.
+ * Before 6.1, freezing interrupts the wait: A's request leaves the queue
+ * holding nothing, B is granted, and the thawed A rejoins the queue.
  */
-TEST_F(freezer, frozen_waiter_requeues_at_the_back_before_6_1)
+TEST_F(freezer, frozen_waiter_leaves_the_queue_and_rejoins_before_6_1)
 {
 	int h[3];	/* the semaphore; A's handle; B's handle */
 
@@ -209,6 +216,239 @@ TEST_F(freezer, frozen_waiter_requeues_at_the_back_before_6_1)
 	ASSERT_EQ(0, fs_release(h[2], 1));
 	reap_granted(_metadata, &self->child[0]);
 	EXPECT_EQ(1, fs_holds(h[1]));
+}
+
+/* ---- the cgroup v2 freezer ---- */
+
+#define CGROUP2		"/sys/fs/cgroup"
+#define CGROUP2_TEST	CGROUP2 "/fairsem-freezer-test"
+#define CGROUP2_MAGIC	0x63677270
+
+/* Until CGROUP2_TEST's cgroup.events says "frozen N": 0 or -ETIMEDOUT. */
+static int wait_frozen(int frozen)
+{
+	uint64_t end = now_ns() + (uint64_t)FS_WAIT_MS * 1000000ULL;
+	char buf[256], want[16];
+	ssize_t n;
+	int fd;
+
+	snprintf(want, sizeof(want), "frozen %d\n", frozen);
+	for (;;) {
+		fd = open(CGROUP2_TEST "/cgroup.events", O_RDONLY);
+		if (fd < 0)
+			return -errno;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			if (strstr(buf, want))
+				return 0;
+		}
+		if (now_ns() > end)
+			return -ETIMEDOUT;
+		fs_sleep_us(1000);
+	}
+}
+
+FIXTURE(freezer2) {
+	const char *why;	/* no cgroup v2 freezer: each test skips */
+	pid_t child[2];
+};
+
+FIXTURE_SETUP(freezer2)
+{
+	struct statfs sfs;
+
+	if (statfs(CGROUP2, &sfs) || sfs.f_type != CGROUP2_MAGIC) {
+		self->why = "no cgroup2 at " CGROUP2;
+		return;
+	}
+	if (mkdir(CGROUP2_TEST, 0755) && errno != EEXIST)
+		self->why = "cannot make a cgroup";
+	else if (access(CGROUP2_TEST "/cgroup.freeze", W_OK))
+		self->why = "no cgroup.freeze (before 5.2)";
+}
+
+FIXTURE_TEARDOWN(freezer2)
+{
+	int i;
+
+	write_file(CGROUP2_TEST "/cgroup.freeze", "0");
+	for (i = 0; i < 2; i++) {
+		if (self->child[i] > 0) {
+			kill(self->child[i], SIGKILL);
+			fs_wait_child(self->child[i]);
+		}
+	}
+	rmdir(CGROUP2_TEST);
+}
+
+/*
+ * A, queued first, is frozen by cgroup.freeze: it leaves the queue
+ * (waiters 0) and B queues; thawed, A rejoins ahead of B and is granted
+ * first.
+ */
+TEST_F(freezer2, frozen_waiter_rejoins_ahead_of_later_arrivals)
+{
+	int h[3], go[2];
+	char pid[32];
+
+	if (self->why)
+		SKIP(return, "%s", self->why);
+	h[0] = fs_new(1, 0);
+	ASSERT_LE(0, h[0]);
+	h[1] = fs_new_handle(h[0], 0);
+	h[2] = fs_new_handle(h[0], 0);
+	ASSERT_LE(0, h[1]);
+	ASSERT_LE(0, h[2]);
+	ASSERT_EQ(0, fs_get(h[0], 1));
+	ASSERT_EQ(0, pipe(go));
+	self->child[0] = start_waiter(h[1], go[0]);
+	ASSERT_LT(0, self->child[0]);
+	snprintf(pid, sizeof(pid), "%d", self->child[0]);
+	ASSERT_EQ(0, write_file(CGROUP2_TEST "/cgroup.procs", pid));
+	ASSERT_EQ(0, fs_put(go[1], 'g'));
+	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 1));
+
+	ASSERT_EQ(0, write_file(CGROUP2_TEST "/cgroup.freeze", "1"));
+	ASSERT_EQ(0, wait_frozen(1));
+	EXPECT_EQ(0, fs_waiters(h[0]));		/* A holds up no one */
+	self->child[1] = start_waiter(h[2], -1);
+	ASSERT_LT(0, self->child[1]);
+	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 1));
+
+	ASSERT_EQ(0, write_file(CGROUP2_TEST "/cgroup.freeze", "0"));
+	ASSERT_EQ(0, wait_frozen(0));
+	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 2));	/* A, back in line */
+	ASSERT_EQ(0, fs_release(h[0], 1));
+	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 1));
+	EXPECT_EQ(1, fs_holds(h[1]));			/* A first */
+	EXPECT_EQ(0, fs_holds(h[2]));
+	/* Then the other, whichever it is. */
+	ASSERT_EQ(0, fs_release(fs_holds(h[1]) ? h[1] : h[2], 1));
+	reap_granted(_metadata, &self->child[0]);
+	reap_granted(_metadata, &self->child[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
+/* ---- task work: io_uring's, run by the waiting thread ---- */
+
+struct uring_waiter {
+	int h;			/* its handle */
+	int pipe;		/* the read end its io_uring read waits on */
+	int ring;		/* its ring, once set up (-errno if it failed) */
+	unsigned int *cq_tail;	/* the ring's completions, for the test */
+	int ret;		/* what its acquire returned */
+	int started;		/* __atomic only */
+};
+
+/*
+ * The waiting thread: sets up a ring, parks a read of the empty pipe on
+ * it (io_uring arms the pipe's poll), then blocks in ACQUIRE.  A write to
+ * the pipe makes io_uring queue task work to this thread, with
+ * TIF_NOTIFY_SIGNAL: the wait is interrupted to run it.
+ */
+static void *uring_waiter_fn(void *arg)
+{
+	struct uring_waiter *u = arg;
+	struct io_uring_params p;
+	struct io_uring_sqe *sqe;
+	unsigned int *sq_tail, *sq_array;
+	static char buf[8];
+	char *sq, *cq;
+	int fd;
+
+	memset(&p, 0, sizeof(p));
+	fd = syscall(__NR_io_uring_setup, 2, &p);
+	if (fd < 0) {
+		u->ring = -errno;
+		__atomic_store_n(&u->started, 1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned int),
+		  PROT_READ | PROT_WRITE, MAP_SHARED, fd, IORING_OFF_SQ_RING);
+	cq = mmap(NULL, p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe),
+		  PROT_READ | PROT_WRITE, MAP_SHARED, fd, IORING_OFF_CQ_RING);
+	sqe = mmap(NULL, p.sq_entries * sizeof(*sqe), PROT_READ | PROT_WRITE,
+		   MAP_SHARED, fd, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || sqe == MAP_FAILED) {
+		u->ring = -ENOMEM;
+		__atomic_store_n(&u->started, 1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	sq_tail = (unsigned int *)(sq + p.sq_off.tail);
+	sq_array = (unsigned int *)(sq + p.sq_off.array);
+	u->cq_tail = (unsigned int *)(cq + p.cq_off.tail);
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_READ;
+	sqe->fd = u->pipe;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = sizeof(buf);
+	sqe->off = -1;
+	sq_array[0] = 0;
+	__atomic_store_n(sq_tail, *sq_tail + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, fd, 1, 0, 0, NULL, 0) != 1) {
+		u->ring = -errno;
+		__atomic_store_n(&u->started, 1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	u->ring = fd;
+	__atomic_store_n(&u->started, 1, __ATOMIC_RELEASE);
+	u->ret = fs_get(u->h, 1);
+	return NULL;
+}
+
+/*
+ * A, queued first, is interrupted to run io_uring's task work while B
+ * waits behind it: the kernel restarts A's call by itself, and A keeps
+ * its place ahead of B.
+ */
+TEST(task_work_keeps_the_waiters_place)
+{
+	struct uring_waiter a = { .ring = -EPROTO };
+	struct fs_waiter b;
+	pthread_t ta;
+	int fd, p[2];
+
+	fd = fs_new(1, 0);
+	ASSERT_LE(0, fd);
+	a.h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, a.h);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	ASSERT_EQ(0, pipe(p));
+	a.pipe = p[0];
+	ASSERT_EQ(0, pthread_create(&ta, NULL, uring_waiter_fn, &a));
+	ASSERT_EQ(0, fs_wait_flag(&a.started));
+	if (a.ring < 0) {
+		pthread_join(ta, NULL);
+		SKIP(return, "no io_uring (%s)", strerror(-a.ring));
+	}
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	ASSERT_EQ(0, fs_waiter_start(&b, fs_new_handle(fd, 0), 1,
+				     FAIRSEM_NO_DEADLINE, 0));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));
+
+	/* The read completes in A's task work: A left the queue for it. */
+	ASSERT_EQ(1, write(p[1], "x", 1));
+	while (!__atomic_load_n(a.cq_tail, __ATOMIC_ACQUIRE))
+		fs_sleep_us(1000);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));	/* A, back in line */
+	ASSERT_EQ(0, fs_release(fd, 1));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	EXPECT_EQ(1, fs_holds(a.h));			/* A first */
+	EXPECT_EQ(0, fs_holds(b.fd));
+	/* Then the other, whichever it is. */
+	ASSERT_EQ(0, fs_release(fs_holds(a.h) ? a.h : b.fd, 1));
+	pthread_join(ta, NULL);
+	EXPECT_EQ(0, a.ret);
+	EXPECT_EQ(0, fs_waiter_join(&b));
+	close(a.ring);
+	close(b.fd);
+	close(a.h);
+	close(p[0]);
+	close(p[1]);
+	close(fd);
 }
 
 /* The stop interrupts the wait; continued, the call queues at the back. */

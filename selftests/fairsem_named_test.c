@@ -13,6 +13,7 @@
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
@@ -129,6 +130,113 @@ TEST(unknown_mount_option_fails_einval)
 	EXPECT_EQ(0, rmdir(dir));
 }
 
+static int fsn_remount(const char *dir, unsigned long flags, const char *opts)
+{
+	return fs_ret(mount("fairsem", dir, "fairsem", MS_REMOUNT | flags, opts));
+}
+
+/* The options as /proc/self/mountinfo shows them for dir, in buf. */
+static int mount_options_of(const char *dir, char *buf, size_t len)
+{
+	char line[1024], mnt[256], opts[512];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		/* id parent dev root mountpoint opts ... - type source superopts */
+		char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %255s", mnt) != 1 ||
+		    strcmp(mnt, dir) ||
+		    sscanf(dash, " - %*s %*s %511s", opts) != 1)
+			continue;
+		snprintf(buf, len, "%s", opts);
+		ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
+TEST(remount_changes_the_options_it_names)
+{
+	char dir[64], opts[512];
+	struct stat st;
+	int d, a, b, h;
+
+	/* root, no longer the owner after uid=, is not bounded per user. */
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), "max=3,max_per_user=3"));
+	d = fsn_opendir(dir);
+	ASSERT_LE(0, d);
+	a = fsn_create(d, "a", 1, 0, 0600);
+	b = fsn_create(d, "b", 1, 0, 0600);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+
+	ASSERT_EQ(0, fsn_remount(dir, 0, "mode=0750,uid=1000,gid=1000"));
+	ASSERT_EQ(0, stat(dir, &st));
+	EXPECT_EQ(0750, st.st_mode & 07777);
+	EXPECT_EQ(USER, st.st_uid);
+	EXPECT_EQ(USER, st.st_gid);
+	ASSERT_EQ(0, mount_options_of(dir, opts, sizeof(opts)));
+	EXPECT_NE(NULL, strstr(opts, "mode=750,uid=1000,gid=1000,max=3"))
+		TH_LOG("options: %s", opts);
+
+	/* max= below the names held keeps them and refuses new ones. */
+	ASSERT_EQ(0, fsn_remount(dir, 0, "max=1"));
+	EXPECT_EQ(-ENOSPC, fsn_create(d, "c", 1, 0, 0600));
+	h = fsn_open(dir, "a", O_RDWR);
+	EXPECT_LE(0, h);
+	close(h);
+	ASSERT_EQ(0, fsn_remount(dir, 0, "max=3"));
+	h = fsn_create(d, "c", 1, 0, 0600);
+	EXPECT_LE(0, h);
+	close(h);
+
+	/* A remount that names nothing changes nothing. */
+	ASSERT_EQ(0, fsn_remount(dir, 0, NULL));
+	ASSERT_EQ(0, stat(dir, &st));
+	EXPECT_EQ(0750, st.st_mode & 07777);
+	EXPECT_EQ(USER, st.st_uid);
+	close(a);
+	close(b);
+	close(d);
+	EXPECT_EQ(0, fsn_unmount(dir));
+}
+
+TEST(remount_with_a_bad_option_fails_einval_and_changes_nothing)
+{
+	char dir[64];
+	struct stat st;
+
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), "mode=0755"));
+	EXPECT_EQ(-EINVAL, fsn_remount(dir, 0, "frobnicate=1"));
+	EXPECT_EQ(-EINVAL, fsn_remount(dir, 0, "mode=0700,mode=77777"));
+	ASSERT_EQ(0, stat(dir, &st));
+	EXPECT_EQ(0755, st.st_mode & 07777);
+	EXPECT_EQ(0, fsn_unmount(dir));
+}
+
+TEST(remount_read_only_refuses_link_erofs)
+{
+	char dir[64];
+	int d, fd;
+
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), NULL));
+	d = fsn_opendir(dir);
+	ASSERT_LE(0, d);
+	ASSERT_EQ(0, fsn_remount(dir, MS_RDONLY, NULL));
+	fd = fs_new(1, 0);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EROFS, fsn_link(d, fd, "x", 0600));
+	ASSERT_EQ(0, fsn_remount(dir, 0, NULL));
+	EXPECT_EQ(0, fsn_link(d, fd, "x", 0600));
+	close(fd);
+	close(d);
+	EXPECT_EQ(0, fsn_unmount(dir));
+}
+
 TEST(max_gives_enospc_and_unlink_frees_a_slot)
 {
 	char dir[64], path[128];
@@ -188,6 +296,31 @@ TEST_F(named, umount_with_open_handle_ebusy)
 	EXPECT_EQ(0, fsn_mount(self->dir, NULL));	/* for the teardown */
 }
 
+/*
+ * Only handles opened by name are files of the instance: one made by
+ * NEW_HANDLE does not keep it mounted, and works on after the unmount.
+ */
+TEST_F(named, umount_with_only_a_new_handle_open_succeeds)
+{
+	int fd = fsn_create(self->dirfd, "x", 1, 0, 0600);
+	int h = fsn_open(self->dir, "x", O_RDWR);
+	int nh;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, h);
+	nh = fs_new_handle(h, 0);
+	ASSERT_LE(0, nh);
+	close(h);
+	close(fd);
+	close(self->dirfd);
+	self->dirfd = -1;
+	EXPECT_EQ(0, fs_ret(umount(self->dir)));
+	EXPECT_EQ(0, fs_get(nh, 1));
+	EXPECT_EQ(1, fs_holds(nh));
+	close(nh);
+	EXPECT_EQ(0, fsn_mount(self->dir, NULL));	/* for the teardown */
+}
+
 /* In a new user and mount namespace, as an unprivileged user would. */
 static int userns_mount_child(void *arg)
 {
@@ -235,6 +368,92 @@ TEST(user_namespace_mounts_its_own)
 	if (ret == 4)
 		SKIP(return, "unprivileged user namespaces are not allowed");
 	EXPECT_EQ(0, ret);
+}
+
+/*
+ * A user namespace where uid and gid 0 are the caller's USER: the
+ * ns-root, holding every capability over what it mounts there.
+ */
+static int enter_userns_as_root_of_user(void)
+{
+	char map[32];
+	int fd;
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
+		return errno == EPERM || errno == EINVAL ? 4 : 10;
+	fd = open("/proc/self/setgroups", O_WRONLY);
+	if (fd < 0 || write(fd, "deny", 4) != 4)
+		return 11;
+	close(fd);
+	snprintf(map, sizeof(map), "0 %d 1", USER);
+	fd = open("/proc/self/uid_map", O_WRONLY);
+	if (fd < 0 || write(fd, map, strlen(map)) < 0)
+		return 12;
+	close(fd);
+	fd = open("/proc/self/gid_map", O_WRONLY);
+	if (fd < 0 || write(fd, map, strlen(map)) < 0)
+		return 13;
+	close(fd);
+	return 0;
+}
+
+/*
+ * The VFS's may_create(): a caller whose fsuid or fsgid has no mapping in
+ * the instance's user namespace creates nothing there (EOVERFLOW), as
+ * creat(2) refuses.  The instance belongs to a user namespace that maps
+ * only USER; root outside reaches it through /proc/PID/root, and the
+ * sticky 1777 root directory lets anyone in.
+ */
+TEST(link_by_a_caller_the_instance_cannot_map_eoverflow)
+{
+	char dir[64], path[128];
+	int ready[2], done[2], d, fd, status, ret;
+	pid_t pid;
+
+	ASSERT_EQ(0, fsn_tmpdir(dir, sizeof(dir)));
+	ASSERT_EQ(0, chmod(dir, 0777));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(done));
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(ready[0]);
+		close(done[1]);
+		if (setgroups(0, NULL) || setresgid(USER, USER, USER) ||
+		    setresuid(USER, USER, USER))
+			_exit(250);
+		prctl(PR_SET_DUMPABLE, 1);	/* for /proc/PID/root */
+		ret = enter_userns_as_root_of_user();
+		if (!ret && mount("fairsem", dir, "fairsem", 0, NULL))
+			ret = 14;
+		fs_put(ready[1], ret ? 'n' : 'y');
+		fs_take(done[0]);
+		_exit(ret);
+	}
+	close(ready[1]);
+	close(done[0]);
+	if (fs_take(ready[0]) != 'y') {
+		fs_put(done[1], 'q');
+		ret = fs_wait_child(pid);
+		rmdir(dir);
+		if (WIFEXITED(ret) && WEXITSTATUS(ret) == 4)
+			SKIP(return, "unprivileged user namespaces are not allowed");
+		ASSERT_EQ(0, ret);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, dir);
+	d = fsn_opendir(path);
+	fd = fs_new(1, 0);
+	EXPECT_LE(0, d);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EOVERFLOW, fsn_link(d, fd, "unmapped", 0600));
+	close(fd);
+	close(d);
+	fs_put(done[1], 'q');
+	status = fs_wait_child(pid);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(ready[0]);
+	close(done[1]);
+	rmdir(dir);
 }
 
 /* ---- flat: only semaphores ---- */
@@ -686,6 +905,37 @@ TEST_F(named, close_keeps_the_name_new_handles_eidrm)
 	close(h);
 }
 
+/*
+ * No POSIX ACLs: the mode bits alone decide.  A valid access ACL (the
+ * owner rw, uid USER rw, the group and others r) is refused, on a name and
+ * on the root directory, and none can be read.
+ */
+TEST_F(named, posix_acls_are_not_supported_eopnotsupp)
+{
+	struct { uint16_t tag, perm; uint32_t id; } e[] = {
+		{ 0x01, 6, ~0u },	/* ACL_USER_OBJ rw */
+		{ 0x02, 6, USER },	/* ACL_USER USER rw */
+		{ 0x04, 4, ~0u },	/* ACL_GROUP_OBJ r */
+		{ 0x10, 6, ~0u },	/* ACL_MASK rw */
+		{ 0x20, 4, ~0u },	/* ACL_OTHER r */
+	};
+	char acl[4 + sizeof(e)], path[128], buf[256];
+	uint32_t version = 2;
+	int fd = fsn_create(self->dirfd, "acl", 1, 0, 0640);
+
+	ASSERT_LE(0, fd);
+	memcpy(acl, &version, 4);
+	memcpy(acl + 4, e, sizeof(e));
+	ASSERT_EQ(0, fsn_path(path, sizeof(path), self->dir, "acl"));
+	EXPECT_EQ(-EOPNOTSUPP, fs_ret(setxattr(path, "system.posix_acl_access",
+					       acl, sizeof(acl), 0)));
+	EXPECT_EQ(-EOPNOTSUPP, fs_ret(setxattr(self->dir, "system.posix_acl_default",
+					       acl, sizeof(acl), 0)));
+	EXPECT_EQ(-EOPNOTSUPP, fs_ret(getxattr(path, "system.posix_acl_access",
+					       buf, sizeof(buf))));
+	close(fd);
+}
+
 /* ---- read-only handles ---- */
 
 static void check_read_only(struct __test_metadata *_metadata, int ro)
@@ -751,6 +1001,51 @@ TEST_F(named, read_only_handle_info_poll_fdinfo_work)
 	EXPECT_EQ(POLLHUP | POLLERR, fs_revents(ro, FS_POLL_ALL));
 	close(ro);
 	close(fd);
+}
+
+/*
+ * Every command the driver knows (the one answering anything but ENOTTY
+ * on a read-write handle) needs write access, INFO alone excepted: scanned
+ * over the whole number space of the magic, every direction and the sizes
+ * of the uapi's types, so that a command added later is held to it too.
+ * Both handles are unbound and the pointer is bad: nothing can change.
+ */
+TEST(every_known_ioctl_but_info_needs_write_access)
+{
+	static const unsigned int sizes[] = { 0, 4, 8, 16, 24, 32, 40, 48,
+					      64, 88, 96, 128 };
+	static const unsigned int dirs[] = { _IOC_NONE, _IOC_READ, _IOC_WRITE,
+					     _IOC_READ | _IOC_WRITE };
+	int rw = open(FAIRSEM_DEV, O_RDWR | O_CLOEXEC);
+	int ro = open(FAIRSEM_DEV, O_RDONLY | O_CLOEXEC);
+	unsigned int d, nr, s, known = 0, wrong = 0;
+	void *bad = fs_bad_ptr();
+
+	ASSERT_LE(0, rw);
+	ASSERT_LE(0, ro);
+	ASSERT_NE(NULL, bad);
+	for (d = 0; d < 4; d++) {
+		for (nr = 0; nr < 256; nr++) {
+			for (s = 0; s < ARRAY_SIZE(sizes); s++) {
+				unsigned long cmd = _IOC(dirs[d], FAIRSEM_IOC_MAGIC,
+							 nr, sizes[s]);
+				int a = fs_ret(ioctl(rw, cmd, bad));
+				int b = fs_ret(ioctl(ro, cmd, bad));
+				int want = a == -ENOTTY ? -ENOTTY :
+					   cmd == FAIRSEM_IOC_INFO ? a : -EBADF;
+
+				known += a != -ENOTTY;
+				if (b != want && wrong++ < 10)
+					TH_LOG("ioctl %#lx: %d read-write, %d read-only, want %d",
+					       cmd, a, b, want);
+			}
+		}
+	}
+	EXPECT_EQ(0, wrong);
+	/* INIT to NEW_HANDLE: the scan saw every command the uapi has. */
+	EXPECT_EQ(10, known);
+	close(ro);
+	close(rw);
 }
 
 TEST(read_only_dev_fairsem_handle_ebadf)
@@ -867,6 +1162,136 @@ TEST_F(named, any_user_creates_and_removes_its_own_name)
 	struct user_args a = { self->dir, "users" };
 
 	EXPECT_EQ(0, fsn_as_user(USER, USER, create_and_remove_child, &a));
+}
+
+/* What a child creating names is told. */
+struct names_args {
+	const char *dir;
+	const char *prefix;
+	int n;		/* names to create: prefix0, prefix1, ... */
+	int refused;	/* the one refused with EDQUOT, or n for none */
+};
+
+/*
+ * Creates names until one fails or a->n are made: 0 if the first refused
+ * is a->refused (with EDQUOT) or, with a->refused == a->n, none was; 1 if
+ * EDQUOT came elsewhere, 2 on another error, 3 if a->refused was made.
+ */
+static int create_names_child(void *arg)
+{
+	struct names_args *a = arg;
+	char name[64];
+	int d = fsn_opendir(a->dir);
+	int i, fd;
+
+	if (d < 0)
+		return 250;
+	for (i = 0; i < a->n; i++) {
+		snprintf(name, sizeof(name), "%s%d", a->prefix, i);
+		fd = fsn_create(d, name, 1, 0, 0600);
+		if (fd == -EDQUOT)
+			return i == a->refused ? 0 : 1;
+		if (fd < 0)
+			return 2;
+		close(fd);
+	}
+	close(d);
+	return a->refused == a->n ? 0 : 3;
+}
+
+#define OTHER	1001	/* a second unprivileged uid */
+
+TEST(one_user_at_its_bound_leaves_names_for_others_edquot)
+{
+	struct names_args first = { NULL, "a", 3, 2 }, second = { NULL, "b", 2, 2 };
+	char dir[64], path[128];
+	int d, fd, i;
+
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), "max=8,max_per_user=2"));
+	first.dir = dir;
+	second.dir = dir;
+	/* The first user's third name is refused: it holds its bound. */
+	EXPECT_EQ(0, fsn_as_user(USER, USER, create_names_child, &first));
+	/* ...and the second user still creates its own, as root does. */
+	EXPECT_EQ(0, fsn_as_user(OTHER, OTHER, create_names_child, &second));
+	/* The root directory's owner is not bounded: root, here. */
+	d = fsn_opendir(dir);
+	ASSERT_LE(0, d);
+	for (i = 0; i < 3; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "root%d", i);
+		fd = fsn_create(d, name, 1, 0, 0600);
+		EXPECT_LE(0, fd);
+		close(fd);
+	}
+	/* A name removed gives its owner one back. */
+	ASSERT_EQ(0, fsn_path(path, sizeof(path), dir, "a0"));
+	ASSERT_EQ(0, unlink(path));
+	first.prefix = "c";
+	first.n = 2;
+	first.refused = 1;
+	EXPECT_EQ(0, fsn_as_user(USER, USER, create_names_child, &first));
+	close(d);
+	EXPECT_EQ(0, fsn_unmount(dir));
+}
+
+TEST(default_per_user_bound_is_a_quarter_of_max)
+{
+	struct names_args first = { NULL, "a", 1025, 1024 };
+	struct names_args second = { NULL, "b", 1, 1 };
+	char dir[64], opts[512];
+
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), NULL));
+	ASSERT_EQ(0, mount_options_of(dir, opts, sizeof(opts)));
+	EXPECT_NE(NULL, strstr(opts, ",max=4096,max_per_user=1024"))
+		TH_LOG("options: %s", opts);
+	first.dir = dir;
+	second.dir = dir;
+	/* The 1025th name of one user is refused, another user's first is not. */
+	EXPECT_EQ(0, fsn_as_user(USER, USER, create_names_child, &first));
+	EXPECT_EQ(0, fsn_as_user(OTHER, OTHER, create_names_child, &second));
+	EXPECT_EQ(0, fsn_unmount(dir));
+
+	/* Rounded up, and following max= on a remount unless given. */
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), "max=10"));
+	ASSERT_EQ(0, mount_options_of(dir, opts, sizeof(opts)));
+	EXPECT_NE(NULL, strstr(opts, ",max=10,max_per_user=3"))
+		TH_LOG("options: %s", opts);
+	ASSERT_EQ(0, fsn_remount(dir, 0, "max=100"));
+	ASSERT_EQ(0, mount_options_of(dir, opts, sizeof(opts)));
+	EXPECT_NE(NULL, strstr(opts, ",max=100,max_per_user=25"))
+		TH_LOG("options: %s", opts);
+	ASSERT_EQ(0, fsn_remount(dir, 0, "max_per_user=7"));
+	ASSERT_EQ(0, fsn_remount(dir, 0, "max=200"));
+	ASSERT_EQ(0, mount_options_of(dir, opts, sizeof(opts)));
+	EXPECT_NE(NULL, strstr(opts, ",max=200,max_per_user=7"))
+		TH_LOG("options: %s", opts);
+	EXPECT_EQ(0, fsn_unmount(dir));
+}
+
+TEST(chown_moves_a_name_to_its_new_owners_count)
+{
+	struct names_args first = { NULL, "a", 2, 2 }, second = { NULL, "b", 1, 1 };
+	char dir[64], path[128];
+
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), "max_per_user=2"));
+	first.dir = dir;
+	second.dir = dir;
+	ASSERT_EQ(0, fsn_as_user(USER, USER, create_names_child, &first));
+	ASSERT_EQ(0, fsn_as_user(OTHER, OTHER, create_names_child, &second));
+	/* OTHER takes one of USER's (root's chown, past OTHER's bound too). */
+	ASSERT_EQ(0, fsn_path(path, sizeof(path), dir, "a0"));
+	ASSERT_EQ(0, chown(path, OTHER, OTHER));
+	ASSERT_EQ(0, fsn_path(path, sizeof(path), dir, "a1"));
+	ASSERT_EQ(0, chown(path, OTHER, OTHER));
+	/* USER holds none now, OTHER three: over its bound, it makes none. */
+	first.prefix = "c";
+	EXPECT_EQ(0, fsn_as_user(USER, USER, create_names_child, &first));
+	second.prefix = "d";
+	second.refused = 0;
+	EXPECT_EQ(0, fsn_as_user(OTHER, OTHER, create_names_child, &second));
+	EXPECT_EQ(0, fsn_unmount(dir));
 }
 
 TEST(link_needs_write_permission_on_the_directory)
