@@ -589,7 +589,8 @@ static int fs_open_parent(char *path, const char **name)
  * /dev/fairsem); -EEXIST when the name is taken (nothing is created);
  * -ENOENT when the directory does not exist; -ENOTTY when it is not a
  * fairsem filesystem; -EACCES without write and search permission on it;
- * -ENOSPC when the instance holds its max= names; -EINVAL for other
+ * -ENOSPC when the instance holds its max= names; -EDQUOT when the
+ * caller owns its max_per_user= names there; -EINVAL for other
  * @flags, @mode above 0777, @permits above FAIRSEM_MAX_PERMITS or a bad
  * name; -ENAMETOOLONG; an error of fairsem_create() otherwise.
  */

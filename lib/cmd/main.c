@@ -123,6 +123,7 @@ int exit_status_of(int err)
 	case ENOENT:
 		return EXIT_NONAME;
 	case ENOSPC:
+	case EDQUOT:
 		return EXIT_FULL;
 	case EACCES:
 	case EPERM:

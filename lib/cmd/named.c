@@ -71,6 +71,10 @@ void fail_name(struct opts *o, const char *path, int err)
 	case ENOSPC:
 		fail(EXIT_FULL, o->sub, "%s holds as many names as its max= allows",
 		     dir);
+	case EDQUOT:
+		fail(EXIT_FULL, o->sub, "you own as many names in %s as its "
+		     "max_per_user= allows (unlink some, or use an instance of "
+		     "your own: 'fairsem mount --user')", dir);
 	case ENOTTY:
 		fail(EXIT_NOTSEM, o->sub, "%s is not a fairsem semaphore (is a "
 		     "fairsem filesystem mounted on %s? see 'fairsem mount')",
