@@ -8,6 +8,8 @@
  *   jstool pipe N CMD...      a pipe holding N tokens, inherited by CMD
  *                             (no close-on-exec) as $JS_R and $JS_W
  *   jstool fill W N           write N tokens ('+') to fd W
+ *   jstool drain R            takes every free token without blocking,
+ *                             prints how many, keeps them (gone)
  *   jstool count R W          tokens free now: takes them all without
  *                             blocking, prints the count, gives them back
  *   jstool block R W WORKERS HOLD_US STOPFILE
@@ -76,7 +78,7 @@ static void set_nonblock(int fd, int on)
  * drain and put back as it was: the description may be shared with a
  * client (make 4.3 sets O_NONBLOCK on the inherited pipe itself).
  */
-static int count(int r, int w)
+static int drain(int r)
 {
 	static char buf[1 << 16];
 	int fl = fcntl(r, F_GETFL), n = 0;
@@ -91,6 +93,13 @@ static int count(int r, int w)
 		die("read");
 	if (fcntl(r, F_SETFL, fl))
 		die("fcntl");
+	return n;
+}
+
+static int count(int r, int w)
+{
+	int n = drain(r);
+
 	fill(w, n);
 	return n;
 }
@@ -419,6 +428,10 @@ int main(int argc, char **argv)
 		return cmd_pipe(argc, argv);
 	if (argc == 4 && !strcmp(argv[1], "fill")) {
 		fill(num(argv[2]), num(argv[3]));
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "drain")) {
+		printf("%d\n", drain(num(argv[2])));
 		return 0;
 	}
 	if (argc == 4 && !strcmp(argv[1], "count")) {
