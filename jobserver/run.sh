@@ -148,9 +148,9 @@ bget() { cat "$JS_RUN/b.$1" 2>/dev/null || echo 0; }
 
 scen_two() {
 	local log pg1 pid2 i held left lost after2 max3 ok=
-	[[ -n $JS_FIFO ]] || fail "a system-wide jobserver needs a name (fifo)"
 	newrun two
 	js_open 3 || fail "js_open"
+	[[ -n $JS_FIFO ]] || fail "a system-wide jobserver needs a name (fifo)"
 	startbuild b1 20
 	pg1=$!
 	startbuild b2 20
