@@ -195,13 +195,20 @@ scen_two() {
 	pass "the control lost $lost token(s) for good: build 3 reaches only $max3"
 }
 
+# The blocking client has WORKERS processes, each reading one token at a
+# time (blocking) and holding it 50 ms, as cargo's or ninja's threads would;
+# make is the one polling client.  Counted by contenders, make's fair share
+# of the grants is 1/(WORKERS+1).
+POLL_WORKERS=2
+
 scen_poll() {
-	local log stop bpid grants mk total share
+	local log stop bpid grants mk total share fair
 	newrun poll
 	js_open 2 || fail "js_open"
 	stop=$JS_RUN/stop
 	# Arrival order: the blocking client first, then make.
-	"$JS_TOOL" block "$JS_R" "$JS_W" 2 50000 "$stop" >"$JS_RUN/block.out" &
+	"$JS_TOOL" block "$JS_R" "$JS_W" "$POLL_WORKERS" 50000 "$stop" \
+		>"$JS_RUN/block.out" &
 	bpid=$!
 	JS_SLEEP=0.05 runmake -f "$here/builds/flat.mk" B=make N=40 \
 		>"$JS_RUN/out" 2>&1 || fail "make failed"
@@ -212,17 +219,22 @@ scen_poll() {
 	# A make job that starts while make runs another one took a token.
 	mk=$(awk '$1 == "S" && $7 >= 2 { n++ } END { print n + 0 }' "$log")
 	total=$((grants + mk))
-	share=$((total ? 100 * grants / total : 0))
-	fig "tokens granted: blocking client $grants, make $mk" \
-		"(make ran $(grep -c '^E make' "$log") jobs, the rest on its implicit slot)"
-	fig "the blocking client took $share% of the grants"
 	((total > 0)) || fail "no token was granted at all"
-	if ((JS_RECLAIMS)); then
-		((mk * 4 >= total)) || fail "make got $mk of $total grants"
-		pass "make got $mk of $total grants"
+	share=$((100 * mk / total)) fair=$((100 / (POLL_WORKERS + 1)))
+	fig "tokens granted: blocking client ($POLL_WORKERS workers) $grants," \
+		"make $mk (make ran $(grep -c '^E make' "$log") jobs, the others" \
+		"on its implicit slot)"
+	fig "make (polling) got $share% of the grants; fair by contenders $fair%"
+	((mk * 4 >= 40)) || fail "make starved: tokens for only $mk of its 40 jobs"
+	if ((JS_FAIR)); then
+		((3 * share >= 2 * fair)) || fail "make got $share%, under 2/3 of $fair%"
+		pass "make got $share% of the grants (fair $fair%)"
 	fi
-	((share >= 90)) || fail "the control did not starve make ($share%)"
-	pass "the control starves the polling client: $share% to the blocking one"
+	# What the control shows (README.md): the blocked reader wins the
+	# woken token more often than the poller, so the blocking client gets
+	# more than its share; but make is not starved.
+	((share < fair)) || fail "the control gave make its fair share ($share%)"
+	pass "the control favours the blocking client: make got $share%, fair $fair%"
 }
 
 scen_bad() {

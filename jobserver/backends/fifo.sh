@@ -8,6 +8,7 @@
 # described in backends/pipe.sh.
 JS_NEEDS_PIPE=0
 JS_RECLAIMS=0
+JS_FAIR=0
 js_open() {
 	JS_FIFO=$JS_RUNDIR/jobserver.fifo
 	mkfifo -m 0600 "$JS_FIFO"

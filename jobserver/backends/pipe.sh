@@ -9,6 +9,8 @@
 #   JS_NEEDS_PIPE 1 if run.sh must run under `jstool pipe 0`
 #   JS_RECLAIMS   1 if the jobserver gives back the tokens of a client that
 #                 dies holding them, 0 if it loses them (the controls)
+#   JS_FAIR       1 if polling and blocking clients are served in one queue
+#                 (scenario poll then wants make's fair share), 0 if not
 #   js_open N     a jobserver of N free tokens; sets JS_R, JS_W (open fds
 #                 of this shell, inherited by the clients) and JS_FIFO (a
 #                 path for fifo:PATH clients, empty when there is none)
@@ -16,6 +18,7 @@
 #   js_close      undoes js_open
 JS_NEEDS_PIPE=1
 JS_RECLAIMS=0
+JS_FAIR=0
 js_open() {
 	JS_R=$JS_PIPE_R JS_W=$JS_PIPE_W JS_FIFO=
 	[[ $("$JS_TOOL" drain "$JS_R") == 0 ]] ||
