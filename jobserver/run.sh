@@ -230,11 +230,13 @@ scen_poll() {
 		((3 * share >= 2 * fair)) || fail "make got $share%, under 2/3 of $fair%"
 		pass "make got $share% of the grants (fair $fair%)"
 	fi
-	# What the control shows (README.md): the blocked reader wins the
-	# woken token more often than the poller, so the blocking client gets
-	# more than its share; but make is not starved.
-	((share < fair)) || fail "the control gave make its fair share ($share%)"
-	pass "the control favours the blocking client: make got $share%, fair $fair%"
+	# What the control shows (README.md): no starvation either way.  Over
+	# runs make got 19-35% of the grants against a 33% share: the kernel
+	# wakes the poller together with the blocked reader, and the race
+	# between them goes either way.  The starvation steve's author saw is
+	# steve's (blocking reads answered at once, polls only notified).
+	((grants >= 10)) || fail "the blocking client starved: $grants grants"
+	pass "the control starves neither: make got $share%, fair $fair%"
 }
 
 scen_bad() {
