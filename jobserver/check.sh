@@ -28,8 +28,12 @@ bench() {
 	local out
 	out=$("${JS_BENCH:-$here/../build/jobserver/jsbench}" "$@" 2>&1)
 	echo "  bench $1: $out"
-	[[ $out =~ median\ [1-9][0-9]*\ ns ]] && echo "PASS bench $1" ||
-		{ echo "FAIL bench $1"; false; }
+	if [[ $out =~ median\ [1-9][0-9]*\ ns ]]; then
+		echo "PASS bench $1"
+	else
+		echo "FAIL bench $1"
+		return 1
+	fi
 }
 
 for b in "$@"; do

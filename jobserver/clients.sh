@@ -24,6 +24,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck disable=SC2034 # klog of lib.sh prints it
 kname=jobserver
 # shellcheck source=../scripts/kernels/lib.sh
 . "$here/../scripts/kernels/lib.sh"

@@ -100,7 +100,7 @@ maxof() {
 }
 
 scen_one() {
-	local log rc left lost held before after done want
+	local log rc left lost held before after ndone want
 	newrun one
 	# -j4: 3 tokens, and the top make's implicit slot.
 	js_open 3 || fail "js_open"
@@ -112,16 +112,18 @@ scen_one() {
 	grep -q '^K ' "$log" || fail "the victim never held a token: no kill"
 	left=$(js_count) lost=$((3 - left))
 	held=$(awk '$1 == "K" { print $4 }' "$log")
+	# shellcheck disable=SC2016 # awk fields
 	before=$(maxof "$log" 5 '!after')
+	# shellcheck disable=SC2016 # awk fields
 	after=$(maxof "$log" 6 'after && $2 == "survivor"')
-	done=$(grep -c '^E survivor' "$log")
-	fig "build finished: yes (make exit $rc), survivor jobs done $done/30," \
+	ndone=$(grep -c "^E survivor" "$log")
+	fig "build finished: yes (make exit $rc), survivor jobs done $ndone/30," \
 		"$(grep -c '^E victim' "$log") victim jobs done"
 	fig "max concurrency: before the kill $before, after it $after (survivor)"
 	fig "victim make held $held token(s) at the kill; tokens lost $lost" \
 		"(free at the end $left of 3)"
 	grep -i 'INTERNAL' "$JS_RUN/out" | sed "s/^/  $name: make: /"
-	[[ $done == 30 ]] || fail "the survivor did not finish ($done/30)"
+	[[ $ndone == 30 ]] || fail "the survivor did not finish ($ndone/30)"
 	[[ $before == 4 ]] || fail "max concurrency before the kill $before, not 4"
 	[[ $(maxof "$log" 5 '!after') -le 4 ]] || fail "more than 4 jobs at once"
 	if ((JS_RECLAIMS)); then
@@ -176,7 +178,9 @@ scen_two() {
 	wait $!
 	log=$JS_RUN/log
 	left=$(js_count) lost=$((3 - left))
+	# shellcheck disable=SC2016 # awk fields
 	after2=$(maxof "$log" 6 'after && $2 == "b2"')
+	# shellcheck disable=SC2016 # awk fields
 	max3=$(maxof "$log" 6 '$2 == "b3"')
 	fig "build 1 held $held token(s) when its group was killed"
 	fig "build 2: $(grep -c '^E b2' "$log")/20 jobs, max $after2 at once after the kill"
