@@ -21,6 +21,7 @@
 # recipes make runs (/bin/sh, the jobs) are the host's own programs on the
 # host's libc.  No chroot: the harness' fifos, pipes and fds pass as they
 # are, and the same directory serves in the test VM.
+# shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

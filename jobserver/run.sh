@@ -26,6 +26,7 @@
 #
 # Env: JS_TOOL (default build/jobserver/jstool), JS_KEEP=1 keeps the run
 # directory.
+# shellcheck source-path=SCRIPTDIR
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # the JS_ settings are read by run.sh
 # Control: an anonymous pipe full of token bytes, as make 4.3 makes one and
 # passes it on as --jobserver-auth=R,W.  run.sh re-executes itself under
 # `jstool pipe 0`, which leaves an empty pipe open as $JS_PIPE_R/$JS_PIPE_W.
