@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# One job of a test build, which counts concurrency itself:
+#
+#   job.sh BUILD TARGET MAKEPID [kill]
+#
+# Under flock on $JS_RUN/lock it adds one to the running counts of all
+# builds ($JS_RUN/total), of its build (b.BUILD) and of its make (m.MAKEPID),
+# appends "S BUILD TARGET MAKEPID TOTAL BUILD_N MAKE_N" to $JS_RUN/log and
+# keeps the highest total in $JS_RUN/maxtotal; sleeps $JS_SLEEP; then takes
+# its counts back off and appends an "E" line.  The harness reads counts in
+# log order, never times.
+#
+# With "kill", the job is the killer of scenario "one": once every slot
+# ($JS_SLOTS) has been busy at once and its own make runs a second job (so
+# that make holds a token it read), it logs "K BUILD MAKEPID HELD" and
+# kill -9s its make, inside the lock so that no job starts or ends between.
+set -eu
+b=$1 t=$2 mk=$3 run=$JS_RUN
+exec 9>>"$run/lock"
+
+get() { cat "$run/$1" 2>/dev/null || echo 0; }
+add() { echo $(($(get "$1") + $2)) >"$run/$1"; }
+
+flock 9
+add total 1; add "b.$b" 1; add "m.$mk" 1
+tot=$(get total)
+[ "$tot" -le "$(get maxtotal)" ] || echo "$tot" >"$run/maxtotal"
+echo "S $b $t $mk $tot $(get "b.$b") $(get "m.$mk")" >>"$run/log"
+flock -u 9
+
+if [ "${4:-}" = kill ]; then
+	i=0
+	while :; do
+		flock 9
+		if [ "$(get maxtotal)" -ge "$JS_SLOTS" ] &&
+			[ "$(get "m.$mk")" -ge 2 ]; then
+			echo "K $b $mk $(($(get "m.$mk") - 1))" >>"$run/log"
+			kill -9 "$mk"
+			flock -u 9
+			break
+		fi
+		flock -u 9
+		i=$((i + 1))
+		# A bound, not a measurement: the scenario fails without a K line.
+		[ $i -lt 800 ] || { echo "K-none $b $mk" >>"$run/log"; break; }
+		sleep 0.025
+	done
+fi
+
+sleep "${JS_SLEEP:-0.4}"
+flock 9
+add total -1; add "b.$b" -1; add "m.$mk" -1
+echo "E $b $t $mk" >>"$run/log"
