@@ -130,7 +130,7 @@ PART = $(TOP)/scripts/part.sh
 
 check:
 	@rm -rf $(BUILD)/results
-	@$(PART) deps $(TOP)/scripts/deps.sh || true
+	@$(PART) deps $(TOP)/scripts/pkg/test-deps.sh || true
 	@$(MAKE) check-parts
 	@$(TOP)/scripts/summarize.sh >/dev/null
 
@@ -152,7 +152,7 @@ export FUZZ_SECONDS
 
 check-all:
 	@rm -rf $(BUILD)/results
-	@$(PART) deps $(TOP)/scripts/deps.sh || true
+	@$(PART) deps $(TOP)/scripts/pkg/test-deps.sh || true
 	@$(MAKE) kernels-prefetch
 	@# The Debian VM's root filesystem (cached) builds beside the kernels:
 	@# on a cold machine its downloads overlap the debug kernel's build.
