@@ -3,6 +3,8 @@
 #
 # make check-install: every way fairsem gets installed, tested.
 #
+#   lintian      lintian.sh fails when lintian is missing or cannot run
+#                (test-lintian.sh)
 #   deb          make deb: the four packages build, lintian has no error
 #   destdir      make install / uninstall into a DESTDIR (test-destdir.sh)
 #   dkms         dkms add/build/install/remove on 6.1 and 6.12, private
@@ -31,10 +33,11 @@ logs=$root/build/pkg
 mkdir -p "$logs"
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(deb destdir dkms embedded vm-install)
+[ ${#parts[@]} -gt 0 ] || parts=(lintian deb destdir dkms embedded vm-install)
 
 cmd_of() {
 	case $1 in
+	lintian) echo "$here/test-lintian.sh" ;;
 	deb) echo "$here/deb.sh $root/build/deb" ;;
 	destdir) echo "$here/test-destdir.sh" ;;
 	dkms) echo "$here/test-dkms.sh" ;;

@@ -34,10 +34,4 @@ if [ "$rc" -ge 2 ]; then
 	echo "lintian: failed to run (status $rc)" >&2
 	exit 2
 fi
-# Every binary package of the .changes is one lintian looked at: its name
-# appears in the report's "N: Processing binary package NAME" lines.
-for pkg in $(sed -n 's/^Binary: //p' "$changes"); do
-	grep -q "binary package $pkg " "$report" ||
-		{ echo "lintian: the report does not name $pkg" >&2; exit 2; }
-done
 [ "$(count E)" -eq 0 ] && [ "$(count W)" -eq 0 ] || exit 1
