@@ -43,7 +43,20 @@ BUILD := $(TOP)/build
 DEB_KVER  = $(shell $(TOP)/scripts/vm/debian-kernel.sh 2>/dev/null)
 DEB_KDIR  = /lib/modules/$(DEB_KVER)/build
 
-KDIR ?= $(or $(wildcard /lib/modules/$(shell uname -r)/build),$(DEB_KDIR))
+# KDIR defaults to the running kernel's headers; where those are missing,
+# to Debian's newest, and `make` says so (a module that would not load in
+# the running kernel), while `make install` refuses (mk/install.mk).
+# RUNNING_KVER stands for `uname -r` (the tests give another).
+RUNNING_KVER ?= $(shell uname -r)
+RUNNING_KDIR := /lib/modules/$(RUNNING_KVER)/build
+KDIR_DEFAULT := $(if $(KDIR)$(KERNEL_SRC),,$(if $(wildcard $(RUNNING_KDIR)),,fallback))
+KDIR ?= $(or $(wildcard $(RUNNING_KDIR)),$(DEB_KDIR))
+define KDIR_NOTE
+fairsem: the running kernel $(RUNNING_KVER) has no headers ($(RUNNING_KDIR)):
+fairsem:   building against $(KDIR) instead, a module that will not load in
+fairsem:   the running kernel.  Install linux-headers-$(RUNNING_KVER), or set KDIR.
+endef
+export KDIR_NOTE
 
 # ---- kernels the VM tests run on -----------------------------------------
 #
@@ -96,6 +109,7 @@ include $(TOP)/mk/kernels.mk
 all: module lib
 
 module:
+	$(if $(KDIR_DEFAULT),@echo "$$KDIR_NOTE" >&2)
 	$(MAKE) -C $(KDIR) M=$(TOP) modules
 
 lib:
