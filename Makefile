@@ -14,7 +14,11 @@
 #   make demo           deps, build, boot the VM, print a transcript that checks
 #                       its own claims (demo/demo.sh)
 #   make bench          fairsem against eventfd, SysV and POSIX semaphores in
-#                       one VM run: bench/results.md and bench/results.png
+#                       one VM run: build/bench/report/results.md and .png
+#                       (BENCH_OUT=DIR elsewhere); tracked files untouched
+#   make bench-vs-parallel   section 8 (GNU parallel's sem) in the Debian VM,
+#                       into the same directory
+#   make bench-commit   copy that report into bench/, to commit deliberately
 #   make check-all      check, plus the selftests on 6.12 and on a debug kernel
 #                       with fault injection, the fuzzer and kmemleak
 #   make install        module, headers, library, command, man pages, boot
@@ -104,7 +108,7 @@ include $(TOP)/mk/kernels.mk
 
 # ---- build -----------------------------------------------------------------
 
-.PHONY: all module lib deps selftests model vm demo bench check check-parts check-all check-all-parts checkpatch clean
+.PHONY: all module lib deps selftests model vm demo bench bench-vs-parallel bench-commit check check-parts check-all check-all-parts checkpatch clean
 
 all: module lib
 
@@ -131,8 +135,24 @@ vm: vm-$(DEB_NAME)
 demo:
 	$(TOP)/demo/demo.sh
 
+# The bench report is written to $(BENCH_OUT); only bench-commit copies
+# it over the tracked bench/results*.
+BENCH_OUT ?= $(BUILD)/bench/report
+export BENCH_OUT
+BENCH_REPORT := results.md results.png results-kernels.md results-vs-parallel.md
+
 bench:
 	$(TOP)/bench/bench.sh
+
+bench-vs-parallel:
+	$(TOP)/bench/vs-parallel.sh --md
+
+bench-commit:
+	@test -f $(BENCH_OUT)/results.md || { echo "bench-commit: no $(BENCH_OUT)/results.md (make bench)" >&2; exit 1; }
+	@for f in $(BENCH_REPORT); do \
+		if [ -f $(BENCH_OUT)/$$f ]; then cp $(BENCH_OUT)/$$f $(TOP)/bench/$$f && echo "  bench/$$f"; fi; \
+	done
+	@echo "bench-commit: copied; now review and commit them (git diff bench/)"
 
 # ---- check -----------------------------------------------------------------
 #
@@ -156,6 +176,7 @@ check-parts:
 	$(call check-kernel,$(DEB_NAME))
 	@$(PART) recipes $(MAKE) recipes-doc check-recipes-fast RECIPES_MODULE= || true
 	@$(PART) bench-smoke $(TOP)/bench/bench.sh --smoke || true
+	@$(PART) bench-report $(or $(wildcard /usr/bin/python3),python3) $(TOP)/bench/test_report.py || true
 	@$(TOP)/scripts/summarize.sh || true
 
 # check-all: everything check runs, then 6.12, then the debug kernel with

@@ -24,6 +24,7 @@ vs kernel "$(uname -r)"
 vs jobs "$JOBS"
 vs slots "$SLOTS"
 vs hold_s "$HOLD"
+vs sem_gap "${SEM_GAP:-0.3}"
 
 # queued N: the semaphore "jobs" has N jobs in it, holding or waiting.
 queued() {
