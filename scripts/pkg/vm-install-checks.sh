@@ -76,7 +76,7 @@ run_block() {
 	local rc=0 as=()
 	[ -z "${3:-}" ] || as=(runuser -u "$3" --)
 	cp "$f" "./$2.sh" && chown "${3:-root}:" "./$2.sh"
-	"${as[@]}" bash -e "./$2.sh" < <(yes) >"./$2.out" 2>&1 || rc=$?
+	"${as[@]}" bash -e "./$2.sh" < <(yes 2>/dev/null) >"./$2.out" 2>&1 || rc=$?
 	sed 's/^/  > /' "./$2.out"
 	[ "$rc" -eq 0 ] || echo "README block $2: exit $rc"
 	return "$rc"
