@@ -116,8 +116,10 @@ module:
 	$(if $(KDIR_DEFAULT),@echo "$$KDIR_NOTE" >&2)
 	$(MAKE) -C $(KDIR) M=$(TOP) modules
 
+# The library and the command only: lib's own default also builds its VM
+# test programs, which need linux-source-6.1 (make selftests builds them).
 lib:
-	$(if $(wildcard $(TOP)/lib/Makefile),$(MAKE) -C $(TOP)/lib)
+	$(if $(wildcard $(TOP)/lib/Makefile),$(MAKE) -C $(TOP)/lib lib cmd)
 
 deps:
 	$(TOP)/scripts/deps.sh

@@ -256,7 +256,7 @@ readme_block_uninstall() {
 	cd "$src" && run_block readme-source uninstall
 	no_fairsem_module
 	local left
-	left=$(find /usr/local "/lib/modules/$kver/extra" -name '*fairsem*' 2>/dev/null)
+	left=$(find /usr/local "/lib/modules/$kver/extra" -name '*fairsem*' 2>/dev/null || true)
 	[ -z "$left" ] || { echo "left:"; echo "$left"; return 1; }
 	! ldconfig -p | grep -q libfairsem || { echo "libfairsem still in ld.so.cache"; return 1; }
 }
