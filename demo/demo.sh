@@ -17,7 +17,7 @@ echo "demo: checking the packages the demo needs (scripts/deps.sh build vm)"
 kver=$("$root/scripts/vm/debian-kernel.sh")
 echo "demo: building fairsem.ko for $kver, libfairsem, fairsem and the demo programs"
 "$root/scripts/build-module.sh" "/lib/modules/$kver/build" "$build/kmod-$kver" >/dev/null
-make -s -C "$root/lib" >/dev/null
+make -s -C "$root/lib" lib cmd >/dev/null
 make -s -C "$root/demo" >/dev/null
 
 payload=$build/demo/payload
