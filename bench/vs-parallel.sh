@@ -108,3 +108,13 @@ mkdir -p "$(dirname "$md")"
 	echo "fairsem $(order fairsem) and $(most fairsem); \`sem\` $(order sem) and $(most sem). Under TCG every process start is slow (and every \`sem\` is a perl start that polls with a growing sleep), so the wall times are mostly emulation; the orders are what count. After the kill, fairsem had $(v fairsem.after_kill.taken) permits taken and its next run $(next_run fairsem); \`sem\` left \`${left:-nothing}\` and its next run $(next_run sem)."
 } >"$md"
 echo "vs-parallel: $md"
+# A report already in that directory gets this section in place of its
+# section 8 (as bench-kernels.sh splices its own).
+results=$(dirname "$md")/results.md
+if [ -f "$results" ] && grep -q '^## 8\. ' "$results"; then
+	awk -v frag="$md" '
+		/^## 8\. / { while ((getline l < frag) > 0) print l; print ""; skip = 1; next }
+		skip && /^(## |<!-- )/ { skip = 0 }
+		!skip { print }' "$results" >"$results.new" && mv "$results.new" "$results"
+	echo "vs-parallel: section 8 of $results replaced"
+fi
