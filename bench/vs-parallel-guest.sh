@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Inside the Debian VM (bench/vs-parallel.sh puts it there): the same 40
-# short jobs with 4 slots through `fairsem run --name` and through GNU
+# Inside the Debian VM (bench/vs-parallel.sh puts it there): the same 16
+# jobs with 4 slots through `fairsem run --name` and through GNU
 # parallel's `sem --id`, then what a kill -9 of a holder leaves behind and
 # whether the next run hangs.  Prints "VS <key> <value>" lines and a
 # transcript; exits nonzero if a run could not be measured.
@@ -10,7 +10,7 @@ set -u
 PATH=/srv/payload:$PATH
 JOBS=${JOBS:-40}
 SLOTS=${SLOTS:-4}
-HOLD=${HOLD:-0.2}		# seconds each job holds its slot
+HOLD=${HOLD:-1}		# seconds each job holds its slot
 NEXT_TIMEOUT=${NEXT_TIMEOUT:-60}
 fail=0
 
@@ -47,9 +47,16 @@ run_jobs() {
 	: >"$log"
 	rm -f /tmp/go
 	for i in $(seq "$JOBS"); do
+		# The first SLOTS jobs hold i/SLOTS of HOLD after the go, every
+		# later one HOLD: slots then free one at a time, HOLD/SLOTS
+		# apart, so no two grants land at once and a job's start line
+		# (after its shell starts) is in the order of its grant.
+		hold=$HOLD
+		[ "$i" -gt "$SLOTS" ] || hold=$(awk -v h="$HOLD" -v i="$i" -v s="$SLOTS" \
+			'BEGIN { printf "%.3f", h * i / s }')
 		job="echo start $i \$EPOCHREALTIME >>$log
 			while [ ! -e /tmp/go ]; do sleep 0.02; done
-			sleep $HOLD; echo end $i \$EPOCHREALTIME >>$log"
+			sleep $hold; echo end $i \$EPOCHREALTIME >>$log"
 		case $tool in
 		fairsem)
 			fairsem run --name jobs --create "$SLOTS" -- bash -c "$job" &

@@ -13,7 +13,7 @@
 #                               build/bench/report/; make bench-commit
 #                               copies it into bench/)
 #
-# 40 short jobs (0.2 s each) with 4 slots through `fairsem run --name` and
+# 16 jobs (1 s each) with 4 slots through `fairsem run --name` and
 # through `sem --fg --id`, each started once the one before it is in line:
 # wall time, the most at once, and the start order against the arrival
 # order; then a holder killed with SIGKILL (its process
@@ -41,11 +41,12 @@ rm -rf "$payload" && mkdir -p "$payload"
 cp "$root/build/lib/fairsem-static" "$payload/fairsem"
 cp "$here/vs-parallel-guest.sh" "$payload/"
 
-# JOBS (40), SLOTS (4), HOLD (0.2 s), VS_TIMEOUT (1500 s for the VM run).
+# JOBS (16), SLOTS (4), HOLD (1 s: slots free HOLD/SLOTS apart, more than
+# a process start under TCG), VS_TIMEOUT (1500 s for the VM run).
 rc=0
 "$root/scripts/debvm/run.sh" --name vs-parallel --timeout "${VS_TIMEOUT:-1500}" \
 	--module "$out/module-debvm/fairsem.ko" --files "$payload" -- \
-	env JOBS="${JOBS:-40}" SLOTS="${SLOTS:-4}" HOLD="${HOLD:-0.2}" SEM_GAP="${SEM_GAP:-0.3}" \
+	env JOBS="${JOBS:-16}" SLOTS="${SLOTS:-4}" HOLD="${HOLD:-1}" SEM_GAP="${SEM_GAP:-0.3}" \
 	bash ./vs-parallel-guest.sh >"$out/vs-parallel.out" || rc=$?
 grep '^VS ' "$out/vs-parallel.out" | cut -d' ' -f2- >"$raw" || true
 if [ "$rc" -ne 0 ] || [ ! -s "$raw" ]; then
@@ -101,7 +102,7 @@ mkdir -p "$(dirname "$md")"
 {
 	echo "## 8. Side by side with GNU parallel's \`sem --id\`"
 	echo
-	echo "\`bench/vs-parallel.sh\`, in the Debian VM (\`scripts/debvm/\`, bookworm, kernel $(v kernel), QEMU TCG, host load average $load0 before the run, $(date -u +%F)): $(v jobs) jobs of $(v hold_s) s through \`fairsem run --name jobs --create $(v slots)\` and through \`sem --fg --id jobs -j $(v slots)\`. Each job was started once the one before it was in line (for fairsem, \`fairsem info\`'s taken + waiters; \`sem\` has no queue to look at, so each of its jobs had $(v sem_gap) s to ask before the next), and held its slot until every job had arrived, then $(v hold_s) s; the wall time runs from then. Then a holder killed with \`kill -9\` of its process group, and the next run on the same name with a ${NEXT_TIMEOUT:-60} s limit."
+	echo "\`bench/vs-parallel.sh\`, in the Debian VM (\`scripts/debvm/\`, bookworm, kernel $(v kernel), QEMU TCG, host load average $load0 before the run, $(date -u +%F)): $(v jobs) jobs of $(v hold_s) s through \`fairsem run --name jobs --create $(v slots)\` and through \`sem --fg --id jobs -j $(v slots)\`. Each job was started once the one before it was in line (for fairsem, \`fairsem info\`'s taken + waiters; \`sem\` has no queue to look at, so each of its jobs had $(v sem_gap) s to ask before the next), and held its slot until every job had arrived, then $(v hold_s) s (the first $(v slots) a share of it, so that slots free one at a time and a job's start line is in the order of its grant); the wall time runs from then. Then a holder killed with \`kill -9\` of its process group, and the next run on the same name with a ${NEXT_TIMEOUT:-60} s limit."
 	echo
 	table
 	echo
