@@ -8,7 +8,7 @@
 # transcript; exits nonzero if a run could not be measured.
 set -u
 PATH=/srv/payload:$PATH
-JOBS=${JOBS:-40}
+JOBS=${JOBS:-16}
 SLOTS=${SLOTS:-4}
 HOLD=${HOLD:-1}		# seconds each job holds its slot
 NEXT_TIMEOUT=${NEXT_TIMEOUT:-60}
