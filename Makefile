@@ -14,7 +14,11 @@
 #   make demo           deps, build, boot the VM, print a transcript that checks
 #                       its own claims (demo/demo.sh)
 #   make bench          fairsem against eventfd, SysV and POSIX semaphores in
-#                       one VM run: bench/results.md and bench/results.png
+#                       one VM run: build/bench/report/results.md and .png
+#                       (BENCH_OUT=DIR elsewhere); tracked files untouched
+#   make bench-vs-parallel   section 8 (GNU parallel's sem) in the Debian VM,
+#                       into the same directory
+#   make bench-commit   copy that report into bench/, to commit deliberately
 #   make check-all      check, plus the selftests on 6.12 and on a debug kernel
 #                       with fault injection, the fuzzer and kmemleak
 #   make install        module, headers, library, command, man pages, boot
@@ -43,7 +47,20 @@ BUILD := $(TOP)/build
 DEB_KVER  = $(shell $(TOP)/scripts/vm/debian-kernel.sh 2>/dev/null)
 DEB_KDIR  = /lib/modules/$(DEB_KVER)/build
 
-KDIR ?= $(or $(wildcard /lib/modules/$(shell uname -r)/build),$(DEB_KDIR))
+# KDIR defaults to the running kernel's headers; where those are missing,
+# to Debian's newest, and `make` says so (a module that would not load in
+# the running kernel), while `make install` refuses (mk/install.mk).
+# RUNNING_KVER stands for `uname -r` (the tests give another).
+RUNNING_KVER ?= $(shell uname -r)
+RUNNING_KDIR := /lib/modules/$(RUNNING_KVER)/build
+KDIR_DEFAULT := $(if $(KDIR)$(KERNEL_SRC),,$(if $(wildcard $(RUNNING_KDIR)),,fallback))
+KDIR ?= $(or $(wildcard $(RUNNING_KDIR)),$(DEB_KDIR))
+define KDIR_NOTE
+fairsem: the running kernel $(RUNNING_KVER) has no headers ($(RUNNING_KDIR)):
+fairsem:   building against $(KDIR) instead, a module that will not load in
+fairsem:   the running kernel.  Install linux-headers-$(RUNNING_KVER), or set KDIR.
+endef
+export KDIR_NOTE
 
 # ---- kernels the VM tests run on -----------------------------------------
 #
@@ -91,15 +108,18 @@ include $(TOP)/mk/kernels.mk
 
 # ---- build -----------------------------------------------------------------
 
-.PHONY: all module lib deps selftests model vm demo bench check check-parts check-all check-all-parts checkpatch clean
+.PHONY: all module lib deps selftests model vm demo bench bench-vs-parallel bench-commit check check-parts check-all check-all-parts checkpatch clean
 
 all: module lib
 
 module:
+	$(if $(KDIR_DEFAULT),@echo "$$KDIR_NOTE" >&2)
 	$(MAKE) -C $(KDIR) M=$(TOP) modules
 
+# The library and the command only: lib's own default also builds its VM
+# test programs, which need linux-source-6.1 (make selftests builds them).
 lib:
-	$(if $(wildcard $(TOP)/lib/Makefile),$(MAKE) -C $(TOP)/lib)
+	$(if $(wildcard $(TOP)/lib/Makefile),$(MAKE) -C $(TOP)/lib lib cmd)
 
 deps:
 	$(TOP)/scripts/deps.sh
@@ -117,8 +137,24 @@ vm: vm-$(DEB_NAME)
 demo:
 	$(TOP)/demo/demo.sh
 
+# The bench report is written to $(BENCH_OUT); only bench-commit copies
+# it over the tracked bench/results*.
+BENCH_OUT ?= $(BUILD)/bench/report
+export BENCH_OUT
+BENCH_REPORT := results.md results.png results-kernels.md results-vs-parallel.md
+
 bench:
 	$(TOP)/bench/bench.sh
+
+bench-vs-parallel:
+	$(TOP)/bench/vs-parallel.sh --md
+
+bench-commit:
+	@test -f $(BENCH_OUT)/results.md || { echo "bench-commit: no $(BENCH_OUT)/results.md (make bench)" >&2; exit 1; }
+	@for f in $(BENCH_REPORT); do \
+		if [ -f $(BENCH_OUT)/$$f ]; then cp $(BENCH_OUT)/$$f $(TOP)/bench/$$f && echo "  bench/$$f"; fi; \
+	done
+	@echo "bench-commit: copied; now review and commit them (git diff bench/)"
 
 # ---- check -----------------------------------------------------------------
 #
@@ -130,7 +166,7 @@ PART = $(TOP)/scripts/part.sh
 
 check:
 	@rm -rf $(BUILD)/results
-	@$(PART) deps $(TOP)/scripts/deps.sh || true
+	@$(PART) deps $(TOP)/scripts/pkg/test-deps.sh || true
 	@$(MAKE) check-parts
 	@$(TOP)/scripts/summarize.sh >/dev/null
 
@@ -142,6 +178,7 @@ check-parts:
 	$(call check-kernel,$(DEB_NAME))
 	@$(PART) recipes $(MAKE) recipes-doc check-recipes-fast RECIPES_MODULE= || true
 	@$(PART) bench-smoke $(TOP)/bench/bench.sh --smoke || true
+	@$(PART) bench-report $(or $(wildcard /usr/bin/python3),python3) $(TOP)/bench/test_report.py || true
 	@$(TOP)/scripts/summarize.sh || true
 
 # check-all: everything check runs, then 6.12, then the debug kernel with
@@ -152,7 +189,7 @@ export FUZZ_SECONDS
 
 check-all:
 	@rm -rf $(BUILD)/results
-	@$(PART) deps $(TOP)/scripts/deps.sh || true
+	@$(PART) deps $(TOP)/scripts/pkg/test-deps.sh || true
 	@$(MAKE) kernels-prefetch
 	@# The Debian VM's root filesystem (cached) builds beside the kernels:
 	@# on a cold machine its downloads overlap the debug kernel's build.
@@ -203,8 +240,15 @@ lane-bindings: lane-recipes-debvm
 lane-debvm-install: lane-bindings
 	@$(PART) install $(MAKE) check-install || true
 
+# The matrix built fairsem.ko for every kernel: README's footprint table
+# must be what they measure (make readme-footprint writes it).
 lane-matrix:
 	@$(MAKE) kernels-matrix
+	@$(PART) readme-footprint $(TOP)/scripts/pkg/test-footprint.sh || true
+
+.PHONY: readme-footprint
+readme-footprint:
+	$(TOP)/scripts/pkg/test-footprint.sh --update
 
 # ---- style -----------------------------------------------------------------
 

@@ -16,9 +16,10 @@
 # Kernels and modules come from scripts/kernels/ (kernel.sh, build-module.sh);
 # each VM boots with SLUB debugging off (slub_debug=-) like bench.sh.  The
 # "BENCH key value" lines of each run go to build/bench-kernels/<run>.raw,
-# and bench/report_kernels.py writes bench/results-kernels.md from them,
-# which bench/report.py appends to bench/results.md (this script splices
-# it in at once).  --smoke: tiny counts, into build/bench-kernels/ only.
+# and bench/report_kernels.py writes $BENCH_OUT/results-kernels.md
+# (default build/bench/report/) from them, which bench/report.py appends
+# to results.md (this script splices it into $BENCH_OUT/results.md at
+# once); make bench-commit copies them into bench/.  --smoke: tiny counts, into build/bench-kernels/ only.
 # Environment: whatever scripts/vm/run.sh reads.
 set -euo pipefail
 
@@ -172,12 +173,15 @@ for r in "${runs[@]}"; do
 	esac
 done
 
-md=$here/results-kernels.md
+report_dir=${BENCH_OUT:-$root/build/bench/report}
+mkdir -p "$report_dir"
+md=$report_dir/results-kernels.md
 [ -z "$flag" ] || md=$out/results-kernels-smoke.md
 "$python" "$here/report_kernels.py" --dir "$out" --md "$md" || status=1
-if [ -z "$flag" ] && [ -f "$here/results.md" ]; then
+if [ -z "$flag" ] && [ -f "$report_dir/results.md" ]; then
 	# Replace what an earlier run spliced in.
-	sed -i '/^<!-- bench-kernels.sh -->$/,$d' "$here/results.md"
-	cat "$md" >>"$here/results.md"
+	sed -i '/^<!-- bench-kernels.sh -->$/,$d' "$report_dir/results.md"
+	cat "$md" >>"$report_dir/results.md"
 fi
+[ -n "$flag" ] || echo "bench-kernels: $md (make bench-commit copies it into bench/)"
 exit $status

@@ -3,7 +3,10 @@
 #
 # Run every fairsem benchmark in one VM and write the report:
 #
-#   bench/bench.sh           full run: bench/results.md, bench/results.png
+#   bench/bench.sh           full run: $BENCH_OUT/results.md and results.png
+#                            (default build/bench/report/); the tracked
+#                            bench/results.* change only by `make
+#                            bench-commit`, which copies them there
 #   bench/bench.sh --smoke   a few seconds of work (plus the boot), for
 #                            `make check`: build/bench/results-smoke.md
 #
@@ -72,17 +75,21 @@ report_args=(--raw "$raw" --mode "$mode"
 	--host-load "$load0 before the run, $load1 after ($(nproc) CPUs)" --host-cpu
 	"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 	--qemu "$(qemu-system-x86_64 --version | head -n 1)")
+report_dir=${BENCH_OUT:-$out/report}
 if [ "$mode" = full ]; then
-	report_args+=(--md "$here/results.md" --png "$here/results.png")
+	mkdir -p "$report_dir"
+	# The other runs' sections: this run's directory first, then the
+	# committed ones; the bindings' table from bench/results.md, where
+	# make bench-bindings writes it.
+	report_args+=(--md "$report_dir/results.md" --png "$report_dir/results.png"
+		--fragments "$report_dir" "$here" --bindings "$here/results.md")
 else
 	report_args+=(--md "$out/results-smoke.md" --png "$out/results-smoke.png")
 fi
 report_rc=0
-# The bindings' table (make bench-bindings) survives the rewrite.
-keep=$(sed -n '/^<!-- bindings begin -->$/,/^<!-- bindings end -->$/p' \
-	"$here/results.md" 2>/dev/null || true)
 "$python" "$here/report.py" "${report_args[@]}" || report_rc=$?
-[ "$mode" != full ] || [ -z "$keep" ] || printf '\n%s\n' "$keep" >>"$here/results.md"
+[ "$mode" != full ] ||
+	echo "bench: report in $report_dir (make bench-commit copies it into bench/)"
 
 echo "bench: $mode run took $(($(date +%s) - start)) s (raw figures $raw)"
 if [ "$vm_rc" -ne 0 ] || [ "$report_rc" -ne 0 ]; then

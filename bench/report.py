@@ -3,7 +3,13 @@
 """Turn the "BENCH key value" lines of a benchmark VM run into a report.
 
     report.py --raw FILE --mode full|smoke --md OUT.md --png OUT.png
-              [--host-cpu TEXT] [--qemu TEXT]
+              [--host-cpu TEXT] [--qemu TEXT] [--fragments DIR...]
+              [--bindings RESULTS.md]
+
+A full report is every section it shows: 1-7 from this run's figures, the
+others from the fragments their own runs generated (--fragments), and the
+bindings' table of an earlier results.md (--bindings).  The numbered
+sections must count up, each number once.
 
 Exits 1 when a figure the report needs is missing or not a number, or a
 program reported BENCH-FAIL; never judges a figure's value.
@@ -12,6 +18,7 @@ import argparse
 import os
 import datetime
 import math
+import re
 import sys
 
 PRIMS = ["fairsem", "eventfd", "sysv", "posix"]
@@ -419,6 +426,41 @@ def plot(figures, ks, path):
     fig.savefig(path, dpi=90)
 
 
+def fragment(dirs, name):
+    """The lines of the first DIR/NAME of dirs, or None."""
+    for d in dirs:
+        path = os.path.join(d, name)
+        if os.path.exists(path):
+            with open(path) as f:
+                return f.read().rstrip("\n").split("\n")
+    return None
+
+
+def bindings_block(path):
+    """The lines from <!-- bindings begin --> to <!-- bindings end -->."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    try:
+        a = lines.index("<!-- bindings begin -->")
+        b = lines.index("<!-- bindings end -->", a)
+    except ValueError:
+        return None
+    return lines[a:b + 1]
+
+
+def numbering_problems(lines):
+    """Numbered sections ("## N. ...") must count up, each number once."""
+    nums = []
+    for line in lines:
+        m = re.match(r"## (\d+)\. ", line)
+        if m:
+            nums.append(int(m.group(1)))
+    if nums != sorted(set(nums)):
+        return ["sections numbered %s: each number once, in order"
+                % ", ".join(map(str, nums))]
+    return []
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--raw", required=True)
@@ -428,6 +470,11 @@ def main():
     ap.add_argument("--host-cpu", default="?")
     ap.add_argument("--host-load", default="?")
     ap.add_argument("--qemu", default="qemu-system-x86_64 -accel tcg")
+    ap.add_argument("--fragments", nargs="*", default=[],
+                    help="directories with results-vs-parallel.md and "
+                    "results-kernels.md, first found wins")
+    ap.add_argument("--bindings", help="a results.md whose bindings' table "
+                    "is kept")
     args = ap.parse_args()
 
     figures, info, failed = parse(args.raw)
@@ -444,14 +491,26 @@ def main():
     section_mem(r)
     section_named(r)
     section_times(r, info)
-    # Sections 8-10 come from bench/bench-kernels.sh (other kernels); a run
-    # of this report keeps them.
-    extra = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                         "results-kernels.md")
-    if args.mode == "full" and os.path.exists(extra):
-        with open(extra) as f:
+    # The sections other runs make, each generated from its own figures:
+    # 8 by bench/vs-parallel.sh --md (the Debian VM), the bindings' table
+    # by make bench-bindings, 9-11 by bench/bench-kernels.sh (other
+    # kernels).  Each is taken from the first of --fragments that has it
+    # (build/bench/report/, then bench/: the committed run).
+    if args.mode == "full":
+        vs = fragment(args.fragments, "results-vs-parallel.md")
+        if vs:
             r.lines.append("")
-            r.lines.extend(f.read().rstrip("\n").split("\n"))
+            r.lines.extend(vs)
+        if args.bindings and os.path.exists(args.bindings):
+            block = bindings_block(args.bindings)
+            if block:
+                r.lines.append("")
+                r.lines.extend(block)
+        kernels = fragment(args.fragments, "results-kernels.md")
+        if kernels:
+            r.lines.append("")
+            r.lines.extend(kernels)
+    bad += numbering_problems(r.lines)
     with open(args.md, "w") as f:
         f.write("\n".join(r.lines))
     plot(figures, ks, args.png)

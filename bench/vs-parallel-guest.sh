@@ -1,16 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Inside the Debian VM (bench/vs-parallel.sh puts it there): the same 40
-# short jobs with 4 slots through `fairsem run --name` and through GNU
+# Inside the Debian VM (bench/vs-parallel.sh puts it there): the same 16
+# jobs with 4 slots through `fairsem run --name` and through GNU
 # parallel's `sem --id`, then what a kill -9 of a holder leaves behind and
 # whether the next run hangs.  Prints "VS <key> <value>" lines and a
 # transcript; exits nonzero if a run could not be measured.
 set -u
 PATH=/srv/payload:$PATH
-JOBS=${JOBS:-40}
+JOBS=${JOBS:-16}
 SLOTS=${SLOTS:-4}
-HOLD=${HOLD:-0.2}		# seconds each job holds its slot
+HOLD=${HOLD:-1}		# seconds each job holds its slot
 NEXT_TIMEOUT=${NEXT_TIMEOUT:-60}
 fail=0
 
@@ -24,29 +24,57 @@ vs kernel "$(uname -r)"
 vs jobs "$JOBS"
 vs slots "$SLOTS"
 vs hold_s "$HOLD"
+vs sem_gap "${SEM_GAP:-0.3}"
 
-# run_jobs TOOL LOG: JOBS jobs, one arriving every 20 ms; each logs its
-# arrival (before asking for a slot), its start and its end.
+# queued N: the semaphore "jobs" has N jobs in it, holding or waiting.
+queued() {
+	local info taken waiters
+	info=$(fairsem info jobs 2>/dev/null) || return 1
+	taken=$(sed -n 's/^taken:\t//p' <<<"$info")
+	waiters=$(sed -n 's/^waiters:\t//p' <<<"$info")
+	[ $((taken + waiters)) -eq "$1" ]
+}
+
+# run_jobs TOOL LOG: JOBS jobs, each started only once the one before it is
+# in line, so that the arrival order is 1..JOBS whatever a process start
+# costs; each logs its start (when it holds its slot), waits for the go
+# (/tmp/go, touched once all have arrived: no job ends while others
+# arrive), holds its slot HOLD s and logs its end.  fairsem's line is
+# INFO's taken + waiters; sem has no line to look at (it polls a lock
+# file), so its job i gets SEM_GAP s (0.3) to ask before job i + 1.
 run_jobs() {
-	local tool=$1 log=$2 i
+	local tool=$1 log=$2 i n job
 	: >"$log"
+	rm -f /tmp/go
 	for i in $(seq "$JOBS"); do
-		echo "arrive $i $(now)" >>"$log"
+		# The first SLOTS jobs hold i/SLOTS of HOLD after the go, every
+		# later one HOLD: slots then free one at a time, HOLD/SLOTS
+		# apart, so no two grants land at once and a job's start line
+		# (after its shell starts) is in the order of its grant.
+		hold=$HOLD
+		[ "$i" -gt "$SLOTS" ] || hold=$(awk -v h="$HOLD" -v i="$i" -v s="$SLOTS" \
+			'BEGIN { printf "%.3f", h * i / s }')
+		job="echo start $i \$EPOCHREALTIME >>$log
+			while [ ! -e /tmp/go ]; do sleep 0.02; done
+			sleep $hold; echo end $i \$EPOCHREALTIME >>$log"
 		case $tool in
 		fairsem)
-			fairsem run --name jobs --create "$SLOTS" -- \
-				bash -c "echo start $i \$EPOCHREALTIME >>$log; sleep $HOLD
-					 echo end $i \$EPOCHREALTIME >>$log" &
+			fairsem run --name jobs --create "$SLOTS" -- bash -c "$job" &
+			for n in $(seq 600); do
+				queued "$i" && break
+				sleep 0.05
+			done
+			queued "$i" || { echo "vs: job $i never got in line"; fail=1; }
 			;;
 		sem)
 			# sem joins its arguments into one shell command line.
-			PARALLEL_SHELL=bash sem --fg --id jobs -j "$SLOTS" \
-				"echo start $i \$EPOCHREALTIME >>$log; sleep $HOLD;
-				 echo end $i \$EPOCHREALTIME >>$log" &
+			PARALLEL_SHELL=bash sem --fg --id jobs -j "$SLOTS" "$job" &
+			sleep "${SEM_GAP:-0.3}"
 			;;
 		esac
-		sleep 0.02
 	done
+	echo "go $(now)" >>"$log"
+	touch /tmp/go
 	wait
 }
 
@@ -56,7 +84,7 @@ run_jobs() {
 judge() {
 	local tool=$1 log=$2 order
 	order=$(awk '$1 == "start" { print $3, $2 }' "$log" | sort -n | awk '{ print $2 }')
-	vs "$tool.wall_s" "$(awk '$1 == "arrive" && (!t0 || $3 < t0) { t0 = $3 }
+	vs "$tool.wall_s" "$(awk '$1 == "go" { t0 = $2 }
 		$1 == "end" && $3 > t1 { t1 = $3 } END { printf "%.2f", t1 - t0 }' "$log")"
 	vs "$tool.started" "$(echo "$order" | grep -c .)"
 	vs "$tool.max_at_once" "$(awk '$1 == "start" { print $3, 1 } $1 == "end" { print $3, -1 }' \

@@ -27,7 +27,9 @@
 # ($(PREFIX)/lib/modules-load.d), SYSTEMDUNITDIR
 # ($(PREFIX)/lib/systemd/system), KERNEL_SRC or KDIR (kernel build
 # directory), INSTALL_MOD_PATH (defaults to DESTDIR), INSTALL_MOD_DIR
-# (extra), DEPMOD (depmod; DEPMOD=true skips it).
+# (extra), DEPMOD (depmod; DEPMOD=true skips it), LDCONFIG (ldconfig, run
+# after install and uninstall without DESTDIR).  Without KDIR, where the
+# running kernel has no headers, make install refuses (say KDIR=).
 
 # Yocto's module.bbclass passes KERNEL_SRC; KDIR on the command line wins.
 ifneq ($(KERNEL_SRC),)
@@ -47,6 +49,7 @@ SYSTEMDUNITDIR  ?= $(PREFIX)/lib/systemd/system
 INSTALL_MOD_PATH ?= $(DESTDIR)
 INSTALL_MOD_DIR ?= extra
 DEPMOD          ?= depmod
+LDCONFIG        ?= ldconfig
 # Passed to lib/Makefile on its command line, not exported: exported, they
 # would reach everything make runs (dpkg-buildpackage in `make deb`).
 LIB_INSTALL_VARS = DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) BINDIR=$(BINDIR) \
@@ -68,11 +71,20 @@ modules: module
 
 # INSTALL_MOD_PATH, INSTALL_MOD_DIR, MODLIB and DEPMOD reach kbuild from
 # the command line or the environment, as they do for the kernel itself.
-modules_install: module
+# By hand, without KDIR, where the running kernel has no headers: refuse,
+# rather than install a module for another kernel that modprobe will not
+# find (Makefile: KDIR_DEFAULT).
+modules_install: install-kdir-check module
 	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(INSTALL_MOD_PATH) \
 		INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) modules_install
 
 install: install-module install-lib install-data
+
+.PHONY: install-kdir-check
+install-kdir-check:
+	$(if $(KDIR_DEFAULT),@echo "$$KDIR_NOTE" >&2; \
+		echo "fairsem: make install refuses: say KDIR=$(KDIR) to install for that kernel" >&2; \
+		exit 1)
 
 # depmod only where a kernel's module tree is (its modules.order): a bare
 # DESTDIR is a staging tree, and its package runs depmod on the target.
@@ -84,8 +96,12 @@ install-module: modules_install
 		echo "  DEPMOD  skipped: no kernel module tree in $(MOD_DEST)"; \
 	fi
 
+# On the live system (no DESTDIR), ldconfig: the dynamic linker finds
+# libfairsem.so.1 in $(LIBDIR) at once (/usr/local/lib is in Debian's
+# ld.so.conf).  Under a DESTDIR, the package's trigger does it on the target.
 install-lib:
 	$(MAKE) -C $(TOP)/lib install $(LIB_INSTALL_VARS)
+	$(if $(DESTDIR),,$(LDCONFIG))
 
 install-data:
 	install -d $(DESTDIR)$(MODULESLOADDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
@@ -120,6 +136,7 @@ uninstall-module:
 
 uninstall-lib:
 	$(MAKE) -C $(TOP)/lib uninstall $(LIB_INSTALL_VARS)
+	$(if $(DESTDIR),,$(LDCONFIG))
 
 uninstall-data:
 	rm -f $(DESTDIR)$(MODULESLOADDIR)/fairsem.conf \

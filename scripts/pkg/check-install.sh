@@ -3,13 +3,19 @@
 #
 # make check-install: every way fairsem gets installed, tested.
 #
-#   deb          make deb: the four packages build, lintian has no error
+#   lintian      lintian.sh fails when lintian is missing or cannot run
+#                (test-lintian.sh)
+#   source       README's blocks all marked for a test, one version
+#                (test-source.sh)
+#   deb          README's host block, make deb: the four packages build,
+#                lintian has no error (readme-blocks.sh --run host)
 #   destdir      make install / uninstall into a DESTDIR (test-destdir.sh)
 #   dkms         dkms add/build/install/remove on 6.1 and 6.12, private
 #                trees (test-dkms.sh)
 #   embedded     Yocto's and Buildroot's make commands for arm64
 #                (test-embedded.sh)
-#   vm-install   the packages installed, used and purged in a Debian VM
+#   vm-install   the packages installed, used and purged in a Debian VM,
+#                then README's install blocks run there as written
 #                (test-vm-install.sh)
 #
 #   scripts/pkg/check-install.sh [PART...]     (default: all of them)
@@ -31,11 +37,13 @@ logs=$root/build/pkg
 mkdir -p "$logs"
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(deb destdir dkms embedded vm-install)
+[ ${#parts[@]} -gt 0 ] || parts=(lintian source deb destdir dkms embedded vm-install)
 
 cmd_of() {
 	case $1 in
-	deb) echo "$here/deb.sh $root/build/deb" ;;
+	lintian) echo "$here/test-lintian.sh" ;;
+	source) echo "$here/test-source.sh" ;;
+	deb) echo "$here/readme-blocks.sh --run host" ;;
 	destdir) echo "$here/test-destdir.sh" ;;
 	dkms) echo "$here/test-dkms.sh" ;;
 	embedded) echo "$here/test-embedded.sh" ;;

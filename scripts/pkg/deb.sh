@@ -55,13 +55,8 @@ for deb in "$out"/*.deb; do
 done
 
 changes=$(ls "$out"/*.changes)
-lintian --info --display-info --pedantic --show-overrides --tag-display-limit 0 \
-	"$changes" >"$out/lintian.txt" 2>&1 || true
-echo "deb: lintian: $(grep -c '^E: ' "$out/lintian.txt") errors," \
-	"$(grep -c '^W: ' "$out/lintian.txt") warnings," \
-	"$(grep -c '^O: ' "$out/lintian.txt") overridden," \
-	"$(grep -c '^[IP]: ' "$out/lintian.txt") informational (report $out/lintian.txt)"
-grep -E '^[EWIPO]: ' "$out/lintian.txt" || true
+lintian_rc=0
+"$here/lintian.sh" "$changes" "$out/lintian.txt" || lintian_rc=$?
 
 # shellcheck source=testlib.sh
 . "$here/testlib.sh"
@@ -72,17 +67,23 @@ fairsem_dkms_is_built() { package_built fairsem-dkms; }
 libfairsem1_is_built() { package_built libfairsem1; }
 libfairsem_dev_is_built() { package_built libfairsem-dev; }
 fairsem_is_built() { package_built fairsem; }
+# lintian.sh exits 2 when lintian is missing or could not run: then
+# neither of its tests below can pass.
+lintian_ran() {
+	[ "$lintian_rc" -lt 2 ]
+}
 lintian_reports_no_error() {
-	! grep '^E: ' "$out/lintian.txt"
+	lintian_ran && ! grep '^E: ' "$out/lintian.txt"
 }
 # A warning kept is overridden, with the reason, in debian/.
 lintian_reports_no_unjustified_warning() {
-	! grep '^W: ' "$out/lintian.txt"
+	lintian_ran && ! grep '^W: ' "$out/lintian.txt"
 }
 run_test fairsem_dkms_is_built
 run_test libfairsem1_is_built
 run_test libfairsem_dev_is_built
 run_test fairsem_is_built
+run_test lintian_ran
 run_test lintian_reports_no_error
 run_test lintian_reports_no_unjustified_warning
 test_summary

@@ -7,7 +7,8 @@
 # under QEMU and scripts/pkg/vm-install-checks.sh checks the system as
 # booted (module loaded at boot, /dev/fairsem 0666, README's shell and C
 # examples as an unprivileged user, fairsem status), then purges the
-# packages and checks that nothing is left.
+# packages and checks that nothing is left; then README's install blocks
+# run there as written (apt, DKMS, by hand), each checked.
 #
 #   scripts/pkg/test-vm-install.sh [DEBDIR]      (default build/deb)
 #
@@ -66,7 +67,10 @@ if [ ! -f "$img_dir/.done" ]; then
 	flock -u 8
 fi
 
-# README's examples, as a reader would copy them.
+# README's examples, as a reader would copy them: the C one, and every sh
+# block marked vm-packages or vm-source (scripts/pkg/readme-blocks.sh);
+# the vm-source ones run from a copy of this tree (what git tracks or
+# would add), with the packages in its build/deb/.
 block_after() {  # HEADING LANG: the first ```LANG block after ## HEADING
 	awk -v h="## $1" -v l="\`\`\`$2" '
 		$0 == h { in_sec = 1; next }
@@ -75,15 +79,21 @@ block_after() {  # HEADING LANG: the first ```LANG block after ## HEADING
 		in_code && /^```/ { exit }
 		in_code { print }' "$root/README.md"
 }
-block_after "From the shell" sh >"$work/payload/readme-shell.sh"
 block_after "The C API" c >"$work/payload/readme.c"
-[ -s "$work/payload/readme-shell.sh" ] && [ -s "$work/payload/readme.c" ] ||
-	fail "README's shell or C example not found"
+[ -s "$work/payload/readme.c" ] || fail "README's C example not found"
+"$here/readme-blocks.sh" --extract vm-packages "$work/payload/readme-packages" &&
+	"$here/readme-blocks.sh" --extract vm-source "$work/payload/readme-source" ||
+	fail "README's blocks are not all marked (scripts/pkg/readme-blocks.sh --check)"
+mkdir -p "$work/payload/src/build/deb"
+(cd "$root" && git ls-files -z -co --exclude-standard |
+	xargs -0 -I{} sh -c 'test -e "{}" && echo "{}"' |
+	grep -v '^build/' | cpio --quiet -pdm "$work/payload/src")
+cp "${debs[@]}" "$work/payload/src/build/deb/"
 cp "$here/vm-install-checks.sh" "$here/testlib.sh" "$work/payload/"
 
 t0=$SECONDS
 "$root/scripts/debvm/run.sh" --name vm-install --image "$img_dir/disk.img" \
-	--files "$work/payload" --timeout "${VM_INSTALL_TIMEOUT:-900}" \
+	--files "$work/payload" --timeout "${VM_INSTALL_TIMEOUT:-2400}" \
 	-- bash ./vm-install-checks.sh >"$work/out" 2>"$work/err"
 rc=$?
 cat "$work/out"

@@ -7,8 +7,15 @@
 # module there.  Checks that the installed system works as booted, then
 # purges the packages and checks that nothing of theirs is left.
 #
-# Runs as root from /srv/payload, which holds this script, readme-shell.sh
-# (README's shell example) and readme.c (README's C example).  Prints one
+# Then README's install blocks, as written, from a copy of the source tree:
+# the packages with apt, DKMS by hand, make install; each is checked and
+# undone before the next.
+#
+# Runs as root from /srv/payload, which holds this script, readme.c
+# (README's C example), readme-packages/ and readme-source/ (README's sh
+# blocks marked vm-packages and vm-source, NN-NAME.sh, run by the check
+# readme_block_NAME; a block without its check fails) and src/ (the tree,
+# the packages in src/build/deb/).  Prints one
 # "ok NAME" or "FAIL NAME" per check and ends with "N passed, N failed[, N
 # skipped]".
 set -uo pipefail
@@ -58,20 +65,47 @@ dev_fairsem_is_mode_0666() {
 	expect_eq mode "$(stat -c %a /dev/fairsem)" 666
 }
 
-unprivileged_user_runs_readme_shell_example() {
+# run_block DIR NAME [USER]: README's block DIR/NN-NAME.sh with bash -e in
+# the current directory, as USER (default root), "y" to any question
+# (apt install), its output kept in ./NAME.out.
+run_block() {
+	local f
+	f=$(ls "$payload/$1"/*-"$2".sh) || return 1
+	echo "README block $2 ($1):"
+	sed 's/^/  | /' "$f"
+	local rc=0 as=()
+	[ -z "${3:-}" ] || as=(runuser -u "$3" --)
+	cp "$f" "./$2.sh" && chown "${3:-root}:" "./$2.sh"
+	"${as[@]}" bash -e "./$2.sh" < <(yes 2>/dev/null) >"./$2.out" 2>&1 || rc=$?
+	sed 's/^/  > /' "./$2.out"
+	[ "$rc" -eq 0 ] || echo "README block $2: exit $rc"
+	return "$rc"
+}
+
+readme_block_shell() {
 	local d=/home/$user/readme-shell i
 	rm -rf "$d"
 	as_user mkdir -p "$d"
 	for i in 1 2 3 4 5; do
 		as_user sh -c "head -c 200000 /dev/urandom >$d/part$i.tar"
 	done
-	cp "$payload/readme-shell.sh" "$d/example.sh"
-	chown "$user:" "$d/example.sh"
-	(cd "$d" && as_user bash ./example.sh) | tee "$d/out"
+	cd "$d" && run_block readme-packages shell "$user"
 	# Every file compressed, none left behind, the status listed a holder.
 	expect_eq "compressed" "$(ls "$d" | grep -c '\.tar\.xz$')" 5
 	expect_eq "left" "$(ls "$d" | grep -c '\.tar$')" 0
-	grep -q '^fairsem [0-9]*: limit 3' "$d/out" || { echo "no status of the semaphore"; return 1; }
+	grep -q '^fairsem [0-9]*: limit 3' "$d/shell.out" || { echo "no status of the semaphore"; return 1; }
+}
+
+# As root ("fairsem mount # once, as root"), where make has a Makefile.
+readme_block_named() {
+	local d=/root/readme-named
+	rm -rf "$d" && mkdir -p "$d" && cd "$d"
+	printf 'all:\n\t@echo made under the name build\n' >Makefile
+	run_block readme-packages named
+	grep -q '^made under the name build$' named.out
+	grep -Eq '^-rw-r--r-- +1 +root +root +0 .* build$' named.out ||
+		{ echo "ls -l shows no build"; return 1; }
+	[ ! -e /run/fairsem/build ] || { echo "fairsem rm left build"; return 1; }
 }
 
 c_program_builds_with_pkg_config() {
@@ -169,10 +203,83 @@ purge_leaves_no_module_loaded() {
 	! findmnt /run/fairsem || { echo "/run/fairsem is still mounted"; return 1; }
 }
 
+# ---- README's install blocks, from the source tree --------------------------------
+
+src=/root/fairsem
+version=$(cat "$payload/src/VERSION")
+
+no_fairsem_module() {
+	! grep -q '^fairsem ' /proc/modules || rmmod fairsem
+	! grep -q '^fairsem ' /proc/modules
+}
+
+# The packages again, with README's apt line, DKMS building the module here.
+readme_block_apt() {
+	cd "$src" && run_block readme-source apt
+	dkms status fairsem | grep -q "fairsem/$version, $kver, .*: installed"
+	expect_eq module "$(modinfo -n fairsem)" "/lib/modules/$kver/updates/dkms/fairsem.ko"
+	modprobe fairsem && [ -c /dev/fairsem ]
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive apt-get purge -y -q $packages >/dev/null
+	no_fairsem_module
+}
+
+readme_block_dkms() {
+	cd "$src" && run_block readme-source dkms
+	dkms status "fairsem/$version" | grep -q ", $kver, .*: installed"
+	expect_eq module "$(modinfo -n fairsem)" "/lib/modules/$kver/updates/dkms/fairsem.ko"
+	modprobe fairsem && [ -c /dev/fairsem ]
+	no_fairsem_module
+	dkms remove "fairsem/$version" --all >/dev/null
+	rm -rf "/usr/src/fairsem-$version"
+}
+
+# make, make install, modprobe: the module from extra/, the command from
+# /usr/local/bin, and README's C program linked against /usr/local/lib and
+# run without LD_LIBRARY_PATH (make install ran ldconfig).
+readme_block_by_hand() {
+	cd "$src" && run_block readme-source by_hand
+	expect_eq module "$(modinfo -n fairsem)" "/lib/modules/$kver/extra/fairsem.ko"
+	[ -c /dev/fairsem ] || { echo "no /dev/fairsem"; return 1; }
+	expect_eq command "$(command -v fairsem)" /usr/local/bin/fairsem
+	local d=/home/$user/readme-local deps
+	rm -rf "$d" && as_user mkdir -p "$d"
+	cp "$payload/readme.c" "$d/example.c" && chown "$user:" "$d/example.c"
+	(cd "$d" && as_user sh -c 'gcc -Wall -Werror -o example example.c $(pkg-config --cflags --libs libfairsem)')
+	deps=$(ldd "$d/example")
+	echo "$deps"
+	grep -q "libfairsem.so.1 => /usr/local/lib/libfairsem.so.1" <<<"$deps"
+	(cd "$d" && env -u LD_LIBRARY_PATH runuser -u "$user" -- ./example)
+}
+
+readme_block_uninstall() {
+	cd "$src" && run_block readme-source uninstall
+	no_fairsem_module
+	local left
+	left=$(find /usr/local "/lib/modules/$kver/extra" -name '*fairsem*' 2>/dev/null || true)
+	[ -z "$left" ] || { echo "left:"; echo "$left"; return 1; }
+	! ldconfig -p | grep -q libfairsem || { echo "libfairsem still in ld.so.cache"; return 1; }
+}
+
+# Every block extracted for PLACE (DIR), in README order, by its check.
+run_blocks() {
+	local f name
+	for f in "$payload/$1"/*.sh; do
+		[ -e "$f" ] || continue
+		name=$(basename "$f" .sh) name=${name#*-}
+		if declare -F "readme_block_$name" >/dev/null; then
+			run_test "readme_block_$name"
+		else
+			echo "FAIL readme_block_$name: README's block $name ($1) has no check here"
+			tests_failed=$((tests_failed + 1)) failed_names+=("readme_block_$name")
+		fi
+	done
+}
+
 run_test module_loaded_at_boot
 run_test module_is_the_dkms_build
 run_test dev_fairsem_is_mode_0666
-run_test unprivileged_user_runs_readme_shell_example
+run_blocks readme-packages
 run_test c_program_builds_with_pkg_config
 run_test fairsem_status_names_its_holders
 run_test library_is_in_the_linker_cache
@@ -185,4 +292,6 @@ run_test purge_removes_the_packages
 run_test purge_leaves_no_file
 run_test purge_leaves_no_dkms_entry
 run_test purge_leaves_no_module_loaded
+mkdir -p "$src" && cp -a "$payload/src/." "$src/"
+run_blocks readme-source
 test_summary

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The bench report's own tests (make check's bench-report part): every
+section it shows is generated, numbered once each, and prose that a figure
+decides comes from the figure.  Ends with "N passed, N failed"."""
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import report  # noqa: E402
+import report_kernels  # noqa: E402
+
+
+def ntsync_prose_says_tick_only_when_the_figure_is_a_tick():
+    slow = report_kernels.handoff_prose(40737, 2620190)
+    assert "scheduler tick" in slow, slow
+    assert "2.62 ms" in slow, slow
+    quiet = report_kernels.handoff_prose(92000, 86000)
+    assert "scheduler tick" not in quiet, quiet
+    assert "0.93x" in quiet and "86 us" in quiet, quiet
+
+
+def ntsync_section_quotes_no_figure_of_another_run():
+    out = []
+    fig = {"ntsync." + k % p: v for p, v in [("fairsem", 92000), ("ntsync", 86000)]
+           for k in ["pair.%s.ns", "handoff.%s.ns", "fair.%s.jain", "fair.%s.min_max",
+                     "fair.%s.acq_per_s"]}
+    report_kernels.section_ntsync(out, fig, {"kernel": "7.2", "host_load": "1"})
+    text = "\n".join(out)
+    assert "1.5 and 2.6" not in text and "scheduler tick" not in text, text
+
+
+def two_sections_numbered_alike_are_a_problem():
+    assert report.numbering_problems(["## 8. a", "x", "## 8. b"])
+    assert report.numbering_problems(["## 2. a", "## 1. b"])
+    assert not report.numbering_problems(["## 1. a", "## Bindings", "## 2. b"])
+
+
+def committed_results_are_numbered_once_each():
+    with open(os.path.join(HERE, "results.md")) as f:
+        lines = f.read().split("\n")
+    assert not report.numbering_problems(lines), report.numbering_problems(lines)
+
+
+def full_report_shows_every_section_of_every_run():
+    with tempfile.TemporaryDirectory() as d:
+        raw = os.path.join(d, "raw")
+        with open(raw, "w") as f:
+            # What the report needs, and the counts its prose quotes.
+            for k in report.required_keys("full") + [
+                    "fair.hold_ns", "fair.permits", "fair.sleep_us", "fair.workers",
+                    "mem.blocking.threads", "mem.items", "named.mem.items"]:
+                f.write("BENCH %s 1\n" % k)
+        md = os.path.join(d, "results.md")
+        rc = subprocess.call([sys.executable, os.path.join(HERE, "report.py"),
+                              "--raw", raw, "--mode", "full", "--md", md,
+                              "--png", os.path.join(d, "results.png"),
+                              "--fragments", d, HERE,
+                              "--bindings", os.path.join(HERE, "results.md")],
+                             stdout=subprocess.DEVNULL)
+        assert rc == 0, "report.py exit %d" % rc
+        with open(md) as f:
+            text = f.read()
+    heads = [line.split(".")[0][3:] for line in text.split("\n")
+             if line.startswith("## ") and line[3:4].isdigit()]
+    assert heads == [str(i) for i in range(1, 12)], heads
+    assert "## 8. Side by side with GNU parallel" in text
+    assert "<!-- bindings begin -->" in text
+
+
+TESTS = [ntsync_prose_says_tick_only_when_the_figure_is_a_tick,
+         ntsync_section_quotes_no_figure_of_another_run,
+         two_sections_numbered_alike_are_a_problem,
+         committed_results_are_numbered_once_each,
+         full_report_shows_every_section_of_every_run]
+
+
+def main():
+    passed = failed = 0
+    for t in TESTS:
+        try:
+            t()
+            print("ok   " + t.__name__)
+            passed += 1
+        except Exception as e:  # an assertion, or the report crashing
+            print("FAIL %s: %r" % (t.__name__, e))
+            failed += 1
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
