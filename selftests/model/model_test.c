@@ -120,6 +120,7 @@ static const char *errname(int err)
 	case -ETIMEDOUT:	return "-ETIMEDOUT";
 	case -EINTR:		return "-EINTR";
 	case -EFAULT:		return "-EFAULT";
+	case -ERESTART:		return "-ERESTART";
 	}
 	snprintf(buf, sizeof(buf), "%d", err);
 	return buf;
