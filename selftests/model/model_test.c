@@ -48,6 +48,9 @@ struct t_waiter {
 	struct fairsem_request req;
 	int id;
 	bool refused;		/* request_done() said: semaphore closed */
+	bool away;		/* frozen: out of the queue until its restart */
+	u64 seq;		/* away: the arrival it rejoins at */
+	int prio;		/* away: and the priority */
 };
 
 struct world {
@@ -117,6 +120,7 @@ static const char *errname(int err)
 	case -ETIMEDOUT:	return "-ETIMEDOUT";
 	case -EINTR:		return "-EINTR";
 	case -EFAULT:		return "-EFAULT";
+	case -ERESTART:		return "-ERESTART";
 	}
 	snprintf(buf, sizeof(buf), "%d", err);
 	return buf;
@@ -217,6 +221,7 @@ static void dump_state(struct world *w)
 				(unsigned long long)rw->count,
 				rw->state == REF_WAIT_QUEUED ? "queued" :
 				rw->state == REF_WAIT_GRANTED ? "granted" :
+				rw->state == REF_WAIT_AWAY ? "away" :
 				"refused");
 	}
 }
@@ -532,6 +537,8 @@ static void check_waiter(struct world *w, int i)
 		state = REF_WAIT_QUEUED;
 	else if (tw->req.state == FAIRSEM_REQ_GRANTED)
 		state = REF_WAIT_GRANTED;
+	else if (tw->away)
+		state = REF_WAIT_AWAY;
 	else
 		state = tw->refused ? REF_WAIT_REFUSED : (enum ref_wait)-1;
 	check(w, state == rw->state && tw->id == rw->id &&
@@ -879,6 +886,68 @@ static int op_restart(struct world *w, int i)
 		waiter_free(w, i);
 	ref = ref_waiter_restart(&w->ref, i, w->next_id - 1);
 	return end_op(w, core, ref);
+}
+
+/*
+ * Interrupted only to be frozen (cgroup v2 freezer) or to run task work: the
+ * ioctl dequeues and returns -ERESTARTSYS as for any signal, keeping the
+ * request's arrival and priority for the restart (its ticket).  Until then
+ * the waiter is away: in no queue, its call not returned.
+ */
+static int op_freeze(struct world *w, int i)
+{
+	struct fairsem_wake wake = { 0 };
+	struct t_waiter *tw = w->waiter[i];
+	struct fairsem_sem *sem = tw->req.holder->sem;
+	int core;
+
+	begin_op(w, "freeze w%d", i);
+	spin_lock(&sem->lock);
+	fairsem_dequeue(&tw->req, &wake);
+	core = waiter_result(tw, -ERESTART);
+	spin_unlock(&sem->lock);
+	if (core == -ERESTART) {
+		tw->away = true;
+		tw->seq = tw->req.seq;
+		tw->prio = tw->req.prio;
+	} else {
+		waiter_free(w, i);
+	}
+	return end_op(w, core, ref_waiter_freeze(&w->ref, i));
+}
+
+/*
+ * The restarted call rejoins with fairsem_enqueue_again(): the same request,
+ * with the arrival and priority of its first queueing, as the ioctl restores
+ * them from its ticket.
+ */
+static int op_thaw(struct world *w, int i)
+{
+	struct fairsem_wake wake = { 0 };
+	struct t_waiter *tw = w->waiter[i];
+	struct fairsem_sem *sem = tw->req.holder->sem;
+	int core;
+
+	begin_op(w, "thaw w%d", i);
+	tw->away = false;
+	tw->req.seq = tw->seq;
+	tw->req.prio = tw->prio;
+	spin_lock(&sem->lock);
+	core = fairsem_enqueue_again(&tw->req, &wake);
+	spin_unlock(&sem->lock);
+	if (core != -EINPROGRESS)
+		waiter_free(w, i);
+	return end_op(w, core, ref_waiter_rejoin(&w->ref, i));
+}
+
+/* Frozen and thawed at once: the waiter rejoins at its arrival place. */
+static int op_rejoin(struct world *w, int i)
+{
+	int ret = op_freeze(w, i);
+
+	if (ret != -ERESTART || w->failed)
+		return ret;
+	return op_thaw(w, i);
 }
 
 /* FAIRSEM_ACQ_TRY: the request lives on the stack and never queues. */
@@ -1230,7 +1299,8 @@ static int pick_waiter(struct world *w)
 enum random_op {
 	R_INIT, R_NEW_HANDLE, R_HANDLE_CLOSE, R_ACQUIRE, R_TRY, R_ASYNC,
 	R_CANCEL, R_READ, R_READ_FAULT, R_UNCOLLECT, R_TIMEOUT, R_SIGNAL,
-	R_RESTART, R_RETURN, R_RELEASE, R_FORGET, R_ADD, R_REMOVE, R_CLOSE,
+	R_RESTART, R_REJOIN, R_RETURN, R_RELEASE, R_FORGET, R_ADD, R_REMOVE,
+	R_CLOSE,
 	R_NR
 };
 
@@ -1242,8 +1312,8 @@ static const unsigned int weight[R_NR] = {
 	[R_INIT] = 2, [R_NEW_HANDLE] = 4, [R_HANDLE_CLOSE] = 3,
 	[R_ACQUIRE] = 16, [R_TRY] = 5, [R_ASYNC] = 8, [R_CANCEL] = 4,
 	[R_READ] = 5, [R_READ_FAULT] = 2, [R_UNCOLLECT] = 3,
-	[R_TIMEOUT] = 4, [R_SIGNAL] = 3, [R_RESTART] = 3, [R_RETURN] = 7,
-	[R_RELEASE] = 16, [R_FORGET] = 4, [R_ADD] = 6, [R_REMOVE] = 6,
+	[R_TIMEOUT] = 4, [R_SIGNAL] = 3, [R_RESTART] = 3, [R_REJOIN] = 3,
+	[R_RETURN] = 7, [R_RELEASE] = 16, [R_FORGET] = 4, [R_ADD] = 6, [R_REMOVE] = 6,
 	[R_CLOSE] = 1,
 };
 
@@ -1323,11 +1393,18 @@ static bool random_op(struct world *w)
 {
 	int h = pick_handle(w);
 	int i = pick_waiter(w);
+	enum random_op op;
 
 	if (h < 0)
 		return op_init(w, pick_limit(w), pick_mode(w)) >= 0;
 	pick_prio(w);
-	switch (pick_op(w)) {
+	op = pick_op(w);
+	/* a frozen waiter only thaws (or goes with its handle) */
+	if (i >= 0 && w->waiter[i]->away &&
+	    (op == R_TIMEOUT || op == R_SIGNAL || op == R_RESTART ||
+	     op == R_RETURN))
+		return false;
+	switch (op) {
 	case R_INIT:
 		return op_init(w, pick_limit(w), pick_mode(w)) >= 0;
 	case R_NEW_HANDLE:
@@ -1358,6 +1435,13 @@ static bool random_op(struct world *w)
 		return i >= 0 && (op_give_up(w, i, -EINTR), true);
 	case R_RESTART:
 		return i >= 0 && (op_restart(w, i), true);
+	case R_REJOIN:
+		/* thawed at once, or later with other operations between */
+		if (i >= 0 && w->waiter[i]->away)
+			return op_thaw(w, i), true;
+		if (i >= 0 && rnd(w, 2))
+			return op_freeze(w, i), true;
+		return i >= 0 && (op_rejoin(w, i), true);
 	case R_RETURN:
 		return i >= 0 && (op_return(w, i), true);
 	case R_RELEASE:
@@ -1835,6 +1919,79 @@ static void prio_level_survives_its_first_leaving(struct world *w)
 	EXPECT(w, wstate(w, w3) == FAIRSEM_REQ_QUEUED);
 }
 
+/* FIFO: a waiter that rejoins goes ahead of those that came after it. */
+static void rejoin_keeps_the_arrival_place_in_fifo(struct world *w)
+{
+	int a = op_init(w, 0, false), b = op_new_handle(w, a), w1, w2, w3;
+
+	EXPECT(w, op_acquire(w, b, 1, &w1) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &w2) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &w3) == -EINPROGRESS);
+	EXPECT(w, op_rejoin(w, w1) == -EINPROGRESS);
+	EXPECT(w, op_rejoin(w, w2) == -EINPROGRESS);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, w1) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, w2) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, w3) == FAIRSEM_REQ_QUEUED);
+}
+
+/* LIFO: it goes behind those that came after it, ahead of the older ones. */
+static void rejoin_keeps_the_arrival_place_in_lifo(struct world *w)
+{
+	int a = op_init(w, 0, true), b = op_new_handle(w, a), w1, w2, w3;
+
+	EXPECT(w, op_acquire(w, b, 1, &w1) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &w2) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &w3) == -EINPROGRESS);
+	EXPECT(w, op_rejoin(w, w2) == -EINPROGRESS);
+	EXPECT(w, op_rejoin(w, w3) == -EINPROGRESS);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, w3) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, w2) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, w1) == FAIRSEM_REQ_QUEUED);
+}
+
+/*
+ * Priority order: it rejoins with the priority of its first queueing, not
+ * the task's now, and leads its level again among equals that came later.
+ */
+static void rejoin_keeps_the_arrival_place_in_prio(struct world *w)
+{
+	int a = op_init(w, 0, FAIRSEM_PRIO), b = op_new_handle(w, a);
+	int w1, w2, w3;
+
+	set_prio(w, 50);
+	EXPECT(w, op_acquire(w, b, 1, &w1) == -EINPROGRESS);
+	set_prio(w, 100);
+	EXPECT(w, op_acquire(w, b, 1, &w2) == -EINPROGRESS);
+	set_prio(w, 50);
+	EXPECT(w, op_acquire(w, b, 1, &w3) == -EINPROGRESS);
+	set_prio(w, 0);
+	EXPECT(w, op_rejoin(w, w2) == -EINPROGRESS);
+	EXPECT(w, op_rejoin(w, w1) == -EINPROGRESS);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, w1) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, w3) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, w2) == FAIRSEM_REQ_GRANTED);
+}
+
+/*
+ * Permits freed while it was frozen went to nobody (the waiter behind did
+ * not fit): back at the head, it is granted at once, ahead of that waiter,
+ * where a new request would have queued behind it.
+ */
+static void rejoin_at_the_head_is_granted_at_once(struct world *w)
+{
+	int a = op_init(w, 1, false), b = op_new_handle(w, a), w1, w2;
+
+	EXPECT(w, op_acquire(w, a, 1, NULL) == 0);
+	EXPECT(w, op_acquire(w, b, 1, &w1) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 2, &w2) == -EINPROGRESS);
+	EXPECT(w, op_freeze(w, w1) == -ERESTART);
+	EXPECT(w, op_release(w, a, 1) == 0);
+	EXPECT(w, wstate(w, w2) == FAIRSEM_REQ_QUEUED && available(w, a) == 1);
+	EXPECT(w, op_try(w, a, 1) == -EAGAIN);
+	EXPECT(w, op_thaw(w, w1) == 0 && holds(w, b) == 1);
+	EXPECT(w, wstate(w, w2) == FAIRSEM_REQ_QUEUED);
+}
+
 struct test {
 	const char *name;
 	void (*fn)(struct world *w);
@@ -1855,6 +2012,10 @@ static const struct test tests[] = {
 	TEST(close_refuses_every_waiter),
 	TEST(grant_wins_over_timeout_and_signal),
 	TEST(restart_requeues_at_the_back),
+	TEST(rejoin_keeps_the_arrival_place_in_fifo),
+	TEST(rejoin_keeps_the_arrival_place_in_lifo),
+	TEST(rejoin_keeps_the_arrival_place_in_prio),
+	TEST(rejoin_at_the_head_is_granted_at_once),
 	TEST(cancel_granted_gives_back_what_is_still_held),
 	TEST(cancel_granted_gives_back_the_whole_request),
 	TEST(read_collects_the_grant_once),

@@ -170,6 +170,27 @@ static bool ref_would_be_head(const struct ref *r, int sem)
 }
 
 /*
+ * The request joins the queue with arrival number seq and priority prio;
+ * ref_head() alone decides where that puts it.
+ */
+static void ref_queue(struct ref *r, int handle, int waiter, int id,
+		      uint64_t count, uint64_t seq, int prio)
+{
+	int i;
+
+	for (i = 0; r->req[i].queued; i++)
+		assert(i + 1 < REF_REQS);
+	r->req[i].queued = true;
+	r->req[i].id = id;
+	r->req[i].sem = r->handle[handle].sem;
+	r->req[i].handle = handle;
+	r->req[i].waiter = waiter;
+	r->req[i].count = count;
+	r->req[i].seq = seq;
+	r->req[i].prio = prio;
+}
+
+/*
  * A new request: EIDRM when closed; granted at once only when it would be
  * the head and it fits (FIFO: nobody waits; LIFO: it fits now); otherwise
  * it queues as the newest arrival.  Returns 0 or -EINPROGRESS.
@@ -180,7 +201,6 @@ static int ref_arrive(struct ref *r, int handle, int waiter, int id,
 	int sem = r->handle[handle].sem;
 	struct ref_sem *s = &r->sem[sem];
 	bool would_be_head = ref_would_be_head(r, sem);
-	int i;
 
 	assert(count >= 1 && count <= REF_MAX_PERMITS);
 	if (s->closed)
@@ -189,16 +209,7 @@ static int ref_arrive(struct ref *r, int handle, int waiter, int id,
 		ref_hold(r, handle, count);
 		return 0;
 	}
-	for (i = 0; r->req[i].queued; i++)
-		assert(i + 1 < REF_REQS);
-	r->req[i].queued = true;
-	r->req[i].id = id;
-	r->req[i].sem = sem;
-	r->req[i].handle = handle;
-	r->req[i].waiter = waiter;
-	r->req[i].count = count;
-	r->req[i].seq = s->next_seq++;
-	r->req[i].prio = r->prio_now;
+	ref_queue(r, handle, waiter, id, count, s->next_seq++, r->prio_now);
 	return -EINPROGRESS;
 }
 
@@ -295,7 +306,7 @@ int ref_waiter_return(struct ref *r, int waiter)
 	struct ref_waiter *w = &r->waiter[waiter];
 
 	assert(w->used);
-	if (w->state == REF_WAIT_QUEUED)
+	if (w->state == REF_WAIT_QUEUED || w->state == REF_WAIT_AWAY)
 		return -EINPROGRESS;
 	w->used = false;
 	return w->state == REF_WAIT_GRANTED ? 0 : -EIDRM;
@@ -311,6 +322,10 @@ int ref_waiter_give_up(struct ref *r, int waiter, int err)
 	struct ref_waiter *w = &r->waiter[waiter];
 	int sem = r->handle[w->handle].sem;
 
+	if (w->state == REF_WAIT_AWAY) {	/* never restarts */
+		w->used = false;
+		return err;
+	}
 	if (w->state != REF_WAIT_QUEUED)
 		return ref_waiter_return(r, waiter);
 	ref_withdraw(r, w->handle, waiter);
@@ -336,6 +351,50 @@ int ref_waiter_restart(struct ref *r, int waiter, int id)
 	ret = ref_acquire(r, handle, waiter, id, count);
 	ref_settle(r, r->handle[handle].sem);
 	return ret;
+}
+
+/*
+ * Interrupted only to be frozen or to run task work: the request leaves and
+ * the queue is settled, as for any signal, but the call keeps the arrival
+ * number and priority of its first queueing for its restart.  A grant or a
+ * refusal that came first wins, as for give_up.
+ */
+int ref_waiter_freeze(struct ref *r, int waiter)
+{
+	struct ref_waiter *w = &r->waiter[waiter];
+	int i, ret;
+
+	if (w->state != REF_WAIT_QUEUED)
+		return ref_waiter_return(r, waiter);
+	i = ref_find(r, w->handle, waiter);
+	assert(i >= 0);
+	w->seq = r->req[i].seq;
+	w->prio = r->req[i].prio;
+	ret = ref_waiter_give_up(r, waiter, -ERESTART);
+	w->used = true;
+	w->state = REF_WAIT_AWAY;
+	return ret;
+}
+
+/*
+ * The restarted call of a frozen waiter rejoins with its old arrival number
+ * and priority, so it stands where it stood among the others; the grant
+ * rule grants it at once if that makes it the head and it fits.
+ */
+int ref_waiter_rejoin(struct ref *r, int waiter)
+{
+	struct ref_waiter *w = &r->waiter[waiter];
+	int sem = r->handle[w->handle].sem;
+
+	assert(w->used && w->state == REF_WAIT_AWAY);
+	if (r->sem[sem].closed) {
+		w->used = false;
+		return -EIDRM;
+	}
+	ref_queue(r, w->handle, waiter, w->id, w->count, w->seq, w->prio);
+	w->state = REF_WAIT_QUEUED;
+	ref_settle(r, sem);
+	return ref_waiter_return(r, waiter);
 }
 
 int ref_async_start(struct ref *r, int handle, int id, uint64_t count)

@@ -35,6 +35,7 @@ enum ref_wait {
 	REF_WAIT_QUEUED,
 	REF_WAIT_GRANTED,	/* granted; the blocked call returns 0 */
 	REF_WAIT_REFUSED,	/* the semaphore closed; the call fails EIDRM */
+	REF_WAIT_AWAY,		/* left to be frozen; its restart rejoins */
 };
 
 struct ref_req {
@@ -75,6 +76,8 @@ struct ref_waiter {
 	int id;
 	uint64_t count;
 	enum ref_wait state;
+	uint64_t seq;		/* REF_WAIT_AWAY: the arrival it rejoins at */
+	int prio;		/* REF_WAIT_AWAY: and the priority */
 };
 
 /* What happened to queued requests during one operation, in order. */
@@ -110,6 +113,8 @@ int ref_acquire(struct ref *r, int handle, int waiter, int id, uint64_t count);
 int ref_try(struct ref *r, int handle, uint64_t count);
 int ref_waiter_give_up(struct ref *r, int waiter, int err);
 int ref_waiter_restart(struct ref *r, int waiter, int id);
+int ref_waiter_freeze(struct ref *r, int waiter);
+int ref_waiter_rejoin(struct ref *r, int waiter);
 int ref_waiter_return(struct ref *r, int waiter);
 
 int ref_async_start(struct ref *r, int handle, int id, uint64_t count);
