@@ -69,8 +69,8 @@ mutants=(
 'prio_equal_goes_first|s/\t\tif \(lead->prio == req->prio\) \{/\t\tif (lead->prio == req->prio \&\& 0) {/'
 'prio_lead_not_handed_on|s/\t\t\t\tlist_add\(&next->level, &req->level\);/\t\t\t\t(void)next;/'
 'prio_lower_goes_first|s/if \(lead->prio > req->prio\)/if (lead->prio < req->prio)/'
-# fairsem_enqueue_again() (a frozen waiter rejoining at its arrival) is not
-# yet played by the model test: this one fails until it is.
+# fairsem_enqueue_again(): a frozen waiter rejoins at its arrival place
+# (the model test's freeze/thaw ops and its rejoin_* tests).
 'rejoin_in_lifo_order|s/return sem->lifo \? a->seq > b->seq : a->seq < b->seq;/return a->seq > b->seq;/'
 )
 
