@@ -29,6 +29,11 @@
 #                       (mk/kernel-doc.mk)
 #   make docs, make rfc Documentation/ rendered; the upstream patch series
 #                       (mk/rfc.mk)
+#   make check-jobserver-controls, make model-fastpath
+#                       the jobserver scenarios on a pipe and a fifo with
+#                       GNU make 4.3 and 4.4.1 (mk/jobserver.mk); spin's
+#                       proof of the fast path's protocol (mk/models.mk);
+#                       both in check-all
 #   make clean
 #
 # Variables: KDIR (kernel build dir for `make module`), VM_TIMEOUT,
@@ -174,6 +179,7 @@ check:
 check-parts:
 	@$(PART) selftests $(MAKE) selftests || true
 	@$(PART) model $(MAKE) model || true
+	@$(PART) mutants $(MAKE) -C $(TOP)/selftests/model mutants || true
 	@$(PART) lib $(MAKE) -C $(TOP)/lib check-host || true
 	$(call check-kernel,$(DEB_NAME))
 	@$(PART) recipes $(MAKE) recipes-doc check-recipes-fast RECIPES_MODULE= || true
@@ -197,6 +203,8 @@ check-all:
 	@$(PART) kernel-6.12 $(BPO) || true
 	@$(PART) kernel-debug $(DBG) || true
 	@$(MAKE) check-parts
+	@# Alone: its scenarios kill builds and count what survives.
+	@$(PART) jobserver-controls $(MAKE) check-jobserver-controls || true
 	@$(MAKE) -j4 -O check-all-parts
 	@$(TOP)/scripts/summarize.sh >/dev/null
 
@@ -232,6 +240,7 @@ lane-debug: lane-recipes-slow
 		$(BUILD)/debug-tests/bin debug || true
 lane-rfc:
 	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
+	@$(PART) model-fastpath $(MAKE) model-fastpath || true
 
 lane-recipes-debvm:
 	@$(PART) recipes-debvm $(MAKE) check-recipes-debvm RECIPES_MODULE= || true
@@ -283,6 +292,8 @@ checkpatch: $(CHECKPATCH)
 include $(TOP)/mk/rfc.mk
 include $(TOP)/mk/kernel-doc.mk
 include $(TOP)/mk/bindings.mk
+include $(TOP)/mk/jobserver.mk
+include $(TOP)/mk/models.mk
 
 # make install, uninstall, deb, check-install and the Yocto/Buildroot entry
 # points (modules, modules_install, KERNEL_SRC, INSTALL_MOD_PATH).
