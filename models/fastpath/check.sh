@@ -43,6 +43,9 @@ done
 # (neither bears on whether a reconcile ends).
 SAFE="-DLIMIT=2 -DITER=1 -DMAXK=1 -DMAXC=1 -DNMAX=2"
 LIVE="-DLIVE -DLIMIT=2 -DITER=1 -DMAXK=1 -DMAXC=0 -DNMAX=1 -DMAXSTOP=1"
+# Two deaths: P0 dies inside the fast path, P2's death then reconciles
+# while P1 lives on with the handle P0 shared.
+LIVE2="-DLIVE -DLIMIT=2 -DITER=1 -DMAXK=2 -DMAXC=0 -DNMAX=1 -DMAXSTOP=1"
 FULL_SAFE="-DLIMIT=3 -DITER=2 -DMAXK=2 -DMAXC=1 -DNMAX=2"
 FULL_LIVE="-DLIVE -DLIMIT=2 -DITER=1 -DMAXK=1 -DMAXC=1 -DNMAX=2 -DMAXSTOP=1"
 
@@ -50,14 +53,15 @@ FULL_LIVE="-DLIVE -DLIMIT=2 -DITER=1 -DMAXK=1 -DMAXC=1 -DNMAX=2 -DMAXSTOP=1"
 # NFAIR=3: weak fairness over more than 6 processes.
 PAN_CFLAGS="-O2 -DCOLLAPSE -DNFAIR=3"
 
-# run NAME KIND DEFINES: build and run pan; leaves its output in
+# run NAME KIND DEFINES [HASHBITS]: build and run pan; leaves its output in
 # $out/NAME/pan.out and sets $stats.
 run() {
 	local name=$1 kind=$2 defs=$3 dir=$out/$1 flags runflags
+	local hash=${4:-26}
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	flags=$PAN_CFLAGS
-	runflags="-m1000000 -w26"
+	runflags="-m1000000 -w$hash"
 	if [ "$kind" = safe ]; then
 		flags="$flags -DSAFETY"
 	else
@@ -83,9 +87,15 @@ run() {
 errors() { sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$1" | tail -n 1; }
 caught_by() {
 	local f=$1
-	if grep -q 'acceptance cycle' "$f"; then echo liveness; return; fi
-	if grep -q 'invalid end state' "$f"; then echo deadlock; return; fi
-	grep -o 'assertion violated ((inv_[a-z]*' "$f" | head -n 1 | sed 's/.*inv_//'
+	local first
+	first=$(grep -m 1 '^pan:1: ' "$f")
+	case $first in
+	*'acceptance cycle'*) echo liveness ;;
+	*'invalid end state'*) echo deadlock ;;
+	*'assertion violated ('*inv_*)
+		echo "$first" | sed 's/.*assertion violated (*inv_\([a-z]*\).*/\1/' ;;
+	*) echo "${first:-nothing}" ;;
+	esac
 }
 
 # expect_pass NAME KIND DEFINES: the correct model, every state.
@@ -109,7 +119,7 @@ expect_pass() {
 expect_caught() {
 	local name=$1 kind=$2 defs=$3
 	shift 3
-	if ! run "$name" "$kind" "$defs"; then
+	if ! run "$name" "$kind" "$defs" 22; then
 		fail "$name: $stats"
 		return
 	fi
@@ -134,6 +144,7 @@ echo "spin: $(spin -V 2>&1 | head -n 1)"
 
 expect_pass correct-safety safe "$SAFE"
 expect_pass correct-liveness live "$LIVE"
+expect_pass correct-liveness-2-deaths live "$LIVE2"
 
 expect_caught no-recheck safe "$SAFE -DMUT_NO_RECHECK" granted deadlock
 expect_caught read-dead-slot safe "$SAFE -DMUT_READ_DEAD" conserved taken empty
@@ -143,7 +154,7 @@ expect_caught ignore-waiters safe "$SAFE -DMUT_IGNORE_WAITERS" overtake
 expect_caught no-quiescence-wait safe "$SAFE -DMUT_NO_WAIT" taken conserved
 expect_caught wait-on-dead live "$LIVE -DMUT_WAIT_DEAD" liveness
 expect_caught slot-per-handle safe "$SAFE -DMUT_SLOT_PER_HANDLE" conserved empty taken
-expect_caught slot-per-handle-live live "$LIVE -DMUT_SLOT_PER_HANDLE" liveness
+expect_caught slot-per-handle-live live "$LIVE2 -DMUT_SLOT_PER_HANDLE" liveness
 
 if [ $full = 1 ]; then
 	expect_pass full-safety safe "$FULL_SAFE"

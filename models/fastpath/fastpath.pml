@@ -196,7 +196,12 @@ inline slow_acquire()
 			assert(INV_GRANTED);
 			klock = 0; inker[p] = 0
 		};
-		/* Sleep until granted, or give up (timeout, signal). */
+		/* Sleep until granted, or give up (timeout, signal).  A
+		 * sleep may last for ever, validly: the permits may be held
+		 * for good (by this very handle, for a co-user that died:
+		 * slow-path permits belong to the handle).  A lost wakeup is
+		 * caught by INV_GRANTED instead, at every unlock. */
+end_asleep:
 		if
 		:: granted[p] -> granted[p] = 0; got = SLOW
 		:: d_step {
