@@ -154,6 +154,13 @@ expect_caught late-inflight safe "$SAFE -DMUT_LATE_INFLIGHT" taken conserved
 expect_caught early-done safe "$SAFE -DMUT_EARLY_DONE" taken conserved
 expect_caught ignore-waiters safe "$SAFE -DMUT_IGNORE_WAITERS" overtake
 expect_caught no-quiescence-wait safe "$SAFE -DMUT_NO_WAIT" taken conserved
+# The same mutants with the quiescence checks off: taken <= limit alone
+# catches them too (they make permits, not only lose them).
+OFF="-DOFF_CONSERVED=1 -DOFF_EMPTY=1"
+expect_caught read-dead-slot-taken safe "$SAFE $OFF -DMUT_READ_DEAD" taken
+expect_caught late-inflight-taken safe "$SAFE $OFF -DMUT_LATE_INFLIGHT" taken
+expect_caught early-done-taken safe "$SAFE $OFF -DMUT_EARLY_DONE" taken
+expect_caught no-quiescence-wait-taken safe "$SAFE $OFF -DMUT_NO_WAIT" taken
 expect_caught wait-on-dead live "$LIVE -DMUT_WAIT_DEAD" liveness
 expect_caught slot-per-handle safe "$SAFE -DMUT_SLOT_PER_HANDLE" conserved empty taken
 expect_caught slot-per-handle-live live "$LIVE2 -DMUT_SLOT_PER_HANDLE" liveness

@@ -111,7 +111,17 @@ byte ownf[NPROC];
  * The invariants.  Each carries a tag, a bit that is always 0, so that
  * pan's "assertion violated (...)" names the invariant for check.sh.
  */
-bit inv_taken, inv_overtake, inv_granted, inv_conserved, inv_empty, inv_idle;
+#ifndef OFF_CONSERVED
+#define OFF_CONSERVED 0
+#endif
+#ifndef OFF_EMPTY
+#define OFF_EMPTY 0
+#endif
+/* -DOFF_CONSERVED=1 -DOFF_EMPTY=1 switch those off, to show that another
+ * invariant catches a mutant on its own. */
+bit inv_taken, inv_overtake, inv_granted, inv_idle;
+bit inv_conserved = OFF_CONSERVED;
+bit inv_empty = OFF_EMPTY;
 /* Live programs and handles never hold more than the limit. */
 #define INV_TAKEN	(inv_taken || TAKEN <= LIMIT)
 /* A fast acquire succeeds only while nothing is queued. */
