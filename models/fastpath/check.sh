@@ -8,7 +8,7 @@
 #
 #   models/fastpath/check.sh            the CI configuration (a few minutes)
 #   models/fastpath/check.sh --full     the full configuration too (larger
-#                                       bounds; tens of minutes, GBs)
+#                                       bounds, one at a time; ~9 GB, 30-60 min)
 #   FASTPATH_OUT=DIR                    where pan is built (default
 #                                       build/models/fastpath)
 #
