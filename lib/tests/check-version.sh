@@ -45,9 +45,9 @@ done
 same "debian/changelog" \
 	"$(sed -n '1s/^fairsem (\([^)]*\)).*/\1/p' "$top/debian/changelog" | sed 's/-[^-]*$//')"
 same "dkms.conf" "$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")"
+# Its install lines read VERSION itself (v=$(cat VERSION)), as README's do.
 same "dkms.conf's install lines" \
-	"$(sed -n 's|.*/usr/src/fairsem-\([0-9][^ ]*\)$|\1|p; s|.*dkms install fairsem/\([0-9][^ ]*\)$|\1|p' \
-		"$top/dkms.conf" | sort -u)"
+	"$(grep -q '^#   v=$(cat VERSION)$' "$top/dkms.conf" && cat "$top/VERSION")"
 same "the Buildroot package" \
 	"$(sed -n 's/^FAIRSEM_VERSION = //p' "$top/contrib/buildroot/package/fairsem/fairsem.mk")"
 for bb in "$top"/contrib/yocto/meta-fairsem/recipes-*/*/*.bb; do
