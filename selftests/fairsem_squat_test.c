@@ -127,11 +127,10 @@ FIXTURE(instance) {
 	bool mounted;
 };
 
-/* The harness runs a test even when its setup skipped: each test asks. */
-#define NEED_INSTANCE() do {						\
-	if (!self->mounted)						\
-		return;		/* skipped in setup, which said why */	\
-} while (0)
+/*
+ * The harness runs a test even when its setup skipped: each test asks
+ * (setup said why).
+ */
 
 /* A fresh instance as root mounts it by default: mode=1777, root's. */
 static int mount_at(char *dir, const char *options)
@@ -177,7 +176,8 @@ TEST_F(instance, open_or_create_refuses_another_users_name)
 {
 	struct report b, a;
 
-	NEED_INSTANCE();
+	if (!self->mounted)
+		return;
 	b = as_user(UID_B, squat, "build");
 	ASSERT_LE(0, b.ret);
 	/* Both of A's jobs are refused: neither runs on B's 1000 permits. */
@@ -191,7 +191,8 @@ TEST_F(instance, stat_named_tells_the_squatters_uid)
 {
 	struct report b, a;
 
-	NEED_INSTANCE();
+	if (!self->mounted)
+		return;
 	b = as_user(UID_B, squat, "build");
 	ASSERT_LE(0, b.ret);
 	a = as_user(UID_A, stat_named, "build");
@@ -203,7 +204,8 @@ TEST_F(instance, root_is_refused_another_users_name_too)
 {
 	struct report b, r = { 0 };
 
-	NEED_INSTANCE();
+	if (!self->mounted)
+		return;
 	b = as_user(UID_B, squat, "build");
 	ASSERT_LE(0, b.ret);
 	/* As fs.protected_regular: the rule holds for root as well. */
@@ -215,7 +217,8 @@ TEST_F(instance, any_owner_opens_another_users_name)
 {
 	struct report b, a;
 
-	NEED_INSTANCE();
+	if (!self->mounted)
+		return;
 	b = as_user(UID_B, squat, "build");
 	ASSERT_LE(0, b.ret);
 	a = as_user(UID_A, open_or_create_any_owner, "build");
@@ -228,7 +231,8 @@ TEST_F(instance, open_or_create_trusts_the_directory_owners_name)
 {
 	struct report root = { 0 }, a;
 
-	NEED_INSTANCE();
+	if (!self->mounted)
+		return;
 	/* root owns the instance: its names are as safe as the directory. */
 	squat("shared", &root);
 	ASSERT_LE(0, root.ret);
@@ -241,7 +245,8 @@ TEST_F(instance, open_or_create_trusts_the_callers_own_name)
 {
 	struct report first, again;
 
-	NEED_INSTANCE();
+	if (!self->mounted)
+		return;
 	first = as_user(UID_A, open_or_create, "mine");
 	ASSERT_LE(0, first.ret);
 	EXPECT_TRUE(first.created);
@@ -262,7 +267,8 @@ TEST_F(instance, the_loser_of_a_race_between_users_is_refused)
 	uid_t uids[2] = { UID_A, UID_B };
 	pid_t pids[2];
 
-	NEED_INSTANCE();
+	if (!self->mounted)
+		return;
 	ASSERT_EQ(0, pipe(go));
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, pipe(p[i]));
@@ -302,7 +308,8 @@ TEST_F(instance, a_plain_open_names_whose_semaphore_it_trusts)
 	struct report b, a = { 0 };
 	int fd;
 
-	NEED_INSTANCE();
+	if (!self->mounted)
+		return;
 	b = as_user(UID_B, squat, "build");
 	ASSERT_LE(0, b.ret);
 	/* Not open-or-create: whoever names it wants that one. */
@@ -413,7 +420,8 @@ TEST_F(instance, setgid_program_ignores_FAIRSEM_DIR)
 	char dir[] = "/tmp/fairsem_squat_prog.XXXXXX", prog[64];
 	struct report root = { 0 };
 
-	NEED_INSTANCE();
+	if (!self->mounted)
+		return;
 	squat("probe", &root);
 	ASSERT_LE(0, root.ret);
 	ASSERT_NE(NULL, mkdtemp(dir));
