@@ -102,7 +102,11 @@ run_go() {
 run_go_xsync() {
 	re=$(paste -sd '|' "$P/go/xsync.tests")
 	r=0
-	"$P"/go/xsync.test -test.v -test.count=1 -test.timeout=600s -test.run "^($re)\$" >/tmp/xsync.out 2>&1 || r=$?
+	# One test at a time: TestWeightedAcquire's 10 ms deadlines do not
+	# survive TestWeighted's 18 s of goroutines beside it under TCG (seen
+	# once: the first Acquire's context expired before it began).
+	"$P"/go/xsync.test -test.v -test.count=1 -test.parallel=1 -test.timeout=600s \
+		-test.run "^($re)\$" >/tmp/xsync.out 2>&1 || r=$?
 	cat /tmp/xsync.out
 	[ $r -eq 0 ] || rc=$r
 	np=0 nf=0
