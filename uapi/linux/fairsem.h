@@ -31,6 +31,18 @@
 #define FAIRSEM_INFO_CLOSED		_BITUL(1)
 #define FAIRSEM_INFO_ASYNC_PENDING	_BITUL(2)
 #define FAIRSEM_INFO_ASYNC_GRANTED	_BITUL(3)
+#define FAIRSEM_INFO_KINDS		_BITUL(5)	/* more than one kind */
+
+/*
+ * Kinds: one semaphore may count 1 to FAIRSEM_MAX_KINDS resources at once
+ * ("requests" and "bytes"), each with its own limit, in one queue.  A
+ * request asks for a vector of counts and is granted whole or not at all.
+ * The vectors are inline, always FAIRSEM_MAX_KINDS long; @nkinds says how
+ * many are used, must equal the semaphore's kinds, and the unused tail
+ * must be zero.
+ */
+#define FAIRSEM_MAX_KINDS	8
+#define FAIRSEM_LABEL_LEN	16	/* a label's bytes, its NUL included */
 
 /**
  * struct fairsem_init - FAIRSEM_IOC_INIT's argument
@@ -88,6 +100,91 @@ struct fairsem_info {
 };
 
 /**
+ * struct fairsem_init_kinds - FAIRSEM_IOC_INIT_KINDS's argument
+ * @limit: each kind's limit, at most %FAIRSEM_MAX_PERMITS
+ * @label: each kind's label: [A-Za-z0-9_.-], NUL-terminated, zero after
+ *	the NUL; empty, or unique among the semaphore's labels
+ * @flags: as &struct fairsem_init's
+ * @nkinds: 1 to %FAIRSEM_MAX_KINDS
+ * @reserved: must be zero
+ */
+struct fairsem_init_kinds {
+	__u64 limit[FAIRSEM_MAX_KINDS];
+	char label[FAIRSEM_MAX_KINDS][FAIRSEM_LABEL_LEN];
+	__u32 flags;
+	__u32 nkinds;
+	__u64 reserved;
+};
+
+/**
+ * struct fairsem_acquire_kinds - FAIRSEM_IOC_ACQUIRE_KINDS's argument
+ * @count: permits wanted of each kind, each at most %FAIRSEM_MAX_PERMITS,
+ *	0 allowed, but not all 0
+ * @deadline_ns: as &struct fairsem_acquire's
+ * @flags: as &struct fairsem_acquire's
+ * @nkinds: the semaphore's kinds
+ * @reserved: must be zero
+ */
+struct fairsem_acquire_kinds {
+	__u64 count[FAIRSEM_MAX_KINDS];
+	__u64 deadline_ns;
+	__u32 flags;
+	__u32 nkinds;
+	__u64 reserved;
+};
+
+/**
+ * struct fairsem_counts - a vector of counts, for FAIRSEM_IOC_RELEASE_KINDS,
+ *	FAIRSEM_IOC_FORGET_KINDS, FAIRSEM_IOC_ADD_KINDS, FAIRSEM_IOC_REMOVE_KINDS
+ * @count: permits of each kind, 0 allowed
+ * @nkinds: the semaphore's kinds
+ * @reserved: must be zero
+ */
+struct fairsem_counts {
+	__u64 count[FAIRSEM_MAX_KINDS];
+	__u32 nkinds;
+	__u32 reserved;
+};
+
+/**
+ * struct fairsem_kind - one kind in &struct fairsem_info_kinds
+ * @limit: its capacity
+ * @available: free to grant: @limit - @taken, or 0
+ * @taken: held by all handles
+ * @holds: held by this handle
+ * @label: its label, NUL-terminated
+ */
+struct fairsem_kind {
+	__u64 limit;
+	__u64 available;
+	__u64 taken;
+	__u64 holds;
+	char label[FAIRSEM_LABEL_LEN];
+};
+
+/**
+ * struct fairsem_info_kinds - FAIRSEM_IOC_INFO_KINDS's result, one
+ *	consistent snapshot of every kind
+ * @kind: the first @nkinds are the semaphore's kinds; the rest are zero
+ * @id: as &struct fairsem_info's
+ * @waiters: as &struct fairsem_info's
+ * @flags: as &struct fairsem_info's
+ * @handles: as &struct fairsem_info's
+ * @nkinds: the semaphore's kinds, 1 to %FAIRSEM_MAX_KINDS
+ * @reserved: zero
+ */
+struct fairsem_info_kinds {
+	struct fairsem_kind kind[FAIRSEM_MAX_KINDS];
+	__u64 id;
+	__u64 waiters;
+	__u32 flags;
+	__u32 handles;
+	__u32 nkinds;
+	__u32 reserved;
+	__u64 reserved2[2];
+};
+
+/**
  * struct fairsem_handle - FAIRSEM_IOC_NEW_HANDLE's argument
  * @flags: %O_CLOEXEC and %O_NONBLOCK for the new handle
  * @fd: out: the new handle's file descriptor (also the ioctl's result)
@@ -139,6 +236,20 @@ struct fairsem_link {
  *   the same semaphore.
  * - %FAIRSEM_IOC_LINK (&struct fairsem_link): name a semaphore, on a
  *   directory of a fairsem filesystem.
+ *
+ * Kinds: each of these is its scalar namesake over a vector, atomic over
+ * every kind; they work on a semaphore of one kind too.  On a semaphore of
+ * several kinds the scalar ACQUIRE, RELEASE, FORGET, ADD and REMOVE fail
+ * with %EINVAL, and the scalar INFO reports kind 0 and %FAIRSEM_INFO_KINDS.
+ * An asynchronous grant reads back as @nkinds __u64, one per kind.
+ *
+ * - %FAIRSEM_IOC_INIT_KINDS (&struct fairsem_init_kinds)
+ * - %FAIRSEM_IOC_ACQUIRE_KINDS (&struct fairsem_acquire_kinds)
+ * - %FAIRSEM_IOC_RELEASE_KINDS (&struct fairsem_counts)
+ * - %FAIRSEM_IOC_FORGET_KINDS (&struct fairsem_counts)
+ * - %FAIRSEM_IOC_ADD_KINDS (&struct fairsem_counts)
+ * - %FAIRSEM_IOC_REMOVE_KINDS (&struct fairsem_counts)
+ * - %FAIRSEM_IOC_INFO_KINDS (&struct fairsem_info_kinds)
  */
 #define FAIRSEM_IOC_MAGIC	0xFA
 
@@ -153,5 +264,13 @@ struct fairsem_link {
 #define FAIRSEM_IOC_INFO	_IOR(FAIRSEM_IOC_MAGIC, 8, struct fairsem_info)
 #define FAIRSEM_IOC_NEW_HANDLE	_IOWR(FAIRSEM_IOC_MAGIC, 9, struct fairsem_handle)
 #define FAIRSEM_IOC_LINK	_IOW(FAIRSEM_IOC_MAGIC, 10, struct fairsem_link)
+#define FAIRSEM_IOC_INIT_KINDS	_IOW(FAIRSEM_IOC_MAGIC, 11, struct fairsem_init_kinds)
+#define FAIRSEM_IOC_ACQUIRE_KINDS \
+	_IOW(FAIRSEM_IOC_MAGIC, 12, struct fairsem_acquire_kinds)
+#define FAIRSEM_IOC_RELEASE_KINDS _IOW(FAIRSEM_IOC_MAGIC, 13, struct fairsem_counts)
+#define FAIRSEM_IOC_FORGET_KINDS _IOW(FAIRSEM_IOC_MAGIC, 14, struct fairsem_counts)
+#define FAIRSEM_IOC_ADD_KINDS	_IOW(FAIRSEM_IOC_MAGIC, 15, struct fairsem_counts)
+#define FAIRSEM_IOC_REMOVE_KINDS _IOW(FAIRSEM_IOC_MAGIC, 16, struct fairsem_counts)
+#define FAIRSEM_IOC_INFO_KINDS	_IOR(FAIRSEM_IOC_MAGIC, 17, struct fairsem_info_kinds)
 
 #endif /* _UAPI_LINUX_FAIRSEM_H */
