@@ -21,32 +21,17 @@
  * and fairsem_close()): a reader or poller of the handle never sleeps
  * through a change it must see.
  *
- * Every change of the permits is traced (fairsem_trace.h) with the counts
- * after it.
+ * Every change of the permits is reported to fairsem_traced(), with the
+ * counts after it, under sem->lock: the device traces it (fairsem_trace.h),
+ * the model test checks it.
  */
-#ifdef __KERNEL__
 #include <linux/errno.h>
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
+#include <linux/slab.h>
 #include <uapi/linux/fairsem.h>
-#else
-#include "../uapi/linux/fairsem.h"
-#endif
-#include "fairsem_core.h"
 
-#if defined(__KERNEL__) && !defined(FAIRSEM_CORE_NO_TRACE)
-#include "fairsem_trace.h"
-#define fairsem_trace(event, sem, count)				\
-	do {								\
-		const struct fairsem_sem *_s = (sem);			\
-									\
-		trace_fairsem_##event(_s->id, (count), _s->limit,	\
-				      _s->taken, _s->waiters);		\
-	} while (0)
-#else
-/* The userspace model and the KUnit module trace nothing. */
-#define fairsem_trace(event, sem, count)	((void)(sem), (void)(count))
-#endif
+#include "fairsem_core.h"
 
 /**
  * fairsem_sem_setup() - initialise a semaphore
@@ -73,6 +58,25 @@ void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, u32 flags)
 	sem->lifo = flags & FAIRSEM_LIFO;
 	sem->prio = flags & FAIRSEM_PRIO;
 	sem->closed = false;
+}
+
+/**
+ * fairsem_sem_get() - take a reference on a semaphore
+ * @sem: a semaphore the caller already holds a reference on
+ */
+void fairsem_sem_get(struct fairsem_sem *sem)
+{
+	refcount_inc(&sem->ref);
+}
+
+/**
+ * fairsem_sem_put() - drop a reference, freeing the semaphore with the last
+ * @sem: the semaphore; its lock must not be held
+ */
+void fairsem_sem_put(struct fairsem_sem *sem)
+{
+	if (refcount_dec_and_test(&sem->ref))
+		kfree(sem);
 }
 
 /**
@@ -117,8 +121,9 @@ static void fairsem_give_back(struct fairsem_holder *holder, u64 count)
 }
 
 /*
- * Priority order is the shape of the kernel's plist, whose plist_add() and
- * plist_del() modules cannot use (not exported): sem->queue holds every
+ * Priority order is the shape of the kernel's plist, hand-rolled because
+ * plist_add() and plist_del() are not exported to modules (Module.symvers
+ * of Debian's 5.10, 6.1 and 7.2 kernels): sem->queue holds every
  * request in grant order, and sem->levels links, through req->level, the
  * first request of each distinct priority, highest first.  Queueing walks
  * the levels, O(distinct priorities queued); the head stays the first
@@ -274,7 +279,7 @@ static void fairsem_grant_waiters(struct fairsem_sem *sem,
 		fairsem_queue_del(sem, head);
 		fairsem_take(sem, head);
 		fairsem_req_set(head, FAIRSEM_REQ_GRANTED);
-		fairsem_trace(grant, sem, head->count);
+		fairsem_traced(sem, FAIRSEM_TRACE_GRANT, head->count);
 		fairsem_request_done(head, wake);
 	}
 }
@@ -303,7 +308,7 @@ int fairsem_try_grant(struct fairsem_request *req)
 	if (req->count > fairsem_available(sem))
 		return -EAGAIN;
 	fairsem_take(sem, req);
-	fairsem_trace(grant_now, sem, req->count);
+	fairsem_traced(sem, FAIRSEM_TRACE_GRANT_NOW, req->count);
 	return 0;
 }
 
@@ -390,7 +395,7 @@ int fairsem_release(struct fairsem_holder *holder, u64 count,
 	if (count > holder->holds)
 		return -EINVAL;
 	fairsem_give_back(holder, count);
-	fairsem_trace(release, holder->sem, count);
+	fairsem_traced(holder->sem, FAIRSEM_TRACE_RELEASE, count);
 	fairsem_grant_waiters(holder->sem, wake);
 	return 0;
 }
@@ -413,7 +418,7 @@ int fairsem_forget(struct fairsem_holder *holder, u64 count,
 		return -EINVAL;
 	fairsem_give_back(holder, count);
 	sem->limit = sem->limit > count ? sem->limit - count : 0;
-	fairsem_trace(forget, sem, count);
+	fairsem_traced(sem, FAIRSEM_TRACE_FORGET, count);
 	fairsem_grant_waiters(sem, wake);
 	return 0;
 }
@@ -432,7 +437,7 @@ int fairsem_add(struct fairsem_sem *sem, u64 count, struct fairsem_wake *wake)
 	if (count > FAIRSEM_MAX_PERMITS - sem->limit)
 		return -EOVERFLOW;
 	sem->limit += count;
-	fairsem_trace(add, sem, count);
+	fairsem_traced(sem, FAIRSEM_TRACE_ADD, count);
 	fairsem_grant_waiters(sem, wake);
 	return 0;
 }
@@ -450,7 +455,7 @@ int fairsem_remove(struct fairsem_sem *sem, u64 count)
 	if (count > sem->limit)
 		return -EINVAL;
 	sem->limit -= count;
-	fairsem_trace(remove, sem, count);
+	fairsem_traced(sem, FAIRSEM_TRACE_REMOVE, count);
 	return 0;
 }
 
@@ -477,7 +482,7 @@ void fairsem_close(struct fairsem_sem *sem, struct fairsem_wake *wake)
 		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 		fairsem_request_done(req, wake);
 	}
-	fairsem_trace(close, sem, refused);
+	fairsem_traced(sem, FAIRSEM_TRACE_CLOSE, refused);
 	list_for_each_entry(holder, &sem->holder_list, sibling)
 		fairsem_holder_wake(holder);
 }
@@ -522,7 +527,7 @@ void fairsem_detach(struct fairsem_holder *holder, struct fairsem_wake *wake)
 	fairsem_req_set(&holder->async, FAIRSEM_REQ_IDLE);	/* unread grant */
 	held = holder->holds;
 	fairsem_give_back(holder, held);
-	fairsem_trace(handle_gone, sem, held);
+	fairsem_traced(sem, FAIRSEM_TRACE_HANDLE_GONE, held);
 	fairsem_grant_waiters(sem, wake);
 	list_del_init(&holder->sibling);
 	sem->handles--;
@@ -576,7 +581,7 @@ int fairsem_async_cancel(struct fairsem_holder *holder,
 		given = min(req->count, holder->holds);
 		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 		fairsem_give_back(holder, given);
-		fairsem_trace(cancel, holder->sem, given);
+		fairsem_traced(holder->sem, FAIRSEM_TRACE_CANCEL, given);
 		fairsem_grant_waiters(holder->sem, wake);
 		return 0;
 	default:

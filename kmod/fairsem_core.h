@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The queue and grant logic of fairsem, apart from any file-operations glue
- * so that it builds and is tested in userspace too (see selftests/model).
+ * The queue and grant logic of fairsem, apart from any file-operations glue.
+ * It includes nothing but the kernel's headers, and calls out only to the
+ * three functions below that its user provides (fairsem_request_done(),
+ * fairsem_holder_wake(), fairsem_traced()).
  *
  * Names, kept apart on purpose (the uapi's struct fairsem_handle is only
  * FAIRSEM_IOC_NEW_HANDLE's argument and appears nowhere else):
@@ -34,14 +36,10 @@
 #ifndef _FAIRSEM_CORE_H
 #define _FAIRSEM_CORE_H
 
-#ifdef __KERNEL__
 #include <linux/list.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
-#else
-#include "fairsem_compat.h"
-#endif
 
 /**
  * enum fairsem_req_state - where a request stands
@@ -159,6 +157,45 @@ void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake
  */
 void fairsem_holder_wake(struct fairsem_holder *holder);
 
+/**
+ * enum fairsem_trace_event - a change of the permits, for fairsem_traced()
+ * @FAIRSEM_TRACE_GRANT_NOW: a new request granted at once; its count
+ * @FAIRSEM_TRACE_GRANT: a queued request granted; its count
+ * @FAIRSEM_TRACE_RELEASE: permits given back
+ * @FAIRSEM_TRACE_FORGET: held permits dropped, and as much limit
+ * @FAIRSEM_TRACE_CANCEL: a granted, unread request's permits given back
+ * @FAIRSEM_TRACE_HANDLE_GONE: what a handle held when it went, given back
+ * @FAIRSEM_TRACE_ADD: the limit raised
+ * @FAIRSEM_TRACE_REMOVE: the limit lowered
+ * @FAIRSEM_TRACE_CLOSE: the semaphore closed; the count of requests refused
+ */
+enum fairsem_trace_event {
+	FAIRSEM_TRACE_GRANT_NOW,
+	FAIRSEM_TRACE_GRANT,
+	FAIRSEM_TRACE_RELEASE,
+	FAIRSEM_TRACE_FORGET,
+	FAIRSEM_TRACE_CANCEL,
+	FAIRSEM_TRACE_HANDLE_GONE,
+	FAIRSEM_TRACE_ADD,
+	FAIRSEM_TRACE_REMOVE,
+	FAIRSEM_TRACE_CLOSE,
+};
+
+/**
+ * fairsem_traced() - the permits of a semaphore changed
+ * @sem: the semaphore, its counts already changed
+ * @event: what changed them
+ * @count: by how much (for CLOSE, how many requests were refused)
+ *
+ * Provided by the glue, called by the core under sem->lock once a change
+ * is complete, never in the middle of one.  The device emits the
+ * tracepoint; the userspace test checks the counts it is shown.
+ */
+void fairsem_traced(const struct fairsem_sem *sem,
+		    enum fairsem_trace_event event, u64 count);
+
+void fairsem_sem_get(struct fairsem_sem *sem);
+void fairsem_sem_put(struct fairsem_sem *sem);
 void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, u32 flags);
 void fairsem_holder_setup(struct fairsem_holder *holder);
 void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder);

@@ -85,8 +85,10 @@ struct fairsem_waiter {
 /*
  * Blocked tasks granted (or refused) under sem->lock, to be woken once it is
  * dropped: woken under the lock, a task on another CPU would run straight
- * into that lock and spin until the waker is done.  Like the kernel's
- * wake_q, which modules cannot use.  More grants than fit are woken at once.
+ * into that lock and spin until the waker is done.  This is the kernel's
+ * wake_q, hand-rolled because wake_q_add() and wake_up_q() are not exported
+ * to modules (Module.symvers of Debian's 5.10, 6.1 and 7.2 kernels).  More
+ * grants than fit are woken at once.
  */
 #define FAIRSEM_WAKE_BATCH	8
 
@@ -132,8 +134,6 @@ static inline struct fairsem_sem *fairsem_bound(struct fairsem_file *ff)
 
 extern const struct file_operations fairsem_fops;
 
-void fairsem_sem_get(struct fairsem_sem *sem);
-void fairsem_sem_put(struct fairsem_sem *sem);
 struct fairsem_file *fairsem_file_alloc(void);
 void fairsem_file_nowait(struct file *file);
 void fairsem_file_free(struct fairsem_file *ff);

@@ -144,28 +144,42 @@ static void fairsem_user_uncharge(struct fairsem_fs_info *fsi, kuid_t uid)
 
 /* ---- the files: one per name ---- */
 
-/**
- * fairsem_fs_bind() - bind a handle opened by name to its semaphore
- * @inode: the inode being opened
- * @ff: the new, unbound handle
- *
- * Called by every open of fairsem_fops; does nothing unless @inode is a
- * name of a fairsem instance.  The handle gets its own reference, so it
- * outlives the name.  A closed semaphore is bound all the same: its
- * acquires fail with EIDRM, as the contract says.
+/*
+ * open() of a name: a new handle bound to the name's semaphore at once,
+ * which then works as any handle, with the device's file operations.  The
+ * handle gets its own reference, so it outlives the name.  A closed
+ * semaphore is bound all the same: its acquires fail with EIDRM, as the
+ * contract says.
  */
-void fairsem_fs_bind(struct inode *inode, struct fairsem_file *ff)
+static int fairsem_name_open(struct inode *inode, struct file *file)
 {
 	struct fairsem_sem *sem = inode->i_private;
+	struct fairsem_file *ff = fairsem_file_alloc();
 
-	if (inode->i_sb->s_type != &fairsem_fs_type || !S_ISREG(inode->i_mode))
-		return;
+	if (!ff)
+		return -ENOMEM;
 	fairsem_sem_get(sem);
 	spin_lock(&sem->lock);
 	fairsem_attach(sem, &ff->holder);
 	ff->holder.sem = sem;	/* private until open() returns */
 	spin_unlock(&sem->lock);
+	file->private_data = ff;
+	/*
+	 * The handle's own operations from now on.  Both belong to this
+	 * module: the module reference replace_fops() drops for the name's
+	 * operations is taken again for the device's.
+	 */
+	__module_get(THIS_MODULE);
+	replace_fops(file, &fairsem_fops);
+	fairsem_file_nowait(file);
+	return stream_open(inode, file);
 }
+
+/* Only open: from then on a name's file is a handle like any other. */
+static const struct file_operations fairsem_name_fops = {
+	.owner = THIS_MODULE,
+	.open = fairsem_name_open,
+};
 
 /*
  * chmod, chown, utimes as on any file; truncate means nothing here.  A
@@ -218,7 +232,7 @@ static struct inode *fairsem_name_inode(struct file *dir_file, struct inode *dir
 			   S_IFREG | (mode & ~current_umask() & 0777));
 	fairsem_inode_init_ts(inode);
 	inode->i_op = &fairsem_name_iops;
-	inode->i_fop = &fairsem_fops;
+	inode->i_fop = &fairsem_name_fops;
 	return inode;
 }
 

@@ -3,11 +3,7 @@
 #ifndef _FAIRSEM_FS_H
 #define _FAIRSEM_FS_H
 
-struct inode;
-struct fairsem_file;
-
 int fairsem_fs_register(void);
 void fairsem_fs_unregister(void);
-void fairsem_fs_bind(struct inode *inode, struct fairsem_file *ff);
 
 #endif /* _FAIRSEM_FS_H */

@@ -2,7 +2,7 @@
 /*
  * KUnit tests of the fairsem grant logic (fairsem_core.c).
  *
- * The core is built into this module on its own, with the two glue hooks
+ * The core is built into this module on its own, with the three glue hooks
  * below in place of the device's: they record what the core asks for
  * (requests granted or refused, holders woken), and the tests check it.
  * Nothing here touches /dev/fairsem.  The userspace model test
@@ -14,7 +14,6 @@
 #include <linux/sched/prio.h>
 #include <linux/slab.h>
 
-#define FAIRSEM_CORE_NO_TRACE
 #include "fairsem_core.c"
 
 /* The glue's batch of tasks to wake: here, what went in. */
@@ -45,6 +44,13 @@ void fairsem_holder_wake(struct fairsem_holder *holder)
 	lockdep_assert_held(&holder->sem->lock);
 	if (kt.holder && holder >= kt.holder && holder < kt.holder + 4)
 		kt.wakes[holder - kt.holder]++;
+}
+
+/* Traced only once a change is complete: under the lock, never unlocked. */
+void fairsem_traced(const struct fairsem_sem *sem,
+		    enum fairsem_trace_event event, u64 count)
+{
+	lockdep_assert_held(&sem->lock);
 }
 
 /*

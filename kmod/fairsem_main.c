@@ -25,25 +25,6 @@
 #include "fairsem_trace.h"
 
 /**
- * fairsem_sem_get() - take a reference on a semaphore
- * @sem: a semaphore the caller already holds a reference on
- */
-void fairsem_sem_get(struct fairsem_sem *sem)
-{
-	refcount_inc(&sem->ref);
-}
-
-/**
- * fairsem_sem_put() - drop a reference, freeing the semaphore with the last
- * @sem: the semaphore; its lock must not be held
- */
-void fairsem_sem_put(struct fairsem_sem *sem)
-{
-	if (refcount_dec_and_test(&sem->ref))
-		kfree(sem);
-}
-
-/**
  * fairsem_file_alloc() - a new, unbound handle
  *
  * Return: the handle, or NULL when out of memory.
@@ -140,6 +121,51 @@ void fairsem_holder_wake(struct fairsem_holder *holder)
 }
 
 /**
+ * fairsem_traced() - emit the tracepoint of a change of the permits
+ * @sem: the semaphore, after the change
+ * @event: which change
+ * @count: by how much
+ *
+ * Called by the core under sem->lock.
+ */
+void fairsem_traced(const struct fairsem_sem *sem,
+		    enum fairsem_trace_event event, u64 count)
+{
+	u64 id = sem->id, limit = sem->limit, taken = sem->taken;
+	u64 waiters = sem->waiters;
+
+	switch (event) {
+	case FAIRSEM_TRACE_GRANT_NOW:
+		trace_fairsem_grant_now(id, count, limit, taken, waiters);
+		break;
+	case FAIRSEM_TRACE_GRANT:
+		trace_fairsem_grant(id, count, limit, taken, waiters);
+		break;
+	case FAIRSEM_TRACE_RELEASE:
+		trace_fairsem_release(id, count, limit, taken, waiters);
+		break;
+	case FAIRSEM_TRACE_FORGET:
+		trace_fairsem_forget(id, count, limit, taken, waiters);
+		break;
+	case FAIRSEM_TRACE_CANCEL:
+		trace_fairsem_cancel(id, count, limit, taken, waiters);
+		break;
+	case FAIRSEM_TRACE_HANDLE_GONE:
+		trace_fairsem_handle_gone(id, count, limit, taken, waiters);
+		break;
+	case FAIRSEM_TRACE_ADD:
+		trace_fairsem_add(id, count, limit, taken, waiters);
+		break;
+	case FAIRSEM_TRACE_REMOVE:
+		trace_fairsem_remove(id, count, limit, taken, waiters);
+		break;
+	case FAIRSEM_TRACE_CLOSE:
+		trace_fairsem_close(id, count, limit, taken, waiters);
+		break;
+	}
+}
+
+/**
  * fairsem_request_done() - wake whoever waits for a granted or refused request
  * @req: the request
  * @wake: the lock holder's batch
@@ -166,14 +192,13 @@ void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake
 	}
 }
 
+/* /dev/fairsem: a new, unbound handle (names open in fairsem_fs.c). */
 static int fairsem_fop_open(struct inode *inode, struct file *file)
 {
 	struct fairsem_file *ff = fairsem_file_alloc();
 
 	if (!ff)
 		return -ENOMEM;
-	/* A name of the fairsem filesystem: bound to its semaphore at once. */
-	fairsem_fs_bind(inode, ff);
 	file->private_data = ff;
 	fairsem_file_nowait(file);
 	return stream_open(inode, file);

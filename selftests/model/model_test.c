@@ -15,6 +15,7 @@
  * A failure prints the seed of the failing sequence: run it again with
  * "--seed S --sequences 1 -v" to see every operation.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include <sanitizer/common_interface_defs.h>
 
 #include <linux/fairsem.h>
+#include <linux/lockdep.h>
 #include "fairsem_core.h"
 #include "reference.h"
 
@@ -254,8 +256,8 @@ static void fail(struct world *w, const char *fmt, ...)
 			fail(w, __VA_ARGS__);				\
 	} while (0)
 
-/* The compat header's assertions (lock not held, broken list) end here. */
-void fairsem_compat_failed(const char *what, const char *file, int line)
+/* The shims' assertions (lock not held, broken list) end here. */
+void model_failed(const char *what, const char *file, int line)
 {
 	struct world *w = &the_world;
 
@@ -294,6 +296,25 @@ static int request_id(struct fairsem_request *req)
 struct fairsem_wake {
 	unsigned int n;
 };
+
+/*
+ * The core reports a change of the permits, as the device traces it: only
+ * under the lock, and only once the change is whole, so that a trace never
+ * shows part of a grant or a release: taken is the sum of the holds.
+ */
+void fairsem_traced(const struct fairsem_sem *sem,
+		    enum fairsem_trace_event event, u64 count)
+{
+	const struct fairsem_holder *holder;
+	u64 held = 0;
+
+	(void)event;
+	(void)count;
+	MODEL_CHECK(sem->lock.held, "fairsem_traced: lock not held");
+	list_for_each_entry(holder, &sem->holder_list, sibling)
+		held += holder->holds;
+	MODEL_CHECK(held == sem->taken, "fairsem_traced: taken is not the sum of holds");
+}
 
 /* The core asks the glue to wake a handle's readers and pollers. */
 void fairsem_holder_wake(struct fairsem_holder *holder)
