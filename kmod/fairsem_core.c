@@ -9,8 +9,10 @@
  * arrival order among equals, as futexes keep their waiters.  Granting
  * therefore only ever looks at the first entry, and each grant is O(1);
  * queueing in priority mode costs O(distinct priorities queued).
- * A request is granted only from the head, so a large head holds back the
- * smaller requests behind it; that is what makes the order strict.
+ * A request is granted only from the head, and only when it fits in every
+ * kind, so a large head holds back the smaller requests behind it, even
+ * those that would fit; that is what makes the order strict, and bounds
+ * every wait (the contract's "Kinds" says why).
  *
  * Every function that can grant or refuse queued requests takes the caller's
  * struct fairsem_wake and hands it to fairsem_request_done(), so that the
@@ -25,39 +27,65 @@
  * counts after it, under sem->lock: the device traces it (fairsem_trace.h),
  * the model test checks it.
  */
+#include <linux/err.h>
 #include <linux/errno.h>
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
+#include <linux/overflow.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <uapi/linux/fairsem.h>
 
 #include "fairsem_core.h"
 
 /**
+ * fairsem_sem_alloc() - memory for a semaphore of @nkinds kinds
+ * @nkinds: 1 to %FAIRSEM_MAX_KINDS, checked by the caller
+ *
+ * Charged to the caller's memory cgroup.  Called without any lock.
+ *
+ * Return: the semaphore, to be set up, or NULL.
+ */
+struct fairsem_sem *fairsem_sem_alloc(u32 nkinds)
+{
+	struct fairsem_sem *sem;
+
+	return kzalloc(struct_size(sem, kind, nkinds), GFP_KERNEL_ACCOUNT);
+}
+
+/**
  * fairsem_sem_setup() - initialise a semaphore
- * @sem: the semaphore, not yet visible to anyone else
+ * @sem: the semaphore, from fairsem_sem_alloc(@nkinds), not yet visible
+ *	to anyone else; its labels are set by the caller
  * @id: its unique id
- * @limit: its capacity
+ * @nkinds: its kinds
+ * @limit: each kind's capacity
  * @flags: %FAIRSEM_LIFO or %FAIRSEM_PRIO (checked by the caller), or 0
  *
  * The semaphore starts with one reference, for the holder that INIT binds.
  */
-void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, u32 flags)
+void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u32 nkinds,
+		       const u64 *limit, u32 flags)
 {
+	unsigned int k;
+
 	spin_lock_init(&sem->lock);
 	refcount_set(&sem->ref, 1);
 	INIT_LIST_HEAD(&sem->queue);
 	INIT_LIST_HEAD(&sem->levels);
 	INIT_LIST_HEAD(&sem->holder_list);
 	sem->id = id;
-	sem->limit = limit;
-	sem->taken = 0;
 	sem->waiters = 0;
 	sem->arrivals = 0;
 	sem->handles = 0;
 	sem->lifo = flags & FAIRSEM_LIFO;
 	sem->prio = flags & FAIRSEM_PRIO;
 	sem->closed = false;
+	sem->nkinds = nkinds;
+	for (k = 0; k < nkinds; k++) {
+		sem->kind[k].limit = limit[k];
+		sem->kind[k].taken = 0;
+	}
 }
 
 /**
@@ -86,38 +114,98 @@ void fairsem_sem_put(struct fairsem_sem *sem)
 void fairsem_holder_setup(struct fairsem_holder *holder)
 {
 	holder->sem = NULL;
-	holder->holds = 0;
+	holder->one[0] = 0;
+	holder->one[1] = 0;
+	holder->holds = holder->one;
 	INIT_LIST_HEAD(&holder->sibling);
 	INIT_LIST_HEAD(&holder->async.node);
 	INIT_LIST_HEAD(&holder->async.level);
 	holder->async.holder = holder;
-	holder->async.count = 0;
+	holder->async.count = &holder->one[1];
 	holder->async.prio = 0;
 	holder->async.seq = 0;
 	holder->async.state = FAIRSEM_REQ_IDLE;
 }
 
 /**
- * fairsem_available() - permits free to grant
+ * fairsem_holds_alloc() - the counts a holder of a semaphore of @nkinds
+ *	kinds needs beyond its own
+ * @nkinds: the semaphore's kinds
+ *
+ * A holder has room for one kind (&fairsem_holder.one); for more, its
+ * holds and its asynchronous request's counts, @nkinds each, come from
+ * here, zeroed, charged to the caller's memory cgroup.  Called unlocked,
+ * before fairsem_attach().
+ *
+ * Return: the vector, NULL for one kind, or ERR_PTR(-ENOMEM).
+ */
+u64 *fairsem_holds_alloc(u32 nkinds)
+{
+	u64 *holds;
+
+	if (nkinds == 1)
+		return NULL;
+	holds = kcalloc(2 * nkinds, sizeof(*holds), GFP_KERNEL_ACCOUNT);
+	return holds ?: ERR_PTR(-ENOMEM);
+}
+
+/**
+ * fairsem_available() - permits of one kind free to grant
  * @sem: the semaphore
+ * @k: the kind
  *
  * Return: limit - taken, or 0 when REMOVE or FORGET left limit below taken.
  */
-u64 fairsem_available(const struct fairsem_sem *sem)
+u64 fairsem_available(const struct fairsem_sem *sem, unsigned int k)
 {
-	return sem->limit > sem->taken ? sem->limit - sem->taken : 0;
+	const struct fairsem_kind_state *kind = &sem->kind[k];
+
+	return kind->limit > kind->taken ? kind->limit - kind->taken : 0;
 }
 
+/* Does @count fit in what is available, in every kind? */
+static bool fairsem_fits(const struct fairsem_sem *sem, const u64 *count)
+{
+	unsigned int k;
+
+	for (k = 0; k < sem->nkinds; k++)
+		if (count[k] > fairsem_available(sem, k))
+			return false;
+	return true;
+}
+
+/* Does @holder hold at least @count, in every kind? */
+static bool fairsem_holds_enough(const struct fairsem_holder *holder,
+				 const u64 *count)
+{
+	unsigned int k;
+
+	for (k = 0; k < holder->sem->nkinds; k++)
+		if (count[k] > holder->holds[k])
+			return false;
+	return true;
+}
+
+/* Every kind at once: nothing in between is ever seen, under the lock. */
 static void fairsem_take(struct fairsem_sem *sem, struct fairsem_request *req)
 {
-	sem->taken += req->count;
-	req->holder->holds += req->count;
+	unsigned int k;
+
+	for (k = 0; k < sem->nkinds; k++) {
+		sem->kind[k].taken += req->count[k];
+		req->holder->holds[k] += req->count[k];
+	}
 }
 
-static void fairsem_give_back(struct fairsem_holder *holder, u64 count)
+static void fairsem_give_back(struct fairsem_holder *holder, const u64 *count)
 {
-	holder->holds -= count;
-	holder->sem->taken -= count;
+	struct fairsem_sem *sem = holder->sem;
+	unsigned int k;
+
+	for (k = 0; k < sem->nkinds; k++) {
+		holder->holds[k] -= count[k];
+		sem->kind[k].taken -= count[k];
+	}
 }
 
 /*
@@ -265,7 +353,10 @@ static void fairsem_req_set(struct fairsem_request *req,
 		fairsem_holder_wake(req->holder);
 }
 
-/* Grant the head for as long as it fits: called after anything that can free permits. */
+/*
+ * Grant the head for as long as it fits in every kind: called after
+ * anything that can free permits.
+ */
 static void fairsem_grant_waiters(struct fairsem_sem *sem,
 				  struct fairsem_wake *wake)
 {
@@ -274,7 +365,7 @@ static void fairsem_grant_waiters(struct fairsem_sem *sem,
 	lockdep_assert_held(&sem->lock);
 	while (!list_empty(&sem->queue)) {
 		head = fairsem_queue_first(sem);
-		if (head->count > fairsem_available(sem))
+		if (!fairsem_fits(sem, head->count))
 			break;
 		fairsem_queue_del(sem, head);
 		fairsem_take(sem, head);
@@ -305,7 +396,7 @@ int fairsem_try_grant(struct fairsem_request *req)
 		return -EIDRM;
 	if (!fairsem_would_be_head(sem, req))
 		return -EAGAIN;
-	if (req->count > fairsem_available(sem))
+	if (!fairsem_fits(sem, req->count))
 		return -EAGAIN;
 	fairsem_take(sem, req);
 	fairsem_traced(sem, FAIRSEM_TRACE_GRANT_NOW, req->count);
@@ -383,16 +474,17 @@ void fairsem_dequeue(struct fairsem_request *req, struct fairsem_wake *wake)
 /**
  * fairsem_release() - give back held permits (FAIRSEM_IOC_RELEASE)
  * @holder: the holder giving them back
- * @count: how many
+ * @count: how many of each kind
  * @wake: the caller's batch of tasks to wake
  *
- * Return: 0, or -EINVAL when @holder holds fewer than @count.
+ * Return: 0, or -EINVAL when @holder holds fewer than @count in any kind;
+ * then nothing is given back.
  */
-int fairsem_release(struct fairsem_holder *holder, u64 count,
+int fairsem_release(struct fairsem_holder *holder, const u64 *count,
 		    struct fairsem_wake *wake)
 {
 	lockdep_assert_held(&holder->sem->lock);
-	if (count > holder->holds)
+	if (!fairsem_holds_enough(holder, count))
 		return -EINVAL;
 	fairsem_give_back(holder, count);
 	fairsem_traced(holder->sem, FAIRSEM_TRACE_RELEASE, count);
@@ -403,58 +495,74 @@ int fairsem_release(struct fairsem_holder *holder, u64 count,
 /**
  * fairsem_forget() - drop held permits for good (FAIRSEM_IOC_FORGET)
  * @holder: the holder dropping them
- * @count: how many; the limit falls by as many, stopping at 0
+ * @count: how many of each kind; each limit falls by as many, stopping at 0
  * @wake: the caller's batch of tasks to wake
  *
- * Return: 0, or -EINVAL when @holder holds fewer than @count.
+ * Return: 0, or -EINVAL when @holder holds fewer than @count in any kind.
  */
-int fairsem_forget(struct fairsem_holder *holder, u64 count,
+int fairsem_forget(struct fairsem_holder *holder, const u64 *count,
 		   struct fairsem_wake *wake)
 {
 	struct fairsem_sem *sem = holder->sem;
+	struct fairsem_kind_state *kind;
+	unsigned int k;
 
 	lockdep_assert_held(&sem->lock);
-	if (count > holder->holds)
+	if (!fairsem_holds_enough(holder, count))
 		return -EINVAL;
 	fairsem_give_back(holder, count);
-	sem->limit = sem->limit > count ? sem->limit - count : 0;
+	for (k = 0; k < sem->nkinds; k++) {
+		kind = &sem->kind[k];
+		kind->limit = kind->limit > count[k] ? kind->limit - count[k] : 0;
+	}
 	fairsem_traced(sem, FAIRSEM_TRACE_FORGET, count);
 	fairsem_grant_waiters(sem, wake);
 	return 0;
 }
 
 /**
- * fairsem_add() - raise the limit (FAIRSEM_IOC_ADD)
+ * fairsem_add() - raise the limits (FAIRSEM_IOC_ADD)
  * @sem: the semaphore
- * @count: by how much
+ * @count: by how much, in each kind
  * @wake: the caller's batch of tasks to wake
  *
- * Return: 0, or -EOVERFLOW when the limit would pass %FAIRSEM_MAX_PERMITS.
+ * Return: 0, or -EOVERFLOW when a limit would pass %FAIRSEM_MAX_PERMITS;
+ * then no limit changes.
  */
-int fairsem_add(struct fairsem_sem *sem, u64 count, struct fairsem_wake *wake)
+int fairsem_add(struct fairsem_sem *sem, const u64 *count,
+		struct fairsem_wake *wake)
 {
+	unsigned int k;
+
 	lockdep_assert_held(&sem->lock);
-	if (count > FAIRSEM_MAX_PERMITS - sem->limit)
-		return -EOVERFLOW;
-	sem->limit += count;
+	for (k = 0; k < sem->nkinds; k++)
+		if (count[k] > FAIRSEM_MAX_PERMITS - sem->kind[k].limit)
+			return -EOVERFLOW;
+	for (k = 0; k < sem->nkinds; k++)
+		sem->kind[k].limit += count[k];
 	fairsem_traced(sem, FAIRSEM_TRACE_ADD, count);
 	fairsem_grant_waiters(sem, wake);
 	return 0;
 }
 
 /**
- * fairsem_remove() - lower the limit (FAIRSEM_IOC_REMOVE)
+ * fairsem_remove() - lower the limits (FAIRSEM_IOC_REMOVE)
  * @sem: the semaphore
- * @count: by how much; the limit may fall below what is taken
+ * @count: by how much, in each kind; a limit may fall below what is taken
  *
- * Return: 0, or -EINVAL when @count is above the limit.
+ * Return: 0, or -EINVAL when a count is above its kind's limit; then no
+ * limit changes.
  */
-int fairsem_remove(struct fairsem_sem *sem, u64 count)
+int fairsem_remove(struct fairsem_sem *sem, const u64 *count)
 {
+	unsigned int k;
+
 	lockdep_assert_held(&sem->lock);
-	if (count > sem->limit)
-		return -EINVAL;
-	sem->limit -= count;
+	for (k = 0; k < sem->nkinds; k++)
+		if (count[k] > sem->kind[k].limit)
+			return -EINVAL;
+	for (k = 0; k < sem->nkinds; k++)
+		sem->kind[k].limit -= count[k];
 	fairsem_traced(sem, FAIRSEM_TRACE_REMOVE, count);
 	return 0;
 }
@@ -482,7 +590,7 @@ void fairsem_close(struct fairsem_sem *sem, struct fairsem_wake *wake)
 		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 		fairsem_request_done(req, wake);
 	}
-	fairsem_traced(sem, FAIRSEM_TRACE_CLOSE, refused);
+	fairsem_traced(sem, FAIRSEM_TRACE_CLOSE, &refused);
 	list_for_each_entry(holder, &sem->holder_list, sibling)
 		fairsem_holder_wake(holder);
 }
@@ -491,6 +599,8 @@ void fairsem_close(struct fairsem_sem *sem, struct fairsem_wake *wake)
  * fairsem_attach() - bind a holder to a semaphore and count it in
  * @sem: the semaphore
  * @holder: a holder not yet attached anywhere
+ * @holds: fairsem_holds_alloc(@sem->nkinds): the holder's counts, NULL
+ *	for a semaphore of one kind; the holder owns them from now on
  *
  * INIT publishes @holder->sem itself before calling this, atomically against
  * a second INIT on the same handle; a handle nobody else can see yet
@@ -498,11 +608,16 @@ void fairsem_close(struct fairsem_sem *sem, struct fairsem_wake *wake)
  * reference the holder keeps.  The handle may already be in an epoll set or
  * polled: its waiters are told it is bound.
  */
-void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder)
+void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder,
+		    u64 *holds)
 {
 	lockdep_assert_held(&sem->lock);
 	if (!holder->sem)
 		holder->sem = sem;
+	if (holds) {
+		holder->holds = holds;
+		holder->async.count = holds + sem->nkinds;
+	}
 	list_add_tail(&holder->sibling, &sem->holder_list);
 	sem->handles++;
 	fairsem_holder_wake(holder);
@@ -514,35 +629,41 @@ void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder)
  * @wake: the caller's batch of tasks to wake
  *
  * Withdraws its asynchronous request, gives back everything it holds (a
- * granted, unread request included) and grants onward.  The caller drops
- * the holder's semaphore reference afterwards.
+ * granted, unread request included), its whole vector in one step, grants
+ * onward, and frees its counts.  The caller drops the holder's semaphore
+ * reference afterwards.
  */
 void fairsem_detach(struct fairsem_holder *holder, struct fairsem_wake *wake)
 {
 	struct fairsem_sem *sem = holder->sem;
-	u64 held;
+	u64 held[FAIRSEM_MAX_KINDS];
 
 	lockdep_assert_held(&sem->lock);
 	fairsem_dequeue(&holder->async, wake);
 	fairsem_req_set(&holder->async, FAIRSEM_REQ_IDLE);	/* unread grant */
-	held = holder->holds;
+	memcpy(held, holder->holds, sem->nkinds * sizeof(*held));
 	fairsem_give_back(holder, held);
 	fairsem_traced(sem, FAIRSEM_TRACE_HANDLE_GONE, held);
 	fairsem_grant_waiters(sem, wake);
 	list_del_init(&holder->sibling);
 	sem->handles--;
+	if (holder->holds != holder->one)
+		kfree(holder->holds);	/* no sleep: slab frees under a spinlock */
+	holder->holds = holder->one;
+	holder->async.count = &holder->one[1];
 }
 
 /**
  * fairsem_async_start() - start the asynchronous request
  * @holder: the holder
- * @count: permits wanted
+ * @count: permits wanted of each kind
  * @prio: the queueing task's priority, for priority order
  *
  * Return: 0 when granted at once (nothing to read), -EINPROGRESS when
  * queued, -EIDRM when closed, -EBUSY when a request is queued or unread.
  */
-int fairsem_async_start(struct fairsem_holder *holder, u64 count, int prio)
+int fairsem_async_start(struct fairsem_holder *holder, const u64 *count,
+			int prio)
 {
 	struct fairsem_request *req = &holder->async;
 
@@ -551,7 +672,7 @@ int fairsem_async_start(struct fairsem_holder *holder, u64 count, int prio)
 		return -EIDRM;
 	if (req->state != FAIRSEM_REQ_IDLE)
 		return -EBUSY;
-	req->count = count;
+	memcpy(req->count, count, holder->sem->nkinds * sizeof(*count));
 	req->prio = prio;
 	return fairsem_enqueue(req);
 }
@@ -561,8 +682,9 @@ int fairsem_async_start(struct fairsem_holder *holder, u64 count, int prio)
  * @holder: the holder
  * @wake: the caller's batch of tasks to wake
  *
- * A queued request leaves the queue; a granted, unread one gives back its
- * count, or what the holder still holds if it released some since.
+ * A queued request leaves the queue; a granted, unread one gives back, in
+ * each kind, its count, or what the holder still holds if it released
+ * some since.
  *
  * Return: 0, or -ENOENT when there is no request.
  */
@@ -570,7 +692,8 @@ int fairsem_async_cancel(struct fairsem_holder *holder,
 			 struct fairsem_wake *wake)
 {
 	struct fairsem_request *req = &holder->async;
-	u64 given;
+	u64 given[FAIRSEM_MAX_KINDS];
+	unsigned int k;
 
 	lockdep_assert_held(&holder->sem->lock);
 	switch (req->state) {
@@ -578,7 +701,8 @@ int fairsem_async_cancel(struct fairsem_holder *holder,
 		fairsem_dequeue(req, wake);
 		return 0;
 	case FAIRSEM_REQ_GRANTED:
-		given = min(req->count, holder->holds);
+		for (k = 0; k < holder->sem->nkinds; k++)
+			given[k] = min(req->count[k], holder->holds[k]);
 		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 		fairsem_give_back(holder, given);
 		fairsem_traced(holder->sem, FAIRSEM_TRACE_CANCEL, given);
@@ -592,7 +716,7 @@ int fairsem_async_cancel(struct fairsem_holder *holder,
 /**
  * fairsem_async_collect() - what read() answers
  * @holder: the holder
- * @count: where the granted count goes
+ * @count: where the granted counts go, one per kind
  *
  * In the contract's order: an unread grant, a closed semaphore, no request
  * at all, or a request still queued.
@@ -605,7 +729,7 @@ int fairsem_async_collect(struct fairsem_holder *holder, u64 *count)
 
 	lockdep_assert_held(&holder->sem->lock);
 	if (req->state == FAIRSEM_REQ_GRANTED) {
-		*count = req->count;
+		memcpy(count, req->count, holder->sem->nkinds * sizeof(*count));
 		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 		return 0;
 	}
@@ -624,13 +748,13 @@ int fairsem_async_collect(struct fairsem_holder *holder, u64 *count)
  * A faulting read changes nothing.  If another thread has started a new
  * request meanwhile, that request stands and the old grant counts as read.
  */
-void fairsem_async_uncollect(struct fairsem_holder *holder, u64 count)
+void fairsem_async_uncollect(struct fairsem_holder *holder, const u64 *count)
 {
 	struct fairsem_request *req = &holder->async;
 
 	lockdep_assert_held(&holder->sem->lock);
 	if (req->state != FAIRSEM_REQ_IDLE)
 		return;
-	req->count = count;
+	memcpy(req->count, count, holder->sem->nkinds * sizeof(*count));
 	fairsem_req_set(req, FAIRSEM_REQ_GRANTED);
 }

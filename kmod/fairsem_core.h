@@ -8,9 +8,13 @@
  * Names, kept apart on purpose (the uapi's struct fairsem_handle is only
  * FAIRSEM_IOC_NEW_HANDLE's argument and appears nowhere else):
  *
- *   semaphore  struct fairsem_sem: limit, taken, the queue, the closed
- *              flag; refcounted, freed by the glue with its last reference.
+ *   semaphore  struct fairsem_sem: the queue, the closed flag, and for
+ *              each of its 1 to FAIRSEM_MAX_KINDS kinds a limit, taken
+ *              and label; refcounted, freed with its last reference.
  *              Variables: sem.
+ *   kind       one resource a semaphore counts; every count below that
+ *              moves permits is a vector of sem->nkinds counts, one per
+ *              kind (a semaphore of one kind: a vector of one).  Index: k.
  *   holder     struct fairsem_holder: the core's side of one handle, i.e.
  *              what one open file description holds and its asynchronous
  *              request.  Variables: holder.
@@ -30,8 +34,12 @@
  * guards the semaphore and every holder attached to it.  Lock order:
  * sem->lock before any wait-queue lock (a holder's pollers are woken under
  * sem->lock; blocked tasks are woken after it is dropped).  Nothing here
- * sleeps or allocates, and nothing walks the queue except fairsem_close(),
- * which must refuse every waiter.
+ * sleeps or allocates (but fairsem_sem_alloc() and fairsem_holds_alloc(),
+ * called unlocked), and nothing walks the queue except fairsem_close(),
+ * which must refuse every waiter, and a rejoin.  Every operation is whole
+ * over the kinds: it checks every kind before it changes any, so a failure
+ * changes nothing and no one, under the lock or not, ever sees a vector
+ * half moved.
  */
 #ifndef _FAIRSEM_CORE_H
 #define _FAIRSEM_CORE_H
@@ -40,6 +48,7 @@
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <uapi/linux/fairsem.h>
 
 /**
  * enum fairsem_req_state - where a request stands
@@ -63,21 +72,35 @@ struct fairsem_wake;
  * @level: in &fairsem_sem.levels while queued first of its priority
  *	(priority order only), else empty
  * @holder: who receives the permits
- * @count: how many
- * @prio: the queueing task's priority as futexes see it (lower is
- *	first), sampled when it queues; used in priority order only
+ * @count: how many of each kind, &fairsem_sem.nkinds counts: a blocking
+ *	or try request's live on its caller's stack, the asynchronous
+ *	request's in its holder (&fairsem_holder.holds)
  * @seq: its arrival, from &fairsem_sem.arrivals when it first queued:
  *	what fairsem_enqueue_again() puts it back in line by
+ * @prio: the queueing task's priority as futexes see it (lower is
+ *	first), sampled when it queues; used in priority order only
  * @state: see &enum fairsem_req_state
  */
 struct fairsem_request {
 	struct list_head node;
 	struct list_head level;
 	struct fairsem_holder *holder;
-	u64 count;
-	int prio;
+	u64 *count;
 	u64 seq;
+	int prio;
 	enum fairsem_req_state state;
+};
+
+/**
+ * struct fairsem_kind_state - one kind of a semaphore
+ * @limit: its capacity
+ * @taken: permits of it held by all holders together
+ * @label: its label, NUL-padded; empty for none
+ */
+struct fairsem_kind_state {
+	u64 limit;
+	u64 taken;
+	char label[FAIRSEM_LABEL_LEN];
 };
 
 /**
@@ -90,14 +113,16 @@ struct fairsem_request {
  *	priority queued, highest first (see fairsem_core.c)
  * @holder_list: every attached holder, for CLOSE
  * @id: unique while the module is loaded
- * @limit: capacity
- * @taken: permits held by all holders together
  * @waiters: length of @queue
  * @arrivals: requests ever queued: the last one's &fairsem_request.seq
  * @handles: attached holders (open handles), as INFO reports them
  * @lifo: queue newest first
  * @prio: queue by task priority (%FAIRSEM_PRIO), arrival order among equals
  * @closed: FAIRSEM_IOC_CLOSE was called; never cleared
+ * @nkinds: its kinds, 1 to %FAIRSEM_MAX_KINDS, fixed at INIT
+ * @kind: each kind's limit, taken and label
+ *
+ * Allocated with room for @nkinds kinds only (fairsem_sem_alloc()).
  */
 struct fairsem_sem {
 	spinlock_t lock;	/* see the top of this file */
@@ -106,28 +131,34 @@ struct fairsem_sem {
 	struct list_head levels;
 	struct list_head holder_list;
 	u64 id;
-	u64 limit;
-	u64 taken;
 	u64 waiters;
 	u64 arrivals;
 	u32 handles;
 	bool lifo;
 	bool prio;
 	bool closed;
+	u8 nkinds;
+	struct fairsem_kind_state kind[];
 };
 
 /**
  * struct fairsem_holder - the semaphore-side state of one handle
  * @sem: the semaphore, set once by INIT or when the handle is made
  * @sibling: in &fairsem_sem.holder_list
- * @holds: permits this handle holds
+ * @holds: permits of each kind this handle holds, &fairsem_sem.nkinds
+ *	counts, followed by as many for @async.count: @one on a semaphore
+ *	of one kind, else a vector of their own (fairsem_holds_alloc())
  * @async: the handle's asynchronous request (at most one)
+ * @one: the holds and the asynchronous count of a handle on a semaphore
+ *	of one kind, or not bound yet: inline, so that such a handle costs
+ *	no allocation of its own
  */
 struct fairsem_holder {
 	struct fairsem_sem *sem;
 	struct list_head sibling;
-	u64 holds;
+	u64 *holds;
 	struct fairsem_request async;
+	u64 one[2];
 };
 
 /**
@@ -185,40 +216,47 @@ enum fairsem_trace_event {
  * fairsem_traced() - the permits of a semaphore changed
  * @sem: the semaphore, its counts already changed
  * @event: what changed them
- * @count: by how much (for CLOSE, how many requests were refused)
+ * @count: by how much, one count per kind (for CLOSE, @count[0] is how
+ *	many requests were refused)
  *
  * Provided by the glue, called by the core under sem->lock once a change
- * is complete, never in the middle of one.  The device emits the
- * tracepoint; the userspace test checks the counts it is shown.
+ * is complete in every kind, never in the middle of one.  The device
+ * emits the tracepoints; the userspace test checks the counts it is shown.
  */
 void fairsem_traced(const struct fairsem_sem *sem,
-		    enum fairsem_trace_event event, u64 count);
+		    enum fairsem_trace_event event, const u64 *count);
 
+struct fairsem_sem *fairsem_sem_alloc(u32 nkinds);
 void fairsem_sem_get(struct fairsem_sem *sem);
 void fairsem_sem_put(struct fairsem_sem *sem);
-void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u64 limit, u32 flags);
+void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u32 nkinds,
+		       const u64 *limit, u32 flags);
 void fairsem_holder_setup(struct fairsem_holder *holder);
-void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder);
+u64 *fairsem_holds_alloc(u32 nkinds);
+void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder,
+		    u64 *holds);
 void fairsem_detach(struct fairsem_holder *holder, struct fairsem_wake *wake);
 
-u64 fairsem_available(const struct fairsem_sem *sem);
+u64 fairsem_available(const struct fairsem_sem *sem, unsigned int k);
 int fairsem_try_grant(struct fairsem_request *req);
 int fairsem_enqueue(struct fairsem_request *req);
 int fairsem_enqueue_again(struct fairsem_request *req,
 			  struct fairsem_wake *wake);
 void fairsem_dequeue(struct fairsem_request *req, struct fairsem_wake *wake);
 
-int fairsem_release(struct fairsem_holder *holder, u64 count,
+int fairsem_release(struct fairsem_holder *holder, const u64 *count,
 		    struct fairsem_wake *wake);
-int fairsem_forget(struct fairsem_holder *holder, u64 count,
+int fairsem_forget(struct fairsem_holder *holder, const u64 *count,
 		   struct fairsem_wake *wake);
-int fairsem_add(struct fairsem_sem *sem, u64 count, struct fairsem_wake *wake);
-int fairsem_remove(struct fairsem_sem *sem, u64 count);
+int fairsem_add(struct fairsem_sem *sem, const u64 *count,
+		struct fairsem_wake *wake);
+int fairsem_remove(struct fairsem_sem *sem, const u64 *count);
 void fairsem_close(struct fairsem_sem *sem, struct fairsem_wake *wake);
 
-int fairsem_async_start(struct fairsem_holder *holder, u64 count, int prio);
+int fairsem_async_start(struct fairsem_holder *holder, const u64 *count,
+			int prio);
 int fairsem_async_cancel(struct fairsem_holder *holder, struct fairsem_wake *wake);
 int fairsem_async_collect(struct fairsem_holder *holder, u64 *count);
-void fairsem_async_uncollect(struct fairsem_holder *holder, u64 count);
+void fairsem_async_uncollect(struct fairsem_holder *holder, const u64 *count);
 
 #endif /* _FAIRSEM_CORE_H */

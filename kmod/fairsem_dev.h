@@ -19,8 +19,8 @@
  * @readers: tasks blocked in read(), woken by every change of
  *	@holder.async and by CLOSE
  * @rejoins: &struct fairsem_rejoin, blocking acquires on this handle that
- *	left the queue to be frozen or to run task work; under sem->lock
- * @nr_rejoins: how many, at most %FAIRSEM_REJOIN_MAX
+ *	left the queue to be frozen or to run task work, at most
+ *	%FAIRSEM_REJOIN_MAX; under sem->lock
  * @owed_seq: the &fairsem_request.seq of the asynchronous request that a
  *	read without blocking found queued (EAGAIN), 0 for none; under
  *	sem->lock.  That reader may be io_uring, about to wait on ->poll:
@@ -30,13 +30,18 @@
  *
  * Both queues are woken under sem->lock; pollers apart from readers, so
  * that a request queued wakes no event loop (fairsem_holder_wake()).
+ *
+ * Its size is what a handle costs (kmalloc-192 on x86-64 without lock
+ * debugging): kinds did not grow it, as the contract promises for a
+ * semaphore of one kind.  The holds of more kinds live apart
+ * (fairsem_holds_alloc()); a counter of @rejoins is not kept, they are
+ * counted when one is added (fairsem_rejoin_room()).
  */
 struct fairsem_file {
 	struct fairsem_holder holder;
 	wait_queue_head_t wq;
 	wait_queue_head_t readers;
 	struct list_head rejoins;
-	unsigned int nr_rejoins;
 	u64 owed_seq;
 	const struct task_struct *owed_task;
 };
@@ -53,7 +58,8 @@ struct fairsem_file {
  * @node: in &fairsem_file.rejoins
  * @task: the task whose call it was (compared, never dereferenced)
  * @pid: and its thread id, so that a task_struct reused is not taken for it
- * @count: the call's arguments: only the same call, restarted, rejoins
+ * @count: the call's arguments, a vector of every kind, its tail zero:
+ *	only the same call, restarted, rejoins
  * @deadline_ns: ...
  * @seq: where it was in line (&fairsem_request.seq)
  * @prio: with which priority (&fairsem_request.prio)
@@ -66,7 +72,7 @@ struct fairsem_rejoin {
 	struct list_head node;
 	const struct task_struct *task;
 	pid_t pid;
-	u64 count;
+	u64 count[FAIRSEM_MAX_KINDS];
 	u64 deadline_ns;
 	u64 seq;
 	int prio;
@@ -76,10 +82,12 @@ struct fairsem_rejoin {
  * struct fairsem_waiter - a blocking acquire's request, on its task's stack
  * @req: the queued request
  * @task: the task sleeping in FAIRSEM_IOC_ACQUIRE
+ * @count: its counts, every kind's (@req.count points here)
  */
 struct fairsem_waiter {
 	struct fairsem_request req;
 	struct task_struct *task;
+	u64 count[FAIRSEM_MAX_KINDS];
 };
 
 /*
@@ -139,6 +147,8 @@ void fairsem_file_nowait(struct file *file);
 void fairsem_file_free(struct fairsem_file *ff);
 void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
 		       struct fairsem_info *info);
+void fairsem_fill_info_kinds(struct fairsem_file *ff, struct fairsem_sem *sem,
+			     struct fairsem_info_kinds *info);
 long fairsem_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
 #endif /* _FAIRSEM_DEV_H */

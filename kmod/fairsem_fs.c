@@ -154,13 +154,20 @@ static void fairsem_user_uncharge(struct fairsem_fs_info *fsi, kuid_t uid)
 static int fairsem_name_open(struct inode *inode, struct file *file)
 {
 	struct fairsem_sem *sem = inode->i_private;
-	struct fairsem_file *ff = fairsem_file_alloc();
+	struct fairsem_file *ff;
+	u64 *holds;
 
-	if (!ff)
+	holds = fairsem_holds_alloc(sem->nkinds);
+	if (IS_ERR(holds))
+		return PTR_ERR(holds);
+	ff = fairsem_file_alloc();
+	if (!ff) {
+		kfree(holds);
 		return -ENOMEM;
+	}
 	fairsem_sem_get(sem);
 	spin_lock(&sem->lock);
-	fairsem_attach(sem, &ff->holder);
+	fairsem_attach(sem, &ff->holder, holds);
 	ff->holder.sem = sem;	/* private until open() returns */
 	spin_unlock(&sem->lock);
 	file->private_data = ff;

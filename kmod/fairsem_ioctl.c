@@ -5,6 +5,11 @@
  * The contract fixes the order in which errors answer: an unknown ioctl,
  * then a bad pointer, then a bad argument, then an unbound handle, then the
  * semaphore's state.  Each handler below follows that order.
+ *
+ * Kinds: every moving ioctl has a _KINDS namesake over a vector of
+ * FAIRSEM_MAX_KINDS counts; the scalar ioctl is that vector with kind 0
+ * alone, refused on a semaphore of several kinds.  Inside, every count is
+ * such a vector, its tail past the semaphore's kinds zero.
  */
 #include <linux/anon_inodes.h>
 #include <linux/atomic.h>
@@ -20,6 +25,7 @@
 #include <linux/sched/prio.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/time_namespace.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/fairsem.h>
@@ -75,25 +81,105 @@ static bool fairsem_count_valid(u64 count)
 	return count && count <= FAIRSEM_MAX_PERMITS;
 }
 
-static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
+/*
+ * A vector from user space, as the scalar count is checked: @nkinds 1 to
+ * FAIRSEM_MAX_KINDS, each count at most FAIRSEM_MAX_PERMITS, the tail
+ * zero, and not all zero.  Whether @nkinds is the semaphore's is checked
+ * once it is bound (fairsem_kinds_match()).
+ */
+static bool fairsem_counts_valid(const u64 *count, u32 nkinds)
 {
-	struct fairsem_init args;
-	struct fairsem_sem *sem;
+	u64 any = 0;
+	unsigned int k;
 
-	if (copy_from_user(&args, argp, sizeof(args)))
-		return -EFAULT;
-	if (args.reserved || (args.flags & ~(FAIRSEM_LIFO | FAIRSEM_PRIO)) ||
-	    (args.flags & FAIRSEM_LIFO && args.flags & FAIRSEM_PRIO) ||
-	    args.permits > FAIRSEM_MAX_PERMITS)
-		return -EINVAL;
+	if (!nkinds || nkinds > FAIRSEM_MAX_KINDS)
+		return false;
+	for (k = 0; k < FAIRSEM_MAX_KINDS; k++) {
+		if (k >= nkinds ? count[k] : count[k] > FAIRSEM_MAX_PERMITS)
+			return false;
+		any |= count[k];
+	}
+	return any;
+}
+
+/* A scalar ioctl, or a vector of @nkinds, on @sem: EINVAL unless it fits. */
+static int fairsem_kinds_match(const struct fairsem_sem *sem, u32 nkinds)
+{
+	return nkinds == sem->nkinds ? 0 : -EINVAL;
+}
+
+/*
+ * A label: at most FAIRSEM_LABEL_LEN - 1 bytes of [A-Za-z0-9_.-], its NUL
+ * within FAIRSEM_LABEL_LEN and zero after it, so that it prints in
+ * fdinfo, traces and "requests=20,bytes=1M" as it is.  Not isalnum(),
+ * which the kernel's Latin-1 table answers for bytes above 127 too.
+ */
+static bool fairsem_label_valid(const char *label)
+{
+	size_t len = strnlen(label, FAIRSEM_LABEL_LEN);
+	size_t i;
+
+	if (len == FAIRSEM_LABEL_LEN)
+		return false;	/* no NUL: too long */
+	for (i = 0; i < len; i++) {
+		char c = label[i];
+
+		if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
+		    !(c >= '0' && c <= '9') && c != '_' && c != '.' && c != '-')
+			return false;
+	}
+	return !memchr_inv(label + len, 0, FAIRSEM_LABEL_LEN - len);
+}
+
+/* Every label valid, those past @nkinds zero, those not empty unique. */
+static bool fairsem_labels_valid(const struct fairsem_init_kinds *args)
+{
+	unsigned int k, j;
+
+	for (k = 0; k < FAIRSEM_MAX_KINDS; k++) {
+		if (k >= args->nkinds) {
+			if (memchr_inv(args->label[k], 0, FAIRSEM_LABEL_LEN))
+				return false;
+			continue;
+		}
+		if (!fairsem_label_valid(args->label[k]))
+			return false;
+		for (j = 0; j < k && args->label[k][0]; j++)
+			if (!strcmp(args->label[j], args->label[k]))
+				return false;
+	}
+	return true;
+}
+
+static bool fairsem_init_flags_valid(u32 flags)
+{
+	return !(flags & ~(FAIRSEM_LIFO | FAIRSEM_PRIO)) &&
+	       (flags & (FAIRSEM_LIFO | FAIRSEM_PRIO)) !=
+	       (FAIRSEM_LIFO | FAIRSEM_PRIO);
+}
+
+/* INIT and INIT_KINDS, their arguments checked: bind a new semaphore. */
+static int fairsem_init_sem(struct fairsem_file *ff,
+			    const struct fairsem_init_kinds *args)
+{
+	struct fairsem_sem *sem;
+	unsigned int k;
+	u64 *holds;
+
 	if (fairsem_bound(ff))
 		return -EBUSY;
-
-	sem = kmalloc(sizeof(*sem), GFP_KERNEL_ACCOUNT);
+	sem = fairsem_sem_alloc(args->nkinds);
 	if (!sem)
 		return -ENOMEM;
+	holds = fairsem_holds_alloc(args->nkinds);
+	if (IS_ERR(holds)) {
+		kfree(sem);
+		return PTR_ERR(holds);
+	}
 	fairsem_sem_setup(sem, atomic64_inc_return(&fairsem_last_id),
-			  args.permits, args.flags);
+			  args->nkinds, args->limit, args->flags);
+	for (k = 0; k < args->nkinds; k++)
+		memcpy(sem->kind[k].label, args->label[k], FAIRSEM_LABEL_LEN);
 	/*
 	 * Two racing INITs on one handle: only one semaphore may be bound, and
 	 * only the winner may link the handle in.  Whoever sees handle.sem
@@ -102,17 +188,51 @@ static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
 	spin_lock(&sem->lock);
 	if (cmpxchg_release(&ff->holder.sem, NULL, sem)) {
 		spin_unlock(&sem->lock);
+		kfree(holds);
 		kfree(sem);	/* never published */
 		return -EBUSY;
 	}
 	/* The holder keeps the reference fairsem_sem_setup() gave. */
-	fairsem_attach(sem, &ff->holder);
+	fairsem_attach(sem, &ff->holder, holds);
 	spin_unlock(&sem->lock);
 	return 0;
 }
 
+static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
+{
+	struct fairsem_init args;
+	struct fairsem_init_kinds kargs = { .nkinds = 1 };
+
+	if (copy_from_user(&args, argp, sizeof(args)))
+		return -EFAULT;
+	if (args.reserved || !fairsem_init_flags_valid(args.flags) ||
+	    args.permits > FAIRSEM_MAX_PERMITS)
+		return -EINVAL;
+	kargs.limit[0] = args.permits;
+	kargs.flags = args.flags;
+	return fairsem_init_sem(ff, &kargs);
+}
+
+static int fairsem_ioctl_init_kinds(struct fairsem_file *ff, void __user *argp)
+{
+	struct fairsem_init_kinds args;
+	unsigned int k;
+
+	if (copy_from_user(&args, argp, sizeof(args)))
+		return -EFAULT;
+	if (args.reserved || !fairsem_init_flags_valid(args.flags) ||
+	    !args.nkinds || args.nkinds > FAIRSEM_MAX_KINDS ||
+	    !fairsem_labels_valid(&args))
+		return -EINVAL;
+	for (k = 0; k < FAIRSEM_MAX_KINDS; k++)
+		if (k >= args.nkinds ? args.limit[k] :
+		    args.limit[k] > FAIRSEM_MAX_PERMITS)
+			return -EINVAL;
+	return fairsem_init_sem(ff, &args);
+}
+
 static int fairsem_acquire_try(struct fairsem_file *ff, struct fairsem_sem *sem,
-			       u64 count)
+			       u64 *count)
 {
 	struct fairsem_request req = {
 		.holder = &ff->holder,
@@ -128,7 +248,7 @@ static int fairsem_acquire_try(struct fairsem_file *ff, struct fairsem_sem *sem,
 }
 
 static int fairsem_acquire_async(struct fairsem_file *ff, struct fairsem_sem *sem,
-				 u64 count)
+				 const u64 *count)
 {
 	int ret;
 
@@ -226,7 +346,8 @@ static bool fairsem_restarts_by_itself(void)
  * other way): they go.
  */
 static struct fairsem_rejoin *fairsem_rejoin_take(struct fairsem_file *ff,
-						  u64 count, u64 deadline_ns)
+						  const u64 *count,
+						  u64 deadline_ns)
 {
 	struct fairsem_rejoin *r, *tmp, *found = NULL;
 
@@ -234,13 +355,29 @@ static struct fairsem_rejoin *fairsem_rejoin_take(struct fairsem_file *ff,
 		if (r->task != current || r->pid != current->pid)
 			continue;
 		list_del(&r->node);
-		ff->nr_rejoins--;
-		if (!found && r->count == count && r->deadline_ns == deadline_ns)
+		if (!found && !memcmp(r->count, count, sizeof(r->count)) &&
+		    r->deadline_ns == deadline_ns)
 			found = r;
 		else
 			kfree(r);
 	}
 	return found;
+}
+
+/*
+ * Under sem->lock: may the handle keep one more ticket?  Counted, not
+ * kept in a counter: the walk is of FAIRSEM_REJOIN_MAX tickets at most,
+ * only on the freezer's path, and the handle stays within its slab size.
+ */
+static bool fairsem_rejoin_room(const struct fairsem_file *ff)
+{
+	const struct fairsem_rejoin *r;
+	unsigned int n = 0;
+
+	list_for_each_entry(r, &ff->rejoins, node)
+		if (++n >= FAIRSEM_REJOIN_MAX)
+			return false;
+	return true;
 }
 
 /* Under sem->lock: keep @r, the place of @w, for its restarted call. */
@@ -250,21 +387,19 @@ static void fairsem_rejoin_leave(struct fairsem_file *ff,
 {
 	r->task = current;
 	r->pid = current->pid;
-	r->count = w->req.count;
+	memcpy(r->count, w->count, sizeof(r->count));
 	r->deadline_ns = deadline_ns;
 	r->seq = w->req.seq;
 	r->prio = w->req.prio;
 	list_add_tail(&r->node, &ff->rejoins);
-	ff->nr_rejoins++;
 }
 
 static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem,
-				u64 count, u64 deadline_ns)
+				const u64 *count, u64 deadline_ns)
 {
 	struct fairsem_waiter w = {
 		.req = {
 			.holder = &ff->holder,
-			.count = count,
 			.prio = fairsem_task_prio(),
 		},
 		.task = current,
@@ -274,6 +409,8 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 	ktime_t deadline, *expires = NULL;
 	int ret;
 
+	memcpy(w.count, count, sizeof(w.count));
+	w.req.count = w.count;
 	INIT_LIST_HEAD(&w.req.node);
 	INIT_LIST_HEAD(&w.req.level);
 	/* A deadline beyond the kernel's time range means no deadline. */
@@ -308,8 +445,7 @@ static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem
 			leave = kmalloc(sizeof(*leave), GFP_KERNEL_ACCOUNT);
 		spin_lock(&sem->lock);
 		ret = fairsem_wait_result(&w, expires, &wake);
-		if (ret == -ERESTARTSYS && leave &&
-		    ff->nr_rejoins < FAIRSEM_REJOIN_MAX) {
+		if (ret == -ERESTARTSYS && leave && fairsem_rejoin_room(ff)) {
 			fairsem_rejoin_leave(ff, leave, &w, deadline_ns);
 			leave = NULL;
 		}
@@ -321,61 +457,93 @@ out_unlock:
 	return ret;
 }
 
-static int fairsem_ioctl_acquire(struct file *file, struct fairsem_file *ff,
-				 void __user *argp)
+/*
+ * ACQUIRE and ACQUIRE_KINDS, their arguments copied and checked: @count is
+ * FAIRSEM_MAX_KINDS counts, @nkinds of them used.
+ */
+static int fairsem_acquire(struct file *file, struct fairsem_file *ff,
+			   u64 *count, u32 nkinds, u64 deadline_ns, u32 flags)
 {
 	const u32 known = FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC;
-	struct fairsem_acquire args;
 	struct fairsem_sem *sem;
 	int ret;
 
-	if (copy_from_user(&args, argp, sizeof(args)))
-		return -EFAULT;
-	if (args.reserved || (args.flags & ~known) || (args.flags & known) == known ||
-	    !fairsem_count_valid(args.count))
+	if ((flags & ~known) || (flags & known) == known)
 		return -EINVAL;
-	if ((args.flags & FAIRSEM_ACQ_ASYNC) && args.deadline_ns != FAIRSEM_NO_DEADLINE)
+	if ((flags & FAIRSEM_ACQ_ASYNC) && deadline_ns != FAIRSEM_NO_DEADLINE)
 		return -EINVAL;
 	sem = fairsem_bound(ff);
 	if (!sem)
 		return -EBADFD;
+	ret = fairsem_kinds_match(sem, nkinds);
+	if (ret)
+		return ret;
 
-	if (args.flags & FAIRSEM_ACQ_ASYNC)
-		ret = fairsem_acquire_async(ff, sem, args.count);
-	else if ((args.flags & FAIRSEM_ACQ_TRY) || (file->f_flags & O_NONBLOCK))
-		ret = fairsem_acquire_try(ff, sem, args.count);
+	if (flags & FAIRSEM_ACQ_ASYNC)
+		ret = fairsem_acquire_async(ff, sem, count);
+	else if ((flags & FAIRSEM_ACQ_TRY) || (file->f_flags & O_NONBLOCK))
+		ret = fairsem_acquire_try(ff, sem, count);
 	else
-		ret = fairsem_acquire_wait(ff, sem, args.count, args.deadline_ns);
-	trace_fairsem_acquire(sem->id, args.count, args.flags, ret);
+		ret = fairsem_acquire_wait(ff, sem, count, deadline_ns);
+	trace_fairsem_acquire(sem->id, count[0], flags, ret);
 	return ret;
 }
 
-/* RELEASE, FORGET, ADD and REMOVE: one count, one core operation. */
-static int fairsem_ioctl_count(struct fairsem_file *ff, unsigned int cmd,
-			       void __user *argp)
+static int fairsem_ioctl_acquire(struct file *file, struct fairsem_file *ff,
+				 void __user *argp)
+{
+	u64 count[FAIRSEM_MAX_KINDS] = { 0 };
+	struct fairsem_acquire args;
+
+	if (copy_from_user(&args, argp, sizeof(args)))
+		return -EFAULT;
+	if (args.reserved || !fairsem_count_valid(args.count))
+		return -EINVAL;
+	count[0] = args.count;
+	return fairsem_acquire(file, ff, count, 1, args.deadline_ns, args.flags);
+}
+
+static int fairsem_ioctl_acquire_kinds(struct file *file,
+				       struct fairsem_file *ff,
+				       void __user *argp)
+{
+	struct fairsem_acquire_kinds args;
+
+	if (copy_from_user(&args, argp, sizeof(args)))
+		return -EFAULT;
+	if (args.reserved || !fairsem_counts_valid(args.count, args.nkinds))
+		return -EINVAL;
+	return fairsem_acquire(file, ff, args.count, args.nkinds,
+			       args.deadline_ns, args.flags);
+}
+
+/* RELEASE, FORGET, ADD and REMOVE, scalar or not: one vector, one core op. */
+static int fairsem_counts(struct fairsem_file *ff, unsigned int cmd,
+			  const u64 *count, u32 nkinds)
 {
 	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 	struct fairsem_sem *sem;
-	u64 count;
 	int ret;
 
-	if (get_user(count, (u64 __user *)argp))
-		return -EFAULT;
-	if (!fairsem_count_valid(count))
-		return -EINVAL;
 	sem = fairsem_bound(ff);
 	if (!sem)
 		return -EBADFD;
+	ret = fairsem_kinds_match(sem, nkinds);
+	if (ret)
+		return ret;
 
 	spin_lock(&sem->lock);
 	switch (cmd) {
 	case FAIRSEM_IOC_RELEASE:
+	case FAIRSEM_IOC_RELEASE_KINDS:
 		ret = fairsem_release(&ff->holder, count, &wake);
 		break;
 	case FAIRSEM_IOC_FORGET:
+	case FAIRSEM_IOC_FORGET_KINDS:
 		ret = fairsem_forget(&ff->holder, count, &wake);
 		break;
 	case FAIRSEM_IOC_ADD:
+	case FAIRSEM_IOC_ADD_KINDS:
 		ret = fairsem_add(sem, count, &wake);
 		break;
 	default:
@@ -384,6 +552,30 @@ static int fairsem_ioctl_count(struct fairsem_file *ff, unsigned int cmd,
 	}
 	fairsem_unlock_wake(sem, &wake);
 	return ret;
+}
+
+static int fairsem_ioctl_count(struct fairsem_file *ff, unsigned int cmd,
+			       void __user *argp)
+{
+	u64 count[FAIRSEM_MAX_KINDS] = { 0 };
+
+	if (get_user(count[0], (u64 __user *)argp))
+		return -EFAULT;
+	if (!fairsem_count_valid(count[0]))
+		return -EINVAL;
+	return fairsem_counts(ff, cmd, count, 1);
+}
+
+static int fairsem_ioctl_counts(struct fairsem_file *ff, unsigned int cmd,
+				void __user *argp)
+{
+	struct fairsem_counts args;
+
+	if (copy_from_user(&args, argp, sizeof(args)))
+		return -EFAULT;
+	if (args.reserved || !fairsem_counts_valid(args.count, args.nkinds))
+		return -EINVAL;
+	return fairsem_counts(ff, cmd, args.count, args.nkinds);
 }
 
 static int fairsem_ioctl_close(struct fairsem_file *ff)
@@ -430,19 +622,38 @@ static int fairsem_ioctl_info(struct fairsem_file *ff, void __user *argp)
 	return 0;
 }
 
+static int fairsem_ioctl_info_kinds(struct fairsem_file *ff, void __user *argp)
+{
+	struct fairsem_sem *sem = fairsem_bound(ff);
+	struct fairsem_info_kinds info;
+
+	if (!sem)
+		return -EBADFD;
+	fairsem_fill_info_kinds(ff, sem, &info);
+	if (copy_to_user(argp, &info, sizeof(info)))
+		return -EFAULT;
+	return 0;
+}
+
 /* Attach a fresh handle to sem, with its own reference, unless CLOSE came first. */
 static int fairsem_attach_new(struct fairsem_sem *sem, struct fairsem_file *nff)
 {
+	u64 *holds = fairsem_holds_alloc(sem->nkinds);
 	int ret = 0;
 
+	if (IS_ERR(holds))
+		return PTR_ERR(holds);
 	spin_lock(&sem->lock);
 	if (sem->closed) {
 		ret = -EIDRM;
 	} else {
 		fairsem_sem_get(sem);
-		fairsem_attach(sem, &nff->holder);	/* private until fd_install() */
+		/* private until fd_install() */
+		fairsem_attach(sem, &nff->holder, holds);
+		holds = NULL;
 	}
 	spin_unlock(&sem->lock);
+	kfree(holds);
 	return ret;
 }
 
@@ -515,7 +726,7 @@ err_free:
  */
 static bool fairsem_ioctl_read_only(unsigned int cmd)
 {
-	return cmd == FAIRSEM_IOC_INFO;
+	return cmd == FAIRSEM_IOC_INFO || cmd == FAIRSEM_IOC_INFO_KINDS;
 }
 
 /*
@@ -536,6 +747,13 @@ static bool fairsem_ioctl_known(unsigned int cmd)
 	case FAIRSEM_IOC_CANCEL:
 	case FAIRSEM_IOC_INFO:
 	case FAIRSEM_IOC_NEW_HANDLE:
+	case FAIRSEM_IOC_INIT_KINDS:
+	case FAIRSEM_IOC_ACQUIRE_KINDS:
+	case FAIRSEM_IOC_RELEASE_KINDS:
+	case FAIRSEM_IOC_FORGET_KINDS:
+	case FAIRSEM_IOC_ADD_KINDS:
+	case FAIRSEM_IOC_REMOVE_KINDS:
+	case FAIRSEM_IOC_INFO_KINDS:
 		return true;
 	default:
 		return false;
@@ -567,6 +785,17 @@ long fairsem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return fairsem_ioctl_info(ff, argp);
 	case FAIRSEM_IOC_NEW_HANDLE:
 		return fairsem_ioctl_new_handle(ff, argp);
+	case FAIRSEM_IOC_INIT_KINDS:
+		return fairsem_ioctl_init_kinds(ff, argp);
+	case FAIRSEM_IOC_ACQUIRE_KINDS:
+		return fairsem_ioctl_acquire_kinds(file, ff, argp);
+	case FAIRSEM_IOC_RELEASE_KINDS:
+	case FAIRSEM_IOC_FORGET_KINDS:
+	case FAIRSEM_IOC_ADD_KINDS:
+	case FAIRSEM_IOC_REMOVE_KINDS:
+		return fairsem_ioctl_counts(ff, cmd, argp);
+	case FAIRSEM_IOC_INFO_KINDS:
+		return fairsem_ioctl_info_kinds(ff, argp);
 	default:
 		return -ENOTTY;
 	}

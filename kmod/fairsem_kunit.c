@@ -48,7 +48,7 @@ void fairsem_holder_wake(struct fairsem_holder *holder)
 
 /* Traced only once a change is complete: under the lock, never unlocked. */
 void fairsem_traced(const struct fairsem_sem *sem,
-		    enum fairsem_trace_event event, u64 count)
+		    enum fairsem_trace_event event, const u64 *count)
 {
 	lockdep_assert_held(&sem->lock);
 }
@@ -80,34 +80,65 @@ static noinline void kt_lt(struct kunit *test, long long less, long long more,
 #define KT_PTR_EQ(test, want, got) kt_ptr_eq(test, want, got, #got, __LINE__)
 #define KT_LE(test, less, more)	kt_lt(test, (long long)(less) - 1, more, #more)
 
-/* One semaphore, four holders (a, b, c, d), requests on the test's stack. */
+#define KT_COUNTS	16
+
+/*
+ * One semaphore, four holders (a, b, c, d), requests on the test's stack,
+ * their counts (a vector each) from @counts.
+ */
 struct kt_world {
-	struct fairsem_sem sem;
+	struct fairsem_sem *sem;
 	struct fairsem_holder h[4];
 	struct fairsem_wake wake;
+	u64 counts[KT_COUNTS][FAIRSEM_MAX_KINDS];
+	unsigned int ncounts;
 };
 
-static struct kt_world *kt_world(struct kunit *test, u64 limit, u32 flags)
+/* A world of @nkinds kinds, each with its @limit. */
+static struct kt_world *kt_world_kinds(struct kunit *test, u32 nkinds,
+				       const u64 *limit, u32 flags)
 {
 	struct kt_world *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	u64 *holds;
 	int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, w);
+	w->sem = kunit_kzalloc(test, struct_size(w->sem, kind, nkinds),
+			       GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, w->sem);
 	memset(&kt, 0, sizeof(kt));
 	kt.holder = w->h;
-	fairsem_sem_setup(&w->sem, 1, limit, flags);
-	spin_lock(&w->sem.lock);
+	fairsem_sem_setup(w->sem, 1, nkinds, limit, flags);
 	for (i = 0; i < 4; i++) {
 		fairsem_holder_setup(&w->h[i]);
-		fairsem_attach(&w->sem, &w->h[i]);
+		holds = fairsem_holds_alloc(nkinds);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(holds));
+		spin_lock(&w->sem->lock);
+		fairsem_attach(w->sem, &w->h[i], holds);
+		spin_unlock(&w->sem->lock);
 	}
-	spin_unlock(&w->sem.lock);
 	return w;
 }
 
+static struct kt_world *kt_world(struct kunit *test, u64 limit, u32 flags)
+{
+	return kt_world_kinds(test, 1, &limit, flags);
+}
+
+/* A vector of counts that lives as long as the world. */
+static u64 *kt_vec(struct kt_world *w, u64 c0, u64 c1)
+{
+	u64 *v = w->counts[w->ncounts++ % KT_COUNTS];
+
+	memset(v, 0, sizeof(w->counts[0]));
+	v[0] = c0;
+	v[1] = c1;
+	return v;
+}
+
 /* A request as the glue makes one, from a task of priority prio. */
-static void kt_req(struct fairsem_request *req, struct fairsem_holder *h,
-		   u64 count, int prio)
+static void kt_req_vec(struct fairsem_request *req, struct fairsem_holder *h,
+		       u64 *count, int prio)
 {
 	INIT_LIST_HEAD(&req->node);
 	INIT_LIST_HEAD(&req->level);
@@ -117,16 +148,22 @@ static void kt_req(struct fairsem_request *req, struct fairsem_holder *h,
 	req->state = FAIRSEM_REQ_IDLE;
 }
 
+static void kt_req(struct kt_world *w, struct fairsem_request *req,
+		   struct fairsem_holder *h, u64 count, int prio)
+{
+	kt_req_vec(req, h, kt_vec(w, count, 0), prio);
+}
+
 /* Lock, queue (or grant at once), unlock: the core's result. */
 static int kt_enqueue_prio(struct kt_world *w, struct fairsem_request *req,
 			   struct fairsem_holder *h, u64 count, int prio)
 {
 	int ret;
 
-	kt_req(req, h, count, prio);
-	spin_lock(&w->sem.lock);
+	kt_req(w, req, h, count, prio);
+	spin_lock(&w->sem->lock);
 	ret = fairsem_enqueue(req);
-	spin_unlock(&w->sem.lock);
+	spin_unlock(&w->sem->lock);
 	return ret;
 }
 
@@ -141,9 +178,9 @@ static int kt_release(struct kt_world *w, struct fairsem_holder *h, u64 count)
 {
 	int ret;
 
-	spin_lock(&w->sem.lock);
-	ret = fairsem_release(h, count, &w->wake);
-	spin_unlock(&w->sem.lock);
+	spin_lock(&w->sem->lock);
+	ret = fairsem_release(h, kt_vec(w, count, 0), &w->wake);
+	spin_unlock(&w->sem->lock);
 	return ret;
 }
 
@@ -151,9 +188,9 @@ static int kt_add(struct kt_world *w, u64 count)
 {
 	int ret;
 
-	spin_lock(&w->sem.lock);
-	ret = fairsem_add(&w->sem, count, &w->wake);
-	spin_unlock(&w->sem.lock);
+	spin_lock(&w->sem->lock);
+	ret = fairsem_add(w->sem, kt_vec(w, count, 0), &w->wake);
+	spin_unlock(&w->sem->lock);
 	return ret;
 }
 
@@ -161,10 +198,10 @@ static void kt_detach_all(struct kt_world *w)
 {
 	int i;
 
-	spin_lock(&w->sem.lock);
+	spin_lock(&w->sem->lock);
 	for (i = 0; i < 4; i++)
 		fairsem_detach(&w->h[i], &w->wake);
-	spin_unlock(&w->sem.lock);
+	spin_unlock(&w->sem->lock);
 }
 
 static void fifo_grants_in_arrival_order(struct kunit *test)
@@ -195,7 +232,7 @@ static void big_head_blocks_smaller_requests_behind_it(struct kunit *test)
 	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
 	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &big, &w->h[1], 3));
 	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &small, &w->h[2], 1));
-	KT_EQ(test, 1ULL, fairsem_available(&w->sem));
+	KT_EQ(test, 1ULL, fairsem_available(w->sem, 0));
 	KT_EQ(test, FAIRSEM_REQ_QUEUED, small.state);
 	KT_EQ(test, 0, kt_release(w, &w->h[0], 2));
 	KT_EQ(test, FAIRSEM_REQ_GRANTED, big.state);
@@ -211,9 +248,9 @@ static void head_leaving_lets_the_requests_behind_it_in(struct kunit *test)
 	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
 	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &big, &w->h[1], 2));
 	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &small, &w->h[2], 1));
-	spin_lock(&w->sem.lock);
+	spin_lock(&w->sem->lock);
 	fairsem_dequeue(&big, &w->wake);	/* a deadline, a signal */
-	spin_unlock(&w->sem.lock);
+	spin_unlock(&w->sem->lock);
 	KT_EQ(test, FAIRSEM_REQ_IDLE, big.state);
 	KT_EQ(test, FAIRSEM_REQ_GRANTED, small.state);
 	KT_EQ(test, 1U, w->wake.n);
@@ -243,12 +280,12 @@ static void close_refuses_every_waiter_and_wakes_every_holder(struct kunit *test
 	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
 	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r2, &w->h[2], 1));
 	memset(kt.wakes, 0, sizeof(kt.wakes));
-	spin_lock(&w->sem.lock);
-	fairsem_close(&w->sem, &w->wake);
-	spin_unlock(&w->sem.lock);
+	spin_lock(&w->sem->lock);
+	fairsem_close(w->sem, &w->wake);
+	spin_unlock(&w->sem->lock);
 	KT_EQ(test, FAIRSEM_REQ_IDLE, r1.state);
 	KT_EQ(test, FAIRSEM_REQ_IDLE, r2.state);
-	KT_EQ(test, 0ULL, w->sem.waiters);
+	KT_EQ(test, 0ULL, w->sem->waiters);
 	KT_EQ(test, 2U, kt.nr_done);
 	for (i = 0; i < 4; i++)
 		KT_LE(test, 1U, kt.wakes[i]);
@@ -262,7 +299,7 @@ static void every_async_change_wakes_its_holder_only(struct kunit *test)
 	struct kt_world *w = kt_world(test, 0, 0);
 	struct fairsem_holder *a = &w->h[0];
 	unsigned int seen;
-	u64 count = 0;
+	u64 count[FAIRSEM_MAX_KINDS] = { 0 };
 
 #define KT_WOKEN(what)							\
 	do {								\
@@ -274,18 +311,18 @@ static void every_async_change_wakes_its_holder_only(struct kunit *test)
 
 	memset(kt.wakes, 0, sizeof(kt.wakes));
 	seen = 0;
-	spin_lock(&w->sem.lock);
-	KT_WOKEN(fairsem_async_start(a, 1, MAX_RT_PRIO));		/* queued */
+	spin_lock(&w->sem->lock);
+	KT_WOKEN(fairsem_async_start(a, kt_vec(w, 1, 0), MAX_RT_PRIO)); /* queued */
 	KT_WOKEN(fairsem_async_cancel(a, &w->wake));			/* cancelled */
-	KT_WOKEN(fairsem_async_start(a, 1, MAX_RT_PRIO));
-	KT_WOKEN(fairsem_add(&w->sem, 1, &w->wake));			/* granted */
-	KT_WOKEN(fairsem_async_collect(a, &count));			/* read */
+	KT_WOKEN(fairsem_async_start(a, kt_vec(w, 1, 0), MAX_RT_PRIO));
+	KT_WOKEN(fairsem_add(w->sem, kt_vec(w, 1, 0), &w->wake));	/* granted */
+	KT_WOKEN(fairsem_async_collect(a, count));			/* read */
 	KT_WOKEN(fairsem_async_uncollect(a, count));			/* put back */
 	KT_WOKEN(fairsem_async_cancel(a, &w->wake));			/* given back */
-	spin_unlock(&w->sem.lock);
+	spin_unlock(&w->sem->lock);
 #undef KT_WOKEN
-	KT_EQ(test, 0ULL, a->holds);
-	KT_EQ(test, 0ULL, w->sem.taken);
+	KT_EQ(test, 0ULL, a->holds[0]);
+	KT_EQ(test, 0ULL, w->sem->kind[0].taken);
 	kt_detach_all(w);
 }
 
@@ -298,13 +335,13 @@ static void counts_out_of_range_change_nothing(struct kunit *test)
 	KT_EQ(test, -EINVAL, kt_release(w, &w->h[0], 2));
 	KT_EQ(test, -EINVAL, kt_release(w, &w->h[1], 1));
 	KT_EQ(test, -EOVERFLOW, kt_add(w, FAIRSEM_MAX_PERMITS - 1));
-	spin_lock(&w->sem.lock);
-	KT_EQ(test, -EINVAL, fairsem_remove(&w->sem, 3));
-	KT_EQ(test, -EINVAL, fairsem_forget(&w->h[0], 2, &w->wake));
-	spin_unlock(&w->sem.lock);
-	KT_EQ(test, 2ULL, w->sem.limit);
-	KT_EQ(test, 1ULL, w->sem.taken);
-	KT_EQ(test, 1ULL, w->h[0].holds);
+	spin_lock(&w->sem->lock);
+	KT_EQ(test, -EINVAL, fairsem_remove(w->sem, kt_vec(w, 3, 0)));
+	KT_EQ(test, -EINVAL, fairsem_forget(&w->h[0], kt_vec(w, 2, 0), &w->wake));
+	spin_unlock(&w->sem->lock);
+	KT_EQ(test, 2ULL, w->sem->kind[0].limit);
+	KT_EQ(test, 1ULL, w->sem->kind[0].taken);
+	KT_EQ(test, 1ULL, w->h[0].holds[0]);
 	kt_detach_all(w);
 }
 
@@ -314,12 +351,12 @@ static void forget_lowers_the_limit_stopping_at_zero(struct kunit *test)
 	struct fairsem_request r0;
 
 	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 3));
-	spin_lock(&w->sem.lock);
-	KT_EQ(test, 0, fairsem_remove(&w->sem, 2));
-	KT_EQ(test, 0, fairsem_forget(&w->h[0], 2, &w->wake));
-	spin_unlock(&w->sem.lock);
-	KT_EQ(test, 0ULL, w->sem.limit);
-	KT_EQ(test, 1ULL, w->sem.taken);
+	spin_lock(&w->sem->lock);
+	KT_EQ(test, 0, fairsem_remove(w->sem, kt_vec(w, 2, 0)));
+	KT_EQ(test, 0, fairsem_forget(&w->h[0], kt_vec(w, 2, 0), &w->wake));
+	spin_unlock(&w->sem->lock);
+	KT_EQ(test, 0ULL, w->sem->kind[0].limit);
+	KT_EQ(test, 1ULL, w->sem->kind[0].taken);
 	kt_detach_all(w);
 }
 
@@ -330,9 +367,9 @@ static void remove_below_taken_grants_nothing_until_given_back(struct kunit *tes
 
 	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
 	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
-	spin_lock(&w->sem.lock);
-	KT_EQ(test, 0, fairsem_remove(&w->sem, 1));
-	spin_unlock(&w->sem.lock);
+	spin_lock(&w->sem->lock);
+	KT_EQ(test, 0, fairsem_remove(w->sem, kt_vec(w, 1, 0)));
+	spin_unlock(&w->sem->lock);
 	KT_EQ(test, 0, kt_release(w, &w->h[0], 1));
 	KT_EQ(test, FAIRSEM_REQ_QUEUED, r1.state);
 	KT_EQ(test, 0, kt_release(w, &w->h[0], 1));
@@ -346,23 +383,23 @@ static void detach_gives_everything_back_and_grants_onward(struct kunit *test)
 	struct fairsem_request r0, r1;
 
 	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
-	spin_lock(&w->sem.lock);
-	KT_EQ(test, 0, fairsem_async_start(&w->h[0], 1, MAX_RT_PRIO));
-	spin_unlock(&w->sem.lock);
+	spin_lock(&w->sem->lock);
+	KT_EQ(test, 0, fairsem_async_start(&w->h[0], kt_vec(w, 1, 0), MAX_RT_PRIO));
+	spin_unlock(&w->sem->lock);
 	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 3));
-	spin_lock(&w->sem.lock);
+	spin_lock(&w->sem->lock);
 	fairsem_detach(&w->h[0], &w->wake);
-	spin_unlock(&w->sem.lock);
+	spin_unlock(&w->sem->lock);
 	KT_EQ(test, FAIRSEM_REQ_GRANTED, r1.state);
-	KT_EQ(test, 3ULL, w->sem.taken);
-	KT_EQ(test, 3U, w->sem.handles);
-	spin_lock(&w->sem.lock);
+	KT_EQ(test, 3ULL, w->sem->kind[0].taken);
+	KT_EQ(test, 3U, w->sem->handles);
+	spin_lock(&w->sem->lock);
 	fairsem_detach(&w->h[1], &w->wake);
 	fairsem_detach(&w->h[2], &w->wake);
 	fairsem_detach(&w->h[3], &w->wake);
-	spin_unlock(&w->sem.lock);
-	KT_EQ(test, 0ULL, w->sem.taken);
-	KT_EQ(test, 0U, w->sem.handles);
+	spin_unlock(&w->sem->lock);
+	KT_EQ(test, 0ULL, w->sem->kind[0].taken);
+	KT_EQ(test, 0U, w->sem->handles);
 }
 
 /* Real-time 10 (prio 89), 30 (69), normal (100), 20 (79), 30 again. */
@@ -391,36 +428,36 @@ static void prio_grants_at_once_only_above_every_queued_priority(struct kunit *t
 
 	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
 	KT_EQ(test, -EINPROGRESS, kt_enqueue_prio(w, &head, &w->h[1], 2, 50));
-	kt_req(&t, &w->h[2], 1, 50);
-	spin_lock(&w->sem.lock);
+	kt_req(w, &t, &w->h[2], 1, 50);
+	spin_lock(&w->sem->lock);
 	KT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* equal */
 	t.prio = MAX_RT_PRIO;
 	KT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* lower */
 	t.prio = 49;
-	t.count = 2;
+	*t.count = 2;
 	KT_EQ(test, -EAGAIN, fairsem_try_grant(&t));		/* too big */
-	t.count = 1;
+	*t.count = 1;
 	KT_EQ(test, 0, fairsem_try_grant(&t));		/* higher */
-	spin_unlock(&w->sem.lock);
-	KT_EQ(test, 1ULL, w->h[2].holds);
+	spin_unlock(&w->sem->lock);
+	KT_EQ(test, 1ULL, w->h[2].holds[0]);
 	kt_detach_all(w);
 }
 
 /* A waiter leaves (frozen, say), then its restarted call rejoins. */
 static void kt_leave(struct kt_world *w, struct fairsem_request *req)
 {
-	spin_lock(&w->sem.lock);
+	spin_lock(&w->sem->lock);
 	fairsem_dequeue(req, &w->wake);
-	spin_unlock(&w->sem.lock);
+	spin_unlock(&w->sem->lock);
 }
 
 static int kt_rejoin(struct kt_world *w, struct fairsem_request *req)
 {
 	int ret;
 
-	spin_lock(&w->sem.lock);
+	spin_lock(&w->sem->lock);
 	ret = fairsem_enqueue_again(req, &w->wake);
-	spin_unlock(&w->sem.lock);
+	spin_unlock(&w->sem->lock);
 	return ret;
 }
 
@@ -448,7 +485,7 @@ static void fifo_rejoin_goes_ahead_of_later_arrivals(struct kunit *test)
 	kt_leave(w, &a);
 	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &c, &w->h[2], 1));
 	KT_EQ(test, -EINPROGRESS, kt_rejoin(w, &a));
-	KT_EQ(test, 3ULL, w->sem.waiters);
+	KT_EQ(test, 3ULL, w->sem->waiters);
 	kt_expect_order(test, w, order, 3);
 	kt_detach_all(w);
 }
@@ -507,9 +544,105 @@ static void rejoin_at_the_head_that_fits_is_granted_at_once(struct kunit *test)
 	KT_EQ(test, 0, kt_add(w, 1));
 	KT_EQ(test, 0, kt_rejoin(w, &a));
 	KT_EQ(test, FAIRSEM_REQ_GRANTED, a.state);
-	KT_EQ(test, 1ULL, w->h[1].holds);
-	KT_EQ(test, 0ULL, w->sem.waiters);
+	KT_EQ(test, 1ULL, w->h[1].holds[0]);
+	KT_EQ(test, 0ULL, w->sem->waiters);
 	kt_detach_all(w);
+}
+
+/* Kinds: a semaphore of {1 request, 10 bytes}. */
+static const u64 kt_two[2] = { 1, 10 };
+
+static void kinds_grant_is_all_or_nothing(struct kunit *test)
+{
+	struct kt_world *w = kt_world_kinds(test, 2, kt_two, 0);
+	struct fairsem_request r0, head;
+
+	kt_req_vec(&r0, &w->h[0], kt_vec(w, 0, 6), MAX_RT_PRIO);
+	spin_lock(&w->sem->lock);
+	KT_EQ(test, 0, fairsem_enqueue(&r0));
+	/* The request slot is free, the bytes are not: nothing moves. */
+	kt_req_vec(&head, &w->h[1], kt_vec(w, 1, 5), MAX_RT_PRIO);
+	KT_EQ(test, -EINPROGRESS, fairsem_enqueue(&head));
+	KT_EQ(test, 0ULL, w->sem->kind[0].taken);
+	KT_EQ(test, 6ULL, w->sem->kind[1].taken);
+	KT_EQ(test, 0ULL, w->h[1].holds[0]);
+	KT_EQ(test, 0, fairsem_release(&w->h[0], kt_vec(w, 0, 1), &w->wake));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, head.state);
+	KT_EQ(test, 1ULL, w->h[1].holds[0]);
+	KT_EQ(test, 5ULL, w->h[1].holds[1]);
+	KT_EQ(test, 10ULL, w->sem->kind[1].taken);
+	spin_unlock(&w->sem->lock);
+	kt_detach_all(w);
+}
+
+static void kinds_head_holds_back_a_request_that_fits(struct kunit *test)
+{
+	struct kt_world *w = kt_world_kinds(test, 2, kt_two, 0);
+	struct fairsem_request r0, big, small;
+
+	kt_req_vec(&r0, &w->h[0], kt_vec(w, 0, 5), MAX_RT_PRIO);
+	kt_req_vec(&big, &w->h[1], kt_vec(w, 1, 10), MAX_RT_PRIO);
+	kt_req_vec(&small, &w->h[2], kt_vec(w, 0, 1), MAX_RT_PRIO);
+	spin_lock(&w->sem->lock);
+	KT_EQ(test, 0, fairsem_enqueue(&r0));
+	KT_EQ(test, -EINPROGRESS, fairsem_enqueue(&big));
+	KT_EQ(test, -EINPROGRESS, fairsem_enqueue(&small));	/* it fits */
+	KT_EQ(test, 0, fairsem_release(&w->h[0], kt_vec(w, 0, 5), &w->wake));
+	spin_unlock(&w->sem->lock);
+	KT_EQ(test, 1U, kt.nr_done);
+	KT_PTR_EQ(test, &big, kt.done[0]);
+	KT_EQ(test, FAIRSEM_REQ_QUEUED, small.state);	/* bytes all taken */
+	kt_detach_all(w);
+	KT_PTR_EQ(test, &small, kt.done[1]);
+}
+
+static void kinds_release_above_holds_in_one_kind_changes_nothing(struct kunit *test)
+{
+	struct kt_world *w = kt_world_kinds(test, 2, kt_two, 0);
+	struct fairsem_request r0;
+	u64 *big;
+
+	kt_req_vec(&r0, &w->h[0], kt_vec(w, 1, 4), MAX_RT_PRIO);
+	spin_lock(&w->sem->lock);
+	KT_EQ(test, 0, fairsem_enqueue(&r0));
+	KT_EQ(test, -EINVAL,
+	      fairsem_release(&w->h[0], kt_vec(w, 1, 5), &w->wake));
+	big = kt_vec(w, 1, FAIRSEM_MAX_PERMITS - 9);
+	KT_EQ(test, -EOVERFLOW, fairsem_add(w->sem, big, &w->wake));
+	KT_EQ(test, -EINVAL, fairsem_remove(w->sem, kt_vec(w, 1, 11)));
+	KT_EQ(test, 1ULL, w->h[0].holds[0]);
+	KT_EQ(test, 4ULL, w->h[0].holds[1]);
+	KT_EQ(test, 1ULL, w->sem->kind[0].limit);
+	KT_EQ(test, 10ULL, w->sem->kind[1].limit);
+	/* Below what is taken, in one kind only, as the scalar REMOVE. */
+	KT_EQ(test, 0, fairsem_remove(w->sem, kt_vec(w, 1, 0)));
+	KT_EQ(test, 0ULL, w->sem->kind[0].limit);
+	KT_EQ(test, 1ULL, w->sem->kind[0].taken);
+	spin_unlock(&w->sem->lock);
+	kt_detach_all(w);
+}
+
+static void kinds_detach_gives_the_whole_vector_back_in_one_grant(struct kunit *test)
+{
+	struct kt_world *w = kt_world_kinds(test, 2, kt_two, 0);
+	struct fairsem_request r0, both;
+
+	kt_req_vec(&r0, &w->h[0], kt_vec(w, 1, 10), MAX_RT_PRIO);
+	kt_req_vec(&both, &w->h[1], kt_vec(w, 1, 10), MAX_RT_PRIO);
+	spin_lock(&w->sem->lock);
+	KT_EQ(test, 0, fairsem_enqueue(&r0));
+	KT_EQ(test, -EINPROGRESS, fairsem_enqueue(&both));
+	fairsem_detach(&w->h[0], &w->wake);
+	spin_unlock(&w->sem->lock);
+	KT_EQ(test, 1U, kt.nr_done);
+	KT_PTR_EQ(test, &both, kt.done[0]);
+	KT_EQ(test, 1ULL, w->h[1].holds[0]);
+	KT_EQ(test, 10ULL, w->h[1].holds[1]);
+	spin_lock(&w->sem->lock);
+	fairsem_detach(&w->h[1], &w->wake);
+	fairsem_detach(&w->h[2], &w->wake);
+	fairsem_detach(&w->h[3], &w->wake);
+	spin_unlock(&w->sem->lock);
 }
 
 static struct kunit_case fairsem_core_cases[] = {
@@ -529,6 +662,10 @@ static struct kunit_case fairsem_core_cases[] = {
 	KUNIT_CASE(lifo_rejoin_goes_behind_later_arrivals),
 	KUNIT_CASE(prio_rejoin_keeps_its_place_among_equals),
 	KUNIT_CASE(rejoin_at_the_head_that_fits_is_granted_at_once),
+	KUNIT_CASE(kinds_grant_is_all_or_nothing),
+	KUNIT_CASE(kinds_head_holds_back_a_request_that_fits),
+	KUNIT_CASE(kinds_release_above_holds_in_one_kind_changes_nothing),
+	KUNIT_CASE(kinds_detach_gives_the_whole_vector_back_in_one_grant),
 	{}
 };
 

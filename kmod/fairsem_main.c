@@ -120,20 +120,10 @@ void fairsem_holder_wake(struct fairsem_holder *holder)
 		wake_up_interruptible_poll(&ff->wq, events);
 }
 
-/**
- * fairsem_traced() - emit the tracepoint of a change of the permits
- * @sem: the semaphore, after the change
- * @event: which change
- * @count: by how much
- *
- * Called by the core under sem->lock.
- */
-void fairsem_traced(const struct fairsem_sem *sem,
-		    enum fairsem_trace_event event, u64 count)
+/* The tracepoint of the class fairsem_permits that @event names. */
+static void fairsem_trace_permits(enum fairsem_trace_event event, u64 id,
+				  u64 count, u64 limit, u64 taken, u64 waiters)
 {
-	u64 id = sem->id, limit = sem->limit, taken = sem->taken;
-	u64 waiters = sem->waiters;
-
 	switch (event) {
 	case FAIRSEM_TRACE_GRANT_NOW:
 		trace_fairsem_grant_now(id, count, limit, taken, waiters);
@@ -163,6 +153,31 @@ void fairsem_traced(const struct fairsem_sem *sem,
 		trace_fairsem_close(id, count, limit, taken, waiters);
 		break;
 	}
+}
+
+/**
+ * fairsem_traced() - emit the tracepoints of a change of the permits
+ * @sem: the semaphore, after the change
+ * @event: which change
+ * @count: by how much, in each kind
+ *
+ * Called by the core under sem->lock, once the change is whole.  The
+ * event of the class fairsem_permits tells kind 0, as it always has; on a
+ * semaphore of several kinds one fairsem_kind event per kind follows,
+ * under the same lock, so that together they tell the whole vector.
+ */
+void fairsem_traced(const struct fairsem_sem *sem,
+		    enum fairsem_trace_event event, const u64 *count)
+{
+	unsigned int k;
+
+	fairsem_trace_permits(event, sem->id, count[0], sem->kind[0].limit,
+			      sem->kind[0].taken, sem->waiters);
+	if (sem->nkinds == 1 || event == FAIRSEM_TRACE_CLOSE)
+		return;
+	for (k = 0; k < sem->nkinds; k++)
+		trace_fairsem_kind(sem->id, k, sem->kind[k].label, count[k],
+				   sem->kind[k].limit, sem->kind[k].taken);
 }
 
 /**
@@ -224,39 +239,78 @@ void fairsem_file_nowait(struct file *file)
 	file->f_mode |= FMODE_NOWAIT;
 }
 
+/* Under sem->lock: what INFO and INFO_KINDS both report in flags. */
+static u32 fairsem_info_flags(struct fairsem_file *ff, struct fairsem_sem *sem)
+{
+	u32 flags = 0;
+
+	if (sem->lifo)
+		flags |= FAIRSEM_LIFO;
+	if (sem->prio)
+		flags |= FAIRSEM_PRIO;
+	if (sem->closed)
+		flags |= FAIRSEM_INFO_CLOSED;
+	if (sem->nkinds > 1)
+		flags |= FAIRSEM_INFO_KINDS;
+	if (ff->holder.async.state == FAIRSEM_REQ_QUEUED)
+		flags |= FAIRSEM_INFO_ASYNC_PENDING;
+	else if (ff->holder.async.state == FAIRSEM_REQ_GRANTED)
+		flags |= FAIRSEM_INFO_ASYNC_GRANTED;
+	return flags;
+}
+
 /**
  * fairsem_fill_info() - a consistent snapshot for INFO and fdinfo
  * @ff: the handle
  * @sem: its semaphore
- * @info: filled in; reserved fields zero
+ * @info: filled in with kind 0 (%FAIRSEM_INFO_KINDS says there are more);
+ *	reserved fields zero
  */
 void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
 		       struct fairsem_info *info)
 {
-	enum fairsem_req_state async;
-
 	memset(info, 0, sizeof(*info));
 	spin_lock(&sem->lock);
 	info->id = sem->id;
-	info->limit = sem->limit;
-	info->available = fairsem_available(sem);
-	info->taken = sem->taken;
-	info->holds = ff->holder.holds;
+	info->limit = sem->kind[0].limit;
+	info->available = fairsem_available(sem, 0);
+	info->taken = sem->kind[0].taken;
+	info->holds = ff->holder.holds[0];
 	info->waiters = sem->waiters;
 	info->handles = sem->handles;
-	async = ff->holder.async.state;
-	if (sem->lifo)
-		info->flags |= FAIRSEM_LIFO;
-	if (sem->prio)
-		info->flags |= FAIRSEM_PRIO;
-	if (sem->closed)
-		info->flags |= FAIRSEM_INFO_CLOSED;
+	info->flags = fairsem_info_flags(ff, sem);
 	spin_unlock(&sem->lock);
+}
 
-	if (async == FAIRSEM_REQ_QUEUED)
-		info->flags |= FAIRSEM_INFO_ASYNC_PENDING;
-	else if (async == FAIRSEM_REQ_GRANTED)
-		info->flags |= FAIRSEM_INFO_ASYNC_GRANTED;
+/**
+ * fairsem_fill_info_kinds() - one consistent snapshot of every kind, for
+ *	INFO_KINDS and fdinfo
+ * @ff: the handle
+ * @sem: its semaphore
+ * @info: filled in; the kinds past the semaphore's and reserved fields zero
+ */
+void fairsem_fill_info_kinds(struct fairsem_file *ff, struct fairsem_sem *sem,
+			     struct fairsem_info_kinds *info)
+{
+	struct fairsem_kind *kind;
+	unsigned int k;
+
+	memset(info, 0, sizeof(*info));
+	spin_lock(&sem->lock);
+	for (k = 0; k < sem->nkinds; k++) {
+		kind = &info->kind[k];
+		kind->limit = sem->kind[k].limit;
+		kind->available = fairsem_available(sem, k);
+		kind->taken = sem->kind[k].taken;
+		kind->holds = ff->holder.holds[k];
+		memcpy(kind->label, sem->kind[k].label, FAIRSEM_LABEL_LEN);
+	}
+	info->id = sem->id;
+	info->waiters = sem->waiters;
+	info->handles = sem->handles;
+	info->nkinds = sem->nkinds;
+	info->flags = fairsem_info_flags(ff, sem);
+	spin_unlock(&sem->lock);
 }
 
 /* Wait condition for read(): anything but a request still in the queue. */
@@ -288,7 +342,9 @@ static void fairsem_read_owed(struct fairsem_file *ff, int ret, bool nonblock)
 
 /*
  * read(): completes the handle's asynchronous request.  Writes the granted
- * count as a u64; the answers and their order are fairsem_async_collect()'s.
+ * counts as one u64 per kind; the answers and their order are
+ * fairsem_async_collect()'s.  The buffer is checked against the kinds once
+ * the handle is bound: 8 bytes for one kind, as before kinds.
  */
 static ssize_t fairsem_fop_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
@@ -297,16 +353,20 @@ static ssize_t fairsem_fop_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	struct fairsem_sem *sem = fairsem_bound(ff);
 	bool nonblock = (file->f_flags & O_NONBLOCK) ||
 			(iocb->ki_flags & IOCB_NOWAIT);
-	u64 count;
+	u64 count[FAIRSEM_MAX_KINDS];
+	size_t size;
 	int ret;
 
-	if (iov_iter_count(to) < sizeof(count))
+	if (iov_iter_count(to) < sizeof(count[0]))
 		return -EINVAL;
 	if (!sem)
 		return -EBADFD;
+	size = sem->nkinds * sizeof(count[0]);
+	if (iov_iter_count(to) < size)
+		return -EINVAL;
 	for (;;) {
 		spin_lock(&sem->lock);
-		ret = fairsem_async_collect(&ff->holder, &count);
+		ret = fairsem_async_collect(&ff->holder, count);
 		fairsem_read_owed(ff, ret, nonblock);
 		spin_unlock(&sem->lock);
 		if (ret != -EAGAIN || nonblock)
@@ -319,13 +379,13 @@ static ssize_t fairsem_fop_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	}
 	if (ret)
 		return ret;
-	if (copy_to_iter(&count, sizeof(count), to) != sizeof(count)) {
+	if (copy_to_iter(count, size, to) != size) {
 		spin_lock(&sem->lock);
 		fairsem_async_uncollect(&ff->holder, count);
 		spin_unlock(&sem->lock);
 		return -EFAULT;
 	}
-	return sizeof(count);
+	return size;
 }
 
 static __poll_t fairsem_fop_poll(struct file *file, poll_table *wait)
@@ -355,6 +415,24 @@ static const char *const fairsem_async_names[] = {
 	[FAIRSEM_REQ_GRANTED] = "granted",
 };
 
+/* fdinfo of a semaphore of several kinds: every kind, from one snapshot. */
+static void fairsem_show_kinds(struct seq_file *m, struct fairsem_file *ff,
+			       struct fairsem_sem *sem)
+{
+	struct fairsem_info_kinds info;
+	const struct fairsem_kind *kind;
+	unsigned int k;
+
+	fairsem_fill_info_kinds(ff, sem, &info);
+	seq_printf(m, "fairsem-kinds:\t%u\n", info.nkinds);
+	for (k = 0; k < info.nkinds; k++) {
+		kind = &info.kind[k];
+		seq_printf(m, "fairsem-kind:\t%u %s limit=%llu available=%llu taken=%llu holds=%llu\n",
+			   k, kind->label[0] ? kind->label : "-", kind->limit,
+			   kind->available, kind->taken, kind->holds);
+	}
+}
+
 static void fairsem_fop_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct fairsem_file *ff = file->private_data;
@@ -379,6 +457,8 @@ static void fairsem_fop_show_fdinfo(struct seq_file *m, struct file *file)
 		   info.flags & FAIRSEM_PRIO ? "prio" : "fifo");
 	seq_printf(m, "fairsem-closed:\t%d\n", !!(info.flags & FAIRSEM_INFO_CLOSED));
 	seq_printf(m, "fairsem-async:\t%s\n", async);
+	if (info.flags & FAIRSEM_INFO_KINDS)
+		fairsem_show_kinds(m, ff, sem);
 }
 
 const struct file_operations fairsem_fops = {

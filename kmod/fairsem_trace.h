@@ -6,6 +6,7 @@
 #define _FAIRSEM_TRACE_H
 
 #include <linux/tracepoint.h>
+#include <uapi/linux/fairsem.h>
 
 /*
  * Every change of a semaphore's permits, with the semaphore's id and its
@@ -23,6 +24,8 @@
  *   fairsem_close        CLOSE refused count queued requests
  *
  * fairsem_acquire reports each FAIRSEM_IOC_ACQUIRE as it returns.
+ * fairsem_kind follows each of the others on a semaphore of several kinds,
+ * one per kind, with its label.
  *
  * The layout of the TRACE_EVENT() macros is the one every header under
  * include/trace/events/ uses; `make checkpatch` turns off the two checks
@@ -93,6 +96,37 @@ DEFINE_EVENT(fairsem_permits, fairsem_remove,
 DEFINE_EVENT(fairsem_permits, fairsem_close,
 	TP_PROTO(u64 id, u64 count, u64 limit, u64 taken, u64 waiters),
 	TP_ARGS(id, count, limit, taken, waiters)
+);
+
+/*
+ * On a semaphore of several kinds, each event above is followed, under the
+ * same lock, by one of these per kind: its share of the event's count and
+ * its counts after the change.
+ */
+TRACE_EVENT(fairsem_kind,
+	TP_PROTO(u64 id, u32 kind, const char *label, u64 count, u64 limit,
+		 u64 taken),
+	TP_ARGS(id, kind, label, count, limit, taken),
+	TP_STRUCT__entry(
+		__field(u64, id)
+		__field(u32, kind)
+		__array(char, label, FAIRSEM_LABEL_LEN)
+		__field(u64, count)
+		__field(u64, limit)
+		__field(u64, taken)
+	),
+	TP_fast_assign(
+		__entry->id = id;
+		__entry->kind = kind;
+		memcpy(__entry->label, label, FAIRSEM_LABEL_LEN);
+		__entry->count = count;
+		__entry->limit = limit;
+		__entry->taken = taken;
+	),
+	TP_printk("sem=%llu kind=%u label=%s count=%llu limit=%llu taken=%llu",
+		  __entry->id, __entry->kind,
+		  __entry->label[0] ? __entry->label : "-", __entry->count,
+		  __entry->limit, __entry->taken)
 );
 
 /* An acquire as it returns: 0, or the errno the caller sees. */

@@ -48,6 +48,7 @@ struct t_handle {
 /* A caller blocked in FAIRSEM_IOC_ACQUIRE, and its request. */
 struct t_waiter {
 	struct fairsem_request req;
+	u64 count[FAIRSEM_MAX_KINDS];	/* req.count points here */
 	int id;
 	bool refused;		/* request_done() said: semaphore closed */
 	bool away;		/* frozen: out of the queue until its restart */
@@ -152,14 +153,14 @@ static void dump_core_sem(struct world *w, int s)
 
 	fprintf(stderr,
 		"#   core sem%d: id=%llu limit=%llu taken=%llu avail=%llu waiters=%llu handles=%u closed=%d lifo=%d queue=[",
-		s, sem->id, sem->limit, sem->taken, fairsem_available(sem),
+		s, sem->id, sem->kind[0].limit, sem->kind[0].taken, fairsem_available(sem, 0),
 		sem->waiters, sem->handles, sem->closed, sem->lifo);
 	list_for_each_entry(req, &sem->queue, node) {
 		if (n++ > REF_REQS) {
 			fprintf(stderr, " ...");
 			break;
 		}
-		fprintf(stderr, " %llu", req->count);
+		fprintf(stderr, " %llu", req->count[0]);
 	}
 	fprintf(stderr, " ]\n");
 }
@@ -201,8 +202,8 @@ static void dump_state(struct world *w)
 
 		if (th)
 			fprintf(stderr, "#   core h%d: holds=%llu async=%s/%llu id=%d\n",
-				i, th->h.holds, async_name(th->h.async.state),
-				th->h.async.count, th->async_id);
+				i, th->h.holds[0], async_name(th->h.async.state),
+				th->h.async.count[0], th->async_id);
 		if (rh->used)
 			fprintf(stderr, "#   ref  h%d: sem%d holds=%llu async=%s/%llu id=%d\n",
 				i, rh->sem, (unsigned long long)rh->holds,
@@ -215,7 +216,7 @@ static void dump_state(struct world *w)
 
 		if (tw)
 			fprintf(stderr, "#   core w%d: id=%d count=%llu state=%s refused=%d\n",
-				i, tw->id, tw->req.count,
+				i, tw->id, tw->req.count[0],
 				async_name(tw->req.state), tw->refused);
 		if (rw->used)
 			fprintf(stderr, "#   ref  w%d: id=%d h%d count=%llu state=%s\n",
@@ -303,7 +304,7 @@ struct fairsem_wake {
  * shows part of a grant or a release: taken is the sum of the holds.
  */
 void fairsem_traced(const struct fairsem_sem *sem,
-		    enum fairsem_trace_event event, u64 count)
+		    enum fairsem_trace_event event, const u64 *count)
 {
 	const struct fairsem_holder *holder;
 	u64 held = 0;
@@ -312,8 +313,8 @@ void fairsem_traced(const struct fairsem_sem *sem,
 	(void)count;
 	MODEL_CHECK(sem->lock.held, "fairsem_traced: lock not held");
 	list_for_each_entry(holder, &sem->holder_list, sibling)
-		held += holder->holds;
-	MODEL_CHECK(held == sem->taken, "fairsem_traced: taken is not the sum of holds");
+		held += holder->holds[0];
+	MODEL_CHECK(held == sem->kind[0].taken, "fairsem_traced: taken is not the sum of holds");
 }
 
 /* The core asks the glue to wake a handle's readers and pollers. */
@@ -463,24 +464,24 @@ static void check_sem(struct world *w, int s)
 	if (!sem || !rs->used)
 		return;
 	check(w, !sem->lock.held, "sem%d: lock left held", s);
-	check(w, sem->id == rs->id && sem->limit == rs->limit &&
-	      sem->taken == rs->taken && sem->handles == rs->handles &&
+	check(w, sem->id == rs->id && sem->kind[0].limit == rs->limit &&
+	      sem->kind[0].taken == rs->taken && sem->handles == rs->handles &&
 	      sem->closed == rs->closed && sem->lifo == rs->lifo &&
 	      sem->prio == rs->prio,
 	      "sem%d: core and reference differ", s);
-	check(w, fairsem_available(sem) == ref_available(&w->ref, s),
+	check(w, fairsem_available(sem, 0) == ref_available(&w->ref, s),
 	      "sem%d: available %llu, reference %llu", s,
-	      fairsem_available(sem),
+	      fairsem_available(sem, 0),
 	      (unsigned long long)ref_available(&w->ref, s));
-	check(w, sem->limit <= MAXP && sem->taken <= MAXP,
+	check(w, sem->kind[0].limit <= MAXP && sem->kind[0].taken <= MAXP,
 	      "sem%d: limit or taken above the maximum", s);
 
 	/* taken is the sum of what the handles hold */
 	for (i = 0; i < REF_HANDLES; i++)
 		if (w->handle[i] && w->handle[i]->h.sem == sem)
-			held += w->handle[i]->h.holds;
-	check(w, sem->taken == held, "sem%d: taken %llu, handles hold %llu",
-	      s, sem->taken, held);
+			held += w->handle[i]->h.holds[0];
+	check(w, sem->kind[0].taken == held, "sem%d: taken %llu, handles hold %llu",
+	      s, sem->kind[0].taken, held);
 
 	/* every attached handle is on the list that CLOSE walks, once */
 	nc = 0;
@@ -514,9 +515,9 @@ static void check_sem(struct world *w, int s)
 			list_first_entry(&sem->queue, struct fairsem_request,
 					 node);
 
-		check(w, head->count > fairsem_available(sem),
+		check(w, head->count[0] > fairsem_available(sem, 0),
 		      "sem%d: head wants %llu, %llu available: grant missed",
-		      s, head->count, fairsem_available(sem));
+		      s, head->count[0], fairsem_available(sem, 0));
 	}
 }
 
@@ -532,13 +533,13 @@ static void check_handle(struct world *w, int i)
 		return;
 	a = &th->h.async;
 	check(w, th->h.sem == w->sem[rh->sem], "h%d: bound elsewhere", i);
-	check(w, th->h.holds == rh->holds, "h%d: holds %llu, reference %llu",
-	      i, th->h.holds, (unsigned long long)rh->holds);
+	check(w, th->h.holds[0] == rh->holds, "h%d: holds %llu, reference %llu",
+	      i, th->h.holds[0], (unsigned long long)rh->holds);
 	check(w, (int)a->state == (int)rh->async,
 	      "h%d: async %s, reference %s", i, async_name(a->state),
 	      async_name(rh->async));
 	if (a->state != FAIRSEM_REQ_IDLE && rh->async != REF_ASYNC_IDLE)
-		check(w, a->count == rh->async_count && th->async_id == rh->async_id,
+		check(w, a->count[0] == rh->async_count && th->async_id == rh->async_id,
 		      "h%d: async request differs", i);
 	check(w, a->state == FAIRSEM_REQ_QUEUED || list_empty(&a->node),
 	      "h%d: async request linked while not queued", i);
@@ -563,7 +564,7 @@ static void check_waiter(struct world *w, int i)
 	else
 		state = tw->refused ? REF_WAIT_REFUSED : (enum ref_wait)-1;
 	check(w, state == rw->state && tw->id == rw->id &&
-	      tw->req.count == rw->count && w->handle[rw->handle] &&
+	      tw->req.count[0] == rw->count && w->handle[rw->handle] &&
 	      tw->req.holder == &w->handle[rw->handle]->h,
 	      "w%d: core and reference differ", i);
 }
@@ -724,7 +725,7 @@ static struct t_handle *handle_new(struct world *w, int slot)
 /* The glue publishes holder->sem itself, after the core counted it in. */
 static void attach(struct fairsem_sem *sem, struct t_handle *th)
 {
-	fairsem_attach(sem, &th->h);
+	fairsem_attach(sem, &th->h, NULL);
 	th->h.sem = sem;
 }
 
@@ -758,8 +759,12 @@ static int op_init(struct world *w, u64 permits, u32 flags)
 		return -1;
 	begin_op(w, "init sem%d h%d permits=%llu %s", s, h, permits,
 		 flags & FAIRSEM_LIFO ? "lifo" : flags & FAIRSEM_PRIO ? "prio" : "fifo");
-	sem = xcalloc(sizeof(*sem));
-	fairsem_sem_setup(sem, w->next_sem_id, permits, flags);
+	sem = fairsem_sem_alloc(1);
+	if (!sem) {
+		perror("fairsem_sem_alloc");
+		exit(2);
+	}
+	fairsem_sem_setup(sem, w->next_sem_id, 1, &permits, flags);
 	th = handle_new(w, h);
 	spin_lock(&sem->lock);
 	attach(sem, th);
@@ -873,7 +878,8 @@ static int op_acquire(struct world *w, int h, u64 count, int *slot)
 	INIT_LIST_HEAD(&tw->req.node);
 	INIT_LIST_HEAD(&tw->req.level);
 	tw->req.holder = &w->handle[h]->h;
-	tw->req.count = count;
+	tw->count[0] = count;
+	tw->req.count = tw->count;
 	tw->req.prio = w->prio_now;
 	tw->req.state = FAIRSEM_REQ_IDLE;
 	w->waiter[i] = tw;
@@ -975,9 +981,10 @@ static int op_rejoin(struct world *w, int i)
 static int op_try(struct world *w, int h, u64 count)
 {
 	struct fairsem_sem *sem = sem_of(w, h);
+	u64 vec[FAIRSEM_MAX_KINDS] = { count };
 	struct fairsem_request req = {
 		.holder = &w->handle[h]->h,
-		.count = count,
+		.count = vec,
 		.prio = w->prio_now,
 		.state = FAIRSEM_REQ_IDLE,
 	};
@@ -1003,7 +1010,7 @@ static int op_async(struct world *w, int h, u64 count)
 
 	begin_op(w, "async h%d count=%llu id=%d", h, count, id);
 	spin_lock(&sem->lock);
-	core = fairsem_async_start(&th->h, count, w->prio_now);
+	core = fairsem_async_start(&th->h, &count, w->prio_now);
 	spin_unlock(&sem->lock);
 	if (core == -EINPROGRESS)
 		th->async_id = id;
@@ -1068,7 +1075,7 @@ static int op_uncollect(struct world *w, int h)
 
 	begin_op(w, "uncollect h%d count=%llu", h, count);
 	spin_lock(&sem->lock);
-	fairsem_async_uncollect(&w->handle[h]->h, count);
+	fairsem_async_uncollect(&w->handle[h]->h, &count);
 	spin_unlock(&sem->lock);
 	w->faulting[h] = false;
 	return end_op(w, -EFAULT, ref_uncollect(&w->ref, h, count));
@@ -1092,16 +1099,16 @@ static int op_count(struct world *w, enum count_op op, int h, u64 count)
 	spin_lock(&sem->lock);
 	switch (op) {
 	case OP_RELEASE:
-		core = fairsem_release(handle, count, &wake);
+		core = fairsem_release(handle, &count, &wake);
 		break;
 	case OP_FORGET:
-		core = fairsem_forget(handle, count, &wake);
+		core = fairsem_forget(handle, &count, &wake);
 		break;
 	case OP_ADD:
-		core = fairsem_add(sem, count, &wake);
+		core = fairsem_add(sem, &count, &wake);
 		break;
 	case OP_REMOVE:
-		core = fairsem_remove(sem, count);
+		core = fairsem_remove(sem, &count);
 		break;
 	}
 	spin_unlock(&sem->lock);
@@ -1524,12 +1531,12 @@ static bool random_sequences(const struct config *cfg)
 
 static u64 holds(struct world *w, int h)
 {
-	return w->handle[h]->h.holds;
+	return w->handle[h]->h.holds[0];
 }
 
 static u64 available(struct world *w, int h)
 {
-	return fairsem_available(sem_of(w, h));
+	return fairsem_available(sem_of(w, h), 0);
 }
 
 static int wstate(struct world *w, int i)
@@ -1655,12 +1662,12 @@ static void forget_lowers_limit_stopping_at_zero(struct world *w)
 	sem = sem_of(w, a);
 	EXPECT(w, op_acquire(w, a, 5, NULL) == 0);
 	EXPECT(w, op_forget(w, a, 2) == 0);
-	EXPECT(w, sem->limit == 3 && sem->taken == 3 && holds(w, a) == 3);
+	EXPECT(w, sem->kind[0].limit == 3 && sem->kind[0].taken == 3 && holds(w, a) == 3);
 	EXPECT(w, op_remove(w, a, 2) == 0);
 	EXPECT(w, op_forget(w, a, 2) == 0);
-	EXPECT(w, sem->limit == 0 && sem->taken == 1 && holds(w, a) == 1);
+	EXPECT(w, sem->kind[0].limit == 0 && sem->kind[0].taken == 1 && holds(w, a) == 1);
 	EXPECT(w, op_forget(w, a, 2) == -EINVAL);
-	EXPECT(w, op_forget(w, a, 1) == 0 && sem->limit == 0);
+	EXPECT(w, op_forget(w, a, 1) == 0 && sem->kind[0].limit == 0);
 }
 
 static void remove_below_taken_grants_nothing(struct world *w)
@@ -1742,7 +1749,7 @@ static void cancel_granted_gives_back_what_is_still_held(struct world *w)
 	EXPECT(w, holds(w, a) == 3);
 	EXPECT(w, op_release(w, a, 2) == 0);
 	EXPECT(w, op_cancel(w, a) == 0);
-	EXPECT(w, holds(w, a) == 0 && sem->taken == 0);
+	EXPECT(w, holds(w, a) == 0 && sem->kind[0].taken == 0);
 	EXPECT(w, op_cancel(w, a) == -ENOENT);
 }
 

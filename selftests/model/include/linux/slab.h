@@ -26,6 +26,12 @@ static inline void *kzalloc(size_t size, gfp_t flags)
 	return calloc(1, size);
 }
 
+static inline void *kcalloc(size_t n, size_t size, gfp_t flags)
+{
+	(void)flags;
+	return calloc(n, size);
+}
+
 static inline void kfree(const void *p)
 {
 	free((void *)p);
