@@ -20,6 +20,12 @@ _Static_assert(sizeof(struct fairsem_info) == 88, "fairsem_info");
 _Static_assert(offsetof(struct fairsem_info, flags) == 48, "info.flags");
 _Static_assert(offsetof(struct fairsem_info, reserved) == 56, "info.reserved");
 _Static_assert(sizeof(struct fairsem_handle) == 8, "fairsem_handle");
+/* Kinds: inline vectors, the same layout on 32- and 64-bit. */
+_Static_assert(sizeof(struct fairsem_init_kinds) == 208, "fairsem_init_kinds");
+_Static_assert(sizeof(struct fairsem_acquire_kinds) == 88, "fairsem_acquire_kinds");
+_Static_assert(sizeof(struct fairsem_counts) == 72, "fairsem_counts");
+_Static_assert(sizeof(struct fairsem_kind) == 48, "fairsem_kind");
+_Static_assert(sizeof(struct fairsem_info_kinds) == 432, "fairsem_info_kinds");
 _Static_assert(FAIRSEM_IOC_INIT == 0x4010fa00u, "INIT");
 _Static_assert(FAIRSEM_IOC_ACQUIRE == 0x4018fa01u, "ACQUIRE");
 _Static_assert(FAIRSEM_IOC_RELEASE == 0x4008fa02u, "RELEASE");
@@ -134,6 +140,37 @@ TEST(compat_async_request_and_read)
 	EXPECT_EQ(BIG, n);
 	EXPECT_EQ(BIG, fs_holds(h));
 	EXPECT_EQ(-EINVAL, fs_read(h, &n));
+}
+
+TEST(compat_kinds_vectors_keep_64_bit_values)
+{
+	struct fairsem_init_kinds in = { .limit = { 2, BIG }, .nkinds = 2 };
+	struct fairsem_acquire_kinds acq = {
+		.count = { 1, BIG }, .nkinds = 2,
+		.deadline_ns = FAIRSEM_NO_DEADLINE, .flags = FAIRSEM_ACQ_ASYNC,
+	};
+	struct fairsem_counts add = { .count = { 0, BIG }, .nkinds = 2 };
+	struct fairsem_info_kinds info;
+	uint64_t got[2] = { 0 };
+	int fd = fs_open(), h;
+
+	ASSERT_LE(0, fd);
+	strcpy(in.label[1], "bytes");
+	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
+	h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
+	ASSERT_EQ(-EINPROGRESS, fs_ret(ioctl(h, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
+	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_ADD_KINDS, &add)));
+	EXPECT_EQ(16, read(h, got, sizeof(got)));
+	EXPECT_EQ(1, got[0]);
+	EXPECT_EQ(BIG, got[1]);
+	ASSERT_EQ(0, fs_ret(ioctl(h, FAIRSEM_IOC_INFO_KINDS, &info)));
+	EXPECT_EQ(2, info.nkinds);
+	EXPECT_EQ(2 * BIG, info.kind[1].limit);
+	EXPECT_EQ(2 * BIG, info.kind[1].taken);
+	EXPECT_EQ(BIG, info.kind[1].holds);
+	EXPECT_STREQ("bytes", info.kind[1].label);
 }
 
 TEST(compat_cancel_and_close)

@@ -26,6 +26,7 @@
 #include <sanitizer/common_interface_defs.h>
 
 #include <linux/fairsem.h>
+#include <linux/err.h>
 #include <linux/lockdep.h>
 #include "fairsem_core.h"
 #include "reference.h"
@@ -307,14 +308,19 @@ void fairsem_traced(const struct fairsem_sem *sem,
 		    enum fairsem_trace_event event, const u64 *count)
 {
 	const struct fairsem_holder *holder;
-	u64 held = 0;
+	unsigned int k;
+	u64 held;
 
 	(void)event;
 	(void)count;
 	MODEL_CHECK(sem->lock.held, "fairsem_traced: lock not held");
-	list_for_each_entry(holder, &sem->holder_list, sibling)
-		held += holder->holds[0];
-	MODEL_CHECK(held == sem->kind[0].taken, "fairsem_traced: taken is not the sum of holds");
+	for (k = 0; k < sem->nkinds; k++) {
+		held = 0;
+		list_for_each_entry(holder, &sem->holder_list, sibling)
+			held += holder->holds[k];
+		MODEL_CHECK(held == sem->kind[k].taken,
+			    "fairsem_traced: taken is not the sum of holds");
+	}
 }
 
 /* The core asks the glue to wake a handle's readers and pollers. */
@@ -2020,6 +2026,533 @@ static void rejoin_at_the_head_is_granted_at_once(struct world *w)
 	EXPECT(w, wstate(w, w2) == FAIRSEM_REQ_QUEUED);
 }
 
+/* --- kinds: vectors through the core ---------------------------------------
+ *
+ * The reference model counts one kind; semaphores of several kinds are
+ * checked here against the contract's invariants instead, after every
+ * operation: in every kind the handles' holds add up to taken; a queued
+ * head never fits in every kind; a request is granted only once everything
+ * queued before it has gone; a refused operation changes nothing; a handle
+ * that dies gives back its whole vector.  Directed tests first, then
+ * random_kinds.
+ */
+
+#define K_HANDLES	4
+#define K_WAITERS	8
+
+struct kworld {
+	struct world *w;
+	struct fairsem_sem *sem;
+	unsigned int nkinds;
+	struct t_handle *h[K_HANDLES];
+	struct t_waiter *wt[K_WAITERS];
+	/* The queue before the current op, in grant order. */
+	struct fairsem_request *queue[K_HANDLES + K_WAITERS];
+	int queued;
+};
+
+/* A new handle in slot i; the first keeps the reference setup gave. */
+static void k_handle_new(struct kworld *kw, int i, bool first)
+{
+	struct t_handle *th = xcalloc(sizeof(*th));
+	u64 *holds = fairsem_holds_alloc(kw->nkinds);
+
+	check(kw->w, !IS_ERR(holds), "fairsem_holds_alloc failed");
+	fairsem_holder_setup(&th->h);
+	th->async_id = kw->w->next_id++;
+	spin_lock(&kw->sem->lock);
+	if (!first)
+		refcount_inc(&kw->sem->ref);
+	fairsem_attach(kw->sem, &th->h, holds);
+	th->h.sem = kw->sem;
+	spin_unlock(&kw->sem->lock);
+	kw->h[i] = th;
+}
+
+static void k_start(struct kworld *kw, struct world *w, unsigned int nkinds,
+		    const u64 *limit, u32 flags)
+{
+	int i;
+
+	memset(kw, 0, sizeof(*kw));
+	kw->w = w;
+	kw->nkinds = nkinds;
+	kw->sem = fairsem_sem_alloc(nkinds);
+	check(w, kw->sem, "fairsem_sem_alloc failed");
+	fairsem_sem_setup(kw->sem, w->next_sem_id++, nkinds, limit, flags);
+	for (i = 0; i < K_HANDLES; i++)
+		k_handle_new(kw, i, i == 0);
+}
+
+static u64 k_vec_sum(const u64 *v, unsigned int n)
+{
+	u64 s = 0;
+	unsigned int k;
+
+	for (k = 0; k < n; k++)
+		s += v[k];
+	return s;
+}
+
+/* Before an op: the queue as it stands, and a clean event list. */
+static void k_begin(struct kworld *kw, const char *what)
+{
+	struct fairsem_request *req;
+
+	begin_op(kw->w, "kinds: %s", what);
+	kw->queued = 0;
+	list_for_each_entry(req, &kw->sem->queue, node)
+		kw->queue[kw->queued++] = req;
+}
+
+static int k_request_id(struct fairsem_request *req)
+{
+	return request_id(req);
+}
+
+/* After an op: the invariants of the section's head comment. */
+static void k_check(struct kworld *kw)
+{
+	struct fairsem_sem *sem = kw->sem;
+	struct world *w = kw->w;
+	struct fairsem_request *head;
+	unsigned int k;
+	int e, i, j;
+	bool fits = true;
+
+	for (k = 0; k < kw->nkinds; k++) {
+		u64 held = 0;
+
+		for (i = 0; i < K_HANDLES; i++)
+			if (kw->h[i])
+				held += kw->h[i]->h.holds[k];
+		check(w, held == sem->kind[k].taken,
+		      "kind %u: handles hold %llu, taken %llu", k, held,
+		      sem->kind[k].taken);
+		check(w, sem->kind[k].limit <= FAIRSEM_MAX_PERMITS,
+		      "kind %u: limit %llu", k, sem->kind[k].limit);
+	}
+	if (!list_empty(&sem->queue)) {
+		head = list_first_entry(&sem->queue, struct fairsem_request, node);
+		for (k = 0; k < kw->nkinds; k++)
+			if (head->count[k] > fairsem_available(sem, k))
+				fits = false;
+		check(w, !fits, "the head fits in every kind and was not granted");
+	}
+	/* Granted only once everything queued before it has gone. */
+	for (e = 0; e < w->nr_events; e++) {
+		if (!w->event[e].granted)
+			continue;
+		for (i = 0; i < kw->queued; i++)
+			if (k_request_id(kw->queue[i]) == w->event[e].id)
+				break;
+		for (j = 0; j < i && i < kw->queued; j++)
+			check(w, kw->queue[j]->state != FAIRSEM_REQ_QUEUED,
+			      "request %d granted while %d, before it, waits",
+			      w->event[e].id, k_request_id(kw->queue[j]));
+	}
+}
+
+/* What a refused op must leave as it was. */
+struct k_snap {
+	u64 limit[FAIRSEM_MAX_KINDS], taken[FAIRSEM_MAX_KINDS];
+	u64 holds[K_HANDLES][FAIRSEM_MAX_KINDS];
+	u64 waiters;
+};
+
+static void k_snap(struct kworld *kw, struct k_snap *s)
+{
+	unsigned int k;
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	for (k = 0; k < kw->nkinds; k++) {
+		s->limit[k] = kw->sem->kind[k].limit;
+		s->taken[k] = kw->sem->kind[k].taken;
+		for (i = 0; i < K_HANDLES; i++)
+			if (kw->h[i])
+				s->holds[i][k] = kw->h[i]->h.holds[k];
+	}
+	s->waiters = kw->sem->waiters;
+}
+
+static void k_unchanged(struct kworld *kw, const struct k_snap *before, int ret)
+{
+	struct k_snap after;
+
+	k_snap(kw, &after);
+	check(kw->w, !memcmp(before, &after, sizeof(after)),
+	      "refused (%s), yet something changed", errname(ret));
+}
+
+static int k_try(struct kworld *kw, int h, const u64 *count)
+{
+	u64 vec[FAIRSEM_MAX_KINDS] = { 0 };
+	struct fairsem_request req = {
+		.holder = &kw->h[h]->h, .count = vec, .prio = 100,
+	};
+	struct k_snap before;
+	int ret;
+
+	memcpy(vec, count, kw->nkinds * sizeof(*vec));
+	INIT_LIST_HEAD(&req.node);
+	INIT_LIST_HEAD(&req.level);
+	k_begin(kw, "try");
+	k_snap(kw, &before);
+	spin_lock(&kw->sem->lock);
+	ret = fairsem_try_grant(&req);
+	spin_unlock(&kw->sem->lock);
+	if (ret)
+		k_unchanged(kw, &before, ret);
+	k_check(kw);
+	return ret;
+}
+
+/* A blocking acquire: its slot in *slot while it waits. */
+static int k_wait(struct kworld *kw, int h, const u64 *count, int *slot)
+{
+	struct t_waiter *tw;
+	int i, ret;
+
+	for (i = 0; i < K_WAITERS && kw->wt[i]; i++)
+		;
+	if (i == K_WAITERS)
+		return -ENOSPC;
+	tw = xcalloc(sizeof(*tw));
+	memcpy(tw->count, count, kw->nkinds * sizeof(*count));
+	INIT_LIST_HEAD(&tw->req.node);
+	INIT_LIST_HEAD(&tw->req.level);
+	tw->req.holder = &kw->h[h]->h;
+	tw->req.count = tw->count;
+	tw->req.prio = 100;
+	tw->id = kw->w->next_id++;
+	k_begin(kw, "wait");
+	spin_lock(&kw->sem->lock);
+	ret = fairsem_enqueue(&tw->req);
+	spin_unlock(&kw->sem->lock);
+	if (ret == -EINPROGRESS) {
+		kw->wt[i] = tw;
+		if (slot)
+			*slot = i;
+	} else {
+		free(tw);
+	}
+	k_check(kw);
+	return ret;
+}
+
+/* A waiter returns (granted) or gives up (deadline, signal). */
+static int k_waiter_end(struct kworld *kw, int i)
+{
+	struct fairsem_wake wake = { 0 };
+	struct t_waiter *tw = kw->wt[i];
+	int ret;
+
+	k_begin(kw, "waiter ends");
+	spin_lock(&kw->sem->lock);
+	fairsem_dequeue(&tw->req, &wake);
+	ret = tw->req.state == FAIRSEM_REQ_GRANTED ? 0 : -ETIMEDOUT;
+	spin_unlock(&kw->sem->lock);
+	kw->wt[i] = NULL;
+	k_check(kw);	/* before the free: the queue seen before had it */
+	free(tw);
+	return ret;
+}
+
+static int k_async(struct kworld *kw, int h, const u64 *count)
+{
+	int ret;
+
+	k_begin(kw, "async");
+	spin_lock(&kw->sem->lock);
+	ret = fairsem_async_start(&kw->h[h]->h, count, 100);
+	spin_unlock(&kw->sem->lock);
+	k_check(kw);
+	return ret;
+}
+
+static int k_cancel(struct kworld *kw, int h)
+{
+	struct fairsem_wake wake = { 0 };
+	int ret;
+
+	k_begin(kw, "cancel");
+	spin_lock(&kw->sem->lock);
+	ret = fairsem_async_cancel(&kw->h[h]->h, &wake);
+	spin_unlock(&kw->sem->lock);
+	k_check(kw);
+	return ret;
+}
+
+static int k_collect(struct kworld *kw, int h, u64 *count)
+{
+	int ret;
+
+	k_begin(kw, "read");
+	spin_lock(&kw->sem->lock);
+	ret = fairsem_async_collect(&kw->h[h]->h, count);
+	spin_unlock(&kw->sem->lock);
+	k_check(kw);
+	return ret;
+}
+
+enum k_op { K_RELEASE, K_FORGET, K_ADD, K_REMOVE };
+
+static int k_counts(struct kworld *kw, enum k_op op, int h, const u64 *count)
+{
+	static const char *const name[] = { "release", "forget", "add", "remove" };
+	struct fairsem_wake wake = { 0 };
+	struct fairsem_holder *holder = &kw->h[h]->h;
+	struct k_snap before;
+	int ret;
+
+	k_begin(kw, name[op]);
+	k_snap(kw, &before);
+	spin_lock(&kw->sem->lock);
+	switch (op) {
+	case K_RELEASE:
+		ret = fairsem_release(holder, count, &wake);
+		break;
+	case K_FORGET:
+		ret = fairsem_forget(holder, count, &wake);
+		break;
+	case K_ADD:
+		ret = fairsem_add(kw->sem, count, &wake);
+		break;
+	default:
+		ret = fairsem_remove(kw->sem, count);
+		break;
+	}
+	spin_unlock(&kw->sem->lock);
+	if (ret)
+		k_unchanged(kw, &before, ret);
+	k_check(kw);
+	return ret;
+}
+
+/* What the op's grants moved, in kind k. */
+static u64 k_granted(struct kworld *kw, unsigned int k)
+{
+	struct world *w = kw->w;
+	u64 sum = 0;
+	int e, i;
+
+	for (e = 0; e < w->nr_events; e++)
+		for (i = 0; i < kw->queued; i++)
+			if (w->event[e].granted &&
+			    k_request_id(kw->queue[i]) == w->event[e].id)
+				sum += kw->queue[i]->count[k];
+	return sum;
+}
+
+/*
+ * The handle's last reference closes (its process died): its waiters give
+ * up first, as their threads die with it, then the whole vector comes back
+ * in one step and the head is granted again.  A fresh handle takes the slot.
+ */
+static void k_die(struct kworld *kw, int h)
+{
+	struct fairsem_wake wake = { 0 };
+	struct t_handle *th = kw->h[h];
+	u64 held[FAIRSEM_MAX_KINDS], before[FAIRSEM_MAX_KINDS];
+	unsigned int k;
+	int i;
+
+	/* The last one would take the semaphore with it: k_end's business. */
+	if (kw->sem->handles == 1)
+		return;
+	for (i = 0; i < K_WAITERS; i++)
+		if (kw->wt[i] && kw->wt[i]->req.holder == &th->h)
+			k_waiter_end(kw, i);
+	k_begin(kw, "handle dies");
+	for (k = 0; k < kw->nkinds; k++) {
+		held[k] = th->h.holds[k];
+		before[k] = kw->sem->kind[k].taken;
+	}
+	spin_lock(&kw->sem->lock);
+	fairsem_detach(&th->h, &wake);
+	spin_unlock(&kw->sem->lock);
+	kw->h[h] = NULL;
+	for (k = 0; k < kw->nkinds; k++)
+		check(kw->w, kw->sem->kind[k].taken ==
+		      before[k] - held[k] + k_granted(kw, k),
+		      "kind %u: a dead holder's %llu did not all come back", k,
+		      held[k]);
+	k_check(kw);
+	check(kw->w, refcount_dec_and_test(&kw->sem->ref) == false,
+	      "the semaphore died with one of its handles");
+	free(th);
+}
+
+static void k_end(struct kworld *kw)
+{
+	struct fairsem_wake wake = { 0 };
+	int i;
+
+	for (i = 0; i < K_WAITERS; i++)
+		if (kw->wt[i])
+			k_waiter_end(kw, i);
+	spin_lock(&kw->sem->lock);
+	for (i = 0; i < K_HANDLES; i++)
+		if (kw->h[i])
+			fairsem_detach(&kw->h[i]->h, &wake);
+	spin_unlock(&kw->sem->lock);
+	for (i = 0; i < K_HANDLES; i++) {
+		if (!kw->h[i])
+			continue;
+		if (refcount_dec_and_test(&kw->sem->ref))
+			free(kw->sem);
+		free(kw->h[i]);
+	}
+}
+
+#define V(...)	((const u64[FAIRSEM_MAX_KINDS]){ __VA_ARGS__ })
+
+static const u64 k_limit2[2] = { 1, 10 };
+
+static void kinds_grant_needs_every_kind(struct world *w)
+{
+	struct kworld kw;
+	int slot;
+
+	k_start(&kw, w, 2, k_limit2, 0);
+	EXPECT(w, k_try(&kw, 0, V(0, 6)) == 0);
+	EXPECT(w, k_wait(&kw, 1, V(1, 5), &slot) == -EINPROGRESS);
+	EXPECT(w, kw.sem->kind[0].taken == 0 && kw.h[1]->h.holds[0] == 0);
+	EXPECT(w, k_try(&kw, 2, V(1, 0)) == -EAGAIN);	/* FIFO: no barging */
+	EXPECT(w, k_counts(&kw, K_RELEASE, 0, V(0, 1)) == 0);
+	EXPECT(w, w->nr_events == 1);
+	EXPECT(w, kw.h[1]->h.holds[0] == 1 && kw.h[1]->h.holds[1] == 5);
+	EXPECT(w, kw.sem->kind[1].taken == 10);
+	EXPECT(w, k_waiter_end(&kw, slot) == 0);
+	k_end(&kw);
+}
+
+static void kinds_head_holds_back_a_request_that_fits(struct world *w)
+{
+	struct kworld kw;
+	int big, small;
+
+	k_start(&kw, w, 2, k_limit2, 0);
+	EXPECT(w, k_try(&kw, 0, V(0, 5)) == 0);
+	EXPECT(w, k_wait(&kw, 1, V(1, 10), &big) == -EINPROGRESS);
+	EXPECT(w, k_wait(&kw, 2, V(0, 1), &small) == -EINPROGRESS);
+	EXPECT(w, k_counts(&kw, K_RELEASE, 0, V(0, 5)) == 0);
+	EXPECT(w, kw.wt[big]->req.state == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, kw.wt[small]->req.state == FAIRSEM_REQ_QUEUED);
+	k_end(&kw);
+}
+
+static void kinds_release_above_holds_in_one_kind_changes_nothing(struct world *w)
+{
+	struct kworld kw;
+
+	k_start(&kw, w, 2, k_limit2, 0);
+	EXPECT(w, k_try(&kw, 0, V(1, 4)) == 0);
+	EXPECT(w, k_counts(&kw, K_RELEASE, 0, V(1, 5)) == -EINVAL);
+	EXPECT(w, k_counts(&kw, K_FORGET, 0, V(0, 5)) == -EINVAL);
+	EXPECT(w, k_counts(&kw, K_RELEASE, 0, V(0, 4)) == 0);
+	EXPECT(w, kw.h[0]->h.holds[0] == 1 && kw.h[0]->h.holds[1] == 0);
+	k_end(&kw);
+}
+
+static void kinds_add_overflow_in_one_kind_changes_nothing(struct world *w)
+{
+	struct kworld kw;
+
+	k_start(&kw, w, 2, k_limit2, 0);
+	EXPECT(w, k_counts(&kw, K_ADD, 0, V(1, FAIRSEM_MAX_PERMITS)) == -EOVERFLOW);
+	EXPECT(w, k_counts(&kw, K_REMOVE, 0, V(1, 11)) == -EINVAL);
+	EXPECT(w, k_counts(&kw, K_ADD, 0, V(1, FAIRSEM_MAX_PERMITS - 10)) == 0);
+	EXPECT(w, kw.sem->kind[1].limit == FAIRSEM_MAX_PERMITS);
+	k_end(&kw);
+}
+
+static void kinds_dead_holder_gives_its_vector_back_in_one_grant(struct world *w)
+{
+	struct kworld kw;
+	u64 got[FAIRSEM_MAX_KINDS];
+
+	k_start(&kw, w, 2, k_limit2, 0);
+	EXPECT(w, k_try(&kw, 0, V(1, 10)) == 0);
+	EXPECT(w, k_async(&kw, 1, V(1, 10)) == -EINPROGRESS);
+	k_die(&kw, 0);
+	EXPECT(w, w->nr_events == 1);	/* one grant of the whole vector */
+	EXPECT(w, kw.h[1]->h.async.state == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, k_collect(&kw, 1, got) == 0 && got[0] == 1 && got[1] == 10);
+	k_end(&kw);
+}
+
+/* A random vector: each kind 0 to max, not all zero. */
+static void k_rnd_vec(struct world *w, unsigned int n, u64 max, u64 *v)
+{
+	unsigned int k;
+
+	memset(v, 0, FAIRSEM_MAX_KINDS * sizeof(*v));
+	do {
+		for (k = 0; k < n; k++)
+			v[k] = rnd(w, max + 1);
+	} while (!k_vec_sum(v, n));
+}
+
+static void random_kinds(struct world *w)
+{
+	static const u32 modes[] = { 0, FAIRSEM_LIFO, FAIRSEM_PRIO };
+	u64 limit[FAIRSEM_MAX_KINDS], v[FAIRSEM_MAX_KINDS];
+	struct kworld kw;
+	unsigned int n, k;
+	int seq, op, h, i;
+
+	for (seq = 0; seq < 300 && !w->failed; seq++) {
+		w->rng = w->seed + seq;
+		n = 2 + rnd(w, 2);
+		for (k = 0; k < n; k++)
+			limit[k] = rnd(w, 6);
+		k_start(&kw, w, n, limit, modes[rnd(w, ARRAY_SIZE(modes))]);
+		for (op = 0; op < 200 && !w->failed; op++) {
+			h = rnd(w, K_HANDLES);
+			if (!kw.h[h])
+				k_handle_new(&kw, h, false);
+			k_rnd_vec(w, n, 7, v);
+			switch (rnd(w, 10)) {
+			case 0:
+				k_try(&kw, h, v);
+				break;
+			case 1:
+				k_wait(&kw, h, v, NULL);
+				break;
+			case 2:
+				k_async(&kw, h, v);
+				break;
+			case 3:
+				k_cancel(&kw, h);
+				break;
+			case 4:
+				k_collect(&kw, h, v);
+				break;
+			case 5:
+				for (k = 0; k < n; k++)
+					v[k] = rnd(w, kw.h[h]->h.holds[k] + 2);
+				if (k_vec_sum(v, n))
+					k_counts(&kw, rnd(w, 2) ? K_RELEASE : K_FORGET, h, v);
+				break;
+			case 6:
+				k_counts(&kw, rnd(w, 2) ? K_ADD : K_REMOVE, h, v);
+				break;
+			case 7:
+				i = rnd(w, K_WAITERS);
+				if (kw.wt[i])
+					k_waiter_end(&kw, i);
+				break;
+			default:
+				k_die(&kw, h);
+				break;
+			}
+		}
+		k_end(&kw);
+	}
+}
+
 struct test {
 	const char *name;
 	void (*fn)(struct world *w);
@@ -2058,6 +2591,12 @@ static const struct test tests[] = {
 	TEST(prio_orders_by_priority_then_arrival),
 	TEST(prio_granted_at_once_only_above_every_queued),
 	TEST(prio_level_survives_its_first_leaving),
+	TEST(kinds_grant_needs_every_kind),
+	TEST(kinds_head_holds_back_a_request_that_fits),
+	TEST(kinds_release_above_holds_in_one_kind_changes_nothing),
+	TEST(kinds_add_overflow_in_one_kind_changes_nothing),
+	TEST(kinds_dead_holder_gives_its_vector_back_in_one_grant),
+	TEST(random_kinds),
 };
 
 /* --- main ----------------------------------------------------------------- */
