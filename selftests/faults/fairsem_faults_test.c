@@ -706,6 +706,146 @@ TEST(ioctl_new_handle)
 	close(a.base);
 }
 
+/* ---- kinds: INIT_KINDS, NEW_HANDLE of a vector semaphore, vector calls ---- */
+
+/* Two kinds {3, 100}: the semaphore and the handle's holds vector. */
+static int call_init_kinds(void *p)
+{
+	struct init_arg *a = p;
+	struct fairsem_init_kinds in = {
+		.limit = { 3, 100 }, .nkinds = 2, .flags = a->flags,
+	};
+
+	strcpy(in.label[0], "requests");
+	strcpy(in.label[1], "bytes");
+	return fs_ret(ioctl(a->fd, FAIRSEM_IOC_INIT_KINDS, &in));
+}
+
+static void undo_init_kinds(void *p, int ret)
+{
+	struct init_arg *a = p;
+	struct fairsem_info_kinds info;
+	int fd;
+
+	(void)ret;
+	if (ioctl(a->fd, FAIRSEM_IOC_INFO_KINDS, &info) || info.nkinds != 2 ||
+	    info.kind[0].limit != 3 || info.kind[1].limit != 100 ||
+	    strcmp(info.kind[1].label, "bytes") || info.handles != 1) {
+		fprintf(stderr, "# INIT_KINDS: the semaphore is not what was asked for\n");
+		undo_errors++;
+	}
+	fd = fs_open();
+	if (fd >= 0) {
+		dup2(fd, a->fd);
+		close(fd);
+	}
+}
+
+TEST(ioctl_init_kinds)
+{
+	struct init_arg a = { .fd = -1 };
+	struct sweep sw = {
+		.name = "INIT_KINDS", .allocates = true, .arg = &a, .nwatch = 1,
+		.call = call_init_kinds, .undo = undo_init_kinds,
+	};
+	struct sweep_result res;
+
+	NEED_FAULTS();
+	a.fd = fs_open();
+	ASSERT_LE(0, a.fd);
+	sw.watch[0] = a.fd;
+	run_sweep(_metadata, &sw, &res);
+	/* The semaphore and the handle's vector: two of fairsem's own. */
+	EXPECT_LE(2, res.points);
+	ASSERT_EQ(0, call_init_kinds(&a));
+	close(a.fd);
+}
+
+/*
+ * NEW_HANDLE on a semaphore of two kinds allocates the handle and its
+ * holds vector; the scalar INFO of the watched handles (kind 0) must not
+ * change, nor may the second kind's (checked when the sweep is done).
+ */
+TEST(ioctl_new_handle_kinds)
+{
+	struct fairsem_acquire_kinds acq = {
+		.count = { 2, 20 }, .nkinds = 2,
+		.deadline_ns = FAIRSEM_NO_DEADLINE, .flags = FAIRSEM_ACQ_TRY,
+	};
+	struct fairsem_init_kinds in = { .limit = { 5, 50 }, .nkinds = 2 };
+	struct fairsem_info_kinds info;
+	struct nh_arg a = { .flags = O_CLOEXEC };
+	struct sweep sw = {
+		.name = "NEW_HANDLE kinds", .allocates = true, .arg = &a,
+		.nwatch = 2, .call = call_new_handle, .undo = undo_new_handle,
+	};
+	struct sweep_result res;
+	int other;
+
+	NEED_FAULTS();
+	a.base = fs_open();
+	ASSERT_LE(0, a.base);
+	ASSERT_EQ(0, fs_ret(ioctl(a.base, FAIRSEM_IOC_INIT_KINDS, &in)));
+	ASSERT_EQ(0, fs_ret(ioctl(a.base, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
+	other = fs_new_handle(a.base, 0);
+	ASSERT_LE(0, other);
+	acq.count[0] = 10;
+	acq.flags = FAIRSEM_ACQ_ASYNC;
+	ASSERT_EQ(-EINPROGRESS, fs_ret(ioctl(other, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
+	a.id = fs_id(a.base);
+	sw.watch[0] = a.base;
+	sw.watch[1] = other;
+	run_sweep(_metadata, &sw, &res);
+	EXPECT_LE(2, res.points);
+	ASSERT_EQ(0, fs_ret(ioctl(a.base, FAIRSEM_IOC_INFO_KINDS, &info)));
+	EXPECT_EQ(2U, info.handles);
+	EXPECT_EQ(20ULL, info.kind[1].taken);
+	EXPECT_EQ(20ULL, info.kind[1].holds);
+	close(other);
+	close(a.base);
+}
+
+/* A vector acquire and its release allocate nothing, on any path. */
+static int call_kinds_try(void *p)
+{
+	struct fairsem_acquire_kinds acq = {
+		.count = { 1, 10 }, .nkinds = 2,
+		.deadline_ns = FAIRSEM_NO_DEADLINE, .flags = FAIRSEM_ACQ_TRY,
+	};
+
+	return fs_ret(ioctl(*(int *)p, FAIRSEM_IOC_ACQUIRE_KINDS, &acq));
+}
+
+static void undo_kinds_try(void *p, int ret)
+{
+	struct fairsem_counts c = { .count = { 1, 10 }, .nkinds = 2 };
+
+	if (ret || ioctl(*(int *)p, FAIRSEM_IOC_RELEASE_KINDS, &c)) {
+		fprintf(stderr, "# kinds: the vector was not granted and given back\n");
+		undo_errors++;
+	}
+}
+
+TEST(acquire_kinds_allocates_nothing)
+{
+	struct fairsem_init_kinds in = { .limit = { 1, 10 }, .nkinds = 2 };
+	int fd;
+	struct sweep sw = {
+		.name = "ACQUIRE_KINDS try and RELEASE_KINDS", .allocates = false,
+		.arg = &fd, .nwatch = 1, .call = call_kinds_try,
+		.undo = undo_kinds_try,
+	};
+	struct sweep_result res;
+
+	NEED_FAULTS();
+	fd = fs_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
+	sw.watch[0] = fd;
+	run_sweep(_metadata, &sw, &res);
+	close(fd);
+}
+
 /* ---- calls that allocate nothing ---- */
 
 struct na_arg {

@@ -119,7 +119,7 @@ enum { OP_ACQUIRE, OP_COUNT, OP_INFO, OP_CANCEL, OP_READ, OP_POLL, OP_EPOLL,
 	OP_INIT_RACE, OP_NONBLOCK, OP_SIGNAL, OP_FORK, OP_CHILD_SIGNAL, OP_REAP,
 	OP_PASS_FD, OP_FDINFO, OP_SEND_FD, OP_RECV_FD, OP_PRIVATE, OP_EXIT,
 	OP_CLOSE_RACE, OP_LINK, OP_OPEN_NAME, OP_UNLINK, OP_RENAME, OP_CHMOD,
-	OP_NR };
+	OP_KINDS, OP_NR };
 
 static const char *const op_names[OP_NR] = {
 	"acquire", "release/forget/add/remove", "info", "cancel", "read", "poll",
@@ -127,6 +127,7 @@ static const char *const op_names[OP_NR] = {
 	"init race", "O_NONBLOCK", "signal", "fork", "signal child", "reap",
 	"pass fd", "fdinfo", "send fd", "recv fd", "private sem", "exit",
 	"close race", "link", "open name", "unlink", "rename", "chmod",
+	"kinds",
 };
 
 /* Per 10000; the parent's workers and the children draw from these. */
@@ -138,6 +139,7 @@ static const int parent_weights[OP_NR] = {
 	[OP_FORK] = 150, [OP_CHILD_SIGNAL] = 150, [OP_REAP] = 200, [OP_PASS_FD] = 200,
 	[OP_FDINFO] = 100, [OP_CLOSE_RACE] = 50, [OP_LINK] = 150,
 	[OP_OPEN_NAME] = 200, [OP_UNLINK] = 80, [OP_RENAME] = 80, [OP_CHMOD] = 50,
+	[OP_KINDS] = 600,
 };
 
 static const int child_weights[OP_NR] = {
@@ -2050,6 +2052,348 @@ static void names_teardown(struct ctx *c)
 	rmdir(names_dir);
 }
 
+/* ---------------------------------------------------------------- */
+/* kinds                                                             */
+/* ---------------------------------------------------------------- */
+
+/*
+ * Semaphores of several kinds, apart from the table: KSEMS of them (FIFO
+ * {4, 100}, LIFO {3, 50, 7}), KSLOTS handles each, kept for the whole run.
+ * OP_KINDS makes vector calls on a handle it has to itself (others may
+ * still grant to it or take from the semaphore meanwhile), with results
+ * checked against the contract; a child takes a vector and is SIGKILLed.
+ * At every quiescent point, per kind: the holds of the handles add up to
+ * taken, available is max(limit - taken, 0), waiters are the pending
+ * asynchronous requests; in FIFO order a queued request holds back a TRY;
+ * then every request is withdrawn and every hold given back, and taken
+ * must be 0 in every kind: whatever a dead holder had came back.
+ */
+#define KSEMS	2
+#define KSLOTS	6
+
+static struct {
+	pthread_mutex_t mu;
+	uint32_t nkinds[KSEMS];
+	bool lifo[KSEMS];
+	int fd[KSEMS][KSLOTS];
+	bool busy[KSEMS][KSLOTS];
+} ktab = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static bool is_kinds_fd(int fd)
+{
+	int s, j;
+
+	for (s = 0; s < KSEMS; s++)
+		for (j = 0; j < KSLOTS; j++)
+			if (ktab.fd[s][j] == fd)
+				return true;
+	return false;
+}
+
+static int kinds_setup(void)
+{
+	static const uint64_t limits[KSEMS][3] = { { 4, 100 }, { 3, 50, 7 } };
+	static const char *const labels[3] = { "requests", "bytes", "slots" };
+	struct fairsem_init_kinds in;
+	int s, j, k;
+
+	for (s = 0; s < KSEMS; s++) {
+		memset(&in, 0, sizeof(in));
+		in.nkinds = s ? 3 : 2;
+		in.flags = s ? FAIRSEM_LIFO : 0;
+		for (k = 0; k < (int)in.nkinds; k++) {
+			in.limit[k] = limits[s][k];
+			strcpy(in.label[k], labels[k]);
+		}
+		ktab.nkinds[s] = in.nkinds;
+		ktab.lifo[s] = s;
+		ktab.fd[s][0] = open(DEV, O_RDWR | O_CLOEXEC);
+		if (ktab.fd[s][0] < 0 ||
+		    do_ioctl(ktab.fd[s][0], FAIRSEM_IOC_INIT_KINDS, &in))
+			return -1;
+		for (j = 1; j < KSLOTS; j++) {
+			ktab.fd[s][j] = do_ioctl(ktab.fd[s][0], FAIRSEM_IOC_NEW_HANDLE,
+						 &(struct fairsem_handle){ .flags = O_CLOEXEC });
+			if (ktab.fd[s][j] < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static void kinds_teardown(void)
+{
+	int s, j;
+
+	for (s = 0; s < KSEMS; s++)
+		for (j = 0; j < KSLOTS; j++)
+			if (ktab.fd[s][j] >= 0)
+				close(ktab.fd[s][j]);
+}
+
+/* A random vector of n kinds: 0 to 5 each, rarely all 0 or above MAXP. */
+static bool kinds_vec(struct ctx *c, uint32_t n, __u64 *v)
+{
+	bool valid = false;
+	uint32_t k;
+
+	memset(v, 0, FAIRSEM_MAX_KINDS * sizeof(*v));
+	for (k = 0; k < n; k++) {
+		v[k] = chance(c, 40) ? 0 : below(c, 6);
+		valid |= v[k] != 0;
+	}
+	if (chance(c, 3)) {
+		v[below(c, n)] = MAXP + 1;
+		return false;
+	}
+	return valid;
+}
+
+static int kinds_info(int fd, struct fairsem_info_kinds *in)
+{
+	return do_ioctl(fd, FAIRSEM_IOC_INFO_KINDS, in);
+}
+
+/* A child takes a vector on a handle of its own and is SIGKILLed holding it. */
+static void kinds_die(struct ctx *c, int fd, uint32_t n)
+{
+	struct fairsem_acquire_kinds acq = { .nkinds = n, .flags = FAIRSEM_ACQ_TRY,
+					     .deadline_ns = NODL };
+	int p[2], status;
+	char b = 0;
+	pid_t pid;
+
+	kinds_vec(c, n, acq.count);
+	if (pipe(p))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		int h = do_ioctl(fd, FAIRSEM_IOC_NEW_HANDLE,
+				 &(struct fairsem_handle){ 0 });
+
+		if (h >= 0)
+			do_ioctl(h, FAIRSEM_IOC_ACQUIRE_KINDS, &acq);
+		if (write(p[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid > 0) {
+		if (read(p[0], &b, 1) != 1)
+			fail(c, "kinds: the dying child never got going");
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	close(p[0]);
+}
+
+static void op_kinds(struct ctx *c)
+{
+	struct fairsem_acquire_kinds acq = { .deadline_ns = NODL };
+	struct fairsem_counts cnt;
+	struct fairsem_info_kinds in;
+	uint64_t got[FAIRSEM_MAX_KINDS + 1];
+	struct pollfd pfd;
+	int s = below(c, KSEMS), j = below(c, KSLOTS), fd, ret;
+	uint32_t n = ktab.nkinds[s], k;
+	bool valid, over = false;
+
+	pthread_mutex_lock(&ktab.mu);
+	if (ktab.busy[s][j]) {
+		pthread_mutex_unlock(&ktab.mu);
+		return;
+	}
+	ktab.busy[s][j] = true;
+	pthread_mutex_unlock(&ktab.mu);
+	fd = ktab.fd[s][j];
+	acq.nkinds = n;
+	valid = kinds_vec(c, n, acq.count);
+	switch (below(c, 9)) {
+	case 0:		/* try */
+		acq.flags = FAIRSEM_ACQ_TRY;
+		ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq);
+		if (!allowed(valid ? R(0) | R(EAGAIN) : R(EINVAL), ret))
+			fail(c, "kinds: try: %s", en(-ret));
+		break;
+	case 1:		/* timed, a few ms */
+		acq.deadline_ns = now_ns() + (1 + below(c, 3)) * MSEC;
+		ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq);
+		if (!allowed(valid ? R(0) | R(ETIMEDOUT) | R(EINTR) : R(EINVAL), ret))
+			fail(c, "kinds: timed acquire: %s", en(-ret));
+		break;
+	case 2:		/* async */
+		acq.flags = FAIRSEM_ACQ_ASYNC;
+		ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq);
+		if (!allowed(valid ? R(0) | R(EINPROGRESS) | R(EBUSY) : R(EINVAL), ret))
+			fail(c, "kinds: async: %s", en(-ret));
+		break;
+	case 3:
+		ret = do_ioctl(fd, FAIRSEM_IOC_CANCEL, NULL);
+		if (!allowed(R(0) | R(ENOENT), ret))
+			fail(c, "kinds: cancel: %s", en(-ret));
+		break;
+	case 4:		/* read a grant, if there is one: the whole vector */
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		if (poll_now(&pfd) <= 0 || !(pfd.revents & POLLIN))
+			break;
+		if (n > 1 && read(fd, got, 8) != -1)
+			fail(c, "kinds: a read shorter than the vector did not fail");
+		ret = read(fd, got, sizeof(got));
+		if (ret >= 0 && ret != (int)(8 * n))
+			fail(c, "kinds: read %d bytes of a vector of %u", ret, n);
+		for (k = 0; ret > 0 && k < n; k++)
+			if (got[k] > MAXP)
+				fail(c, "kinds: read a count of %llu",
+				     (unsigned long long)got[k]);
+		break;
+	case 5:		/* release what it holds, or in one kind a little more */
+		if (kinds_info(fd, &in)) {
+			fail(c, "kinds: INFO_KINDS failed");
+			break;
+		}
+		memset(&cnt, 0, sizeof(cnt));
+		cnt.nkinds = n;
+		for (k = 0; k < n; k++) {
+			cnt.count[k] = below(c, in.kind[k].holds + 2);
+			over |= cnt.count[k] > in.kind[k].holds;
+		}
+		ret = do_ioctl(fd, FAIRSEM_IOC_RELEASE_KINDS, &cnt);
+		/* Holds only grow meanwhile (a grant): within them, it works. */
+		if (!allowed(over ? R(0) | R(EINVAL) :
+			     cnt.count[0] | cnt.count[1] | cnt.count[2] ? R(0) : R(EINVAL),
+			     ret))
+			fail(c, "kinds: release%s: %s", over ? " (over)" : "", en(-ret));
+		break;
+	case 6:		/* add and take away again */
+		memset(&cnt, 0, sizeof(cnt));
+		cnt.nkinds = n;
+		cnt.count[below(c, n)] = 1 + below(c, 3);
+		ret = do_ioctl(fd, FAIRSEM_IOC_ADD_KINDS, &cnt);
+		if (ret)
+			fail(c, "kinds: add: %s", en(-ret));
+		else if ((ret = do_ioctl(fd, FAIRSEM_IOC_REMOVE_KINDS, &cnt)))
+			fail(c, "kinds: remove what was added: %s", en(-ret));
+		break;
+	case 7:		/* scalar moving ioctls refuse several kinds */
+		ret = do_ioctl(fd, FAIRSEM_IOC_RELEASE, &(uint64_t){ 1 });
+		if (ret != -EINVAL)
+			fail(c, "kinds: scalar RELEASE: %s", en(-ret));
+		ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE, &(struct fairsem_acquire){
+			.count = 1, .deadline_ns = NODL, .flags = FAIRSEM_ACQ_TRY });
+		if (ret != -EINVAL)
+			fail(c, "kinds: scalar ACQUIRE: %s", en(-ret));
+		break;
+	default:
+		kinds_die(c, fd, n);
+		break;
+	}
+	__atomic_add_fetch(&sh->ops, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&ktab.mu);
+	ktab.busy[s][j] = false;
+	pthread_mutex_unlock(&ktab.mu);
+}
+
+/* Per kind, over the handles of ksem s: returns whether it held. */
+static bool check_kinds_sem(struct ctx *c, int s, bool report)
+{
+	struct fairsem_info_kinds in[KSLOTS];
+	uint64_t held[FAIRSEM_MAX_KINDS] = { 0 }, pending = 0;
+	uint32_t n = ktab.nkinds[s], k;
+	bool ok = true;
+	int j;
+
+#define KCK(cond, ...)							\
+	do {								\
+		if (!(cond)) {						\
+			ok = false;					\
+			if (report)					\
+				check(c, false, __VA_ARGS__);		\
+		} else if (report) {					\
+			check(c, true, "%s", "");			\
+		}							\
+	} while (0)
+	for (j = 0; j < KSLOTS; j++) {
+		KCK(!kinds_info(ktab.fd[s][j], &in[j]), "kinds: INFO_KINDS failed");
+		if (!ok)
+			return false;
+		for (k = 0; k < n; k++)
+			held[k] += in[j].kind[k].holds;
+		pending += !!(in[j].flags & FAIRSEM_INFO_ASYNC_PENDING);
+	}
+	KCK(in[0].nkinds == n, "kinds: nkinds %u, made with %u", in[0].nkinds, n);
+	KCK(in[0].handles == KSLOTS, "kinds: %u handles, %d live", in[0].handles, KSLOTS);
+	KCK(in[0].waiters == pending, "kinds: %llu waiters, %llu requests pending",
+	    (unsigned long long)in[0].waiters, (unsigned long long)pending);
+	for (k = 0; k < n; k++) {
+		const struct fairsem_kind *kd = &in[0].kind[k];
+
+		KCK(held[k] == kd->taken, "kinds: sem %d kind %u: handles hold %llu, taken %llu",
+		    s, k, (unsigned long long)held[k], (unsigned long long)kd->taken);
+		KCK(kd->available == (kd->limit > kd->taken ? kd->limit - kd->taken : 0),
+		    "kinds: kind %u: available %llu of limit %llu, taken %llu", k,
+		    (unsigned long long)kd->available, (unsigned long long)kd->limit,
+		    (unsigned long long)kd->taken);
+	}
+#undef KCK
+	return ok;
+}
+
+/*
+ * At quiescence: the invariants, the grant rule (FIFO: a pending request
+ * holds back a TRY that would fit), then everything withdrawn and given
+ * back, so that taken must be 0 in every kind.
+ */
+static void check_kinds(struct ctx *c)
+{
+	struct fairsem_acquire_kinds acq = { .deadline_ns = NODL,
+					     .flags = FAIRSEM_ACQ_TRY };
+	struct fairsem_info_kinds in;
+	struct fairsem_counts cnt;
+	uint32_t n, k;
+	int s, j, tries;
+
+	for (s = 0; s < KSEMS; s++) {
+		n = ktab.nkinds[s];
+		for (tries = 0; tries < 100 && !check_kinds_sem(c, s, false); tries++)
+			sleep_ns(10 * MSEC);
+		check_kinds_sem(c, s, true);
+		if (!kinds_info(ktab.fd[s][0], &in) && in.waiters && !ktab.lifo[s]) {
+			acq.nkinds = n;
+			memset(acq.count, 0, sizeof(acq.count));
+			acq.count[0] = 1;
+			check(c, do_ioctl(ktab.fd[s][0], FAIRSEM_IOC_ACQUIRE_KINDS, &acq) ==
+			      -EAGAIN, "kinds: a TRY went past a queued request");
+			do_ioctl(ktab.fd[s][0], FAIRSEM_IOC_RELEASE_KINDS,
+				 &(struct fairsem_counts){ .count = { 1 }, .nkinds = n });
+		}
+		for (j = 0; j < KSLOTS; j++) {
+			do_ioctl(ktab.fd[s][j], FAIRSEM_IOC_CANCEL, NULL);
+			if (kinds_info(ktab.fd[s][j], &in))
+				continue;
+			memset(&cnt, 0, sizeof(cnt));
+			cnt.nkinds = n;
+			for (k = 0; k < n; k++)
+				cnt.count[k] = in.kind[k].holds;
+			for (k = 0; k < n && !cnt.count[k]; k++)
+				;
+			if (k < n)
+				check(c, !do_ioctl(ktab.fd[s][j], FAIRSEM_IOC_RELEASE_KINDS, &cnt),
+				      "kinds: a handle could not give back what it holds");
+		}
+		if (kinds_info(ktab.fd[s][0], &in))
+			continue;
+		check(c, !in.waiters, "kinds: %llu waiters after every cancel",
+		      (unsigned long long)in.waiters);
+		for (k = 0; k < n; k++)
+			check(c, !in.kind[k].taken,
+			      "kinds: sem %d kind %u: %llu taken with nothing held: a dead holder's vector did not come back",
+			      s, k, (unsigned long long)in.kind[k].taken);
+	}
+}
+
 static bool run_op(struct ctx *c, int op);
 
 static void __attribute__((noreturn)) child_main(struct ctx *c, int sock,
@@ -2260,6 +2604,7 @@ static bool run_op(struct ctx *c, int op)
 	case OP_UNLINK: op_unlink(c); break;
 	case OP_RENAME: op_rename(c); break;
 	case OP_CHMOD: op_chmod(c); break;
+	case OP_KINDS: op_kinds(c); break;
 	}
 	c->op = NULL;
 	return true;
@@ -2527,6 +2872,8 @@ static void check_fd_census(struct ctx *c)
 		link[n] = 0;
 		if (!strstr(link, "fairsem") && !is_name_path(link))
 			continue;
+		if (is_kinds_fd(fd))
+			continue;	/* the kinds' own, apart from the table */
 		for (i = 0; i < MAX_SLOTS; i++)
 			if (tab.s[i].state == SLOT_LIVE && tab.s[i].fd == fd)
 				break;
@@ -2843,6 +3190,7 @@ static void check_all(struct ctx *c)
 		settle_async(c, si);
 		probe(c, si);
 	}
+	check_kinds(c);
 	pthread_mutex_unlock(&tab.mu);
 	__atomic_add_fetch(&sh->rounds, 1, __ATOMIC_RELAXED);
 }
@@ -3013,6 +3361,10 @@ int main(int argc, char **argv)
 	close(f0);
 	ref0 = module_refcnt();
 	names_setup();
+	if (kinds_setup()) {
+		say("Bail out! kinds setup: %s", strerror(errno));
+		return 1;
+	}
 	install_handlers();
 
 	coord = ctx_new(-2, (uint64_t)lrand48() << 20 ^ (uint64_t)lrand48());
@@ -3078,6 +3430,7 @@ int main(int argc, char **argv)
 			}
 		check_fd_census(coord);
 		pthread_mutex_unlock(&tab.mu);
+		kinds_teardown();
 		names_teardown(coord);
 		for (i = 0; i < 200; i++) {
 			ref1 = module_refcnt();
