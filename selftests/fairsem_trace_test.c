@@ -183,4 +183,61 @@ TEST_F(trace, every_change_of_the_permits_is_traced_with_the_counts_after_it)
 	EXPECT_TRUE(traced(self->buf, "close", id, 1, 3));
 }
 
+/*
+ * A semaphore of several kinds: each change is its fairsem_permits event
+ * (kind 0) followed by one fairsem_kind event per kind, with the label;
+ * a killed holder's vector comes back in one handle_gone.
+ */
+TEST_F(trace, kinds_are_traced_kind_by_kind_with_their_labels)
+{
+	struct fairsem_init_kinds in = { .limit = { 20, 1048576 }, .nkinds = 2 };
+	struct fairsem_acquire_kinds acq = {
+		.count = { 1, 65536 }, .nkinds = 2,
+		.deadline_ns = FAIRSEM_NO_DEADLINE,
+	};
+	int fd = fs_open(), pipefd[2], status;
+	char want[160];
+	uint64_t id;
+	pid_t child;
+
+	if (self->why)
+		SKIP(return, "%s", self->why);
+	ASSERT_LE(0, fd);
+	strcpy(in.label[0], "requests");
+	strcpy(in.label[1], "bytes");
+	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
+	id = fs_id(fd);
+	ASSERT_EQ(0, pipe(pipefd));
+	child = fs_fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		int h = fs_new_handle(fd, 0);
+
+		if (h < 0 || ioctl(h, FAIRSEM_IOC_ACQUIRE_KINDS, &acq))
+			_exit(1);
+		fs_put(pipefd[1], 'x');
+		for (;;)
+			pause();
+	}
+	ASSERT_EQ('x', fs_take(pipefd[0]));
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	status = fs_wait_child(child);
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(0, read_trace(self->buf));
+	EXPECT_TRUE(traced(self->buf, "grant_now", id, 1, 1));
+	EXPECT_TRUE(traced(self->buf, "handle_gone", id, 1, 0));
+	snprintf(want, sizeof(want),
+		 " fairsem_kind: sem=%llu kind=1 label=bytes count=65536 limit=1048576 taken=65536\n",
+		 (unsigned long long)id);
+	EXPECT_NE(NULL, strstr(self->buf, want)) TH_LOG("no \"%s\"", want);
+	snprintf(want, sizeof(want),
+		 " fairsem_kind: sem=%llu kind=1 label=bytes count=65536 limit=1048576 taken=0\n",
+		 (unsigned long long)id);
+	EXPECT_NE(NULL, strstr(self->buf, want)) TH_LOG("no \"%s\"", want);
+	snprintf(want, sizeof(want),
+		 " fairsem_kind: sem=%llu kind=0 label=requests count=1 limit=20 taken=0\n",
+		 (unsigned long long)id);
+	EXPECT_NE(NULL, strstr(self->buf, want)) TH_LOG("no \"%s\"", want);
+}
+
 TEST_HARNESS_MAIN

@@ -2180,7 +2180,13 @@ static void kinds_die(struct ctx *c, int fd, uint32_t n)
 	}
 	close(p[1]);
 	if (pid > 0) {
-		if (read(p[0], &b, 1) != 1)
+		ssize_t r;
+
+		/* The workers' signals interrupt the wait: read again. */
+		do {
+			r = read(p[0], &b, 1);
+		} while (r < 0 && errno == EINTR);
+		if (r != 1)
 			fail(c, "kinds: the dying child never got going");
 		kill(pid, SIGKILL);
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
