@@ -4,9 +4,12 @@
  * "bytes") in one queue, each test one behaviour of the contract's
  * "Kinds" section.
  */
+#include <sched.h>
 #include <sys/epoll.h>
+#include <sys/mount.h>
 
 #include "fairsem_test_util.h"
+#include "fairsem_named_util.h"
 #include "kselftest_harness.h"
 
 #define MAXP	FAIRSEM_MAX_PERMITS
@@ -256,18 +259,79 @@ TEST(kinds_head_of_line_lifo_grants_the_other_order)
 	EXPECT_EQ('g', fk_async_state(big));
 }
 
-TEST(kinds_prio_order_applies_to_vectors)
+struct rt_async {
+	int fd, ret;
+};
+
+/* The asynchronous request of a SCHED_FIFO thread: queued at its priority. */
+static void *rt_async_fn(void *arg)
 {
-	int fd = fk_new2(1, 10, FAIRSEM_PRIO), a;
+	struct rt_async *r = arg;
+
+	r->ret = fk_async(r->fd, 1, 10);
+	return NULL;
+}
+
+TEST(kinds_prio_order_serves_the_higher_priority_vector_first)
+{
+	struct sched_param sp = { .sched_priority = 10 };
+	int fd = fk_new2(1, 10, FAIRSEM_PRIO), normal;
+	struct rt_async rt = { .ret = -EPROTO };
+	pthread_attr_t attr;
+	pthread_t t;
 
 	ASSERT_LE(0, fd);
-	a = fs_new_handle(fd, 0);
-	ASSERT_LE(0, a);
+	normal = fs_new_handle(fd, 0);
+	rt.fd = fs_new_handle(fd, 0);
+	ASSERT_LE(0, normal);
+	ASSERT_LE(0, rt.fd);
 	ASSERT_EQ(0, fk_get(fd, 1, 10));
-	ASSERT_EQ(-EINPROGRESS, fk_async(a, 1, 1));
+	ASSERT_EQ(-EINPROGRESS, fk_async(normal, 1, 10));	/* first to come */
+	pthread_attr_init(&attr);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+	pthread_attr_setschedparam(&attr, &sp);
+	if (pthread_create(&t, &attr, rt_async_fn, &rt))
+		SKIP(return, "no SCHED_FIFO threads here (not root?)");
+	pthread_attr_destroy(&attr);
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(-EINPROGRESS, rt.ret);
 	EXPECT_EQ(FAIRSEM_PRIO, fs_flags(fd) & FAIRSEM_PRIO);
 	ASSERT_EQ(0, fk_release(fd, 1, 10));
-	EXPECT_EQ('g', fk_async_state(a));
+	/* The real-time request goes first, though it came second. */
+	EXPECT_EQ('g', fk_async_state(rt.fd));
+	EXPECT_EQ('q', fk_async_state(normal));
+	ASSERT_EQ(0, fs_cancel(rt.fd));	/* gives back the unread grant */
+	EXPECT_EQ('g', fk_async_state(normal));
+}
+
+/* --- named semaphores of several kinds ------------------------------------- */
+
+TEST(kinds_named_semaphore_opened_by_name_holds_a_vector_of_its_own)
+{
+	char dir[64];
+	int fd = fk_new2(2, 100, 0), dirfd, byname;
+
+	ASSERT_LE(0, fd);
+	if (fsn_mount_tmp(dir, sizeof(dir), NULL))
+		SKIP(return, "cannot mount a fairsem instance (not root?)");
+	dirfd = fsn_opendir(dir);
+	ASSERT_LE(0, dirfd);
+	ASSERT_EQ(0, fsn_link(dirfd, fd, "kinds", 0600));
+	byname = fsn_open(dir, "kinds", O_RDWR);
+	ASSERT_LE(0, byname);
+	ASSERT_EQ(0, fk_get(fd, 1, 60));
+	ASSERT_EQ(0, fk_get(byname, 1, 40));
+	EXPECT_EQ(-EAGAIN, fk_try(byname, 0, 1));
+	EXPECT_EQ(40, fk_holds(byname, 1));
+	EXPECT_EQ(60, fk_holds(fd, 1));
+	EXPECT_EQ(100, fk_taken(byname, 1));
+	close(byname);	/* its vector comes back */
+	EXPECT_EQ(1, fk_taken(fd, 0));
+	EXPECT_EQ(60, fk_taken(fd, 1));
+	EXPECT_EQ(0, fs_ret(unlinkat(dirfd, "kinds", 0)));
+	close(dirfd);
+	EXPECT_EQ(0, fsn_unmount(dir));
 }
 
 /* --- deadlock, side by side ---------------------------------------------- */
