@@ -307,7 +307,7 @@ TEST(kinds_prio_order_serves_the_higher_priority_vector_first)
 
 /* --- named semaphores of several kinds ------------------------------------- */
 
-TEST(kinds_named_semaphore_opened_by_name_holds_a_vector_of_its_own)
+TEST(kinds_opened_by_name_a_handle_holds_its_own_vector_and_read_only_only_looks)
 {
 	char dir[64];
 	int fd = fk_new2(2, 100, 0), dirfd, byname;
@@ -327,6 +327,15 @@ TEST(kinds_named_semaphore_opened_by_name_holds_a_vector_of_its_own)
 	EXPECT_EQ(60, fk_holds(fd, 1));
 	EXPECT_EQ(100, fk_taken(byname, 1));
 	close(byname);	/* its vector comes back */
+	/* Read-only: INFO_KINDS (and INFO) only, every other _KINDS EBADF. */
+	byname = fsn_open(dir, "kinds", O_RDONLY);
+	ASSERT_LE(0, byname);
+	EXPECT_EQ(60, fk_taken(byname, 1));
+	EXPECT_EQ(0, fk_holds(byname, 1));
+	EXPECT_EQ(-EBADF, fk_try(byname, 0, 1));
+	EXPECT_EQ(-EBADF, fk_release(byname, 0, 1));
+	EXPECT_EQ(-EBADF, fk_counts(byname, FAIRSEM_IOC_ADD_KINDS, 0, 1));
+	close(byname);
 	EXPECT_EQ(1, fk_taken(fd, 0));
 	EXPECT_EQ(60, fk_taken(fd, 1));
 	EXPECT_EQ(0, fs_ret(unlinkat(dirfd, "kinds", 0)));
