@@ -258,13 +258,12 @@ static int big_request(struct fair_prim *p, int fd, uint64_t timeout_ns)
 		};
 
 		return ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq) ? -errno : 0;
-	} else {
-		struct sembuf down[2] = { { 0, -1, 0 }, { 1, -BYTES, 0 } };
-		struct timespec ts = { timeout_ns / NSEC_PER_SEC,
-				       timeout_ns % NSEC_PER_SEC };
-
-		return semtimedop(p->semid, down, 2, &ts) ? -errno : 0;
 	}
+	struct sembuf down[2] = { { 0, -1, 0 }, { 1, -BYTES, 0 } };
+	struct timespec ts = { timeout_ns / NSEC_PER_SEC,
+			       timeout_ns % NSEC_PER_SEC };
+
+	return semtimedop(p->semid, down, 2, &ts) ? -errno : 0;
 }
 
 static void big_release(struct fair_prim *p, int fd)

@@ -81,7 +81,8 @@ int main(void)
 		   "fairsem_create_kinds");
 	a = (struct pair){ .first = sem, .ret = &ret[0] };
 	b = (struct pair){ .first = sem, .ret = &ret[1] };
-	ret[0] = ret[1] = 1;
+	ret[0] = 1;
+	ret[1] = 1;
 	pa = spawn(take_both, &a);
 	pb = spawn(take_both, &b);
 	reap(pa);
