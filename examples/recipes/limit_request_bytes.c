@@ -4,14 +4,14 @@
  * one queue (flag_bearer's HTTP server, across processes).
  *
  * One semaphore of two kinds, requests=20 and bytes=1M.  The server is two
- * worker processes of 8 threads each; every request asks for {1, its body
+ * worker processes of 16 threads each, more than the 20 request slots; every request asks for {1, its body
  * size} in one call, so that it waits for a slot and for its bytes
  * together, never holding one while it waits for the other.  Shared
  * counters record the most requests and bytes ever in flight.
  *
  * In LIFO order, as flag_bearer serves it under load.  Then in FIFO order,
- * where a big body (1 MB, all the bytes) arrives among a stream of small
- * ones: it waits at the head, the bytes that come back stay free for it,
+ * where a big body (1 MB, all the bytes) arrives among a stream of 128 KB
+ * ones (8 fit at once, the others queue): it waits at the head, the bytes that come back stay free for it,
  * and it is served after at most the requests that were ahead of it.
  */
 #include <pthread.h>
@@ -21,7 +21,7 @@
 #define REQUESTS	20
 #define BYTES		(1u << 20)
 #define PROCS		2
-#define THREADS		8
+#define THREADS		16
 #define ROUNDS		40
 
 static const char *const labels[2] = { "requests", "bytes" };
@@ -140,13 +140,13 @@ static void lifo_server(struct state *st)
 static void fifo_big_body(struct state *st)
 {
 	static const uint64_t limits[2] = { REQUESTS, BYTES };
-	struct worker proto = { .st = st, .body = 65536 };
+	struct worker proto = { .st = st, .body = 131072 };
 	uint64_t big[2] = { 1, BYTES };
 	long before, after;
 	pid_t pids[PROCS];
 	int p, h, ret;
 
-	say("-- FIFO: bodies of 64K from %d threads, then one of 1M", PROCS * THREADS);
+	say("-- FIFO: bodies of 128K from %d threads, then one of 1M", PROCS * THREADS);
 	memset(st, 0, sizeof(*st));
 	st->sem = must(fairsem_create_kinds(2, limits, labels, O_CLOEXEC),
 		       "fairsem_create_kinds");

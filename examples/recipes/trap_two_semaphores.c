@@ -19,6 +19,7 @@ struct pair {
 	int first, second;		/* the two semaphores, in this one's order */
 	uint64_t first_n, second_n;
 	long *holding_first;		/* shared: how many hold their first */
+	long *finished;			/* shared: how many gave up the second */
 	int *ret;
 };
 
@@ -34,6 +35,13 @@ static void take_in_order(void *arg)
 	while (counter_get(p->holding_first) < 2)
 		sleep_ms(1);
 	*p->ret = fairsem_acquire_timeout(b, p->second_n, DEADLINE_NS);
+	/*
+	 * Hold the first until the other has given up too: exiting would
+	 * give it back and let the other through, hiding the deadlock.
+	 */
+	counter_add(p->finished, 1);
+	while (counter_get(p->finished) < 2)
+		sleep_ms(1);
 }
 
 /* Both kinds in one request. */
@@ -54,7 +62,7 @@ int main(void)
 {
 	static const uint64_t limits[2] = { 1, 1u << 20 };
 	static const char *const labels[2] = { "requests", "bytes" };
-	long *holding = shared(sizeof(long));
+	long *holding = shared(2 * sizeof(long));
 	int *ret = shared(2 * sizeof(int));
 	struct pair a, b;
 	int slots, bytes, sem;
@@ -63,8 +71,8 @@ int main(void)
 	say("-- two semaphores, slots=1 and bytes=1M; A takes the slot first, B the bytes");
 	slots = must(fairsem_create(1, O_CLOEXEC), "fairsem_create");
 	bytes = must(fairsem_create(1u << 20, O_CLOEXEC), "fairsem_create");
-	a = (struct pair){ slots, bytes, 1, BODY, holding, &ret[0] };
-	b = (struct pair){ bytes, slots, BODY, 1, holding, &ret[1] };
+	a = (struct pair){ slots, bytes, 1, BODY, &holding[0], &holding[1], &ret[0] };
+	b = (struct pair){ bytes, slots, BODY, 1, &holding[0], &holding[1], &ret[1] };
 	pa = spawn(take_in_order, &a);
 	pb = spawn(take_in_order, &b);
 	reap(pa);
