@@ -66,12 +66,24 @@ def full_report_shows_every_section_of_every_run():
             text = f.read()
     heads = [line.split(".")[0][3:] for line in text.split("\n")
              if line.startswith("## ") and line[3:4].isdigit()]
-    assert heads == [str(i) for i in range(1, 12)], heads
+    assert heads == [str(i) for i in range(1, 13)], heads
     assert "## 8. Side by side with GNU parallel" in text
     assert "<!-- bindings begin -->" in text
 
 
-TESTS = [ntsync_prose_says_tick_only_when_the_figure_is_a_tick,
+def kinds_prose_says_unbounded_only_when_sysv_timed_out():
+    f = {"kinds.fair.small": 8, "kinds.fair.rounds": 5,
+         "kinds.fair.fairsem.starved": 0, "kinds.fair.fairsem.overtake_max": 9,
+         "kinds.fair.sysv.starved": 5, "kinds.fair.sysv.overtake_max": 40000}
+    text = report.kinds_fair_prose(f)
+    assert "unbounded" in text and "at most 9 small grants" in text, text
+    f["kinds.fair.sysv.starved"] = 0
+    text = report.kinds_fair_prose(f)
+    assert "unbounded" not in text and "every big request was granted in this run" in text, text
+
+
+TESTS = [kinds_prose_says_unbounded_only_when_sysv_timed_out,
+         ntsync_prose_says_tick_only_when_the_figure_is_a_tick,
          ntsync_section_quotes_no_figure_of_another_run,
          two_sections_numbered_alike_are_a_problem,
          committed_results_are_numbered_once_each,

@@ -71,6 +71,40 @@ int fairsem_open_or_create(const char *path, uint64_t permits,
 /* Since LIBFAIRSEM_1.2. */
 int fairsem_stat_named(const char *path, struct stat *st);
 
+/*
+ * Semaphores whose permits have kinds (since LIBFAIRSEM_1.3): @nkinds
+ * counts, one per kind, 1 to FAIRSEM_MAX_KINDS, as many as the semaphore
+ * has.  @labels may be NULL (no labels), and any label NULL or "".
+ */
+int fairsem_init_kinds(int fd, unsigned int nkinds, const uint64_t *limits,
+		       const char *const *labels, unsigned int flags);
+int fairsem_create_kinds(unsigned int nkinds, const uint64_t *limits,
+			 const char *const *labels, unsigned int flags);
+int fairsem_acquire_kinds(int fd, unsigned int nkinds, const uint64_t *counts);
+int fairsem_try_acquire_kinds(int fd, unsigned int nkinds,
+			      const uint64_t *counts);
+int fairsem_acquire_until_kinds(int fd, unsigned int nkinds,
+				const uint64_t *counts, uint64_t deadline_ns);
+int fairsem_acquire_timeout_kinds(int fd, unsigned int nkinds,
+				  const uint64_t *counts, uint64_t timeout_ns);
+int fairsem_release_kinds(int fd, unsigned int nkinds, const uint64_t *counts);
+int fairsem_forget_kinds(int fd, unsigned int nkinds, const uint64_t *counts);
+int fairsem_add_kinds(int fd, unsigned int nkinds, const uint64_t *counts);
+int fairsem_remove_kinds(int fd, unsigned int nkinds, const uint64_t *counts);
+int fairsem_info_kinds(int fd, struct fairsem_info_kinds *info);
+int fairsem_async_start_kinds(int fd, unsigned int nkinds,
+			      const uint64_t *counts);
+int fairsem_async_complete_kinds(int fd, unsigned int nkinds,
+				 uint64_t *counts);
+int fairsem_create_named_kinds(const char *path, unsigned int nkinds,
+			       const uint64_t *limits,
+			       const char *const *labels, unsigned int flags,
+			       mode_t mode);
+int fairsem_open_or_create_kinds(const char *path, unsigned int nkinds,
+				 const uint64_t *limits,
+				 const char *const *labels, unsigned int flags,
+				 mode_t mode);
+
 #ifdef __cplusplus
 }
 #endif

@@ -573,6 +573,52 @@ static int fs_open_parent(char *path, const char **name)
 	return fd;
 }
 
+/*
+ * fairsem_create_named() and fairsem_create_named_kinds(): bind a new
+ * handle with INIT (@kinds NULL, @permits) or INIT_KINDS (@kinds, its
+ * flags left to set here), then LINK it into the directory.
+ */
+static int fs_create_named(const char *path, uint64_t permits,
+			   struct fairsem_init_kinds *kinds,
+			   unsigned int flags, mode_t mode)
+{
+	struct fairsem_link link = { .mode = (__u32)mode };
+	char buf[PATH_MAX];
+	const char *name;
+	int dir, fd, ret;
+
+	if ((flags & ~(FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS)) ||
+	    (mode & ~(mode_t)0777))
+		return -EINVAL;
+	ret = fs_resolve(path, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	dir = fs_open_parent(buf, &name);
+	if (dir < 0)
+		return dir;
+	fd = fairsem_open(flags & FAIRSEM_OPEN_FLAGS);
+	if (fd < 0)
+		goto out_dir;
+	if (kinds) {
+		kinds->flags = flags & FAIRSEM_INIT_FLAGS;
+		ret = fs_ioctl(fd, FAIRSEM_IOC_INIT_KINDS, kinds);
+	} else {
+		ret = fairsem_init(fd, permits, flags & FAIRSEM_INIT_FLAGS);
+	}
+	if (ret == 0) {
+		link.fd = fd;
+		link.name = (__u64)(uintptr_t)name;
+		ret = fs_ioctl(dir, FAIRSEM_IOC_LINK, &link);
+	}
+	if (ret < 0) {
+		fs_close(fd);
+		fd = ret;
+	}
+out_dir:
+	fs_close(dir);
+	return fd;
+}
+
 /**
  * fairsem_create_named() - create a semaphore and give it a name
  * @path: the name to create, in a fairsem filesystem (see
@@ -597,36 +643,7 @@ static int fs_open_parent(char *path, const char **name)
 FAIRSEM_EXPORT int fairsem_create_named(const char *path, uint64_t permits,
 					unsigned int flags, mode_t mode)
 {
-	struct fairsem_link link = { .mode = (__u32)mode };
-	char buf[PATH_MAX];
-	const char *name;
-	int dir, fd, ret;
-
-	if ((flags & ~(FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS)) ||
-	    (mode & ~(mode_t)0777))
-		return -EINVAL;
-	ret = fs_resolve(path, buf, sizeof(buf));
-	if (ret < 0)
-		return ret;
-	dir = fs_open_parent(buf, &name);
-	if (dir < 0)
-		return dir;
-	fd = fairsem_open(flags & FAIRSEM_OPEN_FLAGS);
-	if (fd < 0)
-		goto out_dir;
-	ret = fairsem_init(fd, permits, flags & FAIRSEM_INIT_FLAGS);
-	if (ret == 0) {
-		link.fd = fd;
-		link.name = (__u64)(uintptr_t)name;
-		ret = fs_ioctl(dir, FAIRSEM_IOC_LINK, &link);
-	}
-	if (ret < 0) {
-		fs_close(fd);
-		fd = ret;
-	}
-out_dir:
-	fs_close(dir);
-	return fd;
+	return fs_create_named(path, permits, NULL, flags, mode);
 }
 
 /* stat(2) without touching errno: 0 or -errno. */
@@ -691,6 +708,41 @@ static int fs_open_trusted(const char *path, unsigned int flags)
 	return fd;
 }
 
+static int fs_same_kinds(int fd, const struct fairsem_init_kinds *want);
+
+/*
+ * fairsem_open_or_create() and fairsem_open_or_create_kinds(): @kinds
+ * NULL creates with @permits and takes any existing name; @kinds creates
+ * with INIT_KINDS and takes only a name of the same kinds and labels.
+ */
+static int fs_open_or_create(const char *path, uint64_t permits,
+			     struct fairsem_init_kinds *kinds,
+			     unsigned int flags, mode_t mode)
+{
+	unsigned int create_flags = flags & ~FAIRSEM_ANY_OWNER;
+	int fd, ret, round;
+
+	if ((create_flags & ~(FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS)) ||
+	    (mode & ~(mode_t)0777))
+		return -EINVAL;
+	for (round = 0; round < FAIRSEM_OPEN_OR_CREATE_ROUNDS; round++) {
+		fd = fs_open_trusted(path, flags);
+		if (fd >= 0 && kinds) {
+			ret = fs_same_kinds(fd, kinds);
+			if (ret < 0) {
+				fs_close(fd);
+				return ret;
+			}
+		}
+		if (fd != -ENOENT)
+			return fd;
+		fd = fs_create_named(path, permits, kinds, create_flags, mode);
+		if (fd != -EEXIST)
+			return fd;
+	}
+	return -EAGAIN;
+}
+
 /**
  * fairsem_open_or_create() - open a named semaphore, creating it if need be
  * @path: the name (see fairsem_open_named())
@@ -724,21 +776,7 @@ static int fs_open_trusted(const char *path, unsigned int flags)
 FAIRSEM_EXPORT int fairsem_open_or_create(const char *path, uint64_t permits,
 					  unsigned int flags, mode_t mode)
 {
-	unsigned int create_flags = flags & ~FAIRSEM_ANY_OWNER;
-	int fd, round;
-
-	if ((create_flags & ~(FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS)) ||
-	    (mode & ~(mode_t)0777))
-		return -EINVAL;
-	for (round = 0; round < FAIRSEM_OPEN_OR_CREATE_ROUNDS; round++) {
-		fd = fs_open_trusted(path, flags);
-		if (fd != -ENOENT)
-			return fd;
-		fd = fairsem_create_named(path, permits, create_flags, mode);
-		if (fd != -EEXIST)
-			return fd;
-	}
-	return -EAGAIN;
+	return fs_open_or_create(path, permits, NULL, flags, mode);
 }
 
 /**
@@ -764,4 +802,437 @@ FAIRSEM_EXPORT int fairsem_stat_named(const char *path, struct stat *st)
 		ret = -errno;
 	errno = saved;
 	return ret;
+}
+
+/* ---- kinds: one semaphore, several resources, one queue ---- */
+
+/*
+ * Copy a caller's vector into an ioctl's: 0, or -EINVAL when @nkinds is
+ * not 1 to FAIRSEM_MAX_KINDS or @v is NULL.  The tail stays zero, as the
+ * kernel wants it.
+ */
+static int fs_vector(__u64 *out, unsigned int nkinds, const uint64_t *v)
+{
+	unsigned int k;
+
+	if (!nkinds || nkinds > FAIRSEM_MAX_KINDS || !v)
+		return -EINVAL;
+	for (k = 0; k < nkinds; k++)
+		out[k] = v[k];
+	return 0;
+}
+
+/*
+ * INIT_KINDS's argument from the caller's arrays: 0, or -EINVAL (see
+ * fs_vector()), also for a label of FAIRSEM_LABEL_LEN bytes or more,
+ * which the fixed field cannot hold: the errno the kernel gives a label
+ * without its NUL.  Which bytes a label may have is the kernel's to say.
+ */
+static int fs_init_arg(struct fairsem_init_kinds *arg, unsigned int nkinds,
+		       const uint64_t *limits, const char *const *labels,
+		       unsigned int flags)
+{
+	unsigned int k;
+	size_t len;
+	int ret;
+
+	memset(arg, 0, sizeof(*arg));
+	ret = fs_vector(arg->limit, nkinds, limits);
+	if (ret < 0)
+		return ret;
+	for (k = 0; labels && k < nkinds; k++) {
+		if (!labels[k])
+			continue;
+		len = strlen(labels[k]);
+		if (len >= FAIRSEM_LABEL_LEN)
+			return -EINVAL;
+		memcpy(arg->label[k], labels[k], len);
+	}
+	arg->nkinds = nkinds;
+	arg->flags = flags;
+	return 0;
+}
+
+/*
+ * Is the semaphore of @fd of the kinds @want asks for: as many, with the
+ * same labels?  0, -EEXIST when not, or an error of INFO_KINDS.  Limits
+ * and order are not compared, as fairsem_open_or_create() does not.
+ */
+static int fs_same_kinds(int fd, const struct fairsem_init_kinds *want)
+{
+	struct fairsem_info_kinds info;
+	unsigned int k;
+	int ret;
+
+	ret = fairsem_info_kinds(fd, &info);
+	if (ret < 0)
+		return ret;
+	if (info.nkinds != want->nkinds)
+		return -EEXIST;
+	for (k = 0; k < want->nkinds; k++)
+		if (strncmp(info.kind[k].label, want->label[k],
+			    FAIRSEM_LABEL_LEN))
+			return -EEXIST;
+	return 0;
+}
+
+static int fs_acquire_kinds(int fd, unsigned int nkinds,
+			    const uint64_t *counts, uint64_t deadline_ns,
+			    unsigned int flags)
+{
+	struct fairsem_acquire_kinds arg = {
+		.deadline_ns = deadline_ns,
+		.flags = flags,
+		.nkinds = nkinds,
+	};
+	int ret;
+
+	ret = fs_vector(arg.count, nkinds, counts);
+	if (ret < 0)
+		return ret;
+	return fs_ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &arg);
+}
+
+static int fs_ioctl_counts(int fd, unsigned long request, unsigned int nkinds,
+			   const uint64_t *counts)
+{
+	struct fairsem_counts arg = { .nkinds = nkinds };
+	int ret;
+
+	ret = fs_vector(arg.count, nkinds, counts);
+	if (ret < 0)
+		return ret;
+	return fs_ioctl(fd, request, &arg);
+}
+
+/**
+ * fairsem_init_kinds() - bind a fresh handle to a new semaphore of kinds
+ * @fd: an unbound handle, from fairsem_open()
+ * @nkinds: its kinds, 1 to FAIRSEM_MAX_KINDS
+ * @limits: each kind's limit, 0 to FAIRSEM_MAX_PERMITS
+ * @labels: NULL, or each kind's label (NULL or "" for none): at most
+ *	FAIRSEM_LABEL_LEN - 1 bytes of [A-Za-z0-9_.-], unique
+ * @flags: as fairsem_init()'s
+ *
+ * Return: 0; -EINVAL for @nkinds out of range, a NULL @limits, a limit
+ * above FAIRSEM_MAX_PERMITS, unknown @flags, or a bad label (too long, a
+ * byte outside the set, or twice the same); -ENOTTY on a module without
+ * kinds; otherwise as fairsem_init().
+ */
+FAIRSEM_EXPORT int fairsem_init_kinds(int fd, unsigned int nkinds,
+				      const uint64_t *limits,
+				      const char *const *labels,
+				      unsigned int flags)
+{
+	struct fairsem_init_kinds arg;
+	int ret;
+
+	ret = fs_init_arg(&arg, nkinds, limits, labels, flags);
+	if (ret < 0)
+		return ret;
+	return fs_ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &arg);
+}
+
+/**
+ * fairsem_create_kinds() - open /dev/fairsem, bind it to a semaphore of kinds
+ * @nkinds: as fairsem_init_kinds()'s
+ * @limits: as fairsem_init_kinds()'s
+ * @labels: as fairsem_init_kinds()'s
+ * @flags: as fairsem_create()'s
+ *
+ * Return: the new file descriptor, none left open on failure; errors as
+ * fairsem_create() and fairsem_init_kinds().
+ */
+FAIRSEM_EXPORT int fairsem_create_kinds(unsigned int nkinds,
+					const uint64_t *limits,
+					const char *const *labels,
+					unsigned int flags)
+{
+	struct fairsem_init_kinds arg;
+	int fd, ret;
+
+	if (flags & ~(FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS))
+		return -EINVAL;
+	ret = fs_init_arg(&arg, nkinds, limits, labels,
+			  flags & FAIRSEM_INIT_FLAGS);
+	if (ret < 0)
+		return ret;
+	fd = fairsem_open(flags & FAIRSEM_OPEN_FLAGS);
+	if (fd < 0)
+		return fd;
+	ret = fs_ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &arg);
+	if (ret < 0) {
+		fs_close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/**
+ * fairsem_acquire_kinds() - wait in the queue for a vector of permits
+ * @fd: a bound handle
+ * @nkinds: the semaphore's kinds
+ * @counts: permits wanted of each kind, 0 allowed, not all 0
+ *
+ * Granted whole or not at all, at the head of the queue, when every kind
+ * fits.
+ *
+ * Return: 0 holding every count; -EINVAL when @nkinds is not the
+ * semaphore's, @counts is NULL or all 0, or a count is above
+ * FAIRSEM_MAX_PERMITS; otherwise as fairsem_acquire().  On failure
+ * nothing is held from the call, in any kind.
+ */
+FAIRSEM_EXPORT int fairsem_acquire_kinds(int fd, unsigned int nkinds,
+					 const uint64_t *counts)
+{
+	return fs_acquire_kinds(fd, nkinds, counts, FAIRSEM_NO_DEADLINE, 0);
+}
+
+/**
+ * fairsem_try_acquire_kinds() - take a vector only if granted at once
+ * @fd: a bound handle
+ * @nkinds: the semaphore's kinds
+ * @counts: as fairsem_acquire_kinds()'s
+ *
+ * Return: 0 holding every count; -EAGAIN when not granted at once;
+ * otherwise as fairsem_acquire_kinds().
+ */
+FAIRSEM_EXPORT int fairsem_try_acquire_kinds(int fd, unsigned int nkinds,
+					     const uint64_t *counts)
+{
+	return fs_acquire_kinds(fd, nkinds, counts, FAIRSEM_NO_DEADLINE,
+				FAIRSEM_ACQ_TRY);
+}
+
+/**
+ * fairsem_acquire_until_kinds() - wait for a vector until a deadline
+ * @fd: a bound handle
+ * @nkinds: the semaphore's kinds
+ * @counts: as fairsem_acquire_kinds()'s
+ * @deadline_ns: as fairsem_acquire_until()'s
+ *
+ * Return: 0 holding every count; -ETIMEDOUT when the deadline came first;
+ * otherwise as fairsem_acquire_kinds().
+ */
+FAIRSEM_EXPORT int fairsem_acquire_until_kinds(int fd, unsigned int nkinds,
+					       const uint64_t *counts,
+					       uint64_t deadline_ns)
+{
+	return fs_acquire_kinds(fd, nkinds, counts, deadline_ns, 0);
+}
+
+/**
+ * fairsem_acquire_timeout_kinds() - wait for a vector at most @timeout_ns
+ * @fd: a bound handle
+ * @nkinds: the semaphore's kinds
+ * @counts: as fairsem_acquire_kinds()'s
+ * @timeout_ns: as fairsem_acquire_timeout()'s
+ *
+ * Return: 0 holding every count; -ETIMEDOUT when the time ran out;
+ * otherwise as fairsem_acquire_kinds().
+ */
+FAIRSEM_EXPORT int fairsem_acquire_timeout_kinds(int fd, unsigned int nkinds,
+						 const uint64_t *counts,
+						 uint64_t timeout_ns)
+{
+	uint64_t now = 0, deadline;
+	int ret;
+
+	ret = fs_now(&now);
+	if (ret < 0)
+		return ret;
+	if (timeout_ns >= FAIRSEM_NO_DEADLINE - now)
+		deadline = FAIRSEM_NO_DEADLINE;
+	else
+		deadline = now + timeout_ns;
+	return fs_acquire_kinds(fd, nkinds, counts, deadline, 0);
+}
+
+/**
+ * fairsem_release_kinds() - give back a vector of the handle's permits
+ * @fd: a bound handle
+ * @nkinds: the semaphore's kinds
+ * @counts: of each kind, 0 to what the handle holds of it
+ *
+ * Return: 0; -EINVAL, changing nothing, when a count is more than the
+ * handle holds of its kind or @nkinds is not the semaphore's; -EBADFD
+ * when @fd is not bound.
+ */
+FAIRSEM_EXPORT int fairsem_release_kinds(int fd, unsigned int nkinds,
+					 const uint64_t *counts)
+{
+	return fs_ioctl_counts(fd, FAIRSEM_IOC_RELEASE_KINDS, nkinds, counts);
+}
+
+/**
+ * fairsem_forget_kinds() - drop a vector of held permits for good
+ * @fd: a bound handle
+ * @nkinds: the semaphore's kinds
+ * @counts: as fairsem_release_kinds()'s
+ *
+ * Return: as fairsem_release_kinds().
+ */
+FAIRSEM_EXPORT int fairsem_forget_kinds(int fd, unsigned int nkinds,
+					const uint64_t *counts)
+{
+	return fs_ioctl_counts(fd, FAIRSEM_IOC_FORGET_KINDS, nkinds, counts);
+}
+
+/**
+ * fairsem_add_kinds() - raise each kind's limit
+ * @fd: a bound handle
+ * @nkinds: the semaphore's kinds
+ * @counts: of each kind, 0 allowed
+ *
+ * Return: 0; -EOVERFLOW, changing nothing, when a limit would pass
+ * FAIRSEM_MAX_PERMITS; -EINVAL when @nkinds is not the semaphore's;
+ * -EBADFD when @fd is not bound.
+ */
+FAIRSEM_EXPORT int fairsem_add_kinds(int fd, unsigned int nkinds,
+				     const uint64_t *counts)
+{
+	return fs_ioctl_counts(fd, FAIRSEM_IOC_ADD_KINDS, nkinds, counts);
+}
+
+/**
+ * fairsem_remove_kinds() - lower each kind's limit, even below what is taken
+ * @fd: a bound handle
+ * @nkinds: the semaphore's kinds
+ * @counts: of each kind, 0 to its limit
+ *
+ * Return: 0; -EINVAL, changing nothing, when a count is above its kind's
+ * limit or @nkinds is not the semaphore's; -EBADFD when @fd is not bound.
+ */
+FAIRSEM_EXPORT int fairsem_remove_kinds(int fd, unsigned int nkinds,
+					const uint64_t *counts)
+{
+	return fs_ioctl_counts(fd, FAIRSEM_IOC_REMOVE_KINDS, nkinds, counts);
+}
+
+/**
+ * fairsem_info_kinds() - one consistent snapshot of every kind
+ * @fd: a bound handle, of any number of kinds
+ * @info: filled in: nkinds, and for each kind its limit, available,
+ *	taken, holds (by this handle) and label; id, waiters, flags, handles
+ *
+ * Return: 0; -EFAULT when @info is not writable; -EBADFD when @fd is not
+ * bound; -ENOTTY on a module without kinds.
+ */
+FAIRSEM_EXPORT int fairsem_info_kinds(int fd, struct fairsem_info_kinds *info)
+{
+	return fs_ioctl(fd, FAIRSEM_IOC_INFO_KINDS, info);
+}
+
+/**
+ * fairsem_async_start_kinds() - queue an asynchronous request for a vector
+ * @fd: a bound handle with no asynchronous request
+ * @nkinds: the semaphore's kinds
+ * @counts: as fairsem_acquire_kinds()'s
+ *
+ * Return: as fairsem_async_start(), and -EINVAL as fairsem_acquire_kinds().
+ */
+FAIRSEM_EXPORT int fairsem_async_start_kinds(int fd, unsigned int nkinds,
+					     const uint64_t *counts)
+{
+	return fs_acquire_kinds(fd, nkinds, counts, FAIRSEM_NO_DEADLINE,
+				FAIRSEM_ACQ_ASYNC);
+}
+
+/**
+ * fairsem_async_complete_kinds() - collect a granted asynchronous vector
+ * @fd: a handle whose fairsem_async_start_kinds() returned -EINPROGRESS
+ * @nkinds: the semaphore's kinds
+ * @counts: where to store the granted vector, @nkinds counts; may be NULL
+ *
+ * read(2) of @nkinds __u64, exactly what the kernel writes.
+ *
+ * Return: 0 with the permits held; -EINVAL for @nkinds out of range, or
+ * fewer than the semaphore's (nothing is collected); -EIO when the kernel
+ * wrote another length (the semaphore has fewer kinds: the grant is
+ * collected and held); otherwise as fairsem_async_complete().
+ */
+FAIRSEM_EXPORT int fairsem_async_complete_kinds(int fd, unsigned int nkinds,
+						uint64_t *counts)
+{
+	__u64 value[FAIRSEM_MAX_KINDS];
+	size_t len = nkinds * sizeof(value[0]);
+	int saved = errno;
+	unsigned int k;
+	ssize_t n;
+	int ret = 0;
+
+	if (!nkinds || nkinds > FAIRSEM_MAX_KINDS)
+		return -EINVAL;
+	n = read(fd, value, len);
+	if (n < 0)
+		ret = -errno;
+	else if ((size_t)n != len)
+		ret = -EIO;
+	for (k = 0; !ret && counts && k < nkinds; k++)
+		counts[k] = value[k];
+	errno = saved;
+	return ret;
+}
+
+/**
+ * fairsem_create_named_kinds() - create a semaphore of kinds, and name it
+ * @path: as fairsem_create_named()'s
+ * @nkinds: as fairsem_init_kinds()'s
+ * @limits: as fairsem_init_kinds()'s
+ * @labels: as fairsem_init_kinds()'s
+ * @flags: as fairsem_create_named()'s
+ * @mode: as fairsem_create_named()'s
+ *
+ * Return: a read-write handle on the new semaphore; errors as
+ * fairsem_create_named() and fairsem_init_kinds().
+ */
+FAIRSEM_EXPORT int fairsem_create_named_kinds(const char *path,
+					      unsigned int nkinds,
+					      const uint64_t *limits,
+					      const char *const *labels,
+					      unsigned int flags, mode_t mode)
+{
+	struct fairsem_init_kinds arg;
+	int ret;
+
+	ret = fs_init_arg(&arg, nkinds, limits, labels, 0);
+	if (ret < 0)
+		return ret;
+	return fs_create_named(path, 0, &arg, flags, mode);
+}
+
+/**
+ * fairsem_open_or_create_kinds() - open a named semaphore of kinds, or create it
+ * @path: as fairsem_open_or_create()'s
+ * @nkinds: as fairsem_init_kinds()'s
+ * @limits: the limits, if this call creates the semaphore
+ * @labels: as fairsem_init_kinds()'s
+ * @flags: as fairsem_open_or_create()'s
+ * @mode: as fairsem_open_or_create()'s
+ *
+ * As fairsem_open_or_create(), and an existing name is taken only if it
+ * has @nkinds kinds with these labels, in this order: a program that
+ * counts {requests, bytes} must not share a queue with one that counts
+ * {bytes, requests}, or with a semaphore of one kind, without a word.
+ * Limits and order are not compared (they may change, or only the owner
+ * could have chosen them).
+ *
+ * Return: a read-write handle; -EEXIST when the name exists with other
+ * kinds or labels; otherwise as fairsem_open_or_create() and
+ * fairsem_init_kinds().
+ */
+FAIRSEM_EXPORT int fairsem_open_or_create_kinds(const char *path,
+						unsigned int nkinds,
+						const uint64_t *limits,
+						const char *const *labels,
+						unsigned int flags,
+						mode_t mode)
+{
+	struct fairsem_init_kinds arg;
+	int ret;
+
+	ret = fs_init_arg(&arg, nkinds, limits, labels, 0);
+	if (ret < 0)
+		return ret;
+	return fs_open_or_create(path, 0, &arg, flags, mode);
 }

@@ -109,6 +109,15 @@ static inline struct fairsem_info info_of(int fd)
 	return info;
 }
 
+/* The same snapshot over every kind (a semaphore of several kinds). */
+static inline struct fairsem_info_kinds kinds_of(int fd)
+{
+	struct fairsem_info_kinds info;
+
+	must(fairsem_info_kinds(fd, &info), "fairsem_info_kinds");
+	return info;
+}
+
 /*
  * Poll the semaphore of fd until COND, an expression over the snapshot
  * "i", holds.  Gives up (the recipe fails to run) after 60 s: a hang guard.

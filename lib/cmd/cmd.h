@@ -57,10 +57,19 @@ enum {
 #error "FAIRSEM_VERSION must be the release, from the top VERSION file"
 #endif
 
+/* A vector of counts as given: "requests=1,bytes=64K" (kinds.c). */
+struct vector {
+	unsigned int n;
+	char label[FAIRSEM_MAX_KINDS][FAIRSEM_LABEL_LEN];	/* "": by position */
+	uint64_t count[FAIRSEM_MAX_KINDS];
+};
+
 struct opts {
 	const char *sub;	/* subcommand name, for messages */
 	int fd;			/* --fd, -1 if not given */
 	uint64_t count;		/* -n, 1 if not given */
+	bool count_is_vector;	/* -n LABEL=COUNT,...: in count_vector */
+	struct vector count_vector;
 	const char *timeout;	/* --timeout as given, NULL if not given */
 	uint64_t timeout_ns;
 	bool try;		/* --try */
@@ -69,6 +78,8 @@ struct opts {
 	const char *name;	/* --name, NULL if not given */
 	bool create;		/* --create given */
 	uint64_t permits;	/* --create PERMITS */
+	bool create_is_vector;	/* --create LABEL=LIMIT,...: in create_vector */
+	struct vector create_vector;
 	int mode;		/* --mode, -1 if not given */
 	const char *options;	/* mount -o, NULL if not given */
 	bool any_owner;		/* run --any-owner */
@@ -108,6 +119,27 @@ void check_handle(struct opts *o);
 void take_permits(struct opts *o, int fd);
 unsigned int init_flags(const struct opts *o);
 void print_info(const struct fairsem_info *info);
+
+/* kinds.c */
+enum kind_field { KIND_LIMIT, KIND_AVAILABLE, KIND_TAKEN, KIND_HOLDS };
+#define VECTOR_TEXT_MAX (FAIRSEM_MAX_KINDS * (FAIRSEM_LABEL_LEN + 24))
+bool is_vector(const char *s);
+void parse_vector(const char *sub, const char *what, const char *s,
+		  struct vector *v);
+void vector_labels(const struct vector *v, const char **labels);
+void resolve_vector(const char *sub, const struct vector *v,
+		    const struct fairsem_info_kinds *ki, uint64_t *counts);
+const char *kind_name(const struct fairsem_info_kinds *ki, unsigned int k,
+		      char *buf, size_t len);
+const char *kind_names(const struct fairsem_info_kinds *ki, char *buf,
+		       size_t len);
+const char *format_vector(const struct fairsem_info_kinds *ki,
+			  const uint64_t *counts, char *buf, size_t len);
+const char *format_field(const struct fairsem_info_kinds *ki,
+			 enum kind_field f, char *buf, size_t len);
+bool kinds_of(int fd, struct fairsem_info_kinds *ki);
+void print_info_kinds(const struct fairsem_info_kinds *ki);
+void fail_kinds_refused(struct opts *o, const struct vector *v, int err);
 
 /* named.c */
 #define NAME_PATH_MAX 4096

@@ -48,10 +48,15 @@ static const char main_usage[] =
 	"  info     --fd N | NAME                show a handle or a named semaphore\n"
 	"  status                                show every semaphore, its names\n"
 	"                                        and its holders\n"
-	"  create   NAME PERMITS [--lifo | --prio] [--mode MODE]\n"
+	"  create   NAME PERMITS|LABEL=LIMIT,... [--lifo | --prio] [--mode MODE]\n"
 	"                                        create a named semaphore\n"
 	"  rm       NAME...                      remove names\n"
 	"  mount    [DIR] [-o OPTIONS] [--user]  mount a fairsem filesystem\n"
+	"\n"
+	"Kinds: one semaphore of several resources, one queue, every kind\n"
+	"granted at once: PERMITS and COUNT may be LABEL=N,... (K, M, G):\n"
+	"  fairsem create web requests=20,bytes=1M\n"
+	"  fairsem run --name web -n requests=1,bytes=64K -- CMD\n"
 	"\n"
 	"A NAME without '/' lives in $FAIRSEM_DIR (default /run/fairsem).\n"
 	"Every command takes --help.  fairsem --version prints the version.\n"
@@ -240,9 +245,16 @@ static void set_named_option(struct opts *o, int c)
 		o->name = optarg;
 		break;
 	case 'C':
-		if (parse_u64(optarg, &o->permits))
+		if (is_vector(optarg)) {
+			parse_vector(o->sub, "--create", optarg,
+				     &o->create_vector);
+			o->create_is_vector = true;
+		} else if (parse_u64(optarg, &o->permits)) {
 			usage_error(o->sub, "--create wants a number of permits from 0 to %llu, not '%s'",
 				    MAX_PERMITS, optarg);
+		} else {
+			o->create_is_vector = false;
+		}
 		o->create = true;
 		break;
 	case 'M':
@@ -292,9 +304,16 @@ static void set_option(struct opts *o, int c)
 				    optarg);
 		break;
 	case 'n':
-		if (parse_u64(optarg, &o->count))
+		if (is_vector(optarg)) {
+			parse_vector(o->sub, "-n/--count", optarg,
+				     &o->count_vector);
+			o->count_is_vector = true;
+		} else if (parse_u64(optarg, &o->count)) {
 			usage_error(o->sub, "-n/--count wants a number from 1 to %llu, not '%s'",
 				    MAX_PERMITS, optarg);
+		} else {
+			o->count_is_vector = false;
+		}
 		break;
 	case 't':
 		if (parse_seconds(optarg, &o->timeout_ns))

@@ -113,13 +113,38 @@ int open_name(struct opts *o, const char *path)
 	return fd;
 }
 
+/* create NAME LABEL=LIMIT,...: a named semaphore of kinds. */
+static int create_vector(struct opts *o)
+{
+	mode_t mode = o->mode >= 0 ? (mode_t)o->mode : 0666;
+	const char *labels[FAIRSEM_MAX_KINDS];
+	char path[NAME_PATH_MAX];
+	struct vector v;
+	int fd;
+
+	parse_vector(o->sub, "PERMITS", o->operands[1], &v);
+	vector_labels(&v, labels);
+	name_path(o->operands[0], path, sizeof(path));
+	fd = fairsem_create_named_kinds(path, v.n, v.count, labels,
+					init_flags(o) | O_CLOEXEC, mode);
+	if (fd < 0) {
+		fail_kinds_refused(o, &v, -fd);
+		fail_name(o, path, -fd);
+	}
+	close(fd);
+	return 0;
+}
+
 static int do_create(struct opts *o)
 {
-	uint64_t permits = operand_u64(o, 1, "PERMITS", 0);
+	uint64_t permits;
 	char path[NAME_PATH_MAX];
 	mode_t mode = o->mode >= 0 ? (mode_t)o->mode : 0666;
 	int fd;
 
+	if (is_vector(o->operands[1]))
+		return create_vector(o);
+	permits = operand_u64(o, 1, "PERMITS", 0);
 	name_path(o->operands[0], path, sizeof(path));
 	fd = fairsem_create_named(path, permits, init_flags(o) | O_CLOEXEC, mode);
 	if (fd == -EINVAL && permits > FAIRSEM_MAX_PERMITS)
@@ -290,11 +315,17 @@ const struct subcommand cmd_create = {
 	.missing = "NAME and PERMITS are wanted",
 	.usage =
 	"Usage: fairsem create NAME PERMITS [--lifo | --prio] [--mode MODE]\n"
+	"       fairsem create NAME LABEL=LIMIT,... [--lifo | --prio] [--mode MODE]\n"
 	"Create a semaphore of PERMITS permits named NAME, a file of a fairsem\n"
 	"filesystem: any process that may open the file may use it.  A NAME\n"
 	"without '/' lives in $FAIRSEM_DIR (default /run/fairsem).  The\n"
 	"semaphore lives until its name is removed and its last handle closed.\n"
 	"Exit 73 if the name is taken.\n"
+	"\n"
+	"With LABEL=LIMIT,... (up to 8 kinds, like requests=20,bytes=1M; K, M,\n"
+	"G are 1024, 1024^2, 1024^3) its permits have kinds, each with its\n"
+	"limit, in one queue: a request is granted every kind at once or waits.\n"
+	"A bare LIMIT is a kind without a label, known by its index.\n"
 	"\n"
 	"  --lifo       grant the newest request first\n"
 	"  --prio       serve real-time tasks first, by priority\n"

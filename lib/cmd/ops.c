@@ -108,19 +108,131 @@ static void fail_acquire(struct opts *o, int err)
 	fail_handle(o, err);
 }
 
+/*
+ * A semaphore of several kinds refused a scalar count: say how to ask
+ * (what: how the count was given, "-n" or "COUNT").  Returns otherwise.
+ */
+static void fail_if_kinds(struct opts *o, int fd, const char *what)
+{
+	char names[VECTOR_TEXT_MAX];
+	struct fairsem_info_kinds ki;
+
+	if (!fairsem_info_kinds(fd, &ki) && ki.nkinds > 1)
+		fail(EXIT_REFUSED, o->sub, "the semaphore has %u kinds (%s): "
+		     "give %s as LABEL=COUNT,...", ki.nkinds,
+		     kind_names(&ki, names, sizeof(names)), what);
+}
+
+/* INFO_KINDS of fd, to read a vector against; exits on failure. */
+static void info_kinds_or_fail(struct opts *o, int fd,
+			       struct fairsem_info_kinds *ki)
+{
+	int ret = fairsem_info_kinds(fd, ki);
+
+	if (ret == -ENOTTY)
+		fail(EXIT_REFUSED, o->sub, "this fairsem module has no kinds");
+	if (ret < 0)
+		fail_handle(o, -ret);
+}
+
+/* EINVAL of a vector of counts: say which bound it broke. */
+static void fail_vector_count(struct opts *o, const struct fairsem_info_kinds *ki,
+			      const uint64_t *counts)
+{
+	unsigned int k;
+	bool any = false;
+	char name[12];
+
+	for (k = 0; k < ki->nkinds; k++) {
+		any |= counts[k] != 0;
+		if (counts[k] > FAIRSEM_MAX_PERMITS)
+			fail(EXIT_REFUSED, o->sub, "the count %s=%" PRIu64
+			     " is above the maximum %llu",
+			     kind_name(ki, k, name, sizeof(name)), counts[k],
+			     MAX_PERMITS);
+	}
+	if (!any)
+		fail(EXIT_REFUSED, o->sub, "the counts must ask for at least one permit");
+}
+
+/* Acquire the vector -n gave into handle fd, as --timeout and --try say. */
+static void take_vector(struct opts *o, int fd)
+{
+	uint64_t counts[FAIRSEM_MAX_KINDS];
+	char text[VECTOR_TEXT_MAX];
+	struct fairsem_info_kinds ki;
+	int ret;
+
+	info_kinds_or_fail(o, fd, &ki);
+	resolve_vector(o->sub, &o->count_vector, &ki, counts);
+	format_vector(&ki, counts, text, sizeof(text));
+	if (o->try)
+		ret = fairsem_try_acquire_kinds(fd, ki.nkinds, counts);
+	else if (o->timeout)
+		ret = fairsem_acquire_timeout_kinds(fd, ki.nkinds, counts,
+						    o->timeout_ns);
+	else
+		ret = fairsem_acquire_kinds(fd, ki.nkinds, counts);
+	switch (-ret) {
+	case 0:
+		return;
+	case EINVAL:
+		fail_vector_count(o, &ki, counts);
+		break;
+	case ETIMEDOUT:
+		fail(EXIT_TIMEDOUT, o->sub, "timed out after %s s waiting for %s",
+		     o->timeout, text);
+	case EAGAIN:
+		fail(EXIT_AGAIN, o->sub, "%s not available at once", text);
+	case EINTR:
+		fail(EXIT_OSERR, o->sub, "interrupted waiting for %s", text);
+	}
+	fail_handle(o, -ret);
+}
+
 /* Acquire o->count permits into handle fd, as -n, --timeout and --try say. */
 void take_permits(struct opts *o, int fd)
 {
 	int ret;
 
+	if (o->count_is_vector) {
+		take_vector(o, fd);
+		return;
+	}
 	if (o->try)
 		ret = fairsem_try_acquire(fd, o->count);
 	else if (o->timeout)
 		ret = fairsem_acquire_timeout(fd, o->count, o->timeout_ns);
 	else
 		ret = fairsem_acquire(fd, o->count);
+	if (ret == -EINVAL)
+		fail_if_kinds(o, fd, "-n");
 	if (ret < 0)
 		fail_acquire(o, -ret);
+}
+
+/*
+ * INIT_KINDS refused the vector given as what: say what it wants.
+ * (Which of a label's rules broke is the kernel's to know: it says
+ * EINVAL for each.)
+ */
+void fail_kinds_refused(struct opts *o, const struct vector *v, int err)
+{
+	unsigned int k;
+
+	if (err == ENOTTY)
+		fail(EXIT_REFUSED, o->sub, "this fairsem module has no kinds");
+	if (err != EINVAL)
+		return;
+	for (k = 0; k < v->n; k++)
+		if (v->count[k] > FAIRSEM_MAX_PERMITS)
+			fail(EXIT_REFUSED, o->sub, "the limit %s%s%" PRIu64
+			     " is above the maximum %llu", v->label[k],
+			     v->label[k][0] ? "=" : "", v->count[k], MAX_PERMITS);
+	fail(EXIT_REFUSED, o->sub, "the kinds are refused: a label is at most "
+	     "%d bytes of A-Z, a-z, 0-9, '_', '.' and '-', and names one kind "
+	     "only%s", FAIRSEM_LABEL_LEN - 1,
+	     o->prio ? " (or this module has no --prio)" : "");
 }
 
 /* FAIRSEM_LIFO or FAIRSEM_PRIO, as --lifo and --prio ask. */
@@ -129,10 +241,34 @@ unsigned int init_flags(const struct opts *o)
 	return (o->lifo ? FAIRSEM_LIFO : 0) | (o->prio ? FAIRSEM_PRIO : 0);
 }
 
+static int init_vector(struct opts *o)
+{
+	const char *labels[FAIRSEM_MAX_KINDS];
+	struct vector v;
+	int ret;
+
+	parse_vector(o->sub, "PERMITS", o->operands[0], &v);
+	vector_labels(&v, labels);
+	check_handle(o);
+	ret = fairsem_init_kinds(o->fd, v.n, v.count, labels, init_flags(o));
+	if (ret == -EBUSY)
+		fail(EXIT_BUSY, o->sub, "fd %d is bound to a semaphore already",
+		     o->fd);
+	if (ret < 0) {
+		fail_kinds_refused(o, &v, -ret);
+		fail_handle(o, -ret);
+	}
+	return 0;
+}
+
 static int do_init(struct opts *o)
 {
-	uint64_t permits = operand_u64(o, 0, "PERMITS", 0);
+	uint64_t permits;
 	int ret;
+
+	if (is_vector(o->operands[0]))
+		return init_vector(o);
+	permits = operand_u64(o, 0, "PERMITS", 0);
 
 	check_handle(o);
 	ret = fairsem_init(o->fd, permits, init_flags(o));
@@ -164,14 +300,52 @@ static uint64_t holds_of(struct opts *o)
 	return fairsem_info(o->fd, &info) ? 0 : info.holds;
 }
 
+/* A vector operand (add, remove) over the kinds of --fd: counts. */
+static void operand_vector(struct opts *o, struct fairsem_info_kinds *ki,
+			   uint64_t *counts)
+{
+	struct vector v;
+
+	parse_vector(o->sub, "COUNT", o->operands[0], &v);
+	check_handle(o);
+	info_kinds_or_fail(o, o->fd, ki);
+	resolve_vector(o->sub, &v, ki, counts);
+}
+
+static int release_vector(struct opts *o)
+{
+	char text[VECTOR_TEXT_MAX], held[VECTOR_TEXT_MAX];
+	uint64_t counts[FAIRSEM_MAX_KINDS];
+	struct fairsem_info_kinds ki;
+	int ret;
+
+	check_handle(o);
+	info_kinds_or_fail(o, o->fd, &ki);
+	resolve_vector(o->sub, &o->count_vector, &ki, counts);
+	ret = fairsem_release_kinds(o->fd, ki.nkinds, counts);
+	if (ret == -EINVAL) {
+		fail_vector_count(o, &ki, counts);
+		fairsem_info_kinds(o->fd, &ki);
+		fail(EXIT_REFUSED, o->sub, "fd %d holds %s, cannot release %s",
+		     o->fd, format_field(&ki, KIND_HOLDS, held, sizeof(held)),
+		     format_vector(&ki, counts, text, sizeof(text)));
+	}
+	if (ret < 0)
+		fail_handle(o, -ret);
+	return 0;
+}
+
 static int do_release(struct opts *o)
 {
 	int ret;
 
+	if (o->count_is_vector)
+		return release_vector(o);
 	check_handle(o);
 	ret = fairsem_release(o->fd, o->count);
 	if (ret == -EINVAL) {
 		fail_count(o, "the count", o->count);
+		fail_if_kinds(o, o->fd, "-n");
 		fail(EXIT_REFUSED, o->sub,
 		     "fd %d holds %" PRIu64 " permits, cannot release %" PRIu64,
 		     o->fd, holds_of(o), o->count);
@@ -181,15 +355,40 @@ static int do_release(struct opts *o)
 	return 0;
 }
 
-static int do_add(struct opts *o)
+static int add_vector(struct opts *o)
 {
-	uint64_t count = operand_u64(o, 0, "COUNT", 1);
+	uint64_t counts[FAIRSEM_MAX_KINDS];
+	char text[VECTOR_TEXT_MAX];
+	struct fairsem_info_kinds ki;
 	int ret;
 
+	operand_vector(o, &ki, counts);
+	ret = fairsem_add_kinds(o->fd, ki.nkinds, counts);
+	if (ret == -EINVAL)
+		fail_vector_count(o, &ki, counts);
+	if (ret == -EOVERFLOW)
+		fail(EXIT_REFUSED, o->sub, "adding %s would take a limit past "
+		     "the maximum %llu",
+		     format_vector(&ki, counts, text, sizeof(text)), MAX_PERMITS);
+	if (ret < 0)
+		fail_handle(o, -ret);
+	return 0;
+}
+
+static int do_add(struct opts *o)
+{
+	uint64_t count;
+	int ret;
+
+	if (is_vector(o->operands[0]))
+		return add_vector(o);
+	count = operand_u64(o, 0, "COUNT", 1);
 	check_handle(o);
 	ret = fairsem_add(o->fd, count);
-	if (ret == -EINVAL)
+	if (ret == -EINVAL) {
 		fail_count(o, "COUNT", count);
+		fail_if_kinds(o, o->fd, "COUNT");
+	}
 	if (ret == -EOVERFLOW)
 		fail(EXIT_REFUSED, o->sub, "adding %" PRIu64
 		     " would take the limit past the maximum %llu", count,
@@ -199,16 +398,40 @@ static int do_add(struct opts *o)
 	return 0;
 }
 
-static int do_remove(struct opts *o)
+static int remove_vector(struct opts *o)
 {
-	uint64_t count = operand_u64(o, 0, "COUNT", 1);
-	struct fairsem_info info;
+	char text[VECTOR_TEXT_MAX], limits[VECTOR_TEXT_MAX];
+	uint64_t counts[FAIRSEM_MAX_KINDS];
+	struct fairsem_info_kinds ki;
 	int ret;
 
+	operand_vector(o, &ki, counts);
+	ret = fairsem_remove_kinds(o->fd, ki.nkinds, counts);
+	if (ret == -EINVAL) {
+		fail_vector_count(o, &ki, counts);
+		fail(EXIT_REFUSED, o->sub, "cannot remove %s: the limits are %s",
+		     format_vector(&ki, counts, text, sizeof(text)),
+		     format_field(&ki, KIND_LIMIT, limits, sizeof(limits)));
+	}
+	if (ret < 0)
+		fail_handle(o, -ret);
+	return 0;
+}
+
+static int do_remove(struct opts *o)
+{
+	struct fairsem_info info;
+	uint64_t count;
+	int ret;
+
+	if (is_vector(o->operands[0]))
+		return remove_vector(o);
+	count = operand_u64(o, 0, "COUNT", 1);
 	check_handle(o);
 	ret = fairsem_remove(o->fd, count);
 	if (ret == -EINVAL) {
 		fail_count(o, "COUNT", count);
+		fail_if_kinds(o, o->fd, "COUNT");
 		if (!fairsem_info(o->fd, &info))
 			fail(EXIT_REFUSED, o->sub, "cannot remove %" PRIu64
 			     " permit%s: the limit is %" PRIu64, count,
@@ -261,28 +484,65 @@ void print_info(const struct fairsem_info *info)
 	       async_state(info->flags));
 }
 
+/*
+ * A semaphore of several kinds, or of a labelled one: the keys of
+ * print_info(), kinds: after id, and limit, available, taken and holds
+ * as vectors, in the syntax that create and -n take.
+ */
+void print_info_kinds(const struct fairsem_info_kinds *ki)
+{
+	char v[4][VECTOR_TEXT_MAX];
+
+	printf("id:\t%llu\nkinds:\t%u\nlimit:\t%s\navailable:\t%s\n"
+	       "taken:\t%s\nholds:\t%s\nwaiters:\t%llu\nhandles:\t%u\n"
+	       "mode:\t%s\nclosed:\t%d\nasync:\t%s\n",
+	       (unsigned long long)ki->id, ki->nkinds,
+	       format_field(ki, KIND_LIMIT, v[0], sizeof(v[0])),
+	       format_field(ki, KIND_AVAILABLE, v[1], sizeof(v[1])),
+	       format_field(ki, KIND_TAKEN, v[2], sizeof(v[2])),
+	       format_field(ki, KIND_HOLDS, v[3], sizeof(v[3])),
+	       (unsigned long long)ki->waiters, ki->handles,
+	       mode_of(ki->flags), !!(ki->flags & FAIRSEM_INFO_CLOSED),
+	       async_state(ki->flags));
+}
+
+/* INFO, and INFO_KINDS when the kinds are worth showing. */
+static int info_of(int fd, struct fairsem_info *info,
+		   struct fairsem_info_kinds *ki, bool *by_kinds)
+{
+	int ret = fairsem_info(fd, info);
+
+	*by_kinds = !ret && kinds_of(fd, ki);
+	return ret;
+}
+
 static int do_info(struct opts *o)
 {
+	struct fairsem_info_kinds ki;
 	struct fairsem_info info;
 	char path[NAME_PATH_MAX];
+	bool by_kinds;
 	int fd, ret;
 
 	if (o->noperands) {
 		/* Read access is enough for INFO: no need to be allowed to take. */
 		name_path(o->operands[0], path, sizeof(path));
 		fd = open_name(o, path);
-		ret = fairsem_info(fd, &info);
+		ret = info_of(fd, &info, &ki, &by_kinds);
 		if (ret < 0)
 			fail_name(o, path, -ret);
 		close(fd);
 		printf("path:\t%s\n", path);
 	} else {
 		check_handle(o);
-		ret = fairsem_info(o->fd, &info);
+		ret = info_of(o->fd, &info, &ki, &by_kinds);
 		if (ret < 0)
 			fail_handle(o, -ret);
 	}
-	print_info(&info);
+	if (by_kinds)
+		print_info_kinds(&ki);
+	else
+		print_info(&info);
 	return 0;
 }
 
@@ -290,9 +550,10 @@ const struct subcommand cmd_init = {
 	.name = "init", .run = do_init, .allowed = OPT_FD | OPT_LIFO | OPT_PRIO,
 	.min_operands = 1, .max_operands = 1, .missing = "PERMITS is missing",
 	.usage =
-	"Usage: fairsem init --fd N PERMITS [--lifo | --prio]\n"
+	"Usage: fairsem init --fd N PERMITS|LABEL=LIMIT,... [--lifo | --prio]\n"
 	"Bind handle N, a fresh open of /dev/fairsem, to a new semaphore of\n"
-	"PERMITS permits (0 to 4611686018427387904).\n"
+	"PERMITS permits (0 to 4611686018427387904), or of kinds, each with\n"
+	"its limit (see 'fairsem create --help').\n"
 	"\n"
 	"  exec 7<>/dev/fairsem && fairsem init --fd 7 3\n"
 	"\n"
@@ -314,6 +575,7 @@ const struct subcommand cmd_acquire = {
 	"\n"
 	"  --fd N             the handle\n"
 	"  -n, --count COUNT  permits to take (default 1)\n"
+	"  -n LABEL=COUNT,... of each kind, at once (see 'fairsem run --help')\n"
 	"  -t, --timeout SECONDS\n"
 	"                     give up after SECONDS (decimals allowed); exit 69\n"
 	"  --try              take them only if granted at once; exit 75 if not\n"
@@ -328,6 +590,7 @@ const struct subcommand cmd_release = {
 	"\n"
 	"  --fd N             the handle\n"
 	"  -n, --count COUNT  permits to give back (default 1)\n"
+	"  -n LABEL=COUNT,... of each kind, at once\n"
 	"  --help             show this help\n",
 };
 
@@ -335,8 +598,9 @@ const struct subcommand cmd_add = {
 	.name = "add", .run = do_add, .allowed = OPT_FD,
 	.min_operands = 1, .max_operands = 1, .missing = "COUNT is missing",
 	.usage =
-	"Usage: fairsem add --fd N COUNT\n"
-	"Raise the limit of handle N's semaphore by COUNT permits.\n"
+	"Usage: fairsem add --fd N COUNT|LABEL=COUNT,...\n"
+	"Raise the limit of handle N's semaphore by COUNT permits, or each\n"
+	"kind's limit by its COUNT, at once.\n"
 	"\n"
 	"  --fd N      the handle\n"
 	"  --help      show this help\n",
@@ -346,9 +610,10 @@ const struct subcommand cmd_remove = {
 	.name = "remove", .run = do_remove, .allowed = OPT_FD,
 	.min_operands = 1, .max_operands = 1, .missing = "COUNT is missing",
 	.usage =
-	"Usage: fairsem remove --fd N COUNT\n"
-	"Lower the limit of handle N's semaphore by COUNT permits, even below\n"
-	"what is held now: nothing is granted until enough come back.\n"
+	"Usage: fairsem remove --fd N COUNT|LABEL=COUNT,...\n"
+	"Lower the limit of handle N's semaphore by COUNT permits (or each\n"
+	"kind's by its COUNT, at once), even below what is held now: nothing\n"
+	"is granted until enough come back.\n"
 	"\n"
 	"  --fd N      the handle\n"
 	"  --help      show this help\n",
@@ -373,7 +638,10 @@ const struct subcommand cmd_info = {
 	"Show handle N and its semaphore, or the semaphore named NAME, one\n"
 	"'key:<TAB>value' a line: path (for NAME), id, limit, available, taken,\n"
 	"holds (by this handle), waiters, handles, mode (fifo/lifo/prio),\n"
-	"closed (0/1), async (none/queued/granted).  NAME is opened read-only\n"
+	"closed (0/1), async (none/queued/granted).  A semaphore of kinds also\n"
+	"has kinds (their number) after id, and limit, available, taken and\n"
+	"holds as LABEL=COUNT,... (a kind without a label by its index).\n"
+	"NAME is opened read-only\n"
 	"(that handle is counted in handles); without '/' it lives in\n"
 	"$FAIRSEM_DIR (default /run/fairsem).\n"
 	"\n"

@@ -50,6 +50,47 @@ NORETURN static void fail_owner(struct opts *o, const char *path)
 	     (unsigned int)geteuid());
 }
 
+/*
+ * open-or-create found the name with other kinds or labels than --create
+ * gave: say which it has.
+ */
+NORETURN static void fail_other_kinds(struct opts *o, const char *path)
+{
+	char names[VECTOR_TEXT_MAX], limits[VECTOR_TEXT_MAX];
+	struct fairsem_info_kinds ki;
+	int fd;
+
+	fd = open_name(o, path);
+	if (fairsem_info_kinds(fd, &ki))
+		fail_name(o, path, EEXIST);
+	close(fd);
+	fail(EXIT_EXISTS, o->sub, "%s exists with other kinds: %u (%s), limits %s",
+	     path, ki.nkinds, kind_names(&ki, names, sizeof(names)),
+	     format_field(&ki, KIND_LIMIT, limits, sizeof(limits)));
+}
+
+/* --create LABEL=LIMIT,...: a handle on NAME, of those kinds. */
+static int named_kinds_handle(struct opts *o, const char *path, mode_t mode)
+{
+	const char *labels[FAIRSEM_MAX_KINDS];
+	const struct vector *v = &o->create_vector;
+	int fd;
+
+	vector_labels(v, labels);
+	fd = fairsem_open_or_create_kinds(path, v->n, v->count, labels,
+					  init_flags(o) | (o->any_owner ?
+					  FAIRSEM_ANY_OWNER : 0), mode);
+	if (fd == -EEXIST)
+		fail_other_kinds(o, path);
+	if (fd == -EPERM)
+		fail_owner(o, path);
+	if (fd < 0) {
+		fail_kinds_refused(o, v, -fd);
+		fail_name(o, path, -fd);
+	}
+	return fd;
+}
+
 /* A handle of our own on the semaphore named by --name. */
 static int named_handle(struct opts *o)
 {
@@ -58,6 +99,8 @@ static int named_handle(struct opts *o)
 	int fd;
 
 	name_path(o->name, path, sizeof(path));
+	if (o->create_is_vector)
+		return named_kinds_handle(o, path, mode);
 	if (o->create)
 		fd = fairsem_open_or_create(path, o->permits, init_flags(o) |
 					    (o->any_owner ? FAIRSEM_ANY_OWNER : 0),
@@ -106,7 +149,8 @@ const struct subcommand cmd_run = {
 	.usage =
 	"Usage: fairsem run --fd N [-n COUNT] [--timeout SECONDS | --try]\n"
 	"                   [--] CMD [ARG]...\n"
-	"       fairsem run --name NAME [--create PERMITS [--lifo | --prio]\n"
+	"       fairsem run --name NAME [--create PERMITS|LABEL=LIMIT,...\n"
+	"                   [--lifo | --prio]\n"
 	"                   [--mode MODE] [--any-owner]] [-n COUNT]\n"
 	"                   [--timeout SECONDS | --try]\n"
 	"                   [--] CMD [ARG]...\n"
@@ -126,10 +170,17 @@ const struct subcommand cmd_run = {
 	"                     or the directory owner's, or if others may not\n"
 	"                     write to the directory: else exit 77, naming\n"
 	"                     its owner (another user could have made it)\n"
+	"  --create LABEL=LIMIT,...\n"
+	"                     the same, of kinds (see 'fairsem create'); a NAME\n"
+	"                     that exists must have these kinds and labels,\n"
+	"                     in this order: else exit 73, naming its kinds\n"
 	"  --any-owner        with --create, use NAME whoever owns it\n"
 	"  --lifo, --prio, --mode MODE\n"
 	"                     how --create makes it (see 'fairsem create')\n"
 	"  -n, --count COUNT  permits to hold (default 1)\n"
+	"  -n LABEL=COUNT,... of a semaphore of kinds: each kind's count, all\n"
+	"                     granted at once (a kind not named counts 0), like\n"
+	"                     -n requests=1,bytes=64K\n"
 	"  -t, --timeout SECONDS\n"
 	"                     give up after SECONDS (decimals allowed); exit 69\n"
 	"  --try              run CMD only if the permits are granted at once;\n"

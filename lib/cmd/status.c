@@ -22,6 +22,7 @@
 
 struct handle_rec {
 	uint64_t id, limit, available, taken, holds, waiters;
+	struct fairsem_info_kinds ki;	/* nkinds 0: fdinfo shows no kinds */
 	char mode[8], closed[4], async[12];
 	int pid, fd;
 	char comm[20];
@@ -36,6 +37,7 @@ struct rec_list {
 struct name_rec {
 	char *path;
 	struct fairsem_info info;
+	struct fairsem_info_kinds ki;	/* nkinds 0: shown without kinds */
 };
 
 struct name_list {
@@ -75,16 +77,49 @@ static const struct {
 	{ "fairsem-async:", offsetof(struct handle_rec, async), 12 },
 };
 
+/*
+ * "fairsem-kind:\t1 bytes limit=1048576 available=983040 taken=65536
+ * holds=65536": one kind, its label "-" when it has none.
+ */
+static void parse_kind(char *val, struct handle_rec *r)
+{
+	char label[FAIRSEM_LABEL_LEN];
+	unsigned long long lim, av, tk, hd;
+	unsigned int k;
+	struct fairsem_kind *kind;
+
+	if (sscanf(val, "%u %15s limit=%llu available=%llu taken=%llu holds=%llu",
+		   &k, label, &lim, &av, &tk, &hd) != 6 || k >= FAIRSEM_MAX_KINDS)
+		return;
+	kind = &r->ki.kind[k];
+	snprintf(kind->label, sizeof(kind->label), "%s",
+		 strcmp(label, "-") ? label : "");
+	kind->limit = lim;
+	kind->available = av;
+	kind->taken = tk;
+	kind->holds = hd;
+}
+
 /* One "key:\tvalue" line; returns 1 if it was fairsem-id. */
 static int parse_line(char *line, struct handle_rec *r)
 {
 	char *val = strchr(line, ':');
+	uint64_t n;
 	size_t i, klen;
 
 	if (!val || strncmp(line, "fairsem-", 8))
 		return 0;
 	klen = (size_t)(++val - line);
 	val += strspn(val, " \t");
+	if (!strncmp(line, "fairsem-kinds:", klen) && klen == 14) {
+		if (!parse_u64(val, &n) && n <= FAIRSEM_MAX_KINDS)
+			r->ki.nkinds = (uint32_t)n;
+		return 0;
+	}
+	if (!strncmp(line, "fairsem-kind:", klen) && klen == 13) {
+		parse_kind(val, r);
+		return 0;
+	}
 	for (i = 0; i < ARRAY_SIZE(u64_fields); i++)
 		if (!strncmp(line, u64_fields[i].key, klen) &&
 		    !u64_fields[i].key[klen]) {
@@ -200,6 +235,14 @@ static void scan_proc(struct rec_list *l)
 	closedir(proc);
 }
 
+/* The kinds of a name of several kinds, as fdinfo gives a handle's. */
+static void read_kinds(int fd, struct name_rec *r)
+{
+	if (!(r->info.flags & FAIRSEM_INFO_KINDS) ||
+	    fairsem_info_kinds(fd, &r->ki))
+		r->ki.nkinds = 0;
+}
+
 /* Every name of one fairsem instance, mounted on dir. */
 static void scan_instance(const char *dir, struct name_list *l)
 {
@@ -243,6 +286,7 @@ static void scan_instance(const char *dir, struct name_list *l)
 		if (!fairsem_info(fd, &r.info) &&
 		    asprintf(&r.path, "%s%s%s", dir,
 			     strcmp(dir, "/") ? "/" : "", de->d_name) >= 0) {
+			read_kinds(fd, &r);
 			l->v = grow(l->v, &l->cap, l->n, sizeof(*l->v));
 			l->v[l->n++] = r;
 		}
@@ -349,11 +393,35 @@ static void print_names(const struct name_list *nl, size_t *k, uint64_t id)
 		printf("  name %s\n", nl->v[*k].path);
 }
 
+/*
+ * The same line for a semaphore of several kinds: each field a vector,
+ * "limit requests=20,bytes=1048576, available ...".
+ */
+static void print_kinds_line(const struct fairsem_info_kinds *ki,
+			     uint64_t waiters, const char *mode, bool closed)
+{
+	char v[3][VECTOR_TEXT_MAX];
+
+	printf("fairsem %" PRIu64 ": %u kinds, limit %s, available %s, taken %s"
+	       ", waiters %" PRIu64 " (%s, %s)\n", (uint64_t)ki->id, ki->nkinds,
+	       format_field(ki, KIND_LIMIT, v[0], sizeof(v[0])),
+	       format_field(ki, KIND_AVAILABLE, v[1], sizeof(v[1])),
+	       format_field(ki, KIND_TAKEN, v[2], sizeof(v[2])),
+	       waiters, mode, closed ? "closed" : "open");
+}
+
 static void print_sem(const struct handle_rec *r, const struct name_list *nl,
 		      size_t *k)
 {
-	print_sem_line(r->id, r->limit, r->available, r->taken, r->waiters,
-		       r->mode, !strcmp(r->closed, "1"));
+	struct fairsem_info_kinds ki = r->ki;
+
+	ki.id = r->id;
+	if (ki.nkinds > 1)
+		print_kinds_line(&ki, r->waiters, r->mode,
+				 !strcmp(r->closed, "1"));
+	else
+		print_sem_line(r->id, r->limit, r->available, r->taken,
+			       r->waiters, r->mode, !strcmp(r->closed, "1"));
 	print_names(nl, k, r->id);
 	printf("  %8s %5s %10s  %-8s %s\n", "PID", "FD", "HOLDS", "ASYNC",
 	       "COMMAND");
@@ -365,18 +433,30 @@ static void print_unheld(const struct name_list *nl, size_t *k)
 	const struct fairsem_info *in = &nl->v[*k].info;
 	uint32_t f = in->flags;
 
-	print_sem_line(in->id, in->limit, in->available, in->taken,
-		       in->waiters, f & FAIRSEM_LIFO ? "lifo" :
-		       f & FAIRSEM_PRIO ? "prio" : "fifo",
-		       f & FAIRSEM_INFO_CLOSED);
+	const char *mode = f & FAIRSEM_LIFO ? "lifo" :
+			   f & FAIRSEM_PRIO ? "prio" : "fifo";
+
+	if (nl->v[*k].ki.nkinds > 1)
+		print_kinds_line(&nl->v[*k].ki, in->waiters, mode,
+				 f & FAIRSEM_INFO_CLOSED);
+	else
+		print_sem_line(in->id, in->limit, in->available, in->taken,
+			       in->waiters, mode, f & FAIRSEM_INFO_CLOSED);
 	print_names(nl, k, in->id);
 	printf("  no open handles\n");
 }
 
+/* HOLDS: a count, or on a semaphore of several kinds a vector. */
 static void print_handle(const struct handle_rec *r)
 {
-	printf("  %8d %5d %10" PRIu64 "  %-8s %s\n", r->pid, r->fd, r->holds,
-	       r->async, r->comm);
+	char holds[VECTOR_TEXT_MAX];
+
+	if (r->ki.nkinds > 1)
+		format_field(&r->ki, KIND_HOLDS, holds, sizeof(holds));
+	else
+		snprintf(holds, sizeof(holds), "%" PRIu64, r->holds);
+	printf("  %8d %5d %10s  %-8s %s\n", r->pid, r->fd, holds, r->async,
+	       r->comm);
 }
 
 /* Both lists sorted by id: merge them, one block per semaphore. */
@@ -442,6 +522,8 @@ const struct subcommand cmd_status = {
 	"every fairsem filesystem mounted here that we may read), then one\n"
 	"line per handle: process id, descriptor, permits held, asynchronous\n"
 	"request, command.  A named semaphore without handles is shown too.\n"
+	"A semaphore of several kinds shows each field, HOLDS too, as\n"
+	"LABEL=COUNT,... (a kind without a label by its index).\n"
 	"Exit status 1 when no semaphore is seen (with a message when the\n"
 	"module is not loaded).\n"
 	"\n"

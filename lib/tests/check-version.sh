@@ -5,7 +5,8 @@
 # VERSION file, and everything that states it agrees: the command's
 # --version, the pkg-config file, the man pages' headers, the Debian
 # changelog's newest entry (its upstream part), dkms.conf, and the
-# Buildroot and Yocto recipes.  Plain sed and grep: nothing to go missing.
+# Buildroot and Yocto recipes; and libfairsem(3) names the shared
+# object's file version.  Plain sed and grep: nothing to go missing.
 # Prints TAP.
 top=$1 fairsem=$2 pc=$3
 n=0 failed=0
@@ -53,5 +54,18 @@ same "the Buildroot package" \
 for bb in "$top"/contrib/yocto/meta-fairsem/recipes-*/*/*.bb; do
 	same "$(basename "$bb")" "$(basename "$bb" .bb | sed 's/.*_//')"
 done
+# The library's own version is its ABI's: the newest node of the version
+# script (LIBFAIRSEM_1.3 -> libfairsem.so.1.3.0), which libfairsem(3)
+# names in VERSIONS.
+so=$(sed -n 's/^LIBFAIRSEM_\([0-9.]*\) {.*/\1/p' "$top/lib/libfairsem.map" | tail -n 1)
+page=$(sed -n 's/^\.RI ( libfairsem\.so\.\([0-9.]*\) )$/\1/p' "$top/man/libfairsem.3")
+n=$((n + 1))
+if [ -n "$so" ] && [ "$page" = "$so.0" ]; then
+	echo "ok $n libfairsem.3 names libfairsem.so.$so.0, the newest node of libfairsem.map"
+else
+	echo "not ok $n libfairsem.3 names libfairsem.so.$so.0, the newest node of libfairsem.map"
+	echo "# it names '$page'"
+	failed=$((failed + 1))
+fi
 echo "1..$n"
 [ "$failed" = 0 ]

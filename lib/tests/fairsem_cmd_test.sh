@@ -346,12 +346,32 @@ t "a directory is not a fairsem" 67 "fd 6 is not a fairsem handle" \
 	"$F" acquire --fd 6
 exec 6<&-
 
+# Vectors of kinds: their syntax is checked before any handle is used.
+t "a vector: a count not a number" 64 "-n/--count wants COUNT or LABEL=COUNT,... (COUNT a number, with K, M or G" \
+	"$F" run --fd 7 -n requests=x -- true
+t "a vector: an unknown size suffix" 64 "--create wants COUNT or LABEL=COUNT,..." \
+	"$F" run --name x --create bytes=1X -- true
+t "a vector: an empty label" 64 "-n/--count wants COUNT or LABEL=COUNT,..." \
+	"$F" acquire --fd 7 -n =1
+t "a vector: an empty item" 64 "COUNT wants COUNT or LABEL=COUNT,..." \
+	"$F" add --fd 7 requests=1,
+t "a vector: a label twice" 64 "-n/--count names 'bytes' twice" \
+	"$F" acquire --fd 7 -n bytes=1,bytes=2
+t "a vector: more than 8 kinds" 64 "-n/--count has more than 8 kinds" \
+	"$F" release --fd 7 -n 1,1,1,1,1,1,1,1,1
+t "a vector: a label too long" 64 "PERMITS: the label 'abcdefghijklmnop' is longer than 15 bytes" \
+	"$F" create x abcdefghijklmnop=1
+t "a vector: a size past 2^64" 64 "PERMITS wants COUNT or LABEL=COUNT,..." \
+	"$F" create x bytes=17179869184G
+t "a vector on a descriptor not open" 66 "fd 7 is not open" \
+	"$F" run --fd 7 -n requests=1,bytes=64K -- true
+
 if [ ! -c /dev/fairsem ]; then
 	t "status without the module says why" 1 "no /dev/fairsem: is the fairsem module loaded?" \
 		"$F" status
 	for name in "unbound handle" init info run "run's exit statuses" \
 		    "run after a crash" "run killed by SIGKILL" status timeout \
-		    acquire release add remove close "named semaphores"; do
+		    acquire release add remove close kinds "named semaphores"; do
 		skip "$name" "no /dev/fairsem (module not loaded)"
 	done
 	echo "1..$n"
@@ -538,6 +558,78 @@ t "release after close" 0 "" "$F" release --fd 7 -n 3
 t "status shows closed" 0 "" "$F" status
 has "status: closed" "closed"
 
+# ---- kinds: one semaphore of requests and bytes ----
+
+exec 3<>/dev/fairsem
+t "init of kinds" 0 "" "$F" init --fd 3 requests=20,bytes=1M --lifo
+expect_value "info: the number of kinds" 3 kinds 2
+expect_value "info: each kind's limit with its label" 3 limit "requests=20,bytes=1048576"
+expect_value "info: the mode of kinds" 3 mode lifo
+t "acquire a vector" 0 "" "$F" acquire --fd 3 -n requests=1,bytes=64K
+expect_value "acquire a vector: holds of each kind" 3 holds "requests=1,bytes=65536"
+expect_value "acquire a vector: available of each kind" 3 available "requests=19,bytes=983040"
+t "a kind the semaphore has not" 65 "the semaphore has no kind 'files' (its kinds: requests, bytes)" \
+	"$F" acquire --fd 3 -n files=1
+t "more counts than kinds" 65 "the semaphore has 2 kinds (requests, bytes), not 3" \
+	"$F" acquire --fd 3 -n 1,1,1
+t "a scalar count on kinds says how to ask" 65 "the semaphore has 2 kinds (requests, bytes): give -n as LABEL=COUNT,..." \
+	"$F" acquire --fd 3 -n 1
+t "a scalar add on kinds says how to ask" 65 "give COUNT as LABEL=COUNT,..." \
+	"$F" add --fd 3 1
+t "a vector of zeros" 65 "the counts must ask for at least one permit" \
+	"$F" acquire --fd 3 -n requests=0
+t "try a vector that does not fit in one kind" 75 "requests=1,bytes=1048576 not available at once" \
+	"$F" run --fd 3 --try -n requests=1,bytes=1M -- true
+expect_value "the refused vector took nothing" 3 taken "requests=1,bytes=65536"
+t "timeout on a vector" 69 "timed out after 0.1 s waiting for requests=0,bytes=1048576" \
+	"$F" acquire --fd 3 -t 0.1 -n bytes=1M
+t "release more than held in one kind" 65 "fd 3 holds requests=1,bytes=65536, cannot release requests=1,bytes=65537" \
+	"$F" release --fd 3 -n requests=1,bytes=65537
+expect_value "a refused release changes nothing" 3 holds "requests=1,bytes=65536"
+t "release a vector" 0 "" "$F" release --fd 3 -n requests=1,bytes=64K
+expect_value "release a vector: all back" 3 taken "requests=0,bytes=0"
+t "run with a vector" 0 "" "$F" run --fd 3 -n requests=1,bytes=64K -- \
+	sh -c '"$FAIRSEM" info --fd $FAIRSEM_FD'
+has "run holds its vector" "holds:	requests=1,bytes=65536"
+expect_value "run's vector comes back" 3 taken "requests=0,bytes=0"
+t "add a vector" 0 "" "$F" add --fd 3 bytes=1M
+expect_value "add a vector: one kind's limit" 3 limit "requests=20,bytes=2097152"
+t "remove a vector" 0 "" "$F" remove --fd 3 requests=10,bytes=1M
+expect_value "remove a vector: each limit" 3 limit "requests=10,bytes=1048576"
+t "remove more than a limit" 65 "cannot remove requests=11,bytes=0: the limits are requests=10,bytes=1048576" \
+	"$F" remove --fd 3 requests=11
+bg "$F" run --fd 3 -n requests=2,bytes=512K -- sleep 100
+holder=$bg
+wait_value 3 taken "requests=2,bytes=524288"
+t "status of kinds" 0 "" "$F" status
+has "status: each kind with its label" "2 kinds, limit requests=10,bytes=1048576, available requests=8,bytes=524288, taken requests=2,bytes=524288"
+if grep -qE "^ +$holder +[0-9]+ +requests=2,bytes=524288 +none +sleep\$" "$out"; then
+	pass "status: the holder's vector"
+else
+	fail "status: the holder's vector" "$(cat "$out")"
+fi
+kill -KILL "$holder"
+wait "$holder" 2>/dev/null
+wait_value 3 taken "requests=0,bytes=0"
+expect_value "a killed holder gives back its whole vector" 3 available "requests=10,bytes=1048576"
+exec 3<&-
+exec 3<>/dev/fairsem
+t "init of kinds without labels" 0 "" "$F" init --fd 3 2,3
+expect_value "a kind without a label shows its index" 3 limit "0=2,1=3"
+t "counts by position" 0 "" "$F" acquire --fd 3 -n 1,3
+expect_value "counts by position: held" 3 holds "0=1,1=3"
+t "counts by index" 0 "" "$F" release --fd 3 -n 1=3
+expect_value "counts by index: released" 3 holds "0=1,1=0"
+exec 3<&-
+exec 3<>/dev/fairsem
+t "init refuses a bad label" 65 "the kinds are refused: a label is at most 15 bytes" \
+	"$F" init --fd 3 "req.uests=1,by/tes=2"
+t "init refuses a limit above the maximum" 65 "the limit bytes=4611686018427387905 is above the maximum $MAX" \
+	"$F" init --fd 3 requests=1,bytes=4611686018427387905
+t "a labelled kind alone is shown by kinds" 0 "" "$F" init --fd 3 bytes=1K
+expect_value "one labelled kind: its limit" 3 limit "bytes=1024"
+exec 3<&-
+
 exec 5<&- 7<&- 8<&-
 
 # ---- named semaphores ----
@@ -604,6 +696,30 @@ else
 		"$F" acquire --fd 9
 	t "info of a read-only handle" 0 "" "$F" info --fd 9
 	exec 9<&-
+	# Named semaphores of kinds.
+	t "create of kinds" 0 "" "$F" create web requests=20,bytes=1M --lifo
+	t "info NAME of kinds" 0 "" "$F" info web
+	has "info NAME: each kind's limit" "limit:	requests=20,bytes=1048576"
+	t "run --name with a vector" 0 "" "$F" run --name web -n requests=1,bytes=64K -- \
+		"$F" info web
+	has "run --name: the vector taken" "taken:	requests=1,bytes=65536"
+	t "run --create of the same kinds uses it" 0 "" \
+		"$F" run --name web --create requests=5,bytes=5 -n requests=1 -- "$F" info web
+	has "run --create of the same kinds: its limits kept" "limit:	requests=20,bytes=1048576"
+	t "run --create of other kinds" 73 "$names/web exists with other kinds: 2 (requests, bytes), limits requests=20,bytes=1048576" \
+		"$F" run --name web --create bytes=1M,requests=20 -- true
+	t "run --create of a scalar on kinds" 0 "" \
+		"$F" run --name web --create 3 -n requests=1 -- true
+	t "run --create of kinds on a scalar" 73 "$names/build exists with other kinds: 1 (0), limits 0=2" \
+		"$F" run --name build --create requests=2 -- true
+	t "run --create of a new name of kinds" 0 "" \
+		"$F" run --name web2 --create slots=1,mem=2 -n slots=1 -- "$F" info web2
+	has "run --create of kinds: taken" "taken:	slots=1,mem=0"
+	t "status of a name of kinds" 0 "" "$F" status
+	has "status: a name of kinds without handles" "2 kinds, limit requests=20,bytes=1048576"
+	t "create of kinds refuses a label twice" 64 "PERMITS names 'a' twice" \
+		"$F" create web3 a=1,a=2
+	t "rm names of kinds" 0 "" "$F" rm web web2
 	two_users
 	t "rm" 0 "" "$F" rm build fresh
 	t "rm again" 74 "no semaphore named $names/build" "$F" rm build

@@ -1209,4 +1209,445 @@ TEST(open_or_create_race)
 	unmount_instance(dir);
 }
 
+/* ---- kinds ---- */
+
+static const uint64_t REQ_BYTES[2] = { 20, 1048576 };
+static const char *const LABELS[2] = { "requests", "bytes" };
+
+static struct fairsem_info_kinds kinds_of(int fd)
+{
+	struct fairsem_info_kinds info = { 0 };
+
+	fairsem_info_kinds(fd, &info);
+	return info;
+}
+
+/*
+ * What the library refuses by itself, before any system call: EINVAL, as
+ * the kernel would (a label too long has no NUL in its 16 bytes).
+ */
+TEST(kinds_arguments)
+{
+	const char *const too_long[2] = { "requests", "abcdefghijklmnop" };
+	const char *const just_fits[2] = { "abcdefghijklmno", NULL };
+	uint64_t nine[9] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+	int before = next_fd();
+
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create_kinds(0, REQ_BYTES, NULL, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create_kinds(9, nine, NULL, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create_kinds(2, NULL, NULL, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create_kinds(2, REQ_BYTES, NULL,
+						    O_APPEND)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create_kinds(2, REQ_BYTES,
+							  too_long, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_init_kinds(-1, 2, REQ_BYTES,
+							too_long, 0)));
+	/* 15 bytes and its NUL fit: the descriptor is what fails. */
+	EXPECT_EQ(-EBADF, LIB(fairsem_init_kinds(-1, 2, REQ_BYTES, just_fits, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_acquire_kinds(-1, 0, REQ_BYTES)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_acquire_kinds(-1, 9, nine)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_try_acquire_kinds(-1, 2, NULL)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_release_kinds(-1, 9, nine)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_add_kinds(-1, 0, nine)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_async_complete_kinds(-1, 0, nine)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_async_complete_kinds(-1, 9, nine)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create_named_kinds("x", 0, REQ_BYTES,
+							  NULL, 0, 0600)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_open_or_create_kinds("x", 2,
+			REQ_BYTES, too_long, 0, 0600)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_open_or_create_kinds("x", 2, REQ_BYTES,
+							    NULL, 1u << 9, 0600)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create_named_kinds("x", 2, REQ_BYTES,
+							  NULL, 0, 01600)));
+	EXPECT_EQ(before, next_fd());
+}
+
+TEST(kinds_bad_descriptor)
+{
+	struct fairsem_info_kinds info;
+	uint64_t v[2] = { 7, 7 };
+
+	EXPECT_EQ(-EBADF, LIB(fairsem_init_kinds(-1, 2, REQ_BYTES, LABELS, 0)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_acquire_kinds(-1, 2, REQ_BYTES)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_try_acquire_kinds(-1, 2, REQ_BYTES)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_acquire_until_kinds(-1, 2, REQ_BYTES, 0)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_acquire_timeout_kinds(-1, 2, REQ_BYTES,
+							    MS)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_release_kinds(-1, 2, REQ_BYTES)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_forget_kinds(-1, 2, REQ_BYTES)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_add_kinds(-1, 2, REQ_BYTES)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_remove_kinds(-1, 2, REQ_BYTES)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_info_kinds(-1, &info)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_async_start_kinds(-1, 2, REQ_BYTES)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_async_complete_kinds(-1, 2, v)));
+	EXPECT_EQ(7, v[0]);
+	EXPECT_EQ(7, v[1]);
+}
+
+TEST(kinds_not_a_fairsem)
+{
+	struct fairsem_info_kinds info;
+	uint64_t v[2] = { 7, 7 };
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_init_kinds(fd, 2, REQ_BYTES, LABELS, 0)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_acquire_kinds(fd, 2, REQ_BYTES)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_release_kinds(fd, 2, REQ_BYTES)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_add_kinds(fd, 2, REQ_BYTES)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_info_kinds(fd, &info)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_async_start_kinds(fd, 2, REQ_BYTES)));
+	/* End of file is not a vector. */
+	EXPECT_EQ(-EIO, LIB(fairsem_async_complete_kinds(fd, 2, v)));
+	EXPECT_EQ(7, v[0]);
+	close(fd);
+}
+
+TEST(create_kinds_reports_each_kind_with_its_label)
+{
+	struct fairsem_info_kinds ki;
+	struct fairsem_info info;
+	int fd;
+
+	NEED_DEVICE();
+	fd = LIB(fairsem_create_kinds(2, REQ_BYTES, LABELS,
+				      FAIRSEM_LIFO | O_CLOEXEC));
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, LIB(fairsem_info_kinds(fd, &ki)));
+	EXPECT_EQ(2, ki.nkinds);
+	EXPECT_EQ(20, ki.kind[0].limit);
+	EXPECT_EQ(20, ki.kind[0].available);
+	EXPECT_EQ(1048576, ki.kind[1].limit);
+	EXPECT_STREQ("requests", ki.kind[0].label);
+	EXPECT_STREQ("bytes", ki.kind[1].label);
+	EXPECT_EQ(0, ki.kind[2].limit);
+	EXPECT_EQ(1, ki.handles);
+	EXPECT_EQ(FAIRSEM_LIFO, ki.flags & FAIRSEM_LIFO);
+	/* The scalar INFO: kind 0, and the flag that says there are more. */
+	ASSERT_EQ(0, LIB(fairsem_info(fd, &info)));
+	EXPECT_EQ(20, info.limit);
+	EXPECT_EQ(FAIRSEM_INFO_KINDS, info.flags & FAIRSEM_INFO_KINDS);
+	EXPECT_EQ(ki.id, info.id);
+	close(fd);
+}
+
+TEST(create_kinds_without_labels)
+{
+	uint64_t one[1] = { 3 };
+	int fd;
+
+	NEED_DEVICE();
+	fd = LIB(fairsem_create_kinds(1, one, NULL, O_CLOEXEC));
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(1, kinds_of(fd).nkinds);
+	EXPECT_STREQ("", kinds_of(fd).kind[0].label);
+	/* One kind is today's semaphore: the scalar calls work on it. */
+	EXPECT_EQ(0, info_of(fd).flags & FAIRSEM_INFO_KINDS);
+	EXPECT_EQ(0, LIB(fairsem_acquire(fd, 2)));
+	EXPECT_EQ(2, kinds_of(fd).kind[0].holds);
+	EXPECT_EQ(0, LIB(fairsem_release_kinds(fd, 1, (uint64_t[]){ 2 })));
+	close(fd);
+}
+
+TEST(init_kinds_refuses_bad_labels)
+{
+	const char *const bad[2] = { "re quests", "bytes" };
+	const char *const comma[2] = { "requests,", "bytes" };
+	const char *const ctrl[2] = { "requests", "by\ttes" };
+	const char *const twice[2] = { "bytes", "bytes" };
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_open(O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_init_kinds(fd, 2, REQ_BYTES, bad, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_init_kinds(fd, 2, REQ_BYTES, comma, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_init_kinds(fd, 2, REQ_BYTES, ctrl, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_init_kinds(fd, 2, REQ_BYTES, twice, 0)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_init_kinds(fd, 2,
+			(uint64_t[]){ 1, FAIRSEM_MAX_PERMITS + 1 }, NULL, 0)));
+	EXPECT_EQ(0, LIB(fairsem_init_kinds(fd, 2, REQ_BYTES, LABELS, 0)));
+	EXPECT_EQ(-EBUSY, LIB(fairsem_init_kinds(fd, 2, REQ_BYTES, LABELS, 0)));
+	close(fd);
+}
+
+TEST(scalar_moves_refused_on_several_kinds)
+{
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create_kinds(2, REQ_BYTES, LABELS, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_acquire(fd, 1)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_try_acquire(fd, 1)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_add(fd, 1)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_remove(fd, 1)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_release(fd, 1)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_async_start(fd, 1)));
+	/* nkinds must be the semaphore's. */
+	EXPECT_EQ(-EINVAL, LIB(fairsem_acquire_kinds(fd, 1, REQ_BYTES)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_acquire_kinds(fd, 3,
+			(uint64_t[]){ 1, 1, 1 })));
+	EXPECT_EQ(0, kinds_of(fd).kind[0].taken);
+	close(fd);
+}
+
+TEST(acquire_kinds_is_all_or_nothing)
+{
+	uint64_t big[2] = { 1, 1048576 }, one[2] = { 1, 1 };
+	struct fairsem_info_kinds ki;
+	int fd, h;
+
+	NEED_DEVICE();
+	fd = fairsem_create_kinds(2, REQ_BYTES, LABELS, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	h = fairsem_new_handle(fd, O_CLOEXEC);
+	ASSERT_LE(0, h);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_acquire_kinds(fd, 2,
+			(uint64_t[]){ 0, 0 })));
+	EXPECT_EQ(0, LIB(fairsem_acquire_kinds(fd, 2, one)));
+	/* Requests would fit, bytes would not: nothing of it is taken. */
+	EXPECT_EQ(-EAGAIN, LIB(fairsem_try_acquire_kinds(h, 2, big)));
+	EXPECT_EQ(-ETIMEDOUT, LIB(fairsem_acquire_timeout_kinds(h, 2, big,
+								10 * MS)));
+	ki = kinds_of(h);
+	EXPECT_EQ(1, ki.kind[0].taken);
+	EXPECT_EQ(1, ki.kind[1].taken);
+	EXPECT_EQ(0, ki.kind[0].holds);
+	EXPECT_EQ(0, ki.waiters);
+	EXPECT_EQ(0, LIB(fairsem_release_kinds(fd, 2, one)));
+	EXPECT_EQ(0, LIB(fairsem_acquire_until_kinds(h, 2, big, 0)));
+	ki = kinds_of(h);
+	EXPECT_EQ(1, ki.kind[0].holds);
+	EXPECT_EQ(1048576, ki.kind[1].holds);
+	EXPECT_EQ(0, ki.kind[1].available);
+	EXPECT_EQ(19, ki.kind[0].available);
+	close(h);
+	/* The last close gives back the whole vector. */
+	EXPECT_EQ(0, kinds_of(fd).kind[1].taken);
+	EXPECT_EQ(0, kinds_of(fd).kind[0].taken);
+	close(fd);
+}
+
+TEST(release_kinds_of_more_than_held_changes_nothing)
+{
+	uint64_t held[2] = { 2, 100 };
+	struct fairsem_info_kinds ki;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create_kinds(2, REQ_BYTES, LABELS, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fairsem_acquire_kinds(fd, 2, held));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_release_kinds(fd, 2,
+			(uint64_t[]){ 1, 101 })));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_forget_kinds(fd, 2,
+			(uint64_t[]){ 3, 0 })));
+	ki = kinds_of(fd);
+	EXPECT_EQ(2, ki.kind[0].holds);
+	EXPECT_EQ(100, ki.kind[1].holds);
+	EXPECT_EQ(0, LIB(fairsem_release_kinds(fd, 2, (uint64_t[]){ 1, 0 })));
+	EXPECT_EQ(0, LIB(fairsem_forget_kinds(fd, 2, (uint64_t[]){ 1, 100 })));
+	ki = kinds_of(fd);
+	EXPECT_EQ(0, ki.kind[0].holds);
+	EXPECT_EQ(0, ki.kind[1].holds);
+	EXPECT_EQ(19, ki.kind[0].limit);
+	EXPECT_EQ(1048476, ki.kind[1].limit);
+	close(fd);
+}
+
+TEST(add_and_remove_kinds_per_kind)
+{
+	struct fairsem_info_kinds ki;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create_kinds(2, REQ_BYTES, LABELS, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, LIB(fairsem_add_kinds(fd, 2, (uint64_t[]){ 5, 0 })));
+	EXPECT_EQ(0, LIB(fairsem_remove_kinds(fd, 2, (uint64_t[]){ 0, 48576 })));
+	ki = kinds_of(fd);
+	EXPECT_EQ(25, ki.kind[0].limit);
+	EXPECT_EQ(1000000, ki.kind[1].limit);
+	EXPECT_EQ(-EOVERFLOW, LIB(fairsem_add_kinds(fd, 2,
+			(uint64_t[]){ 1, FAIRSEM_MAX_PERMITS })));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_remove_kinds(fd, 2,
+			(uint64_t[]){ 26, 0 })));
+	EXPECT_EQ(25, kinds_of(fd).kind[0].limit);
+	EXPECT_EQ(1000000, kinds_of(fd).kind[1].limit);
+	/* Below what is taken: nothing granted until enough come back. */
+	ASSERT_EQ(0, fairsem_acquire_kinds(fd, 2, (uint64_t[]){ 1, 1000 }));
+	EXPECT_EQ(0, LIB(fairsem_remove_kinds(fd, 2,
+			(uint64_t[]){ 25, 0 })));
+	EXPECT_EQ(0, kinds_of(fd).kind[0].available);
+	EXPECT_EQ(1, kinds_of(fd).kind[0].taken);
+	close(fd);
+}
+
+TEST(async_kinds_reads_back_the_vector)
+{
+	uint64_t got[2] = { 0, 0 }, want[2] = { 1, 4096 };
+	int fd, h;
+
+	NEED_DEVICE();
+	fd = fairsem_create_kinds(2, (uint64_t[]){ 1, 8192 }, LABELS, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	h = fairsem_new_handle(fd, O_CLOEXEC | O_NONBLOCK);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, fairsem_acquire_kinds(fd, 2, (uint64_t[]){ 1, 0 }));
+	EXPECT_EQ(-EINPROGRESS, LIB(fairsem_async_start_kinds(h, 2, want)));
+	EXPECT_EQ(-EAGAIN, LIB(fairsem_async_complete_kinds(h, 2, got)));
+	EXPECT_EQ(0, poll_events(h));
+	EXPECT_EQ(0, fairsem_release_kinds(fd, 2, (uint64_t[]){ 1, 0 }));
+	EXPECT_EQ(POLLIN, poll_events(h) & POLLIN);
+	/* A buffer of fewer kinds is refused and collects nothing. */
+	EXPECT_EQ(-EINVAL, LIB(fairsem_async_complete_kinds(h, 1, got)));
+	EXPECT_EQ(0, LIB(fairsem_async_complete_kinds(h, 2, got)));
+	EXPECT_EQ(1, got[0]);
+	EXPECT_EQ(4096, got[1]);
+	EXPECT_EQ(4096, kinds_of(h).kind[1].holds);
+	close(h);
+	close(fd);
+}
+
+struct vector_waiter {
+	pthread_t thread;
+	int fd, ret;
+	uint64_t count[2];
+	int *order, *next;
+};
+
+static pthread_mutex_t order_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *vector_waiter_main(void *arg)
+{
+	struct vector_waiter *w = arg;
+
+	w->ret = fairsem_acquire_kinds(w->fd, 2, w->count);
+	pthread_mutex_lock(&order_lock);
+	*w->order = (*w->next)++;
+	pthread_mutex_unlock(&order_lock);
+	return NULL;
+}
+
+static void wait_waiters(int fd, uint64_t n)
+{
+	int i;
+
+	for (i = 0; i < 2000 && kinds_of(fd).waiters != n; i++)
+		sleep_ms(5);
+}
+
+/*
+ * Head-of-line over vectors: {1, 1 MB} at the head holds back {1, 1}
+ * behind it, though that one fits; FIFO grants the head first.
+ */
+TEST(kinds_head_holds_back_a_request_that_fits)
+{
+	struct vector_waiter big, small;
+	int fd, hb, hs, order[2] = { -1, -1 }, next = 0;
+
+	NEED_DEVICE();
+	fd = fairsem_create_kinds(2, REQ_BYTES, LABELS, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	hb = fairsem_new_handle(fd, O_CLOEXEC);
+	hs = fairsem_new_handle(fd, O_CLOEXEC);
+	ASSERT_LE(0, hb);
+	ASSERT_LE(0, hs);
+	ASSERT_EQ(0, fairsem_acquire_kinds(fd, 2, (uint64_t[]){ 1, 1 }));
+	big = (struct vector_waiter){ .fd = hb, .count = { 1, 1048576 },
+				      .order = &order[0], .next = &next };
+	pthread_create(&big.thread, NULL, vector_waiter_main, &big);
+	wait_waiters(fd, 1);
+	small = (struct vector_waiter){ .fd = hs, .count = { 1, 1 },
+					.order = &order[1], .next = &next };
+	pthread_create(&small.thread, NULL, vector_waiter_main, &small);
+	wait_waiters(fd, 2);
+	EXPECT_EQ(2, kinds_of(fd).waiters);
+	EXPECT_EQ(1, kinds_of(fd).kind[0].taken);
+	ASSERT_EQ(0, fairsem_release_kinds(fd, 2, (uint64_t[]){ 1, 1 }));
+	pthread_join(big.thread, NULL);
+	EXPECT_EQ(0, big.ret);
+	EXPECT_EQ(0, order[0]);
+	ASSERT_EQ(0, fairsem_release_kinds(hb, 2, big.count));
+	pthread_join(small.thread, NULL);
+	EXPECT_EQ(0, small.ret);
+	EXPECT_EQ(1, order[1]);
+	close(hb);
+	close(hs);
+	close(fd);
+}
+
+/* A killed holder's whole vector comes back: one grant of both kinds. */
+TEST(kinds_holder_killed_gives_back_its_vector)
+{
+	uint64_t all[2] = { 20, 1048576 };
+	struct fairsem_info_kinds ki;
+	int fd, status, i;
+	pid_t pid;
+
+	NEED_DEVICE();
+	fd = fairsem_create_kinds(2, REQ_BYTES, LABELS, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int h = fairsem_new_handle(fd, O_CLOEXEC);
+
+		if (h < 0 || fairsem_acquire_kinds(h, 2, (uint64_t[]){ 3, 1000 }))
+			_exit(1);
+		pause();
+		_exit(2);
+	}
+	for (i = 0; i < 2000 && kinds_of(fd).kind[1].taken != 1000; i++)
+		sleep_ms(5);
+	ASSERT_EQ(3, kinds_of(fd).kind[0].taken);
+	EXPECT_EQ(-EAGAIN, fairsem_try_acquire_kinds(fd, 2, all));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	EXPECT_TRUE(WIFSIGNALED(status));
+	ki = kinds_of(fd);
+	EXPECT_EQ(0, ki.kind[0].taken);
+	EXPECT_EQ(0, ki.kind[1].taken);
+	EXPECT_EQ(0, LIB(fairsem_try_acquire_kinds(fd, 2, all)));
+	close(fd);
+}
+
+TEST(open_or_create_kinds_takes_only_the_same_kinds)
+{
+	const char *const swapped[2] = { "bytes", "requests" };
+	char dir[] = "/tmp/libfairsem_named.XXXXXX", path[64];
+	int c, h, before;
+
+	NEED_INSTANCE(dir);
+	c = LIB(fairsem_open_or_create_kinds("web", 2, REQ_BYTES, LABELS,
+					     O_CLOEXEC, 0600));
+	ASSERT_LE(0, c);
+	EXPECT_EQ(2, kinds_of(c).nkinds);
+	/* Other limits: the same semaphore, its limits unchanged. */
+	h = LIB(fairsem_open_or_create_kinds("web", 2,
+			(uint64_t[]){ 1, 1 }, LABELS, O_CLOEXEC, 0600));
+	ASSERT_LE(0, h);
+	EXPECT_EQ(kinds_of(c).id, kinds_of(h).id);
+	EXPECT_EQ(20, kinds_of(h).kind[0].limit);
+	close(h);
+	before = next_fd();
+	EXPECT_EQ(-EEXIST, LIB(fairsem_open_or_create_kinds("web", 2,
+			REQ_BYTES, swapped, O_CLOEXEC, 0600)));
+	EXPECT_EQ(-EEXIST, LIB(fairsem_open_or_create_kinds("web", 1,
+			REQ_BYTES, LABELS, O_CLOEXEC, 0600)));
+	EXPECT_EQ(-EEXIST, LIB(fairsem_create_named_kinds("web", 2,
+			REQ_BYTES, LABELS, O_CLOEXEC, 0600)));
+	EXPECT_EQ(before, next_fd());
+	/* By name: the kinds and labels as created. */
+	h = LIB(fairsem_open_named("web", O_CLOEXEC));
+	ASSERT_LE(0, h);
+	EXPECT_STREQ("bytes", kinds_of(h).kind[1].label);
+	close(h);
+	close(c);
+	snprintf(path, sizeof(path), "%s/web", dir);
+	unlink(path);
+	unmount_instance(dir);
+}
+
 TEST_HARNESS_MAIN
