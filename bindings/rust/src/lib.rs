@@ -36,6 +36,9 @@ pub mod sys;
 #[cfg(feature = "tokio")]
 pub mod tokio;
 
+pub mod kinds;
+pub use kinds::{KindsPermit, KindsSemaphore};
+
 /// The largest limit, count or sum of permits the kernel accepts (2^62).
 pub const MAX_PERMITS: u64 = sys::MAX_PERMITS;
 
