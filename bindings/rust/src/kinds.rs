@@ -103,6 +103,7 @@ fn einval() -> io::Error {
 }
 
 /// Which handle holds a permit's vector.
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
 enum Holder {
     Main,
     Own(OwnedFd),
