@@ -288,6 +288,7 @@ impl From<io::Error> for TryAcquireError {
 }
 
 /// Which handle holds a part of a permit's count.
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
 enum Slot {
     /// The `Semaphore`'s own handle (blocking acquires).
     Main,
@@ -359,6 +360,7 @@ impl Held {
         Held { head: Some(Part { slot: Slot::Main, n }), rest: Vec::new() }
     }
 
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     fn own(fd: OwnedFd, n: u64) -> Held {
         Held { head: Some(Part { slot: Slot::Own(Arc::new(fd)), n }), rest: Vec::new() }
     }
