@@ -26,7 +26,7 @@
 use std::fmt;
 use std::io;
 use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::{deadline_after, sys, AcquireError, Order, TryAcquireError};
@@ -135,18 +135,80 @@ impl KindsPermit<'_> {
     }
 
     fn finish(&mut self, op: fn(RawFd, &[u64]) -> io::Result<()>) {
-        let counts = &self.counts[..self.sem.nkinds()];
-        match self.holder.take() {
-            // Only EBADFD could fail, and the semaphore's handle is bound.
-            Some(Holder::Main) => drop(op(self.sem.fd.as_raw_fd(), counts)),
-            // A private handle that failed is closed: closing gives back.
-            Some(Holder::Own(fd)) => {
-                if op(fd.as_raw_fd(), counts).is_ok() {
-                    self.sem.put_handle(fd);
-                }
+        finish(self.sem, &mut self.holder, &self.counts, op);
+    }
+}
+
+/// RELEASE or FORGET the vector `counts` through the handle that holds it,
+/// then pool a private handle; one that failed is closed instead, which
+/// gives back whatever it still holds.
+fn finish(
+    sem: &KindsSemaphore,
+    holder: &mut Option<Holder>,
+    counts: &[u64; MAX_KINDS],
+    op: fn(RawFd, &[u64]) -> io::Result<()>,
+) {
+    let counts = &counts[..sem.nkinds()];
+    match holder.take() {
+        // Only EBADFD could fail, and the semaphore's handle is bound.
+        Some(Holder::Main) => drop(op(sem.fd.as_raw_fd(), counts)),
+        Some(Holder::Own(fd)) => {
+            if op(fd.as_raw_fd(), counts).is_ok() {
+                sem.put_handle(fd);
             }
-            None => {}
         }
+        None => {}
+    }
+}
+
+/// A vector of permits that keeps its semaphore alive, for a spawned task
+/// or another thread; as [`KindsPermit`] otherwise.
+#[must_use = "dropping an OwnedKindsPermit releases its vector at once"]
+pub struct OwnedKindsPermit {
+    sem: Arc<KindsSemaphore>,
+    holder: Option<Holder>,
+    counts: [u64; MAX_KINDS],
+}
+
+impl OwnedKindsPermit {
+    /// The counts held, one a kind.
+    pub fn counts(&self) -> &[u64] {
+        &self.counts[..self.sem.nkinds()]
+    }
+
+    /// The semaphore the vector came from.
+    pub fn semaphore(&self) -> &Arc<KindsSemaphore> {
+        &self.sem
+    }
+
+    /// As [`KindsPermit::forget`].
+    pub fn forget(mut self) {
+        finish(&self.sem, &mut self.holder, &self.counts, sys::forget_kinds);
+    }
+}
+
+impl Drop for OwnedKindsPermit {
+    fn drop(&mut self) {
+        finish(&self.sem, &mut self.holder, &self.counts, sys::release_kinds);
+    }
+}
+
+impl fmt::Debug for OwnedKindsPermit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedKindsPermit").field("counts", &self.counts()).finish()
+    }
+}
+
+impl<'a> KindsPermit<'a> {
+    /// Into a permit that owns a reference to `sem`, which must be the
+    /// semaphore this permit came from.
+    ///
+    /// # Panics
+    /// If `sem` is another semaphore value.
+    #[track_caller]
+    pub fn into_owned(mut self, sem: &Arc<KindsSemaphore>) -> OwnedKindsPermit {
+        assert!(std::ptr::eq(self.sem, &**sem), "a permit of another semaphore instance");
+        OwnedKindsPermit { sem: Arc::clone(sem), holder: self.holder.take(), counts: self.counts }
     }
 }
 
@@ -272,6 +334,18 @@ impl KindsSemaphore {
         Ok(self.permit(Holder::Main, v))
     }
 
+    /// As [`acquire`](Self::acquire), for a permit that keeps the
+    /// semaphore alive.
+    pub fn acquire_owned(self: &Arc<Self>, counts: &[u64]) -> Result<OwnedKindsPermit, AcquireError> {
+        Ok(self.acquire(counts)?.into_owned(self))
+    }
+
+    /// As [`try_acquire`](Self::try_acquire), for a permit that keeps the
+    /// semaphore alive.
+    pub fn try_acquire_owned(self: &Arc<Self>, counts: &[u64]) -> Result<OwnedKindsPermit, TryAcquireError> {
+        Ok(self.try_acquire(counts)?.into_owned(self))
+    }
+
     /// Raises each kind's limit by its count, atomically; waiters are
     /// served at once, in order.  `EOVERFLOW` past MAX_PERMITS in any kind
     /// (then nothing changes).
@@ -389,6 +463,13 @@ mod asynchronous {
                 return Err(AcquireError(io::Error::from_raw_os_error(libc::EIO)));
             }
             Ok(permit)
+        }
+
+        /// As [`acquire_async`](Self::acquire_async), for a permit that
+        /// can move into a spawned task.
+        pub async fn acquire_owned_async(self: Arc<Self>, counts: Vec<u64>) -> Result<OwnedKindsPermit, AcquireError> {
+            let permit = self.acquire_async(&counts).await?;
+            Ok(permit.into_owned(&self))
         }
     }
 }

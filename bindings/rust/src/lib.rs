@@ -37,7 +37,7 @@ pub mod sys;
 pub mod tokio;
 
 pub mod kinds;
-pub use kinds::{KindsPermit, KindsSemaphore};
+pub use kinds::{KindsPermit, KindsSemaphore, OwnedKindsPermit};
 
 /// The largest limit, count or sum of permits the kernel accepts (2^62).
 pub const MAX_PERMITS: u64 = sys::MAX_PERMITS;

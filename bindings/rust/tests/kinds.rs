@@ -295,3 +295,31 @@ async fn cancellation_of_a_vector_request_gives_back_a_grant_not_collected() {
     drop(fut);
     assert_eq!(taken(&sem), [0, 0]);
 }
+
+#[test]
+fn owned_permit_moves_into_a_thread_and_gives_back_on_drop() {
+    let sem = Arc::new(two_kinds(2, 100));
+    let permit = sem.acquire_owned(&[1, 30]).unwrap();
+    thread::spawn(move || {
+        assert_eq!(permit.counts(), [1, 30]);
+        drop(permit);
+    })
+    .join()
+    .unwrap();
+    assert_eq!(taken(&sem), [0, 0]);
+}
+
+#[tokio::test]
+async fn owned_async_permit_moves_into_a_spawned_task() {
+    let sem = Arc::new(two_kinds(1, 100));
+    let held = sem.acquire(&[1, 0]).unwrap();
+    let task = tokio::spawn(sem.clone().acquire_owned_async(vec![1, 50]));
+    while sem.info().unwrap().waiters != 1 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    drop(held);
+    let permit = task.await.unwrap().unwrap();
+    assert_eq!(permit.counts(), [1, 50]);
+    drop(permit);
+    assert_eq!(taken(&sem), [0, 0]);
+}
