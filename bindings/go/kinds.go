@@ -232,19 +232,19 @@ func (k *Kinds) openHandle(nonblock bool) (*handle, error) {
 	return newHandle(fd, "fairsem")
 }
 
-// vector checks vec: one count a kind, none negative.
-func (k *Kinds) vector(op string, vec []int64) (*[MaxKinds]uint64, error) {
+// vector checks vec: one count a kind, none negative.  By value: a
+// pointer would move it to the heap, an allocation every Acquire.
+func (k *Kinds) vector(op string, vec []int64) (v [MaxKinds]uint64, err error) {
 	if len(vec) != len(k.labels) {
-		return nil, errno(op, syscall.EINVAL)
+		return v, errno(op, syscall.EINVAL)
 	}
-	var v [MaxKinds]uint64
 	for i, n := range vec {
 		if n < 0 {
-			return nil, errno(op, syscall.EINVAL)
+			return v, errno(op, syscall.EINVAL)
 		}
 		v[i] = uint64(n)
 	}
-	return &v, nil
+	return v, nil
 }
 
 func (k *Kinds) held(h *kindsHandle, v *[MaxKinds]uint64) {
@@ -262,12 +262,12 @@ func (k *Kinds) TryAcquire(vec []int64) bool {
 	if err != nil {
 		return false
 	}
-	err = sysAcquireKindsCall(k.main.fd, v, len(k.labels), acqTry)
+	err = sysAcquireKindsCall(k.main.fd, &v, len(k.labels), acqTry)
 	runtime.KeepAlive(k.main.f)
 	if err != nil {
 		return false
 	}
-	k.held(k.main, v)
+	k.held(k.main, &v)
 	return true
 }
 
@@ -286,10 +286,10 @@ func (k *Kinds) Acquire(ctx context.Context, vec []int64) error {
 		return err
 	}
 	// Granted at once, a try on the own handle is the whole Acquire.
-	switch err := sysAcquireKindsCall(k.main.fd, v, len(k.labels), acqTry); err {
+	switch err := sysAcquireKindsCall(k.main.fd, &v, len(k.labels), acqTry); err {
 	case nil:
 		runtime.KeepAlive(k.main.f)
-		k.held(k.main, v)
+		k.held(k.main, &v)
 		return nil
 	case syscall.EAGAIN:
 	default:
@@ -299,9 +299,9 @@ func (k *Kinds) Acquire(ctx context.Context, vec []int64) error {
 	if err != nil {
 		return err
 	}
-	err = k.request(ctx, h, v)
+	err = k.request(ctx, h, &v)
 	if err == nil {
-		k.held(h, v)
+		k.held(h, &v)
 	}
 	k.mu.Lock()
 	k.idle = append(k.idle, h)
@@ -464,7 +464,7 @@ func (k *Kinds) counts(op string, req uintptr, vec []int64) error {
 	if err != nil {
 		return err
 	}
-	err = sysCountsCall(k.main.fd, req, v, len(k.labels))
+	err = sysCountsCall(k.main.fd, req, &v, len(k.labels))
 	runtime.KeepAlive(k.main.f)
 	return errno(op, err)
 }
@@ -492,7 +492,7 @@ func (k *Kinds) Forget(vec []int64) error {
 			return errno("fairsem forget", syscall.EINVAL)
 		}
 	}
-	err = sysCountsCall(k.main.fd, iocForgetKinds, v, len(k.labels))
+	err = sysCountsCall(k.main.fd, iocForgetKinds, &v, len(k.labels))
 	runtime.KeepAlive(k.main.f)
 	if err != nil {
 		return errno("fairsem forget", err)

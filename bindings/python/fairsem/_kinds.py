@@ -172,13 +172,13 @@ class KindsSemaphore:
                     raise _invalid(what, "no kind labelled %r in %r" % (label, self._labels))
                 v[self._labels.index(label)] = n
         else:
-            v = list(counts)
+            v = counts if isinstance(counts, (tuple, list)) else list(counts)
             if len(v) != len(self._labels):
                 raise _invalid(what, "%d counts for %d kinds" % (len(v), len(self._labels)))
-        v = tuple(operator.index(n) for n in v)
-        for n in v:
-            if not 0 <= n <= MAX_PERMITS:
-                raise _invalid(what, "count %d is not in 0..%d" % (n, MAX_PERMITS))
+        v = tuple(map(operator.index, v))
+        if min(v) < 0 or max(v) > MAX_PERMITS:
+            bad = next(n for n in v if not 0 <= n <= MAX_PERMITS)
+            raise _invalid(what, "count %d is not in 0..%d" % (bad, MAX_PERMITS))
         if not zeros and not any(v):
             raise _invalid(what, "a vector of zeros asks for nothing")
         return v
@@ -228,6 +228,12 @@ class KindsSemaphore:
         first); InvalidValue, giving back nothing, if more than is held in
         any kind.  Each handle's share goes back in one step."""
         with self._lock:
+            own = self._holds.get(self._fd)
+            if len(self._holds) == 1 and own is not None and all(map(int.__le__, v, own)):
+                # Only the own handle holds (blocking use): one call.
+                self._call(what, _sys.counts_kinds, self._fd, request, v)
+                own[:] = map(int.__sub__, own, v)
+                return
             for k, n in enumerate(v):
                 held = sum(h[k] for h in self._holds.values())
                 if n > held:
