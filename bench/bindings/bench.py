@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Uncontended acquire(1) + release(1) through the Python binding, blocking
-and in asyncio.  Prints "RESULT NAME NS ITERS"."""
+and in asyncio, and of the vector {1, 4096} on a semaphore of two kinds
+(blocking).  Prints "RESULT NAME NS ITERS"."""
 
 import asyncio
 import time
@@ -38,5 +39,18 @@ async def in_asyncio():
     report("python-asyncio", start, n)
 
 
+def kinds():
+    sem = fairsem.KindsSemaphore(requests=1, bytes=65536)
+    v = (1, 4096)
+    start, n = time.monotonic(), 0
+    while time.monotonic() - start < RUN:
+        for _ in range(100):
+            sem.acquire_blocking(v)
+            sem.release(v)
+        n += 100
+    report("python-kinds", start, n)
+
+
 blocking()
 asyncio.run(in_asyncio())
+kinds()

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //! Uncontended acquire(1) + release(1) through the Rust binding, blocking
-//! and on tokio (current-thread runtime).  Prints "RESULT NAME NS ITERS".
+//! and on tokio (current-thread runtime), and of the vector {1, 4096} on a
+//! semaphore of two kinds (blocking).  Prints "RESULT NAME NS ITERS".
 //! Built as an example of bindings/rust (`cargo build --example bench`).
 
 use std::time::{Duration, Instant};
@@ -23,6 +24,17 @@ fn main() {
         }
     }
     report("rust-sync", start, n);
+
+    let sem = fairsem::KindsSemaphore::new(&[("requests", 1), ("bytes", 65536)]).expect("fairsem kinds");
+    let start = Instant::now();
+    let mut n = 0u64;
+    while start.elapsed() < RUN {
+        for _ in 0..1000 {
+            drop(sem.acquire(&[1, 4096]).expect("acquire"));
+            n += 1;
+        }
+    }
+    report("rust-kinds", start, n);
 
     let sem = fairsem::tokio::Semaphore::new(1).expect("fairsem");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();

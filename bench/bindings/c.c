@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Uncontended acquire(1) + release(1): libfairsem and eventfd, the
- * baselines of the bindings' table.  Prints "RESULT NAME NS_PER_OP ITERS".
+ * baselines of the bindings' table; and acquire + release of the vector
+ * {1, 4096} on a semaphore of two kinds, by the ioctls themselves, the
+ * baseline of the kinds rows.  Prints "RESULT NAME NS_PER_OP ITERS".
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 #include <fairsem.h>
@@ -61,7 +66,37 @@ static int bench_eventfd(void)
 	return 0;
 }
 
+static int bench_kinds(void)
+{
+	struct fairsem_init_kinds init = { .limit = { 1, 65536 }, .nkinds = 2 };
+	struct fairsem_acquire_kinds acq = {
+		.count = { 1, 4096 }, .deadline_ns = FAIRSEM_NO_DEADLINE, .nkinds = 2,
+	};
+	struct fairsem_counts rel = { .count = { 1, 4096 }, .nkinds = 2 };
+	int fd = open("/dev/fairsem", O_RDWR | O_CLOEXEC);
+	double t0, t;
+	long n = 0;
+
+	if (fd < 0)
+		return 1;
+	strcpy(init.label[0], "requests");
+	strcpy(init.label[1], "bytes");
+	if (ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &init))
+		return 1;
+	t0 = now();
+	do {
+		for (int i = 0; i < 1000; i++, n++)
+			if (ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq) ||
+			    ioctl(fd, FAIRSEM_IOC_RELEASE_KINDS, &rel))
+				return 1;
+		t = now() - t0;
+	} while (t < SECONDS);
+	printf("RESULT c-kinds %.0f %ld\n", t * 1e9 / n, n);
+	close(fd);
+	return 0;
+}
+
 int main(void)
 {
-	return bench_fairsem() || bench_eventfd();
+	return bench_fairsem() || bench_eventfd() || bench_kinds();
 }

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Uncontended acquire(1) + release(1) through each binding, against
-# libfairsem and eventfd, in one VM run:
+# libfairsem and eventfd, and of the vector {1, 4096} on a semaphore of two
+# kinds against the same ioctls from C (the module must have kinds), in one
+# VM run:
 #
 #   bench/bindings/run.sh KERNEL_IMAGE MODULE_KO [RESULTS_MD]
 #
@@ -64,12 +66,13 @@ import statistics, sys
 rows = [("c-libfairsem", "C, libfairsem"), ("c-eventfd", "C, eventfd (EFD_SEMAPHORE)"),
         ("rust-sync", "Rust, blocking"), ("rust-tokio", "Rust, tokio"),
         ("go", "Go"), ("python", "Python, blocking"), ("python-asyncio", "Python, asyncio")]
+kinds = [("c-kinds", "C, the ioctls"), ("rust-kinds", "Rust, blocking"), ("go-kinds", "Go"),
+         ("python-kinds", "Python, blocking")]
 runs = {}
 for line in sys.stdin:
     _, name, ns, n = line.split()
     runs.setdefault(name, []).append(int(ns))
-missing = [k for k, _ in rows if k not in runs]
-base = min(runs["c-libfairsem"]) if "c-libfairsem" in runs else None
+missing = [k for k, _ in rows + kinds if k not in runs]
 print("<!-- bindings begin -->")
 print("## Bindings: uncontended acquire(1) + release(1)")
 print()
@@ -79,17 +82,25 @@ print("`make bench-bindings` (bench/bindings/): one VM run under QEMU TCG, each"
       " shared (load %s), so the best run is the figure to compare; the median"
       " shows the noise." % (int(sys.argv[1]), sys.argv[2]))
 print()
-print("| binding | best ns per pair | vs libfairsem | median | runs |")
-print("|---|---:|---:|---:|---|")
-for key, label in rows:
-    if key not in runs:
-        print("| %s | missing | | | |" % label)
-        continue
-    b = min(runs[key])
-    rel = "%.2fx" % (b / base) if base else ""
-    print("| %s | %d | %s | %.0f | %s |" % (label, b, rel, statistics.median(runs[key]),
-                                           ", ".join(map(str, runs[key]))))
+def table(rows, base, vs):
+    base = min(runs[base]) if base in runs else None
+    print("| binding | best ns per pair | vs %s | median | runs |" % vs)
+    print("|---|---:|---:|---:|---|")
+    for key, label in rows:
+        if key not in runs:
+            print("| %s | missing | | | |" % label)
+            continue
+        b = min(runs[key])
+        rel = "%.2fx" % (b / base) if base else ""
+        print("| %s | %d | %s | %.0f | %s |" % (label, b, rel, statistics.median(runs[key]),
+                                               ", ".join(map(str, runs[key]))))
+    print()
+table(rows, "c-libfairsem", "libfairsem")
+print("Two kinds: acquire + release of the vector {1, 4096} on a semaphore of"
+      " {requests 1, bytes 65536} (FAIRSEM_IOC_ACQUIRE_KINDS, _RELEASE_KINDS),"
+      " each binding against the same two ioctls from C, in the same run:")
 print()
+table(kinds, "c-kinds", "C ioctls")
 print("Rust, Go and asyncio acquire through an asynchronous request on a pooled"
       " private handle (one ioctl when granted at once); the blocking bindings"
       " and C use one ioctl on the handle itself. Each pair is two system calls"

@@ -19,7 +19,8 @@ import (
 	"unsafe"
 )
 
-// Children: "hold" (TestHolderKilledGivesBack) holds one permit on its own
+// Children: "holdkinds" (TestHolderKilledGivesItsVectorBack, kinds_test.go);
+// "hold" (TestHolderKilledGivesBack) holds one permit on its own
 // handle of the inherited semaphore, says so, and waits to be killed;
 // "add" and "close" (TestRequestAboveTheLimitSeesAnotherProcess...) add
 // one permit or close the semaphore.
@@ -36,6 +37,9 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	if os.Getenv("FAIRSEM_TEST_CHILD") == "holdkinds" {
+		holdKindsChild()
 	}
 	if os.Getenv("FAIRSEM_TEST_CHILD") == "hold" {
 		sem, err := FromFile(os.NewFile(3, "sem"))

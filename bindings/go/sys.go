@@ -19,6 +19,10 @@ const (
 	infoClosed       = 1 << 1 // FAIRSEM_INFO_CLOSED
 	infoAsyncPending = 1 << 2 // FAIRSEM_INFO_ASYNC_PENDING
 	infoAsyncGranted = 1 << 3 // FAIRSEM_INFO_ASYNC_GRANTED
+	infoKinds        = 1 << 5 // FAIRSEM_INFO_KINDS
+
+	MaxKinds = 8  // FAIRSEM_MAX_KINDS
+	labelLen = 16 // FAIRSEM_LABEL_LEN, the NUL included
 )
 
 type sysInit struct {
@@ -52,6 +56,41 @@ type sysLink struct {
 	reserved [2]uint64
 }
 
+// The kinds structs: every vector inline, MaxKinds long, the tail zero.
+type sysInitKinds struct {
+	limit    [MaxKinds]uint64
+	label    [MaxKinds][labelLen]byte
+	flags    uint32
+	nkinds   uint32
+	reserved uint64
+}
+
+type sysAcquireKinds struct {
+	count      [MaxKinds]uint64
+	deadlineNs uint64
+	flags      uint32
+	nkinds     uint32
+	reserved   uint64
+}
+
+type sysCounts struct {
+	count    [MaxKinds]uint64
+	nkinds   uint32
+	reserved uint32
+}
+
+type sysKind struct {
+	limit, available, taken, holds uint64
+	label                          [labelLen]byte
+}
+
+type sysInfoKinds struct {
+	kind                             [MaxKinds]sysKind
+	id, waiters                      uint64
+	flags, handles, nkinds, reserved uint32
+	reserved2                        [2]uint64
+}
+
 func ioc(dir, nr, size uintptr) uintptr {
 	return dir<<30 | size<<16 | 0xFA<<8 | nr
 }
@@ -68,6 +107,14 @@ var (
 	iocInfo      = ioc(2, 8, unsafe.Sizeof(sysInfo{}))
 	iocNewHandle = ioc(3, 9, unsafe.Sizeof(sysHandle{}))
 	iocLink      = ioc(1, 10, unsafe.Sizeof(sysLink{}))
+
+	iocInitKinds    = ioc(1, 11, unsafe.Sizeof(sysInitKinds{}))
+	iocAcquireKinds = ioc(1, 12, unsafe.Sizeof(sysAcquireKinds{}))
+	iocReleaseKinds = ioc(1, 13, unsafe.Sizeof(sysCounts{}))
+	iocForgetKinds  = ioc(1, 14, unsafe.Sizeof(sysCounts{}))
+	iocAddKinds     = ioc(1, 15, unsafe.Sizeof(sysCounts{}))
+	iocRemoveKinds  = ioc(1, 16, unsafe.Sizeof(sysCounts{}))
+	iocInfoKinds    = ioc(2, 17, unsafe.Sizeof(sysInfoKinds{}))
 )
 
 func ioctl(fd int, req uintptr, arg unsafe.Pointer) (int, error) {
@@ -101,4 +148,18 @@ func sysAcquireCall(fd int, count uint64, flags uint32) error {
 
 func sysInfoCall(fd int, i *sysInfo) error {
 	return rawIoctl(fd, iocInfo, unsafe.Pointer(i))
+}
+
+func sysAcquireKindsCall(fd int, v *[MaxKinds]uint64, n int, flags uint32) error {
+	arg := sysAcquireKinds{count: *v, deadlineNs: noDeadline, flags: flags, nkinds: uint32(n)}
+	return rawIoctl(fd, iocAcquireKinds, unsafe.Pointer(&arg))
+}
+
+func sysCountsCall(fd int, req uintptr, v *[MaxKinds]uint64, n int) error {
+	arg := sysCounts{count: *v, nkinds: uint32(n)}
+	return rawIoctl(fd, req, unsafe.Pointer(&arg))
+}
+
+func sysInfoKindsCall(fd int, i *sysInfoKinds) error {
+	return rawIoctl(fd, iocInfoKinds, unsafe.Pointer(i))
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-// Uncontended Acquire(ctx, 1) + Release(1) through the Go binding.
-// Prints "RESULT go NS ITERS".
+// Uncontended Acquire(ctx, 1) + Release(1) through the Go binding, and of
+// the vector {1, 4096} on a semaphore of two kinds.  Prints "RESULT go NS
+// ITERS" and "RESULT go-kinds NS ITERS".
 package main
 
 import (
@@ -35,4 +36,28 @@ func main() {
 		}
 	}
 	fmt.Printf("RESULT go %.0f %d\n", float64(time.Since(start).Nanoseconds())/float64(n), n)
+	kinds()
+}
+
+// kinds: Acquire(ctx, {1, 4096}) + Release on a semaphore of two kinds.
+func kinds() {
+	k, err := fairsem.NewKinds(fairsem.Kind{Label: "requests", Limit: 1}, fairsem.Kind{Label: "bytes", Limit: 65536})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ctx, v := context.Background(), []int64{1, 4096}
+	start := time.Now()
+	n := 0
+	for time.Since(start) < time.Second {
+		for i := 0; i < 1000; i++ {
+			if err := k.Acquire(ctx, v); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			k.Release(v)
+			n++
+		}
+	}
+	fmt.Printf("RESULT go-kinds %.0f %d\n", float64(time.Since(start).Nanoseconds())/float64(n), n)
 }

@@ -38,7 +38,8 @@ from contextlib import asynccontextmanager, contextmanager
 from . import _sys
 
 __all__ = ["Semaphore", "BoundedSemaphore", "Info", "FairsemError", "Closed",
-           "Timeout", "InvalidValue", "ForeignOwner", "MAX_PERMITS"]
+           "Timeout", "InvalidValue", "ForeignOwner", "MAX_PERMITS",
+           "KindsSemaphore", "KindsInfo", "KindInfo", "MAX_KINDS"]
 
 MAX_PERMITS = _sys.MAX_PERMITS
 
@@ -619,3 +620,7 @@ def _check_owner(fd, path):
                        % (path, who, me))
     err.uid = st.st_uid
     raise err
+
+
+# Semaphores of kinds (issue 16): _kinds uses the helpers above.
+from ._kinds import KindsSemaphore, KindsInfo, KindInfo, MAX_KINDS  # noqa: E402

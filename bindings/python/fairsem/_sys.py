@@ -23,6 +23,10 @@ ACQ_ASYNC = 1 << 1
 INFO_CLOSED = 1 << 1
 INFO_ASYNC_PENDING = 1 << 2
 INFO_ASYNC_GRANTED = 1 << 3
+INFO_KINDS = 1 << 5
+
+MAX_KINDS = 8
+LABEL_LEN = 16
 
 _INIT = struct.Struct("=QII")            # permits, flags, reserved
 _ACQUIRE = struct.Struct("=QQII")        # count, deadline_ns, flags, reserved
@@ -30,6 +34,13 @@ _INFO = struct.Struct("=6QII4Q")         # id .. waiters, flags, handles, reserv
 _HANDLE = struct.Struct("=Ii")           # flags, fd
 _LINK = struct.Struct("=iIQ2Q")          # fd, mode, name pointer, reserved
 _COUNT = struct.Struct("=Q")
+# The kinds structs: every vector inline, MAX_KINDS long, the tail zero.
+_INIT_KINDS = struct.Struct("=8Q128sIIQ")        # limit, label[8][16], flags, nkinds, reserved
+_ACQUIRE_KINDS = struct.Struct("=8QQIIQ")        # count, deadline_ns, flags, nkinds, reserved
+_COUNTS = struct.Struct("=8QII")                 # count, nkinds, reserved
+_KIND = "4Q16s"                                  # limit, available, taken, holds, label
+_INFO_KINDS = struct.Struct("=" + _KIND * 8 + "QQIIII2Q")  # kind[8], id, waiters,
+#                                                  flags, handles, nkinds, reserved, reserved2
 
 
 def _ioc(direction, nr, size):
@@ -47,6 +58,13 @@ IOC_CANCEL = _ioc(0, 7, 0)
 IOC_INFO = _ioc(2, 8, _INFO.size)
 IOC_NEW_HANDLE = _ioc(3, 9, _HANDLE.size)
 IOC_LINK = _ioc(1, 10, _LINK.size)
+IOC_INIT_KINDS = _ioc(1, 11, _INIT_KINDS.size)
+IOC_ACQUIRE_KINDS = _ioc(1, 12, _ACQUIRE_KINDS.size)
+IOC_RELEASE_KINDS = _ioc(1, 13, _COUNTS.size)
+IOC_FORGET_KINDS = _ioc(1, 14, _COUNTS.size)
+IOC_ADD_KINDS = _ioc(1, 15, _COUNTS.size)
+IOC_REMOVE_KINDS = _ioc(1, 16, _COUNTS.size)
+IOC_INFO_KINDS = _ioc(2, 17, _INFO_KINDS.size)
 
 
 def open_device(nonblock=False):
@@ -168,3 +186,47 @@ def collect(fd):
     if len(data) != 8:
         raise OSError(5, "short read from a fairsem handle")
     return _COUNT.unpack(data)[0]
+
+
+def _vector(counts):
+    """counts padded to MAX_KINDS with zeros, and its length."""
+    return tuple(counts) + (0,) * (MAX_KINDS - len(counts)), len(counts)
+
+
+def init_kinds(fd, limits, labels, flags):
+    """limits and labels (bytes, each under LABEL_LEN) one a kind."""
+    v, n = _vector(limits)
+    raw = b"".join(lb.ljust(LABEL_LEN, b"\0") for lb in labels).ljust(MAX_KINDS * LABEL_LEN, b"\0")
+    fcntl.ioctl(fd, IOC_INIT_KINDS, _INIT_KINDS.pack(*v, raw, flags, n, 0))
+
+
+def acquire_kinds(fd, counts, deadline_ns=NO_DEADLINE, flags=0):
+    # fcntl.ioctl releases the GIL around the call, as acquire()'s.
+    v, n = _vector(counts)
+    fcntl.ioctl(fd, IOC_ACQUIRE_KINDS, _ACQUIRE_KINDS.pack(*v, deadline_ns, flags, n, 0))
+
+
+def counts_kinds(fd, request, counts):
+    """RELEASE, FORGET, ADD or REMOVE _KINDS of the vector counts."""
+    v, n = _vector(counts)
+    fcntl.ioctl(fd, request, _COUNTS.pack(*v, n, 0))
+
+
+def info_kinds(fd):
+    """(id, waiters, flags, handles, kinds): kinds a tuple of (label,
+    limit, available, taken, holds), one a kind, the label a str."""
+    buf = bytearray(_INFO_KINDS.size)
+    fcntl.ioctl(fd, IOC_INFO_KINDS, buf, True)
+    f = _INFO_KINDS.unpack(buf)
+    nkinds = min(f[44], MAX_KINDS)
+    kinds = tuple((f[5 * k + 4].split(b"\0", 1)[0].decode("ascii", "replace"),) + f[5 * k:5 * k + 4]
+                  for k in range(nkinds))
+    return f[40], f[41], f[42], f[43], kinds
+
+
+def collect_kinds(fd, nkinds):
+    """read(2): the vector of a granted asynchronous request."""
+    data = os.read(fd, 8 * nkinds)
+    if len(data) != 8 * nkinds:
+        raise OSError(5, "short read from a fairsem handle")
+    return struct.unpack("=%dQ" % nkinds, data)

@@ -323,6 +323,50 @@ class Abi(unittest.TestCase):
         for k, v in ours.items():
             self.assertEqual(header[k], v, k)
 
+    def test_kinds_structs_are_laid_out_as_the_uapi_header(self):
+        import struct
+        from fairsem import _sys
+        path = os.environ.get("FAIRSEM_ABI")
+        self.assertTrue(path, "FAIRSEM_ABI names the ABI file")
+        with open(path) as f:
+            header = dict((k, int(v)) for k, _, v in (line.partition(" ") for line in f))
+
+        def off(fmt):  # the offset of the field after the prefix fmt
+            return struct.calcsize("=" + fmt)
+        ours = {
+            "FAIRSEM_INFO_KINDS": _sys.INFO_KINDS, "FAIRSEM_MAX_KINDS": _sys.MAX_KINDS,
+            "FAIRSEM_LABEL_LEN": _sys.LABEL_LEN,
+            "FAIRSEM_IOC_INIT_KINDS": _sys.IOC_INIT_KINDS,
+            "FAIRSEM_IOC_ACQUIRE_KINDS": _sys.IOC_ACQUIRE_KINDS,
+            "FAIRSEM_IOC_RELEASE_KINDS": _sys.IOC_RELEASE_KINDS,
+            "FAIRSEM_IOC_FORGET_KINDS": _sys.IOC_FORGET_KINDS,
+            "FAIRSEM_IOC_ADD_KINDS": _sys.IOC_ADD_KINDS,
+            "FAIRSEM_IOC_REMOVE_KINDS": _sys.IOC_REMOVE_KINDS,
+            "FAIRSEM_IOC_INFO_KINDS": _sys.IOC_INFO_KINDS,
+            "SIZEOF_fairsem_init_kinds": _sys._INIT_KINDS.size,
+            "OFFSETOF_fairsem_init_kinds_label": off("8Q"),
+            "OFFSETOF_fairsem_init_kinds_flags": off("8Q128s"),
+            "OFFSETOF_fairsem_init_kinds_nkinds": off("8Q128sI"),
+            "SIZEOF_fairsem_acquire_kinds": _sys._ACQUIRE_KINDS.size,
+            "OFFSETOF_fairsem_acquire_kinds_deadline_ns": off("8Q"),
+            "OFFSETOF_fairsem_acquire_kinds_flags": off("8QQ"),
+            "OFFSETOF_fairsem_acquire_kinds_nkinds": off("8QQI"),
+            "SIZEOF_fairsem_counts": _sys._COUNTS.size,
+            "OFFSETOF_fairsem_counts_nkinds": off("8Q"),
+            "SIZEOF_fairsem_kind": off(_sys._KIND),
+            "OFFSETOF_fairsem_kind_holds": off("3Q"),
+            "OFFSETOF_fairsem_kind_label": off("4Q"),
+            "SIZEOF_fairsem_info_kinds": _sys._INFO_KINDS.size,
+            "OFFSETOF_fairsem_info_kinds_id": off(_sys._KIND * 8),
+            "OFFSETOF_fairsem_info_kinds_waiters": off(_sys._KIND * 8 + "Q"),
+            "OFFSETOF_fairsem_info_kinds_flags": off(_sys._KIND * 8 + "QQ"),
+            "OFFSETOF_fairsem_info_kinds_handles": off(_sys._KIND * 8 + "QQI"),
+            "OFFSETOF_fairsem_info_kinds_nkinds": off(_sys._KIND * 8 + "QQII"),
+        }
+        for k, v in ours.items():
+            self.assertIn(k, header)
+            self.assertEqual(header[k], v, k)
+
 
 if __name__ == "__main__":
     unittest.main()

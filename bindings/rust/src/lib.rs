@@ -36,6 +36,9 @@ pub mod sys;
 #[cfg(feature = "tokio")]
 pub mod tokio;
 
+pub mod kinds;
+pub use kinds::{KindsPermit, KindsSemaphore, OwnedKindsPermit};
+
 /// The largest limit, count or sum of permits the kernel accepts (2^62).
 pub const MAX_PERMITS: u64 = sys::MAX_PERMITS;
 
@@ -285,6 +288,7 @@ impl From<io::Error> for TryAcquireError {
 }
 
 /// Which handle holds a part of a permit's count.
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
 enum Slot {
     /// The `Semaphore`'s own handle (blocking acquires).
     Main,
@@ -356,6 +360,7 @@ impl Held {
         Held { head: Some(Part { slot: Slot::Main, n }), rest: Vec::new() }
     }
 
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     fn own(fd: OwnedFd, n: u64) -> Held {
         Held { head: Some(Part { slot: Slot::Own(Arc::new(fd)), n }), rest: Vec::new() }
     }

@@ -23,6 +23,10 @@ pub const ACQ_ASYNC: u32 = 1 << 1;
 pub const INFO_CLOSED: u32 = 1 << 1;
 pub const INFO_ASYNC_PENDING: u32 = 1 << 2;
 pub const INFO_ASYNC_GRANTED: u32 = 1 << 3;
+pub const INFO_KINDS: u32 = 1 << 5;
+
+pub const MAX_KINDS: usize = 8;
+pub const LABEL_LEN: usize = 16;
 
 #[repr(C)]
 #[derive(Default)]
@@ -69,6 +73,56 @@ pub struct Link {
     pub reserved: [u64; 2],
 }
 
+/// `struct fairsem_init_kinds`: every vector inline, FAIRSEM_MAX_KINDS long.
+#[repr(C)]
+pub struct InitKinds {
+    pub limit: [u64; MAX_KINDS],
+    pub label: [[u8; LABEL_LEN]; MAX_KINDS],
+    pub flags: u32,
+    pub nkinds: u32,
+    pub reserved: u64,
+}
+
+#[repr(C)]
+pub struct AcquireKinds {
+    pub count: [u64; MAX_KINDS],
+    pub deadline_ns: u64,
+    pub flags: u32,
+    pub nkinds: u32,
+    pub reserved: u64,
+}
+
+/// `struct fairsem_counts`: RELEASE, FORGET, ADD and REMOVE of a vector.
+#[repr(C)]
+pub struct Counts {
+    pub count: [u64; MAX_KINDS],
+    pub nkinds: u32,
+    pub reserved: u32,
+}
+
+#[repr(C)]
+#[derive(Default, Clone, Copy, Debug)]
+pub struct Kind {
+    pub limit: u64,
+    pub available: u64,
+    pub taken: u64,
+    pub holds: u64,
+    pub label: [u8; LABEL_LEN],
+}
+
+#[repr(C)]
+#[derive(Default, Clone, Copy, Debug)]
+pub struct InfoKinds {
+    pub kind: [Kind; MAX_KINDS],
+    pub id: u64,
+    pub waiters: u64,
+    pub flags: u32,
+    pub handles: u32,
+    pub nkinds: u32,
+    pub reserved: u32,
+    pub reserved2: [u64; 2],
+}
+
 const MAGIC: u64 = 0xFA;
 
 const fn ioc(dir: u64, nr: u64, size: usize) -> u64 {
@@ -89,6 +143,13 @@ pub const IOC_CANCEL: u64 = ioc(0, 7, 0);
 pub const IOC_INFO: u64 = ioc(2, 8, size_of::<Info>());
 pub const IOC_NEW_HANDLE: u64 = ioc(3, 9, size_of::<Handle>());
 pub const IOC_LINK: u64 = iow(10, size_of::<Link>());
+pub const IOC_INIT_KINDS: u64 = iow(11, size_of::<InitKinds>());
+pub const IOC_ACQUIRE_KINDS: u64 = iow(12, size_of::<AcquireKinds>());
+pub const IOC_RELEASE_KINDS: u64 = iow(13, size_of::<Counts>());
+pub const IOC_FORGET_KINDS: u64 = iow(14, size_of::<Counts>());
+pub const IOC_ADD_KINDS: u64 = iow(15, size_of::<Counts>());
+pub const IOC_REMOVE_KINDS: u64 = iow(16, size_of::<Counts>());
+pub const IOC_INFO_KINDS: u64 = ioc(2, 17, size_of::<InfoKinds>());
 
 fn ioctl<T>(fd: RawFd, req: u64, arg: *mut T) -> io::Result<i32> {
     // SAFETY: every request above takes a pointer to its own struct (or
@@ -278,6 +339,82 @@ pub fn collect(fd: RawFd) -> io::Result<u64> {
     match n {
         8 => Ok(count),
         n if n < 0 => Err(io::Error::last_os_error()),
+        _ => Err(io::Error::from_raw_os_error(libc::EIO)),
+    }
+}
+
+/// A vector of the semaphore's `counts.len()` kinds, the tail zero.
+fn vector(counts: &[u64]) -> io::Result<([u64; MAX_KINDS], u32)> {
+    if counts.is_empty() || counts.len() > MAX_KINDS {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    let mut v = [0u64; MAX_KINDS];
+    v[..counts.len()].copy_from_slice(counts);
+    Ok((v, counts.len() as u32))
+}
+
+/// FAIRSEM_IOC_INIT_KINDS of one (label, limit) per kind.  A label longer
+/// than 15 bytes or with a NUL in it is EINVAL here; the kernel checks the
+/// rest (its characters, uniqueness).
+pub fn init_kinds(fd: RawFd, kinds: &[(&str, u64)], flags: u32) -> io::Result<()> {
+    let limits: Vec<u64> = kinds.iter().map(|k| k.1).collect();
+    let (limit, nkinds) = vector(&limits)?;
+    let mut label = [[0u8; LABEL_LEN]; MAX_KINDS];
+    for (dst, (name, _)) in label.iter_mut().zip(kinds) {
+        let b = name.as_bytes();
+        if b.len() >= LABEL_LEN || b.contains(&0) {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        dst[..b.len()].copy_from_slice(b);
+    }
+    let mut arg = InitKinds { limit, label, flags, nkinds, reserved: 0 };
+    ioctl(fd, IOC_INIT_KINDS, &mut arg).map(drop)
+}
+
+pub fn acquire_kinds(fd: RawFd, counts: &[u64], deadline_ns: u64, flags: u32) -> io::Result<()> {
+    let (count, nkinds) = vector(counts)?;
+    let mut arg = AcquireKinds { count, deadline_ns, flags, nkinds, reserved: 0 };
+    ioctl(fd, IOC_ACQUIRE_KINDS, &mut arg).map(drop)
+}
+
+fn counts_call(fd: RawFd, req: u64, counts: &[u64]) -> io::Result<()> {
+    let (count, nkinds) = vector(counts)?;
+    let mut arg = Counts { count, nkinds, reserved: 0 };
+    ioctl(fd, req, &mut arg).map(drop)
+}
+
+pub fn release_kinds(fd: RawFd, counts: &[u64]) -> io::Result<()> {
+    counts_call(fd, IOC_RELEASE_KINDS, counts)
+}
+
+pub fn forget_kinds(fd: RawFd, counts: &[u64]) -> io::Result<()> {
+    counts_call(fd, IOC_FORGET_KINDS, counts)
+}
+
+pub fn add_kinds(fd: RawFd, counts: &[u64]) -> io::Result<()> {
+    counts_call(fd, IOC_ADD_KINDS, counts)
+}
+
+pub fn remove_kinds(fd: RawFd, counts: &[u64]) -> io::Result<()> {
+    counts_call(fd, IOC_REMOVE_KINDS, counts)
+}
+
+pub fn info_kinds(fd: RawFd) -> io::Result<InfoKinds> {
+    let mut arg = InfoKinds::default();
+    ioctl(fd, IOC_INFO_KINDS, &mut arg)?;
+    Ok(arg)
+}
+
+/// read(2) of a handle with a granted asynchronous vector request: the
+/// grant reads back as `nkinds` u64, one per kind.
+pub fn collect_kinds(fd: RawFd, nkinds: usize) -> io::Result<[u64; MAX_KINDS]> {
+    let mut v = [0u64; MAX_KINDS];
+    let len = nkinds.min(MAX_KINDS) * 8;
+    // SAFETY: reads at most `len` <= 64 bytes into `v`.
+    let n = unsafe { libc::read(fd, v.as_mut_ptr().cast(), len) };
+    match n {
+        n if n < 0 => Err(io::Error::last_os_error()),
+        n if n as usize == len => Ok(v),
         _ => Err(io::Error::from_raw_os_error(libc::EIO)),
     }
 }

@@ -29,6 +29,16 @@ fn constants_match_the_uapi_header() {
         ("FAIRSEM_INFO_CLOSED", sys::INFO_CLOSED as u64),
         ("FAIRSEM_INFO_ASYNC_PENDING", sys::INFO_ASYNC_PENDING as u64),
         ("FAIRSEM_INFO_ASYNC_GRANTED", sys::INFO_ASYNC_GRANTED as u64),
+        ("FAIRSEM_INFO_KINDS", sys::INFO_KINDS as u64),
+        ("FAIRSEM_MAX_KINDS", sys::MAX_KINDS as u64),
+        ("FAIRSEM_LABEL_LEN", sys::LABEL_LEN as u64),
+        ("FAIRSEM_IOC_INIT_KINDS", sys::IOC_INIT_KINDS),
+        ("FAIRSEM_IOC_ACQUIRE_KINDS", sys::IOC_ACQUIRE_KINDS),
+        ("FAIRSEM_IOC_RELEASE_KINDS", sys::IOC_RELEASE_KINDS),
+        ("FAIRSEM_IOC_FORGET_KINDS", sys::IOC_FORGET_KINDS),
+        ("FAIRSEM_IOC_ADD_KINDS", sys::IOC_ADD_KINDS),
+        ("FAIRSEM_IOC_REMOVE_KINDS", sys::IOC_REMOVE_KINDS),
+        ("FAIRSEM_IOC_INFO_KINDS", sys::IOC_INFO_KINDS),
     ];
     // Checked once bindings/abi.c prints them (create_named's tests use
     // IOC_LINK against the module in any case).
@@ -49,4 +59,57 @@ fn constants_match_the_uapi_header() {
         }
     }
     assert_eq!(checked, ours.len(), "every constant is in the ABI file");
+}
+
+/// The field's offset in a value of its struct.
+macro_rules! off {
+    ($v:expr, $f:ident) => {
+        (std::ptr::addr_of!($v.$f) as usize - std::ptr::addr_of!($v) as usize) as u64
+    };
+}
+
+#[test]
+fn kinds_structs_are_laid_out_as_the_uapi_header() {
+    use std::mem::{size_of, MaybeUninit};
+    let path = std::env::var("FAIRSEM_ABI").expect("FAIRSEM_ABI names the ABI file");
+    let text = std::fs::read_to_string(path).unwrap();
+    let init = MaybeUninit::<sys::InitKinds>::uninit();
+    let acq = MaybeUninit::<sys::AcquireKinds>::uninit();
+    let counts = MaybeUninit::<sys::Counts>::uninit();
+    let kind = sys::Kind::default();
+    let info = sys::InfoKinds::default();
+    // SAFETY: only the fields' addresses are taken, never their values.
+    let (init, acq, counts) = unsafe { (&*init.as_ptr(), &*acq.as_ptr(), &*counts.as_ptr()) };
+    let ours: &[(&str, u64)] = &[
+        ("SIZEOF_fairsem_init_kinds", size_of::<sys::InitKinds>() as u64),
+        ("OFFSETOF_fairsem_init_kinds_label", off!(*init, label)),
+        ("OFFSETOF_fairsem_init_kinds_flags", off!(*init, flags)),
+        ("OFFSETOF_fairsem_init_kinds_nkinds", off!(*init, nkinds)),
+        ("SIZEOF_fairsem_acquire_kinds", size_of::<sys::AcquireKinds>() as u64),
+        ("OFFSETOF_fairsem_acquire_kinds_deadline_ns", off!(*acq, deadline_ns)),
+        ("OFFSETOF_fairsem_acquire_kinds_flags", off!(*acq, flags)),
+        ("OFFSETOF_fairsem_acquire_kinds_nkinds", off!(*acq, nkinds)),
+        ("SIZEOF_fairsem_counts", size_of::<sys::Counts>() as u64),
+        ("OFFSETOF_fairsem_counts_nkinds", off!(*counts, nkinds)),
+        ("SIZEOF_fairsem_kind", size_of::<sys::Kind>() as u64),
+        ("OFFSETOF_fairsem_kind_holds", off!(kind, holds)),
+        ("OFFSETOF_fairsem_kind_label", off!(kind, label)),
+        ("SIZEOF_fairsem_info_kinds", size_of::<sys::InfoKinds>() as u64),
+        ("OFFSETOF_fairsem_info_kinds_id", off!(info, id)),
+        ("OFFSETOF_fairsem_info_kinds_waiters", off!(info, waiters)),
+        ("OFFSETOF_fairsem_info_kinds_flags", off!(info, flags)),
+        ("OFFSETOF_fairsem_info_kinds_handles", off!(info, handles)),
+        ("OFFSETOF_fairsem_info_kinds_nkinds", off!(info, nkinds)),
+    ];
+    let mut checked = 0;
+    for line in text.lines() {
+        let mut it = line.split_whitespace();
+        if let (Some(name), Some(value)) = (it.next(), it.next()) {
+            if let Some((_, v)) = ours.iter().find(|(n, _)| *n == name) {
+                assert_eq!(*v, value.parse::<u64>().unwrap(), "{name}");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, ours.len(), "every size and offset is in the ABI file");
 }

@@ -1,0 +1,414 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Semaphores whose permits have kinds: one queue, several resources.
+
+    sem = fairsem.KindsSemaphore(requests=20, bytes=1 << 20)
+    async with sem.request(requests=1, bytes=65536):   # both, or wait for both
+        ...
+    with sem.permits(requests=1, bytes=4096):          # blocking, in a thread
+        ...
+
+A request asks for a vector, one count a kind (by label, the kinds not
+named 0, or as a whole tuple in the kinds' order), and is granted whole or
+not at all: no process holds a request slot while it waits for bytes, and
+two processes cannot deadlock by taking the kinds in opposite orders.  A
+head that does not fit holds back everyone behind it, even requests that
+would fit: that keeps a big request from starving.  Bad vectors (a wrong
+length, an unknown label, a negative count, all zeros, a count above
+MAX_PERMITS, a release of more than is held in any kind) raise
+InvalidValue, a ValueError, before any system call.
+"""
+
+import asyncio
+import errno
+import operator
+import os
+import threading
+import time
+from collections import namedtuple
+from contextlib import asynccontextmanager, contextmanager
+
+from . import _sys
+from . import _error, _invalid, _order, MAX_PERMITS
+
+__all__ = ["KindsSemaphore", "KindsInfo", "KindInfo", "MAX_KINDS"]
+
+MAX_KINDS = _sys.MAX_KINDS
+
+KindInfo = namedtuple("KindInfo", "label limit available taken holds")
+KindInfo.__doc__ = "One kind of a KindsInfo: holds is what this KindsSemaphore holds."
+
+KindsInfo = namedtuple("KindsInfo", "id kinds waiters flags handles")
+KindsInfo.lifo = property(lambda self: bool(self.flags & _sys.LIFO))
+KindsInfo.prio = property(lambda self: bool(self.flags & _sys.PRIO))
+KindsInfo.closed = property(lambda self: bool(self.flags & _sys.INFO_CLOSED))
+KindsInfo.kind = lambda self, label: next((k for k in self.kinds if k.label == label), None)
+KindsInfo.__doc__ = "One consistent snapshot of every kind (FAIRSEM_IOC_INFO_KINDS)."
+
+_LABEL_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _label(label):
+    """label as the kernel's bytes; InvalidValue unless [A-Za-z0-9_.-]{0,15}."""
+    if not isinstance(label, str):
+        raise _invalid("init", "label %r is not a str" % (label,))
+    raw = label.encode("ascii", "replace")
+    if len(raw) >= _sys.LABEL_LEN or not set(raw) <= _LABEL_CHARS:
+        raise _invalid("init", "label %r is not [A-Za-z0-9_.-], at most %d bytes"
+                       % (label, _sys.LABEL_LEN - 1))
+    return raw
+
+
+def _pairs(kinds, limits):
+    """The (label, limit) pairs of a mapping, a sequence of pairs, or
+    keywords, in order."""
+    if kinds is not None and limits:
+        raise _invalid("init", "kinds given both as an argument and as keywords")
+    if kinds is None:
+        kinds = limits
+    if hasattr(kinds, "items"):
+        kinds = kinds.items()
+    pairs = [(label, operator.index(limit)) for label, limit in kinds]
+    if not 1 <= len(pairs) <= MAX_KINDS:
+        raise _invalid("init", "%d kinds is not in 1..%d" % (len(pairs), MAX_KINDS))
+    return pairs
+
+
+class KindsSemaphore:
+    """A handle on a fairsem semaphore of 1 to MAX_KINDS kinds:
+    KindsSemaphore(requests=20, bytes=1 << 20), or KindsSemaphore([("requests",
+    20), ("bytes", 1 << 20)]) for labels that are not identifiers.
+
+    Blocking acquires wait on the own handle; each pending asynchronous
+    acquire uses a private handle on the same semaphore (one asynchronous
+    request a handle), which holds what it gets.  Threads and tasks may
+    share it.
+    """
+
+    def __init__(self, kinds=None, *, lifo=False, prio=False, **limits):
+        pairs = _pairs(kinds, limits)
+        raw = [_label(label) for label, _ in pairs]
+        labels = [r for r in raw if r]
+        if len(set(labels)) != len(labels):
+            raise _invalid("init", "labels %r are not unique" % [p[0] for p in pairs])
+        for label, limit in pairs:
+            if not 0 <= limit <= MAX_PERMITS:
+                raise _invalid("init", "limit %d of %r is not in 0..%d" % (limit, label, MAX_PERMITS))
+        flags = _order(lifo, prio)
+        try:
+            fd = _sys.open_device()
+        except OSError as exc:
+            raise _error(exc, "fairsem open " + _sys.DEVICE) from None
+        try:
+            _sys.init_kinds(fd, [p[1] for p in pairs], raw, flags)
+        except BaseException as exc:
+            os.close(fd)
+            if isinstance(exc, OSError):
+                raise _error(exc, "fairsem init") from None
+            raise
+        self._setup(fd, tuple(p[0] for p in pairs))
+
+    def _setup(self, fd, labels):
+        self._fd = fd
+        self._labels = labels
+        self._lock = threading.Lock()
+        self._holds = {fd: [0] * len(labels)}  # every handle that may hold
+        self._idle = []
+
+    @classmethod
+    def _adopt(cls, fd, what, close_on_error=True):
+        try:
+            kinds = _sys.info_kinds(fd)[4]
+        except OSError as exc:
+            if close_on_error:
+                os.close(fd)
+            raise _error(exc, "fairsem " + what) from None
+        self = cls.__new__(cls)
+        self._setup(fd, tuple(k[0] for k in kinds))
+        return self
+
+    @classmethod
+    def from_fd(cls, fd):
+        """Take over handle fd (inherited, from SCM_RIGHTS): closed with
+        this KindsSemaphore; if this fails, it stays the caller's."""
+        return cls._adopt(fd, "info", close_on_error=False)
+
+    def new_handle(self):
+        """Another handle on the same semaphore, with its own accounting."""
+        fd = self._call("new handle", _sys.new_handle, self._fd)
+        return type(self)._adopt(fd, "new handle")
+
+    def fileno(self):
+        """The own handle, e.g. for subprocess pass_fds."""
+        return self._fd
+
+    @property
+    def labels(self):
+        """The kinds' labels, in the order of every vector."""
+        return self._labels
+
+    def __repr__(self):
+        return "<%s labels=%r fd=%d>" % (type(self).__name__, self._labels, self._fd)
+
+    def _call(self, what, fn, *args):
+        try:
+            return fn(*args)
+        except OSError as exc:
+            raise _error(exc, "fairsem " + what) from None
+
+    def vector(self, counts=None, **named):
+        """The vector of counts, a tuple in the kinds' order: either counts,
+        a sequence of one count a kind, or named counts by label, the kinds
+        not named 0.  InvalidValue (a ValueError) for a wrong length, an
+        unknown label, a count not in 0..MAX_PERMITS, or all zeros."""
+        return self._vector("vector", counts, named)
+
+    def _vector(self, what, counts, named, zeros=False):
+        if counts is not None and named:
+            raise _invalid(what, "a vector given both whole and by label")
+        if counts is None:
+            v = [0] * len(self._labels)
+            for label, n in named.items():
+                if label not in self._labels:
+                    raise _invalid(what, "no kind labelled %r in %r" % (label, self._labels))
+                v[self._labels.index(label)] = n
+        else:
+            v = counts if isinstance(counts, (tuple, list)) else list(counts)
+            if len(v) != len(self._labels):
+                raise _invalid(what, "%d counts for %d kinds" % (len(v), len(self._labels)))
+        v = tuple(map(operator.index, v))
+        if min(v) < 0 or max(v) > MAX_PERMITS:
+            bad = next(n for n in v if not 0 <= n <= MAX_PERMITS)
+            raise _invalid(what, "count %d is not in 0..%d" % (bad, MAX_PERMITS))
+        if not zeros and not any(v):
+            raise _invalid(what, "a vector of zeros asks for nothing")
+        return v
+
+    def _held(self, fd, v, sign=1):
+        with self._lock:
+            h = self._holds[fd]
+            for k, n in enumerate(v):
+                h[k] += sign * n
+
+    # -- blocking -------------------------------------------------------
+
+    def acquire_blocking(self, counts=None, *, timeout=None, **named):
+        """Wait in line for the vector, blocking the calling thread, all
+        kinds granted at once; returns the vector held.  Timeout when
+        timeout seconds pass first (None: no limit), Closed when closed."""
+        v = self._vector("acquire", counts, named)
+        deadline = _sys.NO_DEADLINE
+        if timeout is not None:
+            deadline = time.monotonic_ns() + max(0, int(timeout * 1e9))
+        while True:
+            try:
+                _sys.acquire_kinds(self._fd, v, deadline)
+                break
+            except InterruptedError:
+                continue
+            except OSError as exc:
+                raise _error(exc, "fairsem acquire") from None
+        self._held(self._fd, v)
+        return v
+
+    def try_acquire(self, counts=None, **named):
+        """Take the vector if it is granted at once, never ahead of a
+        waiter: True, or False if any kind is short.  Other failures raise."""
+        v = self._vector("try_acquire", counts, named)
+        try:
+            _sys.acquire_kinds(self._fd, v, flags=_sys.ACQ_TRY)
+        except BlockingIOError:
+            return False
+        except OSError as exc:
+            raise _error(exc, "fairsem try_acquire") from None
+        self._held(self._fd, v)
+        return True
+
+    def _give_back(self, what, request, v, prefer=None):
+        """RELEASE or FORGET v from the handles that hold it (prefer's
+        first); InvalidValue, giving back nothing, if more than is held in
+        any kind.  Each handle's share goes back in one step."""
+        with self._lock:
+            own = self._holds.get(self._fd)
+            if len(self._holds) == 1 and own is not None and all(map(int.__le__, v, own)):
+                # Only the own handle holds (blocking use): one call.
+                self._call(what, _sys.counts_kinds, self._fd, request, v)
+                own[:] = map(int.__sub__, own, v)
+                return
+            for k, n in enumerate(v):
+                held = sum(h[k] for h in self._holds.values())
+                if n > held:
+                    raise _invalid(what, "%d of %r is more than the %d held"
+                                   % (n, self._labels[k], held))
+            fds = list(self._holds)
+            if prefer in self._holds:
+                fds.remove(prefer)
+                fds.insert(0, prefer)
+            left = list(v)
+            for fd in fds:
+                h = self._holds[fd]
+                part = [min(h[k], left[k]) for k in range(len(left))]
+                if any(part):
+                    self._call(what, _sys.counts_kinds, fd, request, part)
+                    for k, n in enumerate(part):
+                        h[k] -= n
+                        left[k] -= n
+
+    def release(self, counts=None, **named):
+        """Give back a vector this KindsSemaphore holds.  InvalidValue (a
+        ValueError) for more than is held in any kind: nothing goes back."""
+        v = self._vector("release", counts, named)
+        self._give_back("release", _sys.IOC_RELEASE_KINDS, v)
+
+    def forget(self, counts=None, **named):
+        """Drop a held vector for good: each kind's limit falls by its count."""
+        v = self._vector("forget", counts, named)
+        self._give_back("forget", _sys.IOC_FORGET_KINDS, v)
+
+    @contextmanager
+    def permits(self, counts=None, *, timeout=None, **named):
+        """with sem.permits(requests=1, bytes=4096): holds the vector for
+        the block (blocking); the whole vector goes back after it."""
+        v = self.acquire_blocking(counts, timeout=timeout, **named)
+        try:
+            yield v
+        finally:
+            self.release(v)
+
+    # -- the semaphore ----------------------------------------------------
+
+    def add(self, counts=None, **named):
+        """Raise each kind's limit by its count, all at once; EOVERFLOW
+        (FairsemError) past MAX_PERMITS in any kind, and then nothing moves."""
+        v = self._vector("add", counts, named)
+        self._call("add", _sys.counts_kinds, self._fd, _sys.IOC_ADD_KINDS, v)
+
+    def remove(self, counts=None, **named):
+        """Lower each kind's limit by its count, even below what is taken;
+        InvalidValue above any kind's limit, and then nothing moves."""
+        v = self._vector("remove", counts, named)
+        self._call("remove", _sys.counts_kinds, self._fd, _sys.IOC_REMOVE_KINDS, v)
+
+    def close(self):
+        """Close the semaphore for every handle: waiters fail with Closed."""
+        self._call("close", _sys.close_sem, self._fd)
+
+    def info(self):
+        """A KindsInfo snapshot; each kind's holds is what this holds."""
+        i = self._call("info", _sys.info_kinds, self._fd)
+        with self._lock:
+            holds = [sum(h[k] for h in self._holds.values()) for k in range(len(self._labels))]
+        kinds = tuple(KindInfo(label, limit, avail, taken, holds[k])
+                      for k, (label, limit, avail, taken, _) in enumerate(i[4]))
+        return KindsInfo(i[0], kinds, i[1], i[2], i[3])
+
+    def close_handle(self):
+        """Close this KindsSemaphore's descriptors; what they hold goes back."""
+        with self._lock:
+            fds, self._holds, self._idle = list(self._holds), {}, []
+        for fd in fds:
+            os.close(fd)
+
+    def __del__(self):
+        for fd in getattr(self, "_holds", ()):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    # -- asyncio ----------------------------------------------------------
+
+    def _take_idle(self):
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        fd = self._call("new handle", _sys.new_handle, self._fd, True)
+        with self._lock:
+            self._holds[fd] = [0] * len(self._labels)
+        return fd
+
+    def _put_idle(self, fd):
+        with self._lock:
+            if fd in self._holds:
+                self._idle.append(fd)
+
+    async def acquire(self, counts=None, **named):
+        """Wait in line for the vector in the running asyncio loop (through
+        loop.add_reader; no thread blocks); returns the vector held.
+        Cancelling the task withdraws the request, and a grant it had not
+        collected goes back whole."""
+        v = self._vector("acquire", counts, named)
+        loop = asyncio.get_running_loop()
+        fd = self._take_idle()
+        try:
+            _sys.acquire_kinds(fd, v, flags=_sys.ACQ_ASYNC)
+        except BlockingIOError as exc:  # EINPROGRESS is one of its errnos
+            if exc.errno != errno.EINPROGRESS:
+                self._put_idle(fd)
+                raise _error(exc, "fairsem acquire") from None
+        except OSError as exc:
+            self._put_idle(fd)
+            raise _error(exc, "fairsem acquire") from None
+        else:
+            self._held(fd, v)
+            self._put_idle(fd)
+            return v
+        fut = loop.create_future()
+        loop.add_reader(fd, self._readable, fd, fut)
+        try:
+            await fut
+        except BaseException:
+            self._withdraw(fd, fut, v)
+            raise
+        finally:
+            loop.remove_reader(fd)
+        self._held(fd, v)
+        self._put_idle(fd)
+        return v
+
+    def _readable(self, fd, fut):
+        if fut.done():
+            return
+        try:
+            _sys.collect_kinds(fd, len(self._labels))
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            fut.set_exception(_error(exc, "fairsem acquire"))
+            return
+        fut.set_result(None)
+
+    def _withdraw(self, fd, fut, v):
+        """The waiting task is cancelled (or failed): out of the queue, and
+        a grant not yet collected goes back whole (CANCEL).  A grant that
+        was collected, for a task cancelled before it resumed, is released."""
+        if fut.done() and not fut.cancelled() and fut.exception() is None:
+            try:
+                _sys.counts_kinds(fd, _sys.IOC_RELEASE_KINDS, v)
+            except OSError:
+                self._drop_handle(fd)
+                return
+            self._put_idle(fd)
+            return
+        try:
+            _sys.cancel(fd)
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:  # a close removed it already
+                self._drop_handle(fd)
+                return
+        self._put_idle(fd)
+
+    def _drop_handle(self, fd):
+        with self._lock:
+            self._holds.pop(fd, None)
+        os.close(fd)  # closing gives back whatever it holds
+
+    @asynccontextmanager
+    async def request(self, counts=None, **named):
+        """async with sem.request(requests=1, bytes=65536): holds the
+        vector for the block; the whole vector goes back after it, also
+        when the block raises or the task is cancelled."""
+        v = await self.acquire(counts, **named)
+        try:
+            yield v
+        finally:
+            self.release(v)
