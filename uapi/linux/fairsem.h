@@ -172,6 +172,7 @@ struct fairsem_kind {
  * @handles: as &struct fairsem_info's
  * @nkinds: the semaphore's kinds, 1 to %FAIRSEM_MAX_KINDS
  * @reserved: zero
+ * @reserved2: zero
  */
 struct fairsem_info_kinds {
 	struct fairsem_kind kind[FAIRSEM_MAX_KINDS];
