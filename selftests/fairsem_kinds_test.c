@@ -422,7 +422,7 @@ TEST(kinds_deadlock_two_scalar_semaphores_in_opposite_orders)
 	ASSERT_LE(0, bytes);
 	ASSERT_EQ(0, start_pair(slots, bytes, -1, pid));
 	ASSERT_TRUE(deadlocked(slots, bytes));
-	ksft_print_msg("deadlock detected: each worker holds one semaphore and waits for the other's\n");
+	ksft_print_msg("deadlock detected: each worker holds one, waits for the other\n");
 	/* Both killed before either is reaped: neither ever finished. */
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, kill(pid[i], SIGKILL));
@@ -652,7 +652,8 @@ TEST(kinds_nkinds_other_than_the_semaphores_or_a_nonzero_tail_is_einval)
 	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
 	acq.nkinds = 1;		/* count[1] and [2] are a nonzero tail now */
 	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
-	acq.count[1] = acq.count[2] = 0;	/* one kind, on a sem of two */
+	acq.count[1] = 0;	/* one kind, on a sem of two */
+	acq.count[2] = 0;
 	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
 	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ADD_KINDS, &c)));
 	acq.nkinds = FAIRSEM_MAX_KINDS + 1;
@@ -873,6 +874,10 @@ TEST(kinds_one_kind_via_kinds_ioctls_behaves_as_scalar)
 
 TEST(kinds_fdinfo_prints_every_kind_with_its_label)
 {
+	static const char kind0[] =
+		"fairsem-kind:\t0 requests limit=20 available=19 taken=1 holds=1\n";
+	static const char kind1[] =
+		"fairsem-kind:\t1 bytes limit=1048576 available=983040 taken=65536 holds=65536\n";
 	char path[64], buf[4096];
 	int fd = fk_new2(20, MB, 0), in;
 	ssize_t n;
@@ -887,8 +892,8 @@ TEST(kinds_fdinfo_prints_every_kind_with_its_label)
 	ASSERT_LT(0, n);
 	buf[n] = 0;
 	EXPECT_NE(NULL, strstr(buf, "fairsem-kinds:\t2\n"));
-	EXPECT_NE(NULL, strstr(buf, "fairsem-kind:\t0 requests limit=20 available=19 taken=1 holds=1\n"));
-	EXPECT_NE(NULL, strstr(buf, "fairsem-kind:\t1 bytes limit=1048576 available=983040 taken=65536 holds=65536\n"));
+	EXPECT_NE(NULL, strstr(buf, kind0));
+	EXPECT_NE(NULL, strstr(buf, kind1));
 	EXPECT_NE(NULL, strstr(buf, "fairsem-limit:\t20\n"));	/* kind 0 */
 }
 
