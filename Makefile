@@ -202,30 +202,39 @@ check-all:
 	@setsid $(TOP)/scripts/debvm/build.sh >$(BUILD)/debvm-build.log 2>&1 </dev/null &
 	@$(PART) kernel-6.12 $(BPO) || true
 	@$(PART) kernel-debug $(DBG) || true
-	@$(MAKE) check-parts
-	@# Alone: its scenarios kill builds and count what survives.
+	@# Alone, first: its scenarios kill builds and count what survives.
 	@$(PART) jobserver-controls $(MAKE) check-jobserver-controls || true
-	@$(MAKE) -j4 -O check-all-parts
+	@$(MAKE) -j$(CHECK_ALL_JOBS) -O check-all-parts
 	@$(TOP)/scripts/summarize.sh >/dev/null
 
-# Four lanes side by side, each a chain of parts (make -O prints a part's
-# output when it ends): 6.12 and the debug kernel; the RFC; the Debian VM
-# (recipes, bindings, packages); the kernel matrix.  A TCG guest waits
-# much of its time, so two cores carry them all (a warm run: 44 minutes
-# of CPU in 24 of wall time).  Each lane builds only what is
-# its own; what they share (the host's selftests, the library, the 6.1
-# module) check-parts built before.
-check-all-parts: lane-debug lane-rfc lane-debvm-install lane-matrix
+# Everything else as lanes side by side, each a chain of parts (make -O
+# prints a part's output when it ends), the longest first in each lane.
+# A TCG guest waits much of its time, so two cores carry them all.  Two
+# lanes need nothing of check-parts and start with it: the RFC (its own
+# tree, tests and kernels) and README's source blocks in the Debian VM
+# (lane-source).  The others wait for check-parts, which builds what they
+# share (the host's selftests, the library, the 6.1 module) once: no lane
+# builds them again.  The lanes, with their warm times on two cores
+# (build/results/*.time: wall and CPU seconds of each part):
+#   lane-rfc      rfc, model-fastpath
+#   lane-debug    debug-tests, module-debug, vm-debug
+#   lane-install  check-install's host parts and its packages VM
+#                 (vm-install), then 6.12 and recipes-slow
+#   lane-source   check-install's vm-source, then recipes-debvm, bindings
+#   lane-matrix   the kernel matrix (two VMs at a time), footprint
+# check-parts runs as a job of its own beside the first two.
+CHECK_ALL_JOBS ?= 6
+check-all-parts: lane-rfc lane-debug lane-install lane-source lane-matrix
 	@$(TOP)/scripts/summarize.sh || true
 
-.PHONY: check-all-parts lane-6.12 lane-recipes-slow lane-debug lane-rfc \
-	lane-recipes-debvm lane-bindings lane-debvm-install lane-matrix
+.PHONY: check-all-parts lane-rfc lane-debug lane-install lane-source \
+	lane-matrix
 
-lane-6.12:
-	$(call check-kernel,6.12)
-lane-recipes-slow: lane-6.12
-	@$(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
-lane-debug: lane-recipes-slow
+lane-rfc:
+	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
+	@$(PART) model-fastpath $(MAKE) model-fastpath || true
+
+lane-debug: check-parts
 	@$(PART) debug-tests sh -c '$(MAKE) -C $(TOP)/selftests/faults && \
 		$(MAKE) -C $(TOP)/selftests/fuzz && \
 		$(TOP)/scripts/debug-tests.sh $(BUILD)/debug-tests' || true
@@ -238,20 +247,27 @@ lane-debug: lane-recipes-slow
 		$(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
-lane-rfc:
-	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
-	@$(PART) model-fastpath $(MAKE) model-fastpath || true
 
-lane-recipes-debvm:
+# check-install but vm-source (lane-source runs that).
+INSTALL_HOST_PARTS := lintian source deb destdir dkms embedded vm-install
+lane-install: check-parts
+	@$(PART) install $(MAKE) check-install CHECK_INSTALL="$(INSTALL_HOST_PARTS)" || true
+	$(call check-kernel,6.12)
+	@$(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
+
+# vm-source copies the tree as git has it (never build/) and boots the
+# cached Debian VM: it needs nothing built, so it starts at once, beside
+# check-parts; the Debian VM's other two parts follow.
+.PHONY: install-source
+install-source:
+	@$(PART) install-source $(MAKE) check-install CHECK_INSTALL=vm-source || true
+lane-source: install-source check-parts
 	@$(PART) recipes-debvm $(MAKE) check-recipes-debvm RECIPES_MODULE= || true
-lane-bindings: lane-recipes-debvm
 	@BINDINGS_BUSYBOX=0 $(PART) bindings $(MAKE) check-bindings BINDINGS_MODULE= || true
-lane-debvm-install: lane-bindings
-	@$(PART) install $(MAKE) check-install || true
 
 # The matrix built fairsem.ko for every kernel: README's footprint table
 # must be what they measure (make readme-footprint writes it).
-lane-matrix:
+lane-matrix: check-parts
 	@$(MAKE) kernels-matrix
 	@$(PART) readme-footprint $(TOP)/scripts/pkg/test-footprint.sh || true
 
