@@ -243,7 +243,10 @@ lane-debug: check-parts
 	@# la57=off: once, under load, this KASAN kernel reported a wild access
 	@# from an interrupt during identify_cpu at 0.005 s with 5-level
 	@# paging, long before the module loads: four-level, as most machines.
+	@# Its boot is slow (KASAN, lockdep; 108 s to init at a load of 10,
+	@# silent for 55 of them): a boot is hung only after 300 s of silence.
 	@VM_CPU=$${VM_CPU:-max,la57=off} VM_MEM=2048 VM_TIMEOUT=$${VM_TIMEOUT:-1800} \
+		VM_BOOT_TIMEOUT=$${VM_BOOT_TIMEOUT:-300} VM_BOOT_MAX=$${VM_BOOT_MAX:-600} \
 		$(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
