@@ -115,6 +115,17 @@ mkdir -p "$work/payload/src/build/deb"
 	grep -v '^build/' | cpio --quiet -pdm "$work/payload/src")
 [ ${#debs[@]} -eq 0 ] || cp "${debs[@]}" "$work/payload/src/build/deb/"
 cp "$here/vm-install-checks.sh" "$here/testlib.sh" "$work/payload/"
+# DKMS's module signing key, made here as dkms makes it: the packages'
+# image got one when its chroot installed fairsem-dkms, natively; the
+# plain VM would make its RSA key under TCG, and every run again,
+# in the first `dkms install`.  vm-install-checks.sh puts it in place.
+if [ "$group" = source ] && command -v openssl >/dev/null; then
+	mkdir -p "$work/payload/dkms-mok"
+	openssl req -new -x509 -nodes -days 36500 -subj "/CN=DKMS module signing key" \
+		-newkey rsa:2048 -keyout "$work/payload/dkms-mok/mok.key" \
+		-outform DER -out "$work/payload/dkms-mok/mok.pub" >/dev/null 2>&1 ||
+		rm -rf "$work/payload/dkms-mok"
+fi
 
 t0=$SECONDS
 "$root/scripts/debvm/run.sh" --name "$name" --image "$image" \

@@ -335,6 +335,12 @@ else
 	# A system that never had the packages: none of their files, no
 	# module, no DKMS entry, before README's source blocks run.
 	run_test no_package_installed_before_the_source_blocks
+	# DKMS's signing key, as a machine that has used DKMS before has it
+	# (test-vm-install.sh made it on the host).
+	if [ -f "$payload/dkms-mok/mok.key" ]; then
+		install -D -m 600 "$payload/dkms-mok/mok.key" /var/lib/dkms/mok.key
+		install -D -m 644 "$payload/dkms-mok/mok.pub" /var/lib/dkms/mok.pub
+	fi
 	mkdir -p "$src" && cp -a "$payload/src/." "$src/"
 	run_blocks readme-source --except apt
 fi
