@@ -214,15 +214,21 @@ check-all:
 # tree, tests and kernels) and README's source blocks in the Debian VM
 # (lane-source).  The others wait for check-parts, which builds what they
 # share (the host's selftests, the library, the 6.1 module) once: no lane
-# builds them again.  The lanes, with their warm times on two cores
-# (build/results/*.time: wall and CPU seconds of each part):
-#   lane-rfc      rfc, model-fastpath
-#   lane-debug    debug-tests, module-debug, vm-debug
-#   lane-install  check-install's host parts and its packages VM
-#                 (vm-install), then 6.12 and recipes-slow
-#   lane-source   check-install's vm-source, then recipes-debvm, bindings
-#   lane-matrix   the kernel matrix (two VMs at a time), footprint
-# check-parts runs as a job of its own beside the first two.
+# builds them again.  The lanes, with warm wall times (ci3's, at a load
+# of about 8; vm-install and vm-source measured alone at a load of 2-5;
+# build/results/*.time has every part's wall and CPU seconds):
+#   lane-rfc      rfc 1152, model-fastpath 207                 1359 s
+#   lane-debug    check-parts 129, debug-tests 69, module-debug
+#                 23, vm-debug 1140                            1361 s
+#   lane-install  check-parts, check-install's host parts 228,
+#                 the packages' image 151 (when they changed),
+#                 vm-install 861                               1369 s
+#   lane-source   vm-source 672 (beside check-parts),
+#                 recipes-debvm 120, bindings 457              1249 s
+#   lane-matrix   check-parts, 6.12 163, recipes-slow 34, the
+#                 kernel matrix 1098 (two VMs at a time),
+#                 footprint 1                                  1425 s
+# check-parts runs as a job of its own beside lane-rfc and vm-source.
 CHECK_ALL_JOBS ?= 6
 check-all-parts: lane-rfc lane-debug lane-install lane-source lane-matrix
 	@$(TOP)/scripts/summarize.sh || true
@@ -255,8 +261,6 @@ lane-debug: check-parts
 INSTALL_HOST_PARTS := lintian source deb destdir dkms embedded vm-install
 lane-install: check-parts
 	@$(PART) install $(MAKE) check-install CHECK_INSTALL="$(INSTALL_HOST_PARTS)" || true
-	$(call check-kernel,6.12)
-	@$(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
 
 # vm-source copies the tree as git has it (never build/) and boots the
 # cached Debian VM: it needs nothing built, so it starts at once, beside
@@ -271,6 +275,8 @@ lane-source: install-source check-parts
 # The matrix built fairsem.ko for every kernel: README's footprint table
 # must be what they measure (make readme-footprint writes it).
 lane-matrix: check-parts
+	$(call check-kernel,6.12)
+	@$(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
 	@$(MAKE) kernels-matrix
 	@$(PART) readme-footprint $(TOP)/scripts/pkg/test-footprint.sh || true
 
