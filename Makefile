@@ -202,30 +202,45 @@ check-all:
 	@setsid $(TOP)/scripts/debvm/build.sh >$(BUILD)/debvm-build.log 2>&1 </dev/null &
 	@$(PART) kernel-6.12 $(BPO) || true
 	@$(PART) kernel-debug $(DBG) || true
-	@$(MAKE) check-parts
-	@# Alone: its scenarios kill builds and count what survives.
+	@# Alone, first: its scenarios kill builds and count what survives.
 	@$(PART) jobserver-controls $(MAKE) check-jobserver-controls || true
-	@$(MAKE) -j4 -O check-all-parts
+	@$(MAKE) -j$(CHECK_ALL_JOBS) -O check-all-parts
 	@$(TOP)/scripts/summarize.sh >/dev/null
 
-# Four lanes side by side, each a chain of parts (make -O prints a part's
-# output when it ends): 6.12 and the debug kernel; the RFC; the Debian VM
-# (recipes, bindings, packages); the kernel matrix.  A TCG guest waits
-# much of its time, so two cores carry them all (a warm run: 44 minutes
-# of CPU in 24 of wall time).  Each lane builds only what is
-# its own; what they share (the host's selftests, the library, the 6.1
-# module) check-parts built before.
-check-all-parts: lane-debug lane-rfc lane-debvm-install lane-matrix
+# Everything else as lanes side by side, each a chain of parts (make -O
+# prints a part's output when it ends), the longest first in each lane.
+# A TCG guest waits much of its time, so two cores carry them all.  Two
+# lanes need nothing of check-parts and start with it: the RFC (its own
+# tree, tests and kernels) and README's source blocks in the Debian VM
+# (lane-source).  The others wait for check-parts, which builds what they
+# share (the host's selftests, the library, the 6.1 module) once: no lane
+# builds them again.  The lanes, with warm wall times (ci3's, at a load
+# of about 8; vm-install and vm-source measured alone at a load of 2-5;
+# build/results/*.time has every part's wall and CPU seconds):
+#   lane-rfc      rfc 1152, model-fastpath 207                 1359 s
+#   lane-debug    check-parts 129, debug-tests 69, module-debug
+#                 23, vm-debug 1140                            1361 s
+#   lane-install  check-parts, check-install's host parts 228,
+#                 the packages' image 151 (when they changed),
+#                 vm-install 861                               1369 s
+#   lane-source   vm-source 672 (beside check-parts),
+#                 recipes-debvm 120, bindings 457              1249 s
+#   lane-matrix   check-parts, 6.12 163, recipes-slow 34, the
+#                 kernel matrix 1098 (two VMs at a time),
+#                 footprint 1                                  1425 s
+# check-parts runs as a job of its own beside lane-rfc and vm-source.
+CHECK_ALL_JOBS ?= 6
+check-all-parts: lane-rfc lane-debug lane-install lane-source lane-matrix
 	@$(TOP)/scripts/summarize.sh || true
 
-.PHONY: check-all-parts lane-6.12 lane-recipes-slow lane-debug lane-rfc \
-	lane-recipes-debvm lane-bindings lane-debvm-install lane-matrix
+.PHONY: check-all-parts lane-rfc lane-debug lane-install lane-source \
+	lane-matrix
 
-lane-6.12:
-	$(call check-kernel,6.12)
-lane-recipes-slow: lane-6.12
-	@$(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
-lane-debug: lane-recipes-slow
+lane-rfc:
+	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
+	@$(PART) model-fastpath $(MAKE) model-fastpath || true
+
+lane-debug: check-parts
 	@$(PART) debug-tests sh -c '$(MAKE) -C $(TOP)/selftests/faults && \
 		$(MAKE) -C $(TOP)/selftests/fuzz && \
 		$(TOP)/scripts/debug-tests.sh $(BUILD)/debug-tests' || true
@@ -234,24 +249,34 @@ lane-debug: lane-recipes-slow
 	@# la57=off: once, under load, this KASAN kernel reported a wild access
 	@# from an interrupt during identify_cpu at 0.005 s with 5-level
 	@# paging, long before the module loads: four-level, as most machines.
+	@# Its boot is slow (KASAN, lockdep; 108 s to init at a load of 10,
+	@# silent for 55 of them): a boot is hung only after 300 s of silence.
 	@VM_CPU=$${VM_CPU:-max,la57=off} VM_MEM=2048 VM_TIMEOUT=$${VM_TIMEOUT:-1800} \
+		VM_BOOT_TIMEOUT=$${VM_BOOT_TIMEOUT:-300} VM_BOOT_MAX=$${VM_BOOT_MAX:-600} \
 		$(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
-lane-rfc:
-	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
-	@$(PART) model-fastpath $(MAKE) model-fastpath || true
 
-lane-recipes-debvm:
+# check-install but vm-source (lane-source runs that).
+INSTALL_HOST_PARTS := lintian source deb destdir dkms embedded vm-install
+lane-install: check-parts
+	@$(PART) install $(MAKE) check-install CHECK_INSTALL="$(INSTALL_HOST_PARTS)" || true
+
+# vm-source copies the tree as git has it (never build/) and boots the
+# cached Debian VM: it needs nothing built, so it starts at once, beside
+# check-parts; the Debian VM's other two parts follow.
+.PHONY: install-source
+install-source:
+	@$(PART) install-source $(MAKE) check-install CHECK_INSTALL=vm-source || true
+lane-source: install-source check-parts
 	@$(PART) recipes-debvm $(MAKE) check-recipes-debvm RECIPES_MODULE= || true
-lane-bindings: lane-recipes-debvm
 	@BINDINGS_BUSYBOX=0 $(PART) bindings $(MAKE) check-bindings BINDINGS_MODULE= || true
-lane-debvm-install: lane-bindings
-	@$(PART) install $(MAKE) check-install || true
 
 # The matrix built fairsem.ko for every kernel: README's footprint table
 # must be what they measure (make readme-footprint writes it).
-lane-matrix:
+lane-matrix: check-parts
+	$(call check-kernel,6.12)
+	@$(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
 	@$(MAKE) kernels-matrix
 	@$(PART) readme-footprint $(TOP)/scripts/pkg/test-footprint.sh || true
 

@@ -19,8 +19,11 @@
 #                         (dpkg-buildpackage -us -uc -b, then lintian)
 #   make check-install    the packaging tests (scripts/pkg/): DESTDIR
 #                         install, DKMS on 6.1 and 6.12, the Yocto and
-#                         Buildroot make commands for arm64, and the built
-#                         packages installed and purged in a Debian VM
+#                         Buildroot make commands for arm64, the built
+#                         packages installed and purged in a Debian VM, and
+#                         README's source blocks in another; CHECK_INSTALL=
+#                         "PART..." runs only those (check-all runs the
+#                         second VM, vm-source, in a lane of its own)
 #
 # Variables: DESTDIR, PREFIX (/usr/local), LIBDIR, INCLUDEDIR, BINDIR,
 # MANDIR, PKGCONFIGDIR (see lib/Makefile), MODULESLOADDIR
@@ -149,5 +152,6 @@ deb:
 
 # ---- tests ------------------------------------------------------------------
 
+CHECK_INSTALL ?=
 check-install:
-	$(TOP)/scripts/pkg/check-install.sh
+	$(TOP)/scripts/pkg/check-install.sh $(CHECK_INSTALL)

@@ -15,8 +15,12 @@
 #   embedded     Yocto's and Buildroot's make commands for arm64
 #                (test-embedded.sh)
 #   vm-install   the packages installed, used and purged in a Debian VM,
-#                then README's install blocks run there as written
-#                (test-vm-install.sh)
+#                then README's apt block run there as written
+#                (test-vm-install.sh --packages)
+#   vm-source    README's other install blocks (DKMS, by hand, uninstall)
+#                run as written in a second Debian VM that never had the
+#                packages (test-vm-install.sh --source); it needs no
+#                package, so check-all runs it in another lane
 #
 #   scripts/pkg/check-install.sh [PART...]     (default: all of them)
 #
@@ -37,7 +41,7 @@ logs=$root/build/pkg
 mkdir -p "$logs"
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(lintian source deb destdir dkms embedded vm-install)
+[ ${#parts[@]} -gt 0 ] || parts=(lintian source deb destdir dkms embedded vm-install vm-source)
 
 cmd_of() {
 	case $1 in
@@ -47,7 +51,8 @@ cmd_of() {
 	destdir) echo "$here/test-destdir.sh" ;;
 	dkms) echo "$here/test-dkms.sh" ;;
 	embedded) echo "$here/test-embedded.sh" ;;
-	vm-install) echo "$here/test-vm-install.sh $root/build/deb" ;;
+	vm-install) echo "$here/test-vm-install.sh --packages $root/build/deb" ;;
+	vm-source) echo "$here/test-vm-install.sh --source" ;;
 	*) return 1 ;;
 	esac
 }
@@ -60,7 +65,7 @@ for part in "${parts[@]}"; do
 	echo "=== check-install: $part"
 	$cmd >"$logs/$part.log" 2>&1
 	rc=$?
-	grep -E '^(ok|FAIL|skip) |^(deb|vm-install|debvm|boot-to-check)' "$logs/$part.log"
+	grep -E '^(ok|FAIL|skip) |^(deb|vm-install|vm-source|debvm|boot-to-check)' "$logs/$part.log"
 	line=$(grep -E "$re" "$logs/$part.log" | tail -n 1)
 	p=0 f=0 s=0
 	if [[ $line =~ $re ]]; then

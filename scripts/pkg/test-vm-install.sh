@@ -1,16 +1,26 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The built Debian packages in a real Debian system: apt installs them in a
-# chroot of the Debian VM's root filesystem (scripts/debvm/), so DKMS builds
-# the module there against the VM kernel's headers; the image is booted
-# under QEMU and scripts/pkg/vm-install-checks.sh checks the system as
-# booted (module loaded at boot, /dev/fairsem 0666, README's shell and C
-# examples as an unprivileged user, fairsem status), then purges the
-# packages and checks that nothing is left; then README's install blocks
-# run there as written (apt, DKMS, by hand), each checked.
+# The built Debian packages in a real Debian system, and README's install
+# blocks run there as written, in two Debian VMs (scripts/debvm/) that do
+# not depend on each other:
 #
-#   scripts/pkg/test-vm-install.sh [DEBDIR]      (default build/deb)
+#   --packages (default)  apt installs the packages in a chroot of the
+#                         Debian VM's root filesystem, so DKMS builds the
+#                         module there against the VM kernel's headers; the
+#                         image is booted under QEMU and
+#                         scripts/pkg/vm-install-checks.sh checks the system
+#                         as booted (module loaded at boot, /dev/fairsem
+#                         0666, README's shell and C examples as an
+#                         unprivileged user, fairsem status), purges the
+#                         packages and checks that nothing is left, then runs
+#                         README's apt block
+#   --source              the plain Debian VM (never had the packages) runs
+#                         README's other install blocks from a copy of this
+#                         tree: DKMS by hand, make install, make uninstall
+#
+#   scripts/pkg/test-vm-install.sh [--packages|--source] [DEBDIR]
+#                                                (DEBDIR: default build/deb)
 #
 # The image with the packages installed is cached by the packages' sha256
 # (dpkg-buildpackage builds them reproducibly from the same sources) in
@@ -21,51 +31,66 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+group=packages
+case ${1:-} in
+--packages) shift ;;
+--source) group=source; shift ;;
+esac
 debdir=${1:-$root/build/deb}
 cache=${FAIRSEM_CACHE:-/var/cache/fairsem}
-work=$root/build/pkg/vm-install
+# The log prefix and the VM's name: vm-install (packages), vm-source.
+name=vm-install
+[ "$group" = packages ] || name=vm-source
+work=$root/build/pkg/$name
 rm -rf "$work"
 mkdir -p "$work/payload"
 
-fail() { echo "vm-install: $*"; echo "0 passed, 1 failed"; exit 1; }
+fail() { echo "$name: $*"; echo "0 passed, 1 failed"; exit 1; }
 
+dir=$("$root/scripts/debvm/build.sh" --print dir) || fail "the Debian VM did not build"
+image=$dir/disk.img
 debs=()
-for p in fairsem-dkms libfairsem1 libfairsem-dev fairsem; do
+[ "$group" = source ] || for p in fairsem-dkms libfairsem1 libfairsem-dev fairsem; do
 	f=$(ls "$debdir/${p}_"*.deb 2>/dev/null | head -n 1)
 	[ -n "$f" ] || fail "no ${p} package in $debdir (make deb)"
 	debs+=("$f")
 done
 
-dir=$("$root/scripts/debvm/build.sh" --print dir) || fail "the Debian VM did not build"
-key=$( { sha256sum "${debs[@]}" | cut -d' ' -f1
-	echo "$dir"; cat "$root/scripts/debvm/mkimage.sh"; } | sha256sum | cut -c1-12)
-img_dir=$cache/debvm-install-$key
-if [ ! -f "$img_dir/.done" ]; then
-	exec 8>"$cache/debvm-install.lock"
-	flock 8
+# The packages installed by apt in a copy of the root filesystem (cached).
+make_image() {
+	local key img_dir t0 old args f
+	key=$( { sha256sum "${debs[@]}" | cut -d' ' -f1
+		echo "$dir"; cat "$root/scripts/debvm/mkimage.sh"; } | sha256sum | cut -c1-12)
+	img_dir=$cache/debvm-install-$key
+	image=$img_dir/disk.img
 	if [ ! -f "$img_dir/.done" ]; then
-		t0=$SECONDS
-		# Older images go; debvm_rm refuses a tree with a mount left below
-		# it (a killed mkimage's chroot binds /dev).
-		for old in "$cache"/debvm-install-*/; do
-			[ -d "$old" ] && (. "$root/scripts/debvm/common.sh" && debvm_rm "$old")
-		done
-		mkdir -p "$img_dir"
-		args=()
-		for f in "${debs[@]}"; do
-			args+=(--deb "$f")
-		done
-		echo "vm-install: installing ${debs[*]##*/} in the root filesystem"
-		"$root/scripts/debvm/mkimage.sh" "${args[@]}" --log "$work/apt.log" \
-			"$dir/rootfs.tar.zst" "$img_dir/disk.img" ||
-			{ tail -n 40 "$work/apt.log"; rm -rf "$img_dir"; fail "mkimage failed"; }
-		cp "$work/apt.log" "$img_dir/apt.log"
-		grep -E 'dkms|Building|fairsem.ko' "$work/apt.log" | head -n 20
-		touch "$img_dir/.done"
-		echo "vm-install: image made in $((SECONDS - t0)) s"
+		exec 8>"$cache/debvm-install.lock"
+		flock 8
+		if [ ! -f "$img_dir/.done" ]; then
+			t0=$SECONDS
+			# Older images go; debvm_rm refuses a tree with a mount left below
+			# it (a killed mkimage's chroot binds /dev).
+			for old in "$cache"/debvm-install-*/; do
+				[ -d "$old" ] && (. "$root/scripts/debvm/common.sh" && debvm_rm "$old")
+			done
+			mkdir -p "$img_dir"
+			args=()
+			for f in "${debs[@]}"; do
+				args+=(--deb "$f")
+			done
+			echo "vm-install: installing ${debs[*]##*/} in the root filesystem"
+			"$root/scripts/debvm/mkimage.sh" "${args[@]}" --log "$work/apt.log" \
+				"$dir/rootfs.tar.zst" "$img_dir/disk.img" ||
+				{ tail -n 40 "$work/apt.log"; rm -rf "$img_dir"; fail "mkimage failed"; }
+			cp "$work/apt.log" "$img_dir/apt.log"
+			grep -E 'dkms|Building|fairsem.ko' "$work/apt.log" | head -n 20
+			touch "$img_dir/.done"
+			echo "vm-install: image made in $((SECONDS - t0)) s"
+		fi
+		flock -u 8
 	fi
-	flock -u 8
-fi
+}
+[ "$group" = source ] || make_image
 
 # README's examples, as a reader would copy them: the C one, and every sh
 # block marked vm-packages or vm-source (scripts/pkg/readme-blocks.sh);
@@ -88,23 +113,34 @@ mkdir -p "$work/payload/src/build/deb"
 (cd "$root" && git ls-files -z -co --exclude-standard |
 	xargs -0 -I{} sh -c 'test -e "{}" && echo "{}"' |
 	grep -v '^build/' | cpio --quiet -pdm "$work/payload/src")
-cp "${debs[@]}" "$work/payload/src/build/deb/"
+[ ${#debs[@]} -eq 0 ] || cp "${debs[@]}" "$work/payload/src/build/deb/"
 cp "$here/vm-install-checks.sh" "$here/testlib.sh" "$work/payload/"
+# DKMS's module signing key, made here as dkms makes it: the packages'
+# image got one when its chroot installed fairsem-dkms, natively; the
+# plain VM would make its RSA key under TCG, and every run again,
+# in the first `dkms install`.  vm-install-checks.sh puts it in place.
+if [ "$group" = source ] && command -v openssl >/dev/null; then
+	mkdir -p "$work/payload/dkms-mok"
+	openssl req -new -x509 -nodes -days 36500 -subj "/CN=DKMS module signing key" \
+		-newkey rsa:2048 -keyout "$work/payload/dkms-mok/mok.key" \
+		-outform DER -out "$work/payload/dkms-mok/mok.pub" >/dev/null 2>&1 ||
+		rm -rf "$work/payload/dkms-mok"
+fi
 
 t0=$SECONDS
-"$root/scripts/debvm/run.sh" --name vm-install --image "$img_dir/disk.img" \
+"$root/scripts/debvm/run.sh" --name "$name" --image "$image" \
 	--files "$work/payload" --timeout "${VM_INSTALL_TIMEOUT:-2400}" \
-	-- bash ./vm-install-checks.sh >"$work/out" 2>"$work/err"
+	-- bash ./vm-install-checks.sh "$group" >"$work/out" 2>"$work/err"
 rc=$?
 cat "$work/out"
 cat "$work/err"
-echo "vm-install: VM run $((SECONDS - t0)) s"
+echo "$name: VM run $((SECONDS - t0)) s"
 re='^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$'
 line=$(grep -E "$re" "$work/out" | tail -n 1)
 [[ $line =~ $re ]] || fail "the checks did not finish (run.sh exit $rc)"
 p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} s=${BASH_REMATCH[4]:-0}
 if [ "$rc" -ge 250 ]; then
-	echo "vm-install: the VM run failed (run.sh exit $rc)"
+	echo "$name: the VM run failed (run.sh exit $rc)"
 	f=$((f + 1))
 fi
 out="$p passed, $f failed"

@@ -11,10 +11,13 @@ tests_passed=0 tests_failed=0 tests_skipped=0
 failed_names=()
 
 run_test() {
-	local name=$1 rc
+	local name=$1 rc t0=$SECONDS
 	echo "--- $name"
 	( set -e; "$name" ) 2>&1 | sed 's/^/    /'
 	rc=${PIPESTATUS[0]}
+	# The time a test took, where CI's log shows it (the slow ones run in
+	# a TCG guest: which of them set a part's time).
+	echo "    ($((SECONDS - t0)) s)"
 	if [ "$rc" -eq 0 ]; then
 		echo "ok   $name"
 		tests_passed=$((tests_passed + 1))

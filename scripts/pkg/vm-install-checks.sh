@@ -11,6 +11,17 @@
 # the packages with apt, DKMS by hand, make install; each is checked and
 # undone before the next.
 #
+#   bash ./vm-install-checks.sh packages   the installed system, the purge,
+#                                          then README's apt block (in the
+#                                          image with the packages installed)
+#   bash ./vm-install-checks.sh source     README's other vm-source blocks:
+#                                          DKMS, by hand, uninstall (in the
+#                                          plain Debian VM, as a machine that
+#                                          never had the packages)
+#
+# The two groups are independent, so test-vm-install.sh boots them in two
+# VMs that CI runs side by side.
+#
 # Runs as root from /srv/payload, which holds this script, readme.c
 # (README's C example), readme-packages/ and readme-source/ (README's sh
 # blocks marked vm-packages and vm-source, NN-NAME.sh, run by the check
@@ -25,6 +36,11 @@ payload=$(pwd)
 # shellcheck source=testlib.sh
 . ./testlib.sh
 
+group=${1:-}
+case $group in
+packages | source) ;;
+*) echo "usage: $0 packages|source"; echo "0 passed, 1 failed"; exit 2 ;;
+esac
 packages="fairsem fairsem-dkms libfairsem-dev libfairsem1"
 kver=$(uname -r)
 user=user
@@ -261,12 +277,31 @@ readme_block_uninstall() {
 	! ldconfig -p | grep -q libfairsem || { echo "libfairsem still in ld.so.cache"; return 1; }
 }
 
-# Every block extracted for PLACE (DIR), in README order, by its check.
-run_blocks() {
+no_package_installed_before_the_source_blocks() {
+	local p
+	for p in $packages; do
+		if dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qv '^not-installed$'; then
+			echo "$p is installed"
+			return 1
+		fi
+	done
+	[ -z "$(dkms status fairsem)" ] || { dkms status fairsem; return 1; }
+	no_fairsem_module
+	[ ! -e /usr/local/bin/fairsem ] || { echo "/usr/local/bin/fairsem exists"; return 1; }
+}
+
+# Every block extracted for PLACE (DIR), in README order, by its check;
+# --only NAME runs just that block, --except NAME all the others (so a
+# block added to README without a check fails in the group that runs them).
+run_blocks() {	# run_blocks DIR [--only NAME | --except NAME]
 	local f name
 	for f in "$payload/$1"/*.sh; do
 		[ -e "$f" ] || continue
 		name=$(basename "$f" .sh) name=${name#*-}
+		case ${2:-} in
+		--only) [ "$name" = "$3" ] || continue ;;
+		--except) [ "$name" != "$3" ] || continue ;;
+		esac
 		if declare -F "readme_block_$name" >/dev/null; then
 			run_test "readme_block_$name"
 		else
@@ -276,22 +311,37 @@ run_blocks() {
 	done
 }
 
-run_test module_loaded_at_boot
-run_test module_is_the_dkms_build
-run_test dev_fairsem_is_mode_0666
-run_blocks readme-packages
-run_test c_program_builds_with_pkg_config
-run_test fairsem_status_names_its_holders
-run_test library_is_in_the_linker_cache
-if grep -qw fairsem /proc/filesystems; then
-	run_test named_semaphores_mounted_on_run_fairsem
+# The packages as apt installed them, then purged, then README's apt line.
+if [ "$group" = packages ]; then
+	run_test module_loaded_at_boot
+	run_test module_is_the_dkms_build
+	run_test dev_fairsem_is_mode_0666
+	run_blocks readme-packages
+	run_test c_program_builds_with_pkg_config
+	run_test fairsem_status_names_its_holders
+	run_test library_is_in_the_linker_cache
+	if grep -qw fairsem /proc/filesystems; then
+		run_test named_semaphores_mounted_on_run_fairsem
+	else
+		skip_test named_semaphores_mounted_on_run_fairsem "this fairsem.ko has no filesystem"
+	fi
+	run_test purge_removes_the_packages
+	run_test purge_leaves_no_file
+	run_test purge_leaves_no_dkms_entry
+	run_test purge_leaves_no_module_loaded
+	mkdir -p "$src" && cp -a "$payload/src/." "$src/"
+	run_blocks readme-source --only apt
 else
-	skip_test named_semaphores_mounted_on_run_fairsem "this fairsem.ko has no filesystem"
+	# A system that never had the packages: none of their files, no
+	# module, no DKMS entry, before README's source blocks run.
+	run_test no_package_installed_before_the_source_blocks
+	# DKMS's signing key, as a machine that has used DKMS before has it
+	# (test-vm-install.sh made it on the host).
+	if [ -f "$payload/dkms-mok/mok.key" ]; then
+		install -D -m 600 "$payload/dkms-mok/mok.key" /var/lib/dkms/mok.key
+		install -D -m 644 "$payload/dkms-mok/mok.pub" /var/lib/dkms/mok.pub
+	fi
+	mkdir -p "$src" && cp -a "$payload/src/." "$src/"
+	run_blocks readme-source --except apt
 fi
-run_test purge_removes_the_packages
-run_test purge_leaves_no_file
-run_test purge_leaves_no_dkms_entry
-run_test purge_leaves_no_module_loaded
-mkdir -p "$src" && cp -a "$payload/src/." "$src/"
-run_blocks readme-source
 test_summary
