@@ -124,6 +124,18 @@ readme_block_named() {
 	[ ! -e /run/fairsem/build ] || { echo "fairsem rm left build"; return 1; }
 }
 
+# README's kinds block: one queue over request slots and body bytes.
+readme_block_kinds() {
+	local d=/root/readme-kinds
+	rm -rf "$d" && mkdir -p "$d" && cd "$d"
+	run_block readme-packages kinds
+	grep -q '^limit:	requests=20,bytes=1048576$' kinds.out ||
+		{ echo "info shows no limit per kind"; return 1; }
+	grep -q '^taken:	requests=1,bytes=65536$' kinds.out ||
+		{ echo "info shows no vector taken"; return 1; }
+	[ ! -e /run/fairsem/web ] || { echo "fairsem rm left web"; return 1; }
+}
+
 c_program_builds_with_pkg_config() {
 	local d=/home/$user/readme-c
 	rm -rf "$d"
