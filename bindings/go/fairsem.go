@@ -34,12 +34,9 @@ package fairsem
 
 import (
 	"context"
-	"errors"
 	"os"
 	"runtime"
-	"sync"
 	"syscall"
-	"time"
 	"unsafe"
 )
 
@@ -69,19 +66,14 @@ type handle struct {
 	f     *os.File
 	rc    syscall.RawConn // set for O_NONBLOCK handles, which the netpoller watches
 	fd    int
-	holds uint64 // guarded by Semaphore.mu
+	holds uint64 // guarded by Semaphore.mu (a Kinds' handle: unused)
 }
 
 // A Semaphore is a handle on a fairsem semaphore, safe for concurrent use.
 // Permits acquired through it are held by it: Release gives them back, and
 // so does the end of the process.
 type Semaphore struct {
-	main *handle
-	mu   sync.Mutex
-	// Handles made for asynchronous requests; idle ones have none queued.
-	// Every handle that may hold permits is in all (main first).
-	all  []*handle
-	idle []*handle
+	pool[*handle]
 }
 
 func errno(op string, err error) error {
@@ -113,23 +105,15 @@ func isNonblock(fd int) (bool, error) {
 }
 
 func wrap(h *handle) *Semaphore {
-	return &Semaphore{main: h, all: []*handle{h}}
+	return &Semaphore{pool: newPool(h)}
 }
 
 func create(n int64, flags uint32) (*Semaphore, error) {
 	if n < 0 {
 		return nil, errno("fairsem init", syscall.EINVAL)
 	}
-	fd, err := syscall.Open("/dev/fairsem", syscall.O_RDWR|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: "/dev/fairsem", Err: err}
-	}
 	arg := sysInit{permits: uint64(n), flags: flags}
-	if _, err := ioctl(fd, iocInit, unsafe.Pointer(&arg)); err != nil {
-		syscall.Close(fd)
-		return nil, errno("fairsem init", err)
-	}
-	h, err := newHandle(fd, "fairsem")
+	h, err := openDevice(iocInit, unsafe.Pointer(&arg))
 	if err != nil {
 		return nil, err
 	}
@@ -167,20 +151,12 @@ func NewPrio(n int64) (*Semaphore, error) { return create(n, uint32(Prio)) }
 // by its open file, which processes sharing it share: call NewHandle for a
 // handle of your own, whose permits come back when your process ends.
 func FromFile(f *os.File) (*Semaphore, error) {
-	rc, err := f.SyscallConn()
+	h, err := fileHandle(f)
 	if err != nil {
 		return nil, err
 	}
-	fd := -1
-	if err := rc.Control(func(v uintptr) { fd = int(v) }); err != nil {
-		return nil, err
-	}
-	h := &handle{f: f, fd: fd}
-	if nb, _ := isNonblock(fd); nb {
-		h.rc = rc
-	}
 	var info sysInfo
-	if err := sysInfoCall(fd, &info); err != nil {
+	if err := sysInfoCall(h.fd, &info); err != nil {
 		return nil, errno("fairsem info", err)
 	}
 	return wrap(h), nil
@@ -230,18 +206,7 @@ func (s *Semaphore) NewHandle() (*Semaphore, error) {
 	return wrap(h), nil
 }
 
-func (s *Semaphore) openHandle(nonblock bool) (*handle, error) {
-	arg := sysHandle{flags: syscall.O_CLOEXEC, fd: -1}
-	if nonblock {
-		arg.flags |= syscall.O_NONBLOCK
-	}
-	fd, err := ioctl(s.main.fd, iocNewHandle, unsafe.Pointer(&arg))
-	runtime.KeepAlive(s.main.f)
-	if err != nil {
-		return nil, errno("fairsem new handle", err)
-	}
-	return newHandle(fd, "fairsem")
-}
+func (s *Semaphore) openHandle(nonblock bool) (*handle, error) { return s.main.open(nonblock) }
 
 // File is the Semaphore's own handle, to pass to a child process
 // (exec.Cmd.ExtraFiles).  It stays the Semaphore's: do not close it.
@@ -331,17 +296,17 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, sized bool) error {
 	default:
 		return errno("fairsem acquire", err)
 	}
-	h, err := s.takeIdle()
+	h, err := s.takeIdle(func(h *handle) *handle { return h })
 	if err != nil {
 		return err
 	}
 	err = s.request(ctx, h, uint64(n), sized)
-	s.mu.Lock()
 	if err == nil {
+		s.mu.Lock()
 		h.holds += uint64(n)
+		s.mu.Unlock()
 	}
-	s.idle = append(s.idle, h)
-	s.mu.Unlock()
+	s.putIdle(h)
 	return err
 }
 
@@ -386,7 +351,7 @@ func (s *Semaphore) aboveLimit(h *handle, n uint64) (uint64, bool, error) {
 		return i.id, false, nil
 	}
 	// ENOENT: a close removed the request; read it for EIDRM.
-	if err := s.cancel(h); err != nil {
+	if err := h.cancel(); err != nil {
 		if err != syscall.ENOENT {
 			return 0, false, errno("fairsem cancel", err)
 		}
@@ -397,103 +362,15 @@ func (s *Semaphore) aboveLimit(h *handle, n uint64) (uint64, bool, error) {
 
 // collect waits for h's queued request of n; cancellation wins.
 func (s *Semaphore) collect(ctx context.Context, h *handle, n uint64) error {
-	if err := s.wait(ctx, h); err != nil {
+	if err := h.wait(ctx, 8); err != nil {
 		return err
 	}
 	return s.unlessDone(ctx, h, n)
 }
 
-// unlessDone keeps a grant of n on h only if ctx is not done: ctx done
-// before the grant was seen means the Acquire failed (x/sync's rule).
+// unlessDone keeps a grant of n on h only if ctx is not done.
 func (s *Semaphore) unlessDone(ctx context.Context, h *handle, n uint64) error {
-	if ctx.Err() == nil {
-		return nil
-	}
-	err := ioctlCount(h.fd, iocRelease, n)
-	runtime.KeepAlive(h.f)
-	if err != nil {
-		return errno("fairsem release", err)
-	}
-	return ctx.Err()
-}
-
-// The past: a read deadline there wakes a waiting Read at once.
-var longAgo = time.Unix(1, 0)
-
-// wait collects h's queued request through the netpoller.
-func (s *Semaphore) wait(ctx context.Context, h *handle) error {
-	var stop, done chan struct{}
-	fired := false
-	if ctx.Done() != nil {
-		stop, done = make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(done)
-			select {
-			case <-ctx.Done():
-				h.f.SetReadDeadline(longAgo)
-				fired = true
-			case <-stop:
-			}
-		}()
-	}
-	var rerr error
-	err := h.rc.Read(func(fd uintptr) bool {
-		var buf [8]byte
-		_, rerr = syscall.Read(int(fd), buf[:])
-		return rerr != syscall.EAGAIN
-	})
-	if stop != nil {
-		// The watcher is gone before the handle can be reused.
-		close(stop)
-		<-done
-		if fired {
-			h.f.SetReadDeadline(time.Time{})
-		}
-	}
-	if err == nil && rerr == nil {
-		return nil
-	}
-	// Out of the queue; a grant that landed meanwhile goes back.  ENOENT:
-	// a close already removed the request.
-	if cerr := s.cancel(h); cerr != nil && cerr != syscall.ENOENT {
-		return errno("fairsem cancel", cerr)
-	}
-	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if err == nil {
-		err = rerr
-	}
-	return errno("fairsem acquire", err)
-}
-
-func (s *Semaphore) cancel(h *handle) error {
-	err := rawIoctl(h.fd, iocCancel, nil)
-	runtime.KeepAlive(h.f)
-	return err
-}
-
-func (s *Semaphore) takeIdle() (*handle, error) {
-	s.mu.Lock()
-	if k := len(s.idle); k > 0 {
-		h := s.idle[k-1]
-		s.idle = s.idle[:k-1]
-		s.mu.Unlock()
-		return h, nil
-	}
-	s.mu.Unlock()
-	h, err := s.openHandle(true)
-	if err != nil {
-		return nil, err
-	}
-	if h.rc == nil {
-		h.f.Close()
-		return nil, errno("fairsem acquire", syscall.EINVAL)
-	}
-	s.mu.Lock()
-	s.all = append(s.all, h)
-	s.mu.Unlock()
-	return h, nil
+	return unlessDone(ctx, h, func(fd int) error { return ioctlCount(fd, iocRelease, n) })
 }
 
 // Release gives back n permits held by this Semaphore.  Like Weighted, it
@@ -554,28 +431,16 @@ func (s *Semaphore) Remove(n int64) error { return s.count("fairsem remove", ioc
 // Acquires fail with ErrClosed, and so does every Acquire after.  Release
 // still works.  It does not close descriptors: see CloseHandle.
 func (s *Semaphore) Close() error {
-	_, err := ioctl(s.main.fd, iocClose, nil)
-	runtime.KeepAlive(s.main.f)
+	err := s.main.closeSem()
 	if err == nil {
 		s.kickParked()
 	}
-	return errno("fairsem close", err)
+	return err
 }
 
 // CloseHandle closes this Semaphore's descriptors: whatever they hold goes
 // back to the semaphore.  No other method may be called after it.
-func (s *Semaphore) CloseHandle() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var first error
-	for _, h := range s.all {
-		if err := h.f.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	s.all, s.idle = nil, nil
-	return first
-}
+func (s *Semaphore) CloseHandle() error { return s.closeAll() }
 
 // Info takes a consistent snapshot of the semaphore; Holds adds up what
 // this Semaphore's handles hold.

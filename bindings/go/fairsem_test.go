@@ -39,26 +39,69 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if os.Getenv("FAIRSEM_TEST_CHILD") == "holdkinds" {
-		holdKindsChild()
+		holdChild(holdKinds)
 	}
 	if os.Getenv("FAIRSEM_TEST_CHILD") == "hold" {
-		sem, err := FromFile(os.NewFile(3, "sem"))
-		if err == nil {
-			sem, err = sem.NewHandle()
-		}
-		if err == nil {
-			err = sem.Acquire(context.Background(), 1)
-		}
-		if err != nil {
-			fmt.Println("error", err)
-			os.Exit(1)
-		}
-		fmt.Println("held")
-		for { // an empty select would be a deadlock to the runtime
-			time.Sleep(time.Hour)
-		}
+		holdChild(func() error {
+			sem, err := FromFile(os.NewFile(3, "sem"))
+			if err == nil {
+				sem, err = sem.NewHandle()
+			}
+			if err == nil {
+				err = sem.Acquire(context.Background(), 1)
+			}
+			return err
+		})
 	}
 	os.Exit(m.Run())
+}
+
+// holdChild is a child of TestMain: it holds what acquire takes, says so,
+// and waits to be killed.
+func holdChild(acquire func() error) {
+	if err := acquire(); err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println("held")
+	for { // an empty select would be a deadlock to the runtime
+		time.Sleep(time.Hour)
+	}
+}
+
+// startHolder starts the child of TestMain named child with f as its fd 3,
+// and returns once it says it holds.
+func startHolder(t *testing.T, child string, f *os.File) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
+	cmd.Env = append(os.Environ(), "FAIRSEM_TEST_CHILD="+child)
+	cmd.ExtraFiles = []*os.File{f}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "held\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child said %q", line)
+	}
+	return cmd
+}
+
+// until polls until what is want (10 s at most).
+func until(t *testing.T, what string, want uint64, get func() uint64) {
+	t.Helper()
+	for k := 0; k < 5000; k++ {
+		if get() == want {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("%s stuck at %d, want %d", what, get(), want)
 }
 
 func mustNew(t *testing.T, n int64) *Semaphore {
@@ -94,25 +137,13 @@ func info(t *testing.T, s *Semaphore) Info {
 // untilWaiters polls until n requests are queued (10 s at most).
 func untilWaiters(t *testing.T, s *Semaphore, n uint64) {
 	t.Helper()
-	for k := 0; k < 5000; k++ {
-		if info(t, s).Waiters == n {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	t.Fatalf("waiters stuck at %d, want %d", info(t, s).Waiters, n)
+	until(t, "waiters", n, func() uint64 { return info(t, s).Waiters })
 }
 
 // untilParked polls until n requests of this process wait above the limit.
 func untilParked(t *testing.T, s *Semaphore, n uint64) {
 	t.Helper()
-	for k := 0; k < 5000; k++ {
-		if info(t, s).Parked == n {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	t.Fatalf("parked stuck at %d, want %d", info(t, s).Parked, n)
+	until(t, "parked", n, func() uint64 { return info(t, s).Parked })
 }
 
 func TestNewHasThePermitsAskedFor(t *testing.T) {
@@ -447,22 +478,7 @@ func TestFromFileRefusesAnUnboundHandle(t *testing.T) {
 // File passes the semaphore to a child; killed, the child's permit returns.
 func TestHolderKilledGivesBack(t *testing.T) {
 	s := mustNew(t, 1)
-	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
-	cmd.Env = append(os.Environ(), "FAIRSEM_TEST_CHILD=hold")
-	cmd.ExtraFiles = []*os.File{s.File()}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	if line != "held\n" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("child said %q", line)
-	}
+	cmd := startHolder(t, "hold", s.File())
 	if i := info(t, s); i.Available != 0 || i.Taken != 1 {
 		t.Fatalf("child holds: %+v", i)
 	}
@@ -473,7 +489,10 @@ func TestHolderKilledGivesBack(t *testing.T) {
 	}
 }
 
-func TestConstantsMatchTheUapiHeader(t *testing.T) {
+// checkABI compares ours with the "NAME value" lines of the ABI file that
+// bindings/abi.c wrote from the uapi header: every name must be there.
+func checkABI(t *testing.T, ours map[string]uint64) {
+	t.Helper()
 	path := os.Getenv("FAIRSEM_ABI")
 	if path == "" {
 		t.Fatal("FAIRSEM_ABI names the ABI file")
@@ -481,19 +500,6 @@ func TestConstantsMatchTheUapiHeader(t *testing.T) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	ours := map[string]uint64{
-		"FAIRSEM_IOC_INIT": uint64(iocInit), "FAIRSEM_IOC_ACQUIRE": uint64(iocAcquire),
-		"FAIRSEM_IOC_RELEASE": uint64(iocRelease), "FAIRSEM_IOC_FORGET": uint64(iocForget),
-		"FAIRSEM_IOC_ADD": uint64(iocAdd), "FAIRSEM_IOC_REMOVE": uint64(iocRemove),
-		"FAIRSEM_IOC_CLOSE": uint64(iocClose), "FAIRSEM_IOC_CANCEL": uint64(iocCancel),
-		"FAIRSEM_IOC_INFO": uint64(iocInfo), "FAIRSEM_IOC_NEW_HANDLE": uint64(iocNewHandle),
-		"FAIRSEM_IOC_LINK":    uint64(iocLink),
-		"FAIRSEM_MAX_PERMITS": MaxPermits, "FAIRSEM_NO_DEADLINE": noDeadline,
-		"FAIRSEM_LIFO": flagLIFO, "FAIRSEM_PRIO": flagPrio,
-		"FAIRSEM_ACQ_TRY": acqTry, "FAIRSEM_ACQ_ASYNC": acqAsync,
-		"FAIRSEM_INFO_CLOSED": infoClosed, "FAIRSEM_INFO_ASYNC_PENDING": infoAsyncPending,
-		"FAIRSEM_INFO_ASYNC_GRANTED": infoAsyncGranted,
 	}
 	checked := 0
 	for _, line := range strings.Split(string(data), "\n") {
@@ -514,6 +520,23 @@ func TestConstantsMatchTheUapiHeader(t *testing.T) {
 	if checked != len(ours) {
 		t.Fatalf("checked %d of %d constants", checked, len(ours))
 	}
+}
+
+func TestConstantsMatchTheUapiHeader(t *testing.T) {
+	ours := map[string]uint64{
+		"FAIRSEM_IOC_INIT": uint64(iocInit), "FAIRSEM_IOC_ACQUIRE": uint64(iocAcquire),
+		"FAIRSEM_IOC_RELEASE": uint64(iocRelease), "FAIRSEM_IOC_FORGET": uint64(iocForget),
+		"FAIRSEM_IOC_ADD": uint64(iocAdd), "FAIRSEM_IOC_REMOVE": uint64(iocRemove),
+		"FAIRSEM_IOC_CLOSE": uint64(iocClose), "FAIRSEM_IOC_CANCEL": uint64(iocCancel),
+		"FAIRSEM_IOC_INFO": uint64(iocInfo), "FAIRSEM_IOC_NEW_HANDLE": uint64(iocNewHandle),
+		"FAIRSEM_IOC_LINK":    uint64(iocLink),
+		"FAIRSEM_MAX_PERMITS": MaxPermits, "FAIRSEM_NO_DEADLINE": noDeadline,
+		"FAIRSEM_LIFO": flagLIFO, "FAIRSEM_PRIO": flagPrio,
+		"FAIRSEM_ACQ_TRY": acqTry, "FAIRSEM_ACQ_ASYNC": acqAsync,
+		"FAIRSEM_INFO_CLOSED": infoClosed, "FAIRSEM_INFO_ASYNC_PENDING": infoAsyncPending,
+		"FAIRSEM_INFO_ASYNC_GRANTED": infoAsyncGranted,
+	}
+	checkABI(t, ours)
 }
 
 func TestOpenNamedOfAMissingNameIsENOENT(t *testing.T) {

@@ -4,12 +4,9 @@ package fairsem
 
 import (
 	"context"
-	"errors"
 	"os"
 	"runtime"
-	"sync"
 	"syscall"
-	"time"
 	"unsafe"
 )
 
@@ -33,13 +30,8 @@ import (
 //   - A vector of zeros is EINVAL, as the kernel has it: there is no
 //     request of nothing to make.
 type Kinds struct {
-	main   *kindsHandle
+	pool[*kindsHandle]
 	labels []string
-	mu     sync.Mutex
-	// Every handle that may hold permits (main first), and those made for
-	// asynchronous requests that have none queued.
-	all  []*kindsHandle
-	idle []*kindsHandle
 }
 
 // Kind is one kind of a new Kinds: its label ([A-Za-z0-9_.-], at most 15
@@ -84,6 +76,8 @@ type kindsHandle struct {
 	holds [MaxKinds]uint64 // guarded by Kinds.mu
 }
 
+func newKindsHandle(h *handle) *kindsHandle { return &kindsHandle{handle: h} }
+
 // NewKinds makes a semaphore of the kinds given, first in, first out.
 // EINVAL: no kinds or more than MaxKinds, a bad label, a limit out of
 // range.
@@ -104,15 +98,7 @@ func NewKindsOrder(o Order, kinds ...Kind) (*Kinds, error) {
 		arg.limit[i] = uint64(k.Limit)
 		copy(arg.label[i][:], k.Label)
 	}
-	fd, err := syscall.Open("/dev/fairsem", syscall.O_RDWR|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: "/dev/fairsem", Err: err}
-	}
-	if _, err := ioctl(fd, iocInitKinds, unsafe.Pointer(&arg)); err != nil {
-		syscall.Close(fd)
-		return nil, errno("fairsem init", err)
-	}
-	h, err := newHandle(fd, "fairsem")
+	h, err := openDevice(iocInitKinds, unsafe.Pointer(&arg))
 	if err != nil {
 		return nil, err
 	}
@@ -144,11 +130,10 @@ func wrapKinds(h *handle) (*Kinds, error) {
 	if err != nil {
 		return nil, errno("fairsem info", err)
 	}
-	k := &Kinds{main: &kindsHandle{handle: h}}
+	k := &Kinds{pool: newPool(newKindsHandle(h))}
 	for n := 0; n < int(i.nkinds) && n < MaxKinds; n++ {
 		k.labels = append(k.labels, labelString(&i.kind[n].label))
 	}
-	k.all = []*kindsHandle{k.main}
 	return k, nil
 }
 
@@ -164,17 +149,9 @@ func labelString(b *[labelLen]byte) string {
 // KindsFromFile takes over a handle received from elsewhere (an inherited
 // descriptor), as FromFile does; on failure the file stays the caller's.
 func KindsFromFile(f *os.File) (*Kinds, error) {
-	rc, err := f.SyscallConn()
+	h, err := fileHandle(f)
 	if err != nil {
 		return nil, err
-	}
-	fd := -1
-	if err := rc.Control(func(v uintptr) { fd = int(v) }); err != nil {
-		return nil, err
-	}
-	h := &handle{f: f, fd: fd}
-	if nb, _ := isNonblock(fd); nb {
-		h.rc = rc
 	}
 	return wrapKinds(h)
 }
@@ -212,24 +189,11 @@ func (k *Kinds) File() *os.File { return k.main.f }
 // NewHandle opens another handle on the same semaphore, with accounting
 // of its own.
 func (k *Kinds) NewHandle() (*Kinds, error) {
-	h, err := k.openHandle(false)
+	h, err := k.main.open(false)
 	if err != nil {
 		return nil, err
 	}
 	return ownKinds(h)
-}
-
-func (k *Kinds) openHandle(nonblock bool) (*handle, error) {
-	arg := sysHandle{flags: syscall.O_CLOEXEC, fd: -1}
-	if nonblock {
-		arg.flags |= syscall.O_NONBLOCK
-	}
-	fd, err := ioctl(k.main.fd, iocNewHandle, unsafe.Pointer(&arg))
-	runtime.KeepAlive(k.main.f)
-	if err != nil {
-		return nil, errno("fairsem new handle", err)
-	}
-	return newHandle(fd, "fairsem")
 }
 
 // vector checks vec: one count a kind, none negative.  By value: a
@@ -295,7 +259,7 @@ func (k *Kinds) Acquire(ctx context.Context, vec []int64) error {
 	default:
 		return errno("fairsem acquire", err)
 	}
-	h, err := k.takeIdle()
+	h, err := k.takeIdle(newKindsHandle)
 	if err != nil {
 		return err
 	}
@@ -303,9 +267,7 @@ func (k *Kinds) Acquire(ctx context.Context, vec []int64) error {
 	if err == nil {
 		k.held(h, &v)
 	}
-	k.mu.Lock()
-	k.idle = append(k.idle, h)
-	k.mu.Unlock()
+	k.putIdle(h)
 	return err
 }
 
@@ -316,98 +278,13 @@ func (k *Kinds) request(ctx context.Context, h *kindsHandle, v *[MaxKinds]uint64
 	if err != syscall.EINPROGRESS {
 		return errno("fairsem acquire", err) // nil: granted at once
 	}
-	if err := k.wait(ctx, h); err != nil {
+	if err := h.wait(ctx, 8*len(k.labels)); err != nil {
 		return err
 	}
 	// Cancellation wins: ctx done before the grant was seen fails.
-	if ctx.Err() == nil {
-		return nil
-	}
-	err = sysCountsCall(h.fd, iocReleaseKinds, v, len(k.labels))
-	runtime.KeepAlive(h.f)
-	if err != nil {
-		return errno("fairsem release", err)
-	}
-	return ctx.Err()
-}
-
-// wait collects h's queued vector through the netpoller: the grant reads
-// back as one __u64 a kind.
-func (k *Kinds) wait(ctx context.Context, h *kindsHandle) error {
-	var stop, done chan struct{}
-	fired := false
-	if ctx.Done() != nil {
-		stop, done = make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(done)
-			select {
-			case <-ctx.Done():
-				h.f.SetReadDeadline(longAgo)
-				fired = true
-			case <-stop:
-			}
-		}()
-	}
-	size := 8 * len(k.labels)
-	var rerr error
-	err := h.rc.Read(func(fd uintptr) bool {
-		var buf [8 * MaxKinds]byte
-		var n int
-		n, rerr = syscall.Read(int(fd), buf[:size])
-		if rerr == nil && n != size {
-			rerr = syscall.EIO
-		}
-		return rerr != syscall.EAGAIN
+	return unlessDone(ctx, h.handle, func(fd int) error {
+		return sysCountsCall(fd, iocReleaseKinds, v, len(k.labels))
 	})
-	if stop != nil {
-		// The watcher is gone before the handle can be reused.
-		close(stop)
-		<-done
-		if fired {
-			h.f.SetReadDeadline(time.Time{})
-		}
-	}
-	if err == nil && rerr == nil {
-		return nil
-	}
-	// Out of the queue; a grant that landed meanwhile goes back whole.
-	// ENOENT: a close already removed the request.
-	cerr := rawIoctl(h.fd, iocCancel, nil)
-	runtime.KeepAlive(h.f)
-	if cerr != nil && cerr != syscall.ENOENT {
-		return errno("fairsem cancel", cerr)
-	}
-	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if err == nil {
-		err = rerr
-	}
-	return errno("fairsem acquire", err)
-}
-
-func (k *Kinds) takeIdle() (*kindsHandle, error) {
-	k.mu.Lock()
-	if n := len(k.idle); n > 0 {
-		h := k.idle[n-1]
-		k.idle = k.idle[:n-1]
-		k.mu.Unlock()
-		return h, nil
-	}
-	k.mu.Unlock()
-	h, err := k.openHandle(true)
-	if err != nil {
-		return nil, err
-	}
-	if h.rc == nil {
-		h.f.Close()
-		return nil, errno("fairsem acquire", syscall.EINVAL)
-	}
-	kh := &kindsHandle{handle: h}
-	k.mu.Lock()
-	k.all = append(k.all, kh)
-	k.mu.Unlock()
-	return kh, nil
 }
 
 // Release gives back the vector vec held by this Kinds.  Like Weighted's,
@@ -505,26 +382,11 @@ func (k *Kinds) Forget(vec []int64) error {
 
 // Close closes the semaphore for every handle in every process: waiting
 // Acquires fail with ErrClosed.  Descriptors stay open: see CloseHandle.
-func (k *Kinds) Close() error {
-	_, err := ioctl(k.main.fd, iocClose, nil)
-	runtime.KeepAlive(k.main.f)
-	return errno("fairsem close", err)
-}
+func (k *Kinds) Close() error { return k.main.closeSem() }
 
 // CloseHandle closes this Kinds' descriptors: whatever they hold goes
 // back, every kind at once.  No other method may be called after it.
-func (k *Kinds) CloseHandle() error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	var first error
-	for _, h := range k.all {
-		if err := h.f.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	k.all, k.idle = nil, nil
-	return first
-}
+func (k *Kinds) CloseHandle() error { return k.closeAll() }
 
 // Info takes one consistent snapshot of every kind; Holds adds up what
 // this Kinds' handles hold.

@@ -3,25 +3,18 @@
 package fairsem
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"reflect"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
-	"time"
 	"unsafe"
 )
 
-// holdKindsChild is the "holdkinds" child of TestMain: it holds {1, 600}
-// on its own handle of the inherited semaphore, says so, and waits to be
-// killed.
-func holdKindsChild() {
+// holdKinds is what the "holdkinds" child of TestMain holds: {1, 600} on
+// its own handle of the inherited semaphore.
+func holdKinds() error {
 	k, err := KindsFromFile(os.NewFile(3, "sem"))
 	if err == nil {
 		k, err = k.NewHandle()
@@ -29,14 +22,7 @@ func holdKindsChild() {
 	if err == nil {
 		err = k.Acquire(context.Background(), []int64{1, 600})
 	}
-	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
-	}
-	fmt.Println("held")
-	for {
-		time.Sleep(time.Hour)
-	}
+	return err
 }
 
 func mustKinds(t *testing.T, requests, bytes int64) *Kinds {
@@ -69,13 +55,7 @@ func taken(t *testing.T, k *Kinds) []uint64 {
 
 func untilKindsWaiters(t *testing.T, k *Kinds, n uint64) {
 	t.Helper()
-	for i := 0; i < 5000; i++ {
-		if kindsInfo(t, k).Waiters == n {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	t.Fatalf("waiters stuck at %d, want %d", kindsInfo(t, k).Waiters, n)
+	until(t, "waiters", n, func() uint64 { return kindsInfo(t, k).Waiters })
 }
 
 func TestVectorGrantIsAllOrNothing(t *testing.T) {
@@ -146,22 +126,7 @@ func TestHeadOfLineOverVectors(t *testing.T) {
 
 func TestHolderKilledGivesItsVectorBack(t *testing.T) {
 	k := mustKinds(t, 2, 1000)
-	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
-	cmd.Env = append(os.Environ(), "FAIRSEM_TEST_CHILD=holdkinds")
-	cmd.ExtraFiles = []*os.File{k.File()}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	if line != "held\n" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("child said %q", line)
-	}
+	cmd := startHolder(t, "holdkinds", k.File())
 	done := make(chan error, 1)
 	go func() { done <- k.Acquire(context.Background(), []int64{2, 1000}) }()
 	untilKindsWaiters(t, k, 1)
@@ -380,14 +345,6 @@ func TestCloseFailsAWaitingVectorRequest(t *testing.T) {
 }
 
 func TestKindsStructsAreLaidOutAsTheUapiHeader(t *testing.T) {
-	path := os.Getenv("FAIRSEM_ABI")
-	if path == "" {
-		t.Fatal("FAIRSEM_ABI names the ABI file")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var (
 		ik  sysInitKinds
 		ak  sysAcquireKinds
@@ -421,22 +378,5 @@ func TestKindsStructsAreLaidOutAsTheUapiHeader(t *testing.T) {
 		"OFFSETOF_fairsem_info_kinds_handles":        uint64(unsafe.Offsetof(ifk.handles)),
 		"OFFSETOF_fairsem_info_kinds_nkinds":         uint64(unsafe.Offsetof(ifk.nkinds)),
 	}
-	checked := 0
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
-		want, ok := ours[f[0]]
-		if !ok {
-			continue
-		}
-		if v, err := strconv.ParseUint(f[1], 10, 64); err != nil || v != want {
-			t.Errorf("%s: header %s, binding %d", f[0], f[1], want)
-		}
-		checked++
-	}
-	if checked != len(ours) {
-		t.Fatalf("checked %d of %d", checked, len(ours))
-	}
+	checkABI(t, ours)
 }

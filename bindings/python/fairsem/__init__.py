@@ -107,6 +107,147 @@ def _running_loop():
         return None
 
 
+def _new_fd(init, *args):
+    """A handle on a new semaphore: /dev/fairsem, then init(fd, *args)."""
+    try:
+        fd = _sys.open_device()
+    except OSError as exc:
+        raise _error(exc, "fairsem open " + _sys.DEVICE) from None
+    try:
+        init(fd, *args)
+    except BaseException as exc:
+        os.close(fd)
+        if isinstance(exc, OSError):
+            raise _error(exc, "fairsem init") from None
+        raise
+    return fd
+
+
+class _Handles:
+    """What Semaphore and KindsSemaphore share: the own handle (_fd), the
+    private handles of asynchronous acquires (idle ones in _idle), and
+    what each holds (_holds: fd -> a count, or one count a kind), guarded
+    by _lock.  A subclass says what holding nothing is (_no_holds), how it
+    reads a handle to set up (_probe, _setup) and which acquire call it
+    makes (_sys_acquire: fd, what, deadline or flags)."""
+
+    def _setup_handles(self, fd):
+        self._fd = fd
+        self._lock = threading.Lock()
+        self._holds = {fd: self._no_holds()}  # every handle that may hold
+        self._idle = []                       # private handles with no request
+
+    @classmethod
+    def _adopt(cls, fd, what, close_on_error=True):
+        """One on handle fd, which must be bound; on failure fd is closed
+        unless the caller keeps it."""
+        try:
+            probed = cls._probe(fd)
+        except OSError as exc:
+            if close_on_error:
+                os.close(fd)
+            raise _error(exc, "fairsem " + what) from None
+        self = cls.__new__(cls)
+        self._setup(fd, probed)
+        return self
+
+    def new_handle(self):
+        """Another handle on the same semaphore, with its own accounting."""
+        fd = self._call("new handle", _sys.new_handle, self._fd)
+        return type(self)._adopt(fd, "new handle")
+
+    def _call(self, what, fn, *args):
+        try:
+            return fn(*args)
+        except OSError as exc:
+            raise _error(exc, "fairsem " + what) from None
+
+    def _wait_blocking(self, v, timeout):
+        """Wait on the own handle for v (timeout: seconds, None for no
+        limit); after a signal handler the wait resumes, same deadline."""
+        deadline = _sys.NO_DEADLINE
+        if timeout is not None:
+            deadline = time.monotonic_ns() + max(0, int(timeout * 1e9))
+        while True:
+            try:
+                self._sys_acquire(self._fd, v, deadline)
+                break
+            except InterruptedError:
+                continue
+            except OSError as exc:
+                raise _error(exc, "fairsem acquire") from None
+        self._held(self._fd, v)
+
+    def _try(self, v):
+        """Take v on the own handle if granted at once: True, else False."""
+        try:
+            self._sys_acquire(self._fd, v, flags=_sys.ACQ_TRY)
+        except BlockingIOError:
+            return False
+        except OSError as exc:
+            raise _error(exc, "fairsem try_acquire") from None
+        self._held(self._fd, v)
+        return True
+
+    def _close_fds(self):
+        with self._lock:
+            fds, self._holds, self._idle = list(self._holds), {}, []
+        for fd in fds:
+            os.close(fd)
+
+    def __del__(self):
+        for fd in getattr(self, "_holds", ()):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def _take_idle(self):
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        fd = self._call("new handle", _sys.new_handle, self._fd, True)
+        with self._lock:
+            self._holds[fd] = self._no_holds()
+        return fd
+
+    def _put_idle(self, fd):
+        with self._lock:
+            if fd in self._holds:
+                self._idle.append(fd)
+
+    def _submit(self, fd, v):
+        """Queue v on private handle fd: True if granted at once (held)."""
+        try:
+            self._sys_acquire(fd, v, flags=_sys.ACQ_ASYNC)
+        except BlockingIOError as exc:  # EINPROGRESS is one of its errnos
+            if exc.errno == errno.EINPROGRESS:
+                return False
+            self._put_idle(fd)
+            raise _error(exc, "fairsem acquire") from None
+        except OSError as exc:
+            self._put_idle(fd)
+            raise _error(exc, "fairsem acquire") from None
+        self._held(fd, v)
+        return True
+
+    def _cancel(self, fd):
+        """Withdraw fd's request (a grant not yet read goes back too): True
+        if fd is idle again, False if it had to be closed (and dropped)."""
+        try:
+            _sys.cancel(fd)
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:  # a close removed it already
+                self._drop_handle(fd)
+                return False
+        return True
+
+    def _drop_handle(self, fd):
+        with self._lock:
+            self._holds.pop(fd, None)
+        os.close(fd)  # closing gives back whatever it holds
+
+
 Info = namedtuple("Info", "id limit available taken holds waiters flags handles")
 Info.lifo = property(lambda self: bool(self.flags & _sys.LIFO))
 Info.prio = property(lambda self: bool(self.flags & _sys.PRIO))
@@ -125,7 +266,7 @@ class _Waiter:
         self.fd, self.n, self.granted = fd, n, granted
 
 
-class Semaphore:
+class Semaphore(_Handles):
     """A handle on a fairsem semaphore, with asyncio.Semaphore's API;
     threads (the blocking calls) and tasks may share it.
 
@@ -141,46 +282,27 @@ class Semaphore:
     # What release() does with more than is held: asyncio.Semaphore's
     # counter grows, so the limit rises ("add"); BoundedSemaphore raises.
     _beyond_held = "add"
+    _sys_acquire = staticmethod(_sys.acquire)
 
     def __init__(self, value=1, *, lifo=False, prio=False):
         value = _count(value, "init", low=0)
         flags = _order(lifo, prio)
-        try:
-            fd = _sys.open_device()
-        except OSError as exc:
-            raise _error(exc, "fairsem open " + _sys.DEVICE) from None
-        try:
-            _sys.init(fd, value, flags)
-        except BaseException as exc:
-            os.close(fd)
-            if isinstance(exc, OSError):
-                raise _error(exc, "fairsem init") from None
-            raise
-        self._setup(fd, flags)
+        self._setup(_new_fd(_sys.init, value, flags), flags)
+
+    @staticmethod
+    def _probe(fd):
+        return _sys.info(fd)[6]  # the flags
+
+    @staticmethod
+    def _no_holds():
+        return 0
 
     def _setup(self, fd, flags):
-        self._fd = fd
+        self._setup_handles(fd)
         self._lifo = bool(flags & _sys.LIFO)
-        self._lock = threading.Lock()
-        self._holds = {fd: 0}       # every handle that may hold permits
-        self._idle = []             # private handles with no request
         self._waiters = None        # futures of waiting tasks, queue order
         self._pending = {}          # future -> _Waiter
         self._loop = None           # the loop of those tasks
-
-    @classmethod
-    def _adopt(cls, fd, what, close_on_error=True):
-        """A Semaphore on handle fd, which must be bound; on failure fd is
-        closed unless the caller keeps it."""
-        try:
-            flags = _sys.info(fd)[6]
-        except OSError as exc:
-            if close_on_error:
-                os.close(fd)
-            raise _error(exc, "fairsem " + what) from None
-        self = cls.__new__(cls)
-        self._setup(fd, flags)
-        return self
 
     @classmethod
     def from_fd(cls, fd):
@@ -259,17 +381,6 @@ class Semaphore:
         """The Semaphore's own handle, e.g. for subprocess pass_fds."""
         return self._fd
 
-    def new_handle(self):
-        """Another handle on the same semaphore, with its own accounting."""
-        fd = self._call("new handle", _sys.new_handle, self._fd)
-        return type(self)._adopt(fd, "new handle")
-
-    def _call(self, what, fn, *args):
-        try:
-            return fn(*args)
-        except OSError as exc:
-            raise _error(exc, "fairsem " + what) from None
-
     def _held(self, fd, n):
         with self._lock:
             self._holds[fd] += n
@@ -301,33 +412,13 @@ class Semaphore:
         (None: no limit), Closed when the semaphore is or gets closed.
         After a signal handler the wait resumes, as the newest request,
         with the same deadline.  (Before asyncio's API, this was acquire().)"""
-        n = _count(n, "acquire")
-        deadline = _sys.NO_DEADLINE
-        if timeout is not None:
-            deadline = time.monotonic_ns() + max(0, int(timeout * 1e9))
-        while True:
-            try:
-                _sys.acquire(self._fd, n, deadline)
-                break
-            except InterruptedError:
-                continue
-            except OSError as exc:
-                raise _error(exc, "fairsem acquire") from None
-        self._held(self._fd, n)
+        self._wait_blocking(_count(n, "acquire"), timeout)
         return True
 
     def try_acquire(self, n=1):
         """Take n permits if they are granted at once (never overtaking a
         waiter): True, or False if not.  Other failures raise."""
-        n = _count(n, "try_acquire")
-        try:
-            _sys.acquire(self._fd, n, flags=_sys.ACQ_TRY)
-        except BlockingIOError:
-            return False
-        except OSError as exc:
-            raise _error(exc, "fairsem try_acquire") from None
-        self._held(self._fd, n)
-        return True
+        return self._try(_count(n, "try_acquire"))
 
     def _give_back(self, n, what, fn, beyond, prefer=None):
         """Give back n from the handles that hold (prefer's first); what is
@@ -409,48 +500,9 @@ class Semaphore:
                 self._loop.remove_reader(w.fd)
                 if not fut.done():
                     fut.set_exception(FairsemError(errno.EBADF, "fairsem: handle closed"))
-        with self._lock:
-            fds, self._holds, self._idle = list(self._holds), {}, []
-        for fd in fds:
-            os.close(fd)
-
-    def __del__(self):
-        for fd in getattr(self, "_holds", ()):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self._close_fds()
 
     # -- asyncio ----------------------------------------------------------
-
-    def _take_idle(self):
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
-        fd = self._call("new handle", _sys.new_handle, self._fd, True)
-        with self._lock:
-            self._holds[fd] = 0
-        return fd
-
-    def _put_idle(self, fd):
-        with self._lock:
-            if fd in self._holds:
-                self._idle.append(fd)
-
-    def _submit(self, fd, n):
-        """Queue n on private handle fd: True if granted at once (held)."""
-        try:
-            _sys.acquire(fd, n, flags=_sys.ACQ_ASYNC)
-        except BlockingIOError as exc:  # EINPROGRESS is one of its errnos
-            if exc.errno == errno.EINPROGRESS:
-                return False
-            self._put_idle(fd)
-            raise _error(exc, "fairsem acquire") from None
-        except OSError as exc:
-            self._put_idle(fd)
-            raise _error(exc, "fairsem acquire") from None
-        self._held(fd, n)
-        return True
 
     def _bind(self):
         loop = asyncio.get_running_loop()
@@ -558,16 +610,9 @@ class Semaphore:
             # was released meanwhile), as asyncio's value += 1.
             self._give_back(w.n, "release", _sys.release,
                             "drop" if self._beyond_held == "raise" else "add", prefer=w.fd)
-        elif not fut.done() or fut.cancelled():
-            try:
-                _sys.cancel(w.fd)  # a grant not yet read goes back too
-            except OSError as exc:
-                if exc.errno != errno.ENOENT:  # a close removed it already
-                    with self._lock:
-                        self._holds.pop(w.fd, None)
-                    os.close(w.fd)  # closing gives back anything held
-                    self._dispatch()
-                    return
+        elif (not fut.done() or fut.cancelled()) and not self._cancel(w.fd):
+            self._dispatch()
+            return
         self._put_idle(w.fd)
         self._dispatch()
 

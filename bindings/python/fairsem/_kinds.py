@@ -19,16 +19,12 @@ InvalidValue, a ValueError, before any system call.
 """
 
 import asyncio
-import errno
 import operator
-import os
-import threading
-import time
 from collections import namedtuple
 from contextlib import asynccontextmanager, contextmanager
 
 from . import _sys
-from . import _error, _invalid, _order, MAX_PERMITS
+from . import _Handles, _error, _invalid, _new_fd, _order, MAX_PERMITS
 
 __all__ = ["KindsSemaphore", "KindsInfo", "KindInfo", "MAX_KINDS"]
 
@@ -73,7 +69,7 @@ def _pairs(kinds, limits):
     return pairs
 
 
-class KindsSemaphore:
+class KindsSemaphore(_Handles):
     """A handle on a fairsem semaphore of 1 to MAX_KINDS kinds:
     KindsSemaphore(requests=20, bytes=1 << 20), or KindsSemaphore([("requests",
     20), ("bytes", 1 << 20)]) for labels that are not identifiers.
@@ -84,6 +80,8 @@ class KindsSemaphore:
     share it.
     """
 
+    _sys_acquire = staticmethod(_sys.acquire_kinds)
+
     def __init__(self, kinds=None, *, lifo=False, prio=False, **limits):
         pairs = _pairs(kinds, limits)
         raw = [_label(label) for label, _ in pairs]
@@ -93,49 +91,25 @@ class KindsSemaphore:
         for label, limit in pairs:
             if not 0 <= limit <= MAX_PERMITS:
                 raise _invalid("init", "limit %d of %r is not in 0..%d" % (limit, label, MAX_PERMITS))
-        flags = _order(lifo, prio)
-        try:
-            fd = _sys.open_device()
-        except OSError as exc:
-            raise _error(exc, "fairsem open " + _sys.DEVICE) from None
-        try:
-            _sys.init_kinds(fd, [p[1] for p in pairs], raw, flags)
-        except BaseException as exc:
-            os.close(fd)
-            if isinstance(exc, OSError):
-                raise _error(exc, "fairsem init") from None
-            raise
+        fd = _new_fd(_sys.init_kinds, [p[1] for p in pairs], raw, _order(lifo, prio))
         self._setup(fd, tuple(p[0] for p in pairs))
 
-    def _setup(self, fd, labels):
-        self._fd = fd
-        self._labels = labels
-        self._lock = threading.Lock()
-        self._holds = {fd: [0] * len(labels)}  # every handle that may hold
-        self._idle = []
+    @staticmethod
+    def _probe(fd):
+        return tuple(k[0] for k in _sys.info_kinds(fd)[4])  # the labels
 
-    @classmethod
-    def _adopt(cls, fd, what, close_on_error=True):
-        try:
-            kinds = _sys.info_kinds(fd)[4]
-        except OSError as exc:
-            if close_on_error:
-                os.close(fd)
-            raise _error(exc, "fairsem " + what) from None
-        self = cls.__new__(cls)
-        self._setup(fd, tuple(k[0] for k in kinds))
-        return self
+    def _no_holds(self):
+        return [0] * len(self._labels)
+
+    def _setup(self, fd, labels):
+        self._labels = labels
+        self._setup_handles(fd)
 
     @classmethod
     def from_fd(cls, fd):
         """Take over handle fd (inherited, from SCM_RIGHTS): closed with
         this KindsSemaphore; if this fails, it stays the caller's."""
         return cls._adopt(fd, "info", close_on_error=False)
-
-    def new_handle(self):
-        """Another handle on the same semaphore, with its own accounting."""
-        fd = self._call("new handle", _sys.new_handle, self._fd)
-        return type(self)._adopt(fd, "new handle")
 
     def fileno(self):
         """The own handle, e.g. for subprocess pass_fds."""
@@ -148,12 +122,6 @@ class KindsSemaphore:
 
     def __repr__(self):
         return "<%s labels=%r fd=%d>" % (type(self).__name__, self._labels, self._fd)
-
-    def _call(self, what, fn, *args):
-        try:
-            return fn(*args)
-        except OSError as exc:
-            raise _error(exc, "fairsem " + what) from None
 
     def vector(self, counts=None, **named):
         """The vector of counts, a tuple in the kinds' order: either counts,
@@ -196,32 +164,13 @@ class KindsSemaphore:
         kinds granted at once; returns the vector held.  Timeout when
         timeout seconds pass first (None: no limit), Closed when closed."""
         v = self._vector("acquire", counts, named)
-        deadline = _sys.NO_DEADLINE
-        if timeout is not None:
-            deadline = time.monotonic_ns() + max(0, int(timeout * 1e9))
-        while True:
-            try:
-                _sys.acquire_kinds(self._fd, v, deadline)
-                break
-            except InterruptedError:
-                continue
-            except OSError as exc:
-                raise _error(exc, "fairsem acquire") from None
-        self._held(self._fd, v)
+        self._wait_blocking(v, timeout)
         return v
 
     def try_acquire(self, counts=None, **named):
         """Take the vector if it is granted at once, never ahead of a
         waiter: True, or False if any kind is short.  Other failures raise."""
-        v = self._vector("try_acquire", counts, named)
-        try:
-            _sys.acquire_kinds(self._fd, v, flags=_sys.ACQ_TRY)
-        except BlockingIOError:
-            return False
-        except OSError as exc:
-            raise _error(exc, "fairsem try_acquire") from None
-        self._held(self._fd, v)
-        return True
+        return self._try(self._vector("try_acquire", counts, named))
 
     def _give_back(self, what, request, v, prefer=None):
         """RELEASE or FORGET v from the handles that hold it (prefer's
@@ -303,33 +252,9 @@ class KindsSemaphore:
 
     def close_handle(self):
         """Close this KindsSemaphore's descriptors; what they hold goes back."""
-        with self._lock:
-            fds, self._holds, self._idle = list(self._holds), {}, []
-        for fd in fds:
-            os.close(fd)
-
-    def __del__(self):
-        for fd in getattr(self, "_holds", ()):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self._close_fds()
 
     # -- asyncio ----------------------------------------------------------
-
-    def _take_idle(self):
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
-        fd = self._call("new handle", _sys.new_handle, self._fd, True)
-        with self._lock:
-            self._holds[fd] = [0] * len(self._labels)
-        return fd
-
-    def _put_idle(self, fd):
-        with self._lock:
-            if fd in self._holds:
-                self._idle.append(fd)
 
     async def acquire(self, counts=None, **named):
         """Wait in line for the vector in the running asyncio loop (through
@@ -339,17 +264,7 @@ class KindsSemaphore:
         v = self._vector("acquire", counts, named)
         loop = asyncio.get_running_loop()
         fd = self._take_idle()
-        try:
-            _sys.acquire_kinds(fd, v, flags=_sys.ACQ_ASYNC)
-        except BlockingIOError as exc:  # EINPROGRESS is one of its errnos
-            if exc.errno != errno.EINPROGRESS:
-                self._put_idle(fd)
-                raise _error(exc, "fairsem acquire") from None
-        except OSError as exc:
-            self._put_idle(fd)
-            raise _error(exc, "fairsem acquire") from None
-        else:
-            self._held(fd, v)
+        if self._submit(fd, v):
             self._put_idle(fd)
             return v
         fut = loop.create_future()
@@ -389,18 +304,8 @@ class KindsSemaphore:
                 return
             self._put_idle(fd)
             return
-        try:
-            _sys.cancel(fd)
-        except OSError as exc:
-            if exc.errno != errno.ENOENT:  # a close removed it already
-                self._drop_handle(fd)
-                return
-        self._put_idle(fd)
-
-    def _drop_handle(self, fd):
-        with self._lock:
-            self._holds.pop(fd, None)
-        os.close(fd)  # closing gives back whatever it holds
+        if self._cancel(fd):
+            self._put_idle(fd)
 
     @asynccontextmanager
     async def request(self, counts=None, **named):

@@ -7,14 +7,7 @@ import sys
 import unittest
 
 import fairsem
-
-
-async def until_waiters(sem, n):
-    for _ in range(5000):
-        if sem.info().waiters == n:
-            return
-        await asyncio.sleep(0.002)
-    raise AssertionError("waiters stuck at %d, want %d" % (sem.info().waiters, n))
+from polling import until_waiters_async as until_waiters
 
 
 class Async(unittest.IsolatedAsyncioTestCase):

@@ -8,23 +8,10 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import unittest
 
 import fairsem
-
-
-def until_waiters(sem, n):
-    """Poll until n requests are queued (10 s at most)."""
-    for _ in range(5000):
-        if sem.info().waiters == n:
-            return
-        time.sleep(0.002)
-    raise AssertionError("waiters stuck at %d, want %d" % (sem.info().waiters, n))
-
-
-def open_fds():
-    return sorted(os.listdir("/proc/self/fd"))
+from polling import open_fds, until_waiters
 
 
 class Blocking(unittest.TestCase):

@@ -8,31 +8,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import unittest
 
 import fairsem
 from fairsem import _sys
-
-
-def open_fds():
-    return sorted(os.listdir("/proc/self/fd"))
-
-
-def until_waiters(sem, n):
-    for _ in range(5000):
-        if sem.info().waiters == n:
-            return
-        time.sleep(0.002)
-    raise AssertionError("waiters stuck at %d, want %d" % (sem.info().waiters, n))
-
-
-async def until_waiters_async(sem, n):
-    for _ in range(5000):
-        if sem.info().waiters == n:
-            return
-        await asyncio.sleep(0.002)
-    raise AssertionError("waiters stuck at %d, want %d" % (sem.info().waiters, n))
+from polling import open_fds, until_waiters, until_waiters_async
 
 
 def taken(sem):

@@ -26,19 +26,16 @@
 use std::fmt;
 use std::io;
 use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{deadline_after, sys, AcquireError, Order, TryAcquireError};
+use crate::{deadline_after, sys, AcquireError, HandlePool, Order, TryAcquireError};
 
 /// The most kinds a semaphore may have (`FAIRSEM_MAX_KINDS`).
 pub const MAX_KINDS: usize = sys::MAX_KINDS;
 
 /// A label's longest length in bytes (`FAIRSEM_LABEL_LEN` less its NUL).
 pub const MAX_LABEL: usize = sys::LABEL_LEN - 1;
-
-/// Idle asynchronous handles kept for later acquires.
-const POOL_MAX: usize = 64;
 
 /// One handle on a kernel semaphore of kinds.
 ///
@@ -48,7 +45,7 @@ const POOL_MAX: usize = 64;
 pub struct KindsSemaphore {
     fd: OwnedFd,
     labels: Vec<String>,
-    pool: Mutex<Vec<OwnedFd>>,
+    pool: HandlePool,
 }
 
 /// One kind in a [`KindsInfo`].
@@ -154,7 +151,7 @@ fn finish(
         Some(Holder::Main) => drop(op(sem.fd.as_raw_fd(), counts)),
         Some(Holder::Own(fd)) => {
             if op(fd.as_raw_fd(), counts).is_ok() {
-                sem.put_handle(fd);
+                sem.pool.put(fd);
             }
         }
         None => {}
@@ -255,7 +252,7 @@ impl KindsSemaphore {
         let i = sys::info_kinds(fd.as_raw_fd())?;
         let n = (i.nkinds as usize).min(MAX_KINDS);
         let labels = i.kind[..n].iter().map(|k| label_of(&k.label)).collect();
-        Ok(KindsSemaphore { fd, labels, pool: Mutex::new(Vec::new()) })
+        Ok(KindsSemaphore { fd, labels, pool: HandlePool::new() })
     }
 
     /// Another handle on the same semaphore, with its own accounting.
@@ -382,50 +379,11 @@ impl KindsSemaphore {
             .collect();
         Ok(KindsInfo { id: i.id, kinds, waiters: i.waiters, handles: i.handles, flags: i.flags })
     }
-
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
-    fn take_handle(&self) -> io::Result<OwnedFd> {
-        if let Some(fd) = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-            return Ok(fd);
-        }
-        sys::new_handle(self.fd.as_raw_fd(), true)
-    }
-
-    fn put_handle(&self, fd: OwnedFd) {
-        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-        if pool.len() < POOL_MAX {
-            pool.push(fd);
-        }
-    }
 }
 
 #[cfg(feature = "tokio")]
 mod asynchronous {
     use super::*;
-    use ::tokio::io::unix::AsyncFd;
-    use ::tokio::io::Interest;
-
-    /// A queued vector request: until collected, dropping this withdraws
-    /// it, and a grant not yet read goes back (`FAIRSEM_IOC_CANCEL`).
-    struct Pending<'a> {
-        sem: &'a KindsSemaphore,
-        fd: Option<OwnedFd>,
-    }
-
-    impl Drop for Pending<'_> {
-        fn drop(&mut self) {
-            let fd = match self.fd.take() {
-                Some(fd) => fd,
-                None => return,
-            };
-            // ENOENT: a close already removed the request.
-            match sys::cancel(fd.as_raw_fd()) {
-                Ok(()) => self.sem.put_handle(fd),
-                Err(e) if sys::errno(&e) == libc::ENOENT => self.sem.put_handle(fd),
-                Err(_) => drop(fd),
-            }
-        }
-    }
 
     impl KindsSemaphore {
         /// Waits its turn for the vector `counts` on tokio's reactor, no
@@ -434,32 +392,17 @@ mod asynchronous {
         /// had not collected goes back whole.
         pub async fn acquire_async(&self, counts: &[u64]) -> Result<KindsPermit<'_>, AcquireError> {
             let v = self.check(counts).map_err(AcquireError)?;
-            let fd = self.take_handle().map_err(AcquireError)?;
-            match sys::acquire_kinds(fd.as_raw_fd(), counts, sys::NO_DEADLINE, sys::ACQ_ASYNC) {
-                Ok(()) => return Ok(self.permit(Holder::Own(fd), v)),
-                Err(e) if sys::errno(&e) == libc::EINPROGRESS => {}
-                Err(e) => {
-                    self.put_handle(fd);
-                    return Err(AcquireError(e));
-                }
-            }
-            let raw = fd.as_raw_fd();
-            let mut pending = Pending { sem: self, fd: Some(fd) };
-            // Declared after `pending`: deregistered before the cancel.
-            let afd = AsyncFd::with_interest(raw, Interest::READABLE).map_err(AcquireError)?;
-            let got = loop {
-                let mut ready = afd.readable().await.map_err(AcquireError)?;
-                match sys::collect_kinds(raw, self.nkinds()) {
-                    Ok(got) => break got,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => ready.clear_ready(),
-                    Err(e) => return Err(AcquireError(e)),
-                }
-            };
-            drop(afd);
-            let fd = pending.fd.take().expect("the handle is pending's until collected");
+            let nkinds = self.nkinds();
+            let (fd, got) = crate::tokio::request(
+                &self.pool,
+                self.fd.as_raw_fd(),
+                |fd| sys::acquire_kinds(fd, counts, sys::NO_DEADLINE, sys::ACQ_ASYNC),
+                |fd| sys::collect_kinds(fd, nkinds),
+            )
+            .await?;
             let permit = self.permit(Holder::Own(fd), v);
             // The kernel grants what was asked, whole; anything else is EIO.
-            if got != v {
+            if got.map_or(false, |got| got != v) {
                 return Err(AcquireError(io::Error::from_raw_os_error(libc::EIO)));
             }
             Ok(permit)

@@ -42,8 +42,37 @@ pub use kinds::{KindsPermit, KindsSemaphore, OwnedKindsPermit};
 /// The largest limit, count or sum of permits the kernel accepts (2^62).
 pub const MAX_PERMITS: u64 = sys::MAX_PERMITS;
 
-/// Idle asynchronous handles kept per [`Semaphore`] for later acquires.
+/// Idle asynchronous handles kept per semaphore handle for later acquires.
 const POOL_MAX: usize = 64;
+
+/// The idle private handles of a [`Semaphore`] or a [`KindsSemaphore`]:
+/// each asynchronous request queues on one of its own, which holds what it
+/// gets (the kernel allows one asynchronous request per handle).
+struct HandlePool(Mutex<Vec<OwnedFd>>);
+
+impl HandlePool {
+    fn new() -> HandlePool {
+        HandlePool(Mutex::new(Vec::new()))
+    }
+
+    /// An idle private handle for one asynchronous request, or a new one
+    /// on the semaphore of `main`.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    fn take(&self, main: RawFd) -> io::Result<OwnedFd> {
+        if let Some(fd) = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+            return Ok(fd);
+        }
+        sys::new_handle(main, true)
+    }
+
+    /// Back to the pool: a handle that holds nothing and has no request.
+    fn put(&self, fd: OwnedFd) {
+        let mut pool = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.len() < POOL_MAX {
+            pool.push(fd);
+        }
+    }
+}
 
 /// How often [`Semaphore::open_or_create`] goes round when names come and
 /// go under it (open: ENOENT, create: EEXIST, open: ENOENT, ...), as
@@ -85,7 +114,7 @@ impl Order {
 /// semaphore (the kernel allows one asynchronous request per handle).
 pub struct Semaphore {
     fd: OwnedFd,
-    pool: Mutex<Vec<OwnedFd>>,
+    pool: HandlePool,
 }
 
 /// A snapshot of the semaphore and of the handle it was taken through.
@@ -333,7 +362,7 @@ impl Part {
             Slot::Own(fd) => {
                 if op(fd.as_raw_fd(), self.n).is_ok() {
                     if let Ok(fd) = Arc::try_unwrap(fd) {
-                        sem.put_handle(fd);
+                        sem.pool.put(fd);
                     }
                 }
             }
@@ -554,7 +583,7 @@ impl Semaphore {
     }
 
     fn wrap(fd: OwnedFd) -> Semaphore {
-        Semaphore { fd, pool: Mutex::new(Vec::new()) }
+        Semaphore { fd, pool: HandlePool::new() }
     }
 
     /// A new semaphore with `permits` permits, first come first served.
@@ -868,23 +897,6 @@ impl Semaphore {
             handles: i.handles,
             flags: i.flags,
         })
-    }
-
-    /// An idle private handle for one asynchronous request.
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
-    fn take_handle(&self) -> io::Result<OwnedFd> {
-        if let Some(fd) = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-            return Ok(fd);
-        }
-        sys::new_handle(self.fd.as_raw_fd(), true)
-    }
-
-    /// Back to the pool: a handle that holds nothing and has no request.
-    fn put_handle(&self, fd: OwnedFd) {
-        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-        if pool.len() < POOL_MAX {
-            pool.push(fd);
-        }
     }
 }
 

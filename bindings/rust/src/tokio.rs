@@ -31,7 +31,7 @@ use std::sync::Arc;
 use ::tokio::io::unix::AsyncFd;
 use ::tokio::io::Interest;
 
-use crate::{sys, AcquireError, Held, Order, TryAcquireError};
+use crate::{sys, AcquireError, HandlePool, Held, Order, TryAcquireError};
 
 /// A permit borrowed from a [`Semaphore`]: the same type as the blocking one.
 pub type Permit<'a> = crate::Permit<'a>;
@@ -206,7 +206,7 @@ fn forbid_in_runtime() {
 
 /// A queued request: until it is collected, dropping this withdraws it.
 struct Pending<'a> {
-    sem: &'a crate::Semaphore,
+    pool: &'a HandlePool,
     fd: Option<OwnedFd>,
 }
 
@@ -219,8 +219,8 @@ impl Drop for Pending<'_> {
         // Out of the queue, and a grant not yet read goes back.  ENOENT:
         // the semaphore was closed, which already removed the request.
         match sys::cancel(fd.as_raw_fd()) {
-            Ok(()) => self.sem.put_handle(fd),
-            Err(e) if sys::errno(&e) == libc::ENOENT => self.sem.put_handle(fd),
+            Ok(()) => self.pool.put(fd),
+            Err(e) if sys::errno(&e) == libc::ENOENT => self.pool.put(fd),
             // Closing the handle gives back anything it holds.
             Err(_) => drop(fd),
         }
@@ -231,29 +231,52 @@ async fn wait(sem: &crate::Semaphore, n: u64) -> Result<Held, AcquireError> {
     if n == 0 {
         return sem.zero_permits();
     }
-    let fd = sem.take_handle().map_err(AcquireError)?;
-    match sys::acquire(fd.as_raw_fd(), n, sys::NO_DEADLINE, sys::ACQ_ASYNC) {
-        Ok(()) => return Ok(Held::own(fd, n)),
+    let (fd, _) = request(
+        &sem.pool,
+        sem.fd.as_raw_fd(),
+        |fd| sys::acquire(fd, n, sys::NO_DEADLINE, sys::ACQ_ASYNC),
+        sys::collect,
+    )
+    .await?;
+    Ok(Held::own(fd, n))
+}
+
+/// Queues a request (`submit`) on a private handle from `pool`, one of the
+/// semaphore of `main`, and unless it is granted at once waits for it on
+/// tokio's reactor until `collect` reads the grant.  The handle, which
+/// holds the grant, and what `collect` read (`None`: granted at once).
+/// Cancel safe: dropped, the future withdraws the request, and a grant
+/// not yet read goes back (`FAIRSEM_IOC_CANCEL`).  Semaphore's and
+/// KindsSemaphore's asynchronous acquires.
+pub(crate) async fn request<T>(
+    pool: &HandlePool,
+    main: RawFd,
+    submit: impl FnOnce(RawFd) -> io::Result<()>,
+    mut collect: impl FnMut(RawFd) -> io::Result<T>,
+) -> Result<(OwnedFd, Option<T>), AcquireError> {
+    let fd = pool.take(main).map_err(AcquireError)?;
+    match submit(fd.as_raw_fd()) {
+        Ok(()) => return Ok((fd, None)),
         Err(e) if sys::errno(&e) == libc::EINPROGRESS => {}
         Err(e) => {
-            sem.put_handle(fd);
+            pool.put(fd);
             return Err(AcquireError(e));
         }
     }
     let raw = fd.as_raw_fd();
-    let mut pending = Pending { sem, fd: Some(fd) };
+    let mut pending = Pending { pool, fd: Some(fd) };
     // Declared after `pending`, so dropped (deregistered) before the cancel.
     let afd = AsyncFd::with_interest(raw, Interest::READABLE).map_err(AcquireError)?;
-    loop {
+    let got = loop {
         let mut ready = afd.readable().await.map_err(AcquireError)?;
-        match sys::collect(raw) {
-            Ok(_) => break,
+        match collect(raw) {
+            Ok(got) => break got,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => ready.clear_ready(),
             // EIDRM: closed before the grant.
             Err(e) => return Err(AcquireError(e)),
         }
-    }
+    };
     drop(afd);
     let fd = pending.fd.take().expect("the handle is pending's until collected");
-    Ok(Held::own(fd, n))
+    Ok((fd, Some(got)))
 }

@@ -1,29 +1,16 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //! Semaphores of kinds (issue 16) against the real module (run in the VM).
 
-use std::future::Future;
-use std::os::unix::io::AsRawFd;
-use std::pin::Pin;
-use std::sync::{mpsc, Arc};
-use std::task::{Context, Poll};
-use std::thread;
-use std::time::{Duration, Instant};
+mod common;
 
+use std::os::unix::io::AsRawFd;
+use std::sync::{mpsc, Arc};
+use std::thread;
+use std::time::Duration;
+
+use common::{wait_waiters, PollOnce};
 use fairsem::kinds::{KindsSemaphore, MAX_KINDS};
 use fairsem::{sys, Semaphore, TryAcquireError};
-
-/// Polls `info()` until `waiters` requests are queued (10 s at most).
-fn wait_waiters(sem: &KindsSemaphore, waiters: u64) {
-    let start = Instant::now();
-    loop {
-        let now = sem.info().expect("info").waiters;
-        if now == waiters {
-            return;
-        }
-        assert!(start.elapsed() < Duration::from_secs(10), "waiters stuck at {now}, want {waiters}");
-        thread::sleep(Duration::from_millis(2));
-    }
-}
 
 fn taken(sem: &KindsSemaphore) -> Vec<u64> {
     sem.info().unwrap().kinds.iter().map(|k| k.taken).collect()
@@ -243,19 +230,6 @@ fn close_fails_a_waiting_vector_request() {
     wait_waiters(&sem, 1);
     sem.close().unwrap();
     assert_eq!(waiter.join().unwrap(), Err(true));
-}
-
-/// Polls a future exactly once: Some(output) if it finished.
-struct PollOnce<'a, F>(&'a mut Pin<Box<F>>);
-
-impl<F: Future> Future for PollOnce<'_, F> {
-    type Output = Option<F::Output>;
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.0.as_mut().poll(cx) {
-            Poll::Ready(v) => Poll::Ready(Some(v)),
-            Poll::Pending => Poll::Ready(None),
-        }
-    }
 }
 
 #[tokio::test]

@@ -3,26 +3,11 @@
 
 mod common;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
+use common::PollOnce;
 use fairsem::tokio::Semaphore;
-
-/// Polls a future exactly once: Some(output) if it finished.
-struct PollOnce<'a, F>(&'a mut Pin<Box<F>>);
-
-impl<F: Future> Future for PollOnce<'_, F> {
-    type Output = Option<F::Output>;
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.0.as_mut().poll(cx) {
-            Poll::Ready(v) => Poll::Ready(Some(v)),
-            Poll::Pending => Poll::Ready(None),
-        }
-    }
-}
 
 fn waiters(sem: &Semaphore) -> u64 {
     sem.info().unwrap().waiters

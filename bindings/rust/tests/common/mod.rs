@@ -1,21 +1,62 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #![allow(dead_code)]
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use fairsem::kinds::KindsSemaphore;
 use fairsem::Semaphore;
+
+/// What `wait_waiters` polls: the requests queued on the semaphore.
+pub trait Waiters {
+    fn waiters(&self) -> u64;
+}
+
+impl Waiters for Semaphore {
+    fn waiters(&self) -> u64 {
+        self.info().expect("info").waiters
+    }
+}
+
+impl Waiters for KindsSemaphore {
+    fn waiters(&self) -> u64 {
+        self.info().expect("info").waiters
+    }
+}
+
+impl<T: Waiters> Waiters for Arc<T> {
+    fn waiters(&self) -> u64 {
+        (**self).waiters()
+    }
+}
 
 /// Polls `info()` until `waiters` requests are queued (10 s at most: the VM
 /// is slow, but a test that never gets there must fail, not hang).
-pub fn wait_waiters(sem: &Semaphore, waiters: u64) {
+pub fn wait_waiters<S: Waiters>(sem: &S, waiters: u64) {
     let start = Instant::now();
     loop {
-        let now = sem.info().expect("info").waiters;
+        let now = sem.waiters();
         if now == waiters {
             return;
         }
         assert!(start.elapsed() < Duration::from_secs(10), "waiters stuck at {now}, want {waiters}");
         std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Polls a future exactly once: Some(output) if it finished.
+pub struct PollOnce<'a, F>(pub &'a mut Pin<Box<F>>);
+
+impl<F: Future> Future for PollOnce<'_, F> {
+    type Output = Option<F::Output>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.0.as_mut().poll(cx) {
+            Poll::Ready(v) => Poll::Ready(Some(v)),
+            Poll::Pending => Poll::Ready(None),
+        }
     }
 }
 
