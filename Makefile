@@ -251,7 +251,10 @@ lane-debug: check-parts
 	@# paging, long before the module loads: four-level, as most machines.
 	@# Its boot is slow (KASAN, lockdep; 108 s to init at a load of 10,
 	@# silent for 55 of them): a boot is hung only after 300 s of silence.
-	@VM_CPU=$${VM_CPU:-max,la57=off} VM_MEM=2048 VM_TIMEOUT=$${VM_TIMEOUT:-1800} \
+	@# Its programs are slow too: at a load of 10 (ci5) fairsem_cmd_test
+	@# outlasted 600 s and the whole run 1800 s, so 1200 s and 3000 s.
+	@VM_CPU=$${VM_CPU:-max,la57=off} VM_MEM=2048 VM_TIMEOUT=$${VM_TIMEOUT:-3000} \
+		PROG_TIMEOUT=$${PROG_TIMEOUT:-1200} \
 		VM_BOOT_TIMEOUT=$${VM_BOOT_TIMEOUT:-300} VM_BOOT_MAX=$${VM_BOOT_MAX:-600} \
 		$(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
