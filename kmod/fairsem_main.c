@@ -260,29 +260,6 @@ static u32 fairsem_info_flags(struct fairsem_file *ff, struct fairsem_sem *sem)
 }
 
 /**
- * fairsem_fill_info() - a consistent snapshot for INFO and fdinfo
- * @ff: the handle
- * @sem: its semaphore
- * @info: filled in with kind 0 (%FAIRSEM_INFO_KINDS says there are more);
- *	reserved fields zero
- */
-void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
-		       struct fairsem_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	spin_lock(&sem->lock);
-	info->id = sem->id;
-	info->limit = sem->kind[0].limit;
-	info->available = fairsem_available(sem, 0);
-	info->taken = sem->kind[0].taken;
-	info->holds = ff->holder.holds[0];
-	info->waiters = sem->waiters;
-	info->handles = sem->handles;
-	info->flags = fairsem_info_flags(ff, sem);
-	spin_unlock(&sem->lock);
-}
-
-/**
  * fairsem_fill_info_kinds() - one consistent snapshot of every kind, for
  *	INFO_KINDS and fdinfo
  * @ff: the handle
@@ -311,6 +288,33 @@ void fairsem_fill_info_kinds(struct fairsem_file *ff, struct fairsem_sem *sem,
 	info->nkinds = sem->nkinds;
 	info->flags = fairsem_info_flags(ff, sem);
 	spin_unlock(&sem->lock);
+}
+
+/**
+ * fairsem_fill_info() - a consistent snapshot for INFO
+ * @ff: the handle
+ * @sem: its semaphore
+ * @info: filled in with kind 0 (%FAIRSEM_INFO_KINDS says there are more);
+ *	reserved fields zero
+ *
+ * Kind 0 of fairsem_fill_info_kinds()'s snapshot: one function takes
+ * snapshots, so the two ioctls can never disagree.
+ */
+void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
+		       struct fairsem_info *info)
+{
+	struct fairsem_info_kinds ki;
+
+	fairsem_fill_info_kinds(ff, sem, &ki);
+	memset(info, 0, sizeof(*info));
+	info->id = ki.id;
+	info->limit = ki.kind[0].limit;
+	info->available = ki.kind[0].available;
+	info->taken = ki.kind[0].taken;
+	info->holds = ki.kind[0].holds;
+	info->waiters = ki.waiters;
+	info->handles = ki.handles;
+	info->flags = ki.flags;
 }
 
 /* Wait condition for read(): anything but a request still in the queue. */
@@ -415,50 +419,52 @@ static const char *const fairsem_async_names[] = {
 	[FAIRSEM_REQ_GRANTED] = "granted",
 };
 
-/* fdinfo of a semaphore of several kinds: every kind, from one snapshot. */
-static void fairsem_show_kinds(struct seq_file *m, struct fairsem_file *ff,
-			       struct fairsem_sem *sem)
+/* fdinfo of a semaphore of several kinds: every kind, from @info. */
+static void fairsem_show_kinds(struct seq_file *m,
+			       const struct fairsem_info_kinds *info)
 {
-	struct fairsem_info_kinds info;
 	const struct fairsem_kind *kind;
 	unsigned int k;
 
-	fairsem_fill_info_kinds(ff, sem, &info);
-	seq_printf(m, "fairsem-kinds:\t%u\n", info.nkinds);
-	for (k = 0; k < info.nkinds; k++) {
-		kind = &info.kind[k];
+	seq_printf(m, "fairsem-kinds:\t%u\n", info->nkinds);
+	for (k = 0; k < info->nkinds; k++) {
+		kind = &info->kind[k];
 		seq_printf(m, "fairsem-kind:\t%u %s limit=%llu available=%llu taken=%llu holds=%llu\n",
 			   k, kind->label[0] ? kind->label : "-", kind->limit,
 			   kind->available, kind->taken, kind->holds);
 	}
 }
 
+/*
+ * One snapshot for every line: the scalar lines tell kind 0, as they did
+ * before kinds, and agree with the kind lines that follow them.
+ */
 static void fairsem_fop_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct fairsem_file *ff = file->private_data;
 	struct fairsem_sem *sem = fairsem_bound(ff);
-	struct fairsem_info info;
 	const char *async = fairsem_async_names[FAIRSEM_REQ_IDLE];
+	struct fairsem_info_kinds info;
 
 	if (!sem)
 		return;
-	fairsem_fill_info(ff, sem, &info);
+	fairsem_fill_info_kinds(ff, sem, &info);
 	if (info.flags & FAIRSEM_INFO_ASYNC_PENDING)
 		async = fairsem_async_names[FAIRSEM_REQ_QUEUED];
 	else if (info.flags & FAIRSEM_INFO_ASYNC_GRANTED)
 		async = fairsem_async_names[FAIRSEM_REQ_GRANTED];
 	seq_printf(m, "fairsem-id:\t%llu\n", info.id);
-	seq_printf(m, "fairsem-limit:\t%llu\n", info.limit);
-	seq_printf(m, "fairsem-available:\t%llu\n", info.available);
-	seq_printf(m, "fairsem-taken:\t%llu\n", info.taken);
-	seq_printf(m, "fairsem-holds:\t%llu\n", info.holds);
+	seq_printf(m, "fairsem-limit:\t%llu\n", info.kind[0].limit);
+	seq_printf(m, "fairsem-available:\t%llu\n", info.kind[0].available);
+	seq_printf(m, "fairsem-taken:\t%llu\n", info.kind[0].taken);
+	seq_printf(m, "fairsem-holds:\t%llu\n", info.kind[0].holds);
 	seq_printf(m, "fairsem-waiters:\t%llu\n", info.waiters);
 	seq_printf(m, "fairsem-mode:\t%s\n", info.flags & FAIRSEM_LIFO ? "lifo" :
 		   info.flags & FAIRSEM_PRIO ? "prio" : "fifo");
 	seq_printf(m, "fairsem-closed:\t%d\n", !!(info.flags & FAIRSEM_INFO_CLOSED));
 	seq_printf(m, "fairsem-async:\t%s\n", async);
 	if (info.flags & FAIRSEM_INFO_KINDS)
-		fairsem_show_kinds(m, ff, sem);
+		fairsem_show_kinds(m, &info);
 }
 
 const struct file_operations fairsem_fops = {
