@@ -77,13 +77,28 @@ static int fairsem_js_on_sem(const void *sem, struct file *file,
 	       fairsem_bound(file->private_data) == sem;
 }
 
+/* A new account, its maker's names taken while nothing is locked. */
+static struct fairsem_js_account *fairsem_js_alloc(void)
+{
+	struct fairsem_js_account *acct;
+
+	acct = kzalloc(sizeof(*acct), GFP_KERNEL_ACCOUNT);
+	if (!acct)
+		return NULL;
+	acct->pid = get_pid(task_tgid(current));
+	get_task_comm(acct->comm, current);
+	return acct;
+}
+
 static void fairsem_js_free(struct fairsem_js_account *acct)
 {
+	if (!acct)
+		return;
 	put_pid(acct->pid);
 	kfree(acct);
 }
 
-/* Under sem->lock: a new, empty account of @files, in the list. */
+/* Under sem->lock: a new account of @files, empty, in the list. */
 static void fairsem_js_init(struct fairsem_js_account *acct,
 			    struct fairsem_sem *sem,
 			    const struct files_struct *files)
@@ -99,8 +114,6 @@ static void fairsem_js_init(struct fairsem_js_account *acct,
 	resv->state = FAIRSEM_REQ_IDLE;
 	acct->resv.count[0] = 1;
 	acct->files = files;
-	acct->pid = get_pid(task_tgid(current));
-	get_task_comm(acct->comm, current);
 	list_add_tail(&acct->node, &sem->accounts);
 }
 
@@ -122,7 +135,7 @@ static struct fairsem_js_account *fairsem_js_account(struct fairsem_sem *sem)
 	if (acct)
 		return acct;
 	spin_unlock(&sem->lock);
-	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+	fresh = fairsem_js_alloc();
 	spin_lock(&sem->lock);
 	acct = fairsem_js_find(sem, files);
 	if (acct || !fresh)
@@ -135,7 +148,7 @@ static struct fairsem_js_account *fairsem_js_account(struct fairsem_sem *sem)
 	return fresh;
 
 out_free:
-	kfree(fresh);
+	fairsem_js_free(fresh);
 	return acct ?: ERR_PTR(-ENOMEM);
 }
 
