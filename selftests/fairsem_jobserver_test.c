@@ -260,6 +260,35 @@ TEST(blocking_read_waits_for_a_token_written_back)
 	EXPECT_EQ(0, fs_taken(fd));	/* the child's account ended */
 }
 
+TEST(read_of_a_closed_jobserver_is_eidrm_and_poll_is_pollhup)
+{
+	int fd = js_new(1);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(-EIDRM, js_read(fd, 1));
+	EXPECT_EQ(POLLHUP | POLLERR, fs_revents(fd, POLLIN | POLLOUT));
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(add_and_remove_change_the_tokens_and_nothing_held_is_lost)
+{
+	int fd = js_new(2), nb;
+
+	ASSERT_LE(0, fd);
+	nb = fs_new_handle(fd, O_NONBLOCK);
+	ASSERT_LE(0, nb);
+	ASSERT_EQ(2, js_read(nb, 8));
+	ASSERT_EQ(0, fs_add(fd, 1));		/* -j raised */
+	EXPECT_EQ(1, js_read(nb, 8));
+	ASSERT_EQ(0, fs_remove(fd, 2));		/* lowered below what is held */
+	EXPECT_EQ(3, fs_taken(fd));
+	EXPECT_EQ(3, js_write(nb, 3));
+	EXPECT_EQ(0, fs_taken(fd));
+	EXPECT_EQ(1, js_read(nb, 8));		/* the new limit */
+	EXPECT_EQ(-EAGAIN, js_read(nb, 1));
+}
+
 /* ---- write ---- */
 
 TEST(write_gives_tokens_back)
