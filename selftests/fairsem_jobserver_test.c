@@ -967,6 +967,41 @@ static pid_t js_reader(int h, int report, char letter)
 		pause();
 }
 
+/*
+ * The contract's job control rule, as for any blocking acquire: a stopped
+ * reader leaves the queue (a Ctrl-Z'd client holds up no one) and, once
+ * continued, reads again at the back; nothing is lost meanwhile.
+ */
+TEST(a_stopped_reader_restarts_at_the_back_and_nothing_is_lost)
+{
+	int fd = js_new(1), ha, hb, rep[2];
+	pid_t a, b;
+
+	ASSERT_LE(0, fd);
+	ha = fs_new_handle(fd, 0);
+	hb = fs_new_handle(fd, 0);
+	ASSERT_LE(0, ha);
+	ASSERT_LE(0, hb);
+	ASSERT_EQ(0, pipe(rep));
+	ASSERT_EQ(1, js_read(fd, 1));
+	a = js_reader(ha, rep[1], 'A');
+	ASSERT_LT(0, a);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	ASSERT_EQ(0, kill(a, SIGSTOP));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 0));
+	b = js_reader(hb, rep[1], 'B');
+	ASSERT_LT(0, b);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	ASSERT_EQ(0, kill(a, SIGCONT));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));
+	ASSERT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ('B', fs_take(rep[0]));
+	js_kill(b);
+	EXPECT_EQ('A', fs_take(rep[0]));
+	js_kill(a);
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
 TEST(a_frozen_reader_keeps_its_place)
 {
 	int fd = js_new(1), ha, hb, rep[2];
