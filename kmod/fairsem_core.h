@@ -112,16 +112,17 @@ struct fairsem_kind_state {
  * @levels: in priority order, the first request of each distinct
  *	priority queued, highest first (see fairsem_core.c)
  * @holder_list: every attached holder, for CLOSE
- * @accounts: a jobserver's accounts, the glue's (fairsem_jobserver.c):
- *	the core never looks at them
+ * @accounts: a jobserver's accounts (%FAIRSEM_JOBSERVER), the glue's
+ *	(fairsem_jobserver.c), which the core never looks at; NULL on any
+ *	other semaphore.  A list head of its own, set before the semaphore
+ *	is published and freed with it, so that a semaphore of one kind
+ *	stays within kmalloc-128
  * @id: unique while the module is loaded
  * @waiters: length of @queue
  * @arrivals: requests ever queued: the last one's &fairsem_request.seq
  * @handles: attached holders (open handles), as INFO reports them
  * @lifo: queue newest first
  * @prio: queue by task priority (%FAIRSEM_PRIO), arrival order among equals
- * @jobserver: %FAIRSEM_JOBSERVER: read(2), write(2) and poll(2) speak the
- *	jobserver protocol (the glue's); FIFO, one kind
  * @closed: FAIRSEM_IOC_CLOSE was called; never cleared
  * @nkinds: its kinds, 1 to %FAIRSEM_MAX_KINDS, fixed at INIT
  * @kind: each kind's limit, taken and label
@@ -134,14 +135,13 @@ struct fairsem_sem {
 	struct list_head queue;
 	struct list_head levels;
 	struct list_head holder_list;
-	struct list_head accounts;
+	struct list_head *accounts;
 	u64 id;
 	u64 waiters;
 	u64 arrivals;
 	u32 handles;
 	bool lifo;
 	bool prio;
-	bool jobserver;
 	bool closed;
 	u8 nkinds;
 	struct fairsem_kind_state kind[];
@@ -231,6 +231,12 @@ enum fairsem_trace_event {
  */
 void fairsem_traced(const struct fairsem_sem *sem,
 		    enum fairsem_trace_event event, const u64 *count);
+
+/* A jobserver: read(2), write(2) and poll(2) speak the jobserver protocol. */
+static inline bool fairsem_is_jobserver(const struct fairsem_sem *sem)
+{
+	return sem->accounts;
+}
 
 struct fairsem_sem *fairsem_sem_alloc(u32 nkinds);
 void fairsem_sem_get(struct fairsem_sem *sem);

@@ -167,6 +167,18 @@ static bool fairsem_init_flags_valid(u32 flags, bool scalar)
 	return (flags & order) != order;
 }
 
+/* A jobserver's list of accounts, before the semaphore is published. */
+static int fairsem_init_jobserver(struct fairsem_sem *sem, u32 flags)
+{
+	if (!(flags & FAIRSEM_JOBSERVER))
+		return 0;
+	sem->accounts = kmalloc(sizeof(*sem->accounts), GFP_KERNEL_ACCOUNT);
+	if (!sem->accounts)
+		return -ENOMEM;
+	INIT_LIST_HEAD(sem->accounts);
+	return 0;
+}
+
 /* INIT and INIT_KINDS, their arguments checked: bind a new semaphore. */
 static int fairsem_init_sem(struct fairsem_file *ff,
 			    const struct fairsem_init_kinds *args)
@@ -174,6 +186,7 @@ static int fairsem_init_sem(struct fairsem_file *ff,
 	struct fairsem_sem *sem;
 	unsigned int k;
 	u64 *holds;
+	int ret;
 
 	if (fairsem_bound(ff))
 		return -EBUSY;
@@ -182,11 +195,14 @@ static int fairsem_init_sem(struct fairsem_file *ff,
 		return -ENOMEM;
 	holds = fairsem_holds_alloc(args->nkinds);
 	if (IS_ERR(holds)) {
-		kfree(sem);
+		kfree(sem);	/* not set up yet: nothing else to free */
 		return PTR_ERR(holds);
 	}
 	fairsem_sem_setup(sem, atomic64_inc_return(&fairsem_last_id),
 			  args->nkinds, args->limit, args->flags);
+	ret = fairsem_init_jobserver(sem, args->flags);
+	if (ret)
+		goto err_free_holds;
 	for (k = 0; k < args->nkinds; k++)
 		memcpy(sem->kind[k].label, args->label[k], FAIRSEM_LABEL_LEN);
 	/*
@@ -197,14 +213,19 @@ static int fairsem_init_sem(struct fairsem_file *ff,
 	spin_lock(&sem->lock);
 	if (cmpxchg_release(&ff->holder.sem, NULL, sem)) {
 		spin_unlock(&sem->lock);
-		kfree(holds);
-		kfree(sem);	/* never published */
-		return -EBUSY;
+		ret = -EBUSY;
+		goto err_free_holds;
 	}
 	/* The holder keeps the reference fairsem_sem_setup() gave. */
 	fairsem_attach(sem, &ff->holder, holds);
 	spin_unlock(&sem->lock);
 	return 0;
+
+err_free_holds:
+	kfree(holds);
+	/* Never published: its one reference goes, a jobserver's list too. */
+	fairsem_sem_put(sem);
+	return ret;
 }
 
 static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
@@ -502,7 +523,7 @@ static int fairsem_acquire(struct file *file, struct fairsem_file *ff,
 	if (ret)
 		return ret;
 	/* A jobserver's read(2) takes tokens: it cannot read a grant. */
-	if ((flags & FAIRSEM_ACQ_ASYNC) && sem->jobserver)
+	if ((flags & FAIRSEM_ACQ_ASYNC) && fairsem_is_jobserver(sem))
 		return -EINVAL;
 
 	if (flags & FAIRSEM_ACQ_ASYNC)

@@ -36,7 +36,7 @@
  *	account holds, its reserved token included; bound to the
  *	semaphore, on no holder list (it is no handle)
  * @resv: the reservation, a request of one token; @resv.task is NULL
- * @node: in &fairsem_sem.accounts while the account lives
+ * @node: in the semaphore's &fairsem_sem.accounts while the account lives
  * @files: the table, compared and never dereferenced: the account ends
  *	at the table's last close on the semaphore, before the table can go
  * @poller: the handle whose poll queued @resv, to be woken by its grant;
@@ -63,7 +63,7 @@ static struct fairsem_js_account *fairsem_js_find(struct fairsem_sem *sem,
 {
 	struct fairsem_js_account *acct;
 
-	list_for_each_entry(acct, &sem->accounts, node)
+	list_for_each_entry(acct, sem->accounts, node)
 		if (acct->files == files)
 			return acct;
 	return NULL;
@@ -114,7 +114,7 @@ static void fairsem_js_init(struct fairsem_js_account *acct,
 	resv->state = FAIRSEM_REQ_IDLE;
 	acct->resv.count[0] = 1;
 	acct->files = files;
-	list_add_tail(&acct->node, &sem->accounts);
+	list_add_tail(&acct->node, sem->accounts);
 }
 
 /*
@@ -523,7 +523,7 @@ void fairsem_js_file_gone(struct fairsem_file *ff, struct fairsem_sem *sem,
 {
 	struct fairsem_js_account *acct, *tmp;
 
-	list_for_each_entry_safe(acct, tmp, &sem->accounts, node) {
+	list_for_each_entry_safe(acct, tmp, sem->accounts, node) {
 		if (sem->handles == 1)
 			fairsem_js_end(acct, wake);
 		else if (acct->poller == ff)
@@ -547,7 +547,7 @@ void fairsem_js_show_fdinfo(struct seq_file *m, struct fairsem_sem *sem)
 
 	seq_puts(m, "fairsem-jobserver:\t1\n");
 	spin_lock(&sem->lock);
-	list_for_each_entry(acct, &sem->accounts, node) {
+	list_for_each_entry(acct, sem->accounts, node) {
 		resv = acct->resv.req.state;
 		if (!acct->holder.holds[0] && resv != FAIRSEM_REQ_QUEUED)
 			continue;

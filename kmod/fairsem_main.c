@@ -65,7 +65,7 @@ void fairsem_file_free(struct fairsem_file *ff)
 		struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 
 		spin_lock(&sem->lock);
-		if (sem->jobserver)
+		if (fairsem_is_jobserver(sem))
 			fairsem_js_file_gone(ff, sem, &wake);
 		fairsem_detach(&ff->holder, &wake);
 		fairsem_unlock_wake(sem, &wake);
@@ -256,7 +256,7 @@ static u32 fairsem_info_flags(struct fairsem_file *ff, struct fairsem_sem *sem)
 		flags |= FAIRSEM_LIFO;
 	if (sem->prio)
 		flags |= FAIRSEM_PRIO;
-	if (sem->jobserver)
+	if (fairsem_is_jobserver(sem))
 		flags |= FAIRSEM_JOBSERVER;
 	if (sem->closed)
 		flags |= FAIRSEM_INFO_CLOSED;
@@ -371,7 +371,7 @@ static ssize_t fairsem_fop_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	size_t size;
 	int ret;
 
-	if (sem && sem->jobserver)
+	if (sem && fairsem_is_jobserver(sem))
 		return fairsem_js_read(iocb, to);
 	if (iov_iter_count(to) < sizeof(count[0]))
 		return -EINVAL;
@@ -410,7 +410,7 @@ static ssize_t fairsem_fop_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	struct fairsem_file *ff = iocb->ki_filp->private_data;
 	struct fairsem_sem *sem = fairsem_bound(ff);
 
-	if (!sem || !sem->jobserver)
+	if (!sem || !fairsem_is_jobserver(sem))
 		return -EINVAL;
 	return fairsem_js_write(iocb, from);
 }
@@ -420,7 +420,7 @@ static int fairsem_fop_flush(struct file *file, fl_owner_t id)
 {
 	struct fairsem_sem *sem = fairsem_bound(file->private_data);
 
-	if (sem && sem->jobserver)
+	if (sem && fairsem_is_jobserver(sem))
 		fairsem_js_flush(sem, id);
 	return 0;
 }
@@ -440,7 +440,7 @@ static __poll_t fairsem_fop_poll(struct file *file, poll_table *wait)
 	sem = fairsem_bound(ff);
 	if (!sem)
 		return 0;
-	if (sem->jobserver)
+	if (fairsem_is_jobserver(sem))
 		return fairsem_js_poll(file, sem);
 	spin_lock(&sem->lock);
 	events = fairsem_poll_events(&ff->holder);
