@@ -60,7 +60,8 @@ struct fairsem_sem *fairsem_sem_alloc(u32 nkinds)
  * @id: its unique id
  * @nkinds: its kinds
  * @limit: each kind's capacity
- * @flags: %FAIRSEM_LIFO or %FAIRSEM_PRIO (checked by the caller), or 0
+ * @flags: %FAIRSEM_LIFO or %FAIRSEM_PRIO (checked by the caller), or 0;
+ *	the glue makes a %FAIRSEM_JOBSERVER one a jobserver (@accounts)
  *
  * The semaphore starts with one reference, for the holder that INIT binds.
  */
@@ -74,6 +75,7 @@ void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u32 nkinds,
 	INIT_LIST_HEAD(&sem->queue);
 	INIT_LIST_HEAD(&sem->levels);
 	INIT_LIST_HEAD(&sem->holder_list);
+	sem->accounts = NULL;
 	sem->id = id;
 	sem->waiters = 0;
 	sem->arrivals = 0;
@@ -103,8 +105,10 @@ void fairsem_sem_get(struct fairsem_sem *sem)
  */
 void fairsem_sem_put(struct fairsem_sem *sem)
 {
-	if (refcount_dec_and_test(&sem->ref))
+	if (refcount_dec_and_test(&sem->ref)) {
+		kfree(sem->accounts);
 		kfree(sem);
+	}
 }
 
 /**

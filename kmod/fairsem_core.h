@@ -112,6 +112,11 @@ struct fairsem_kind_state {
  * @levels: in priority order, the first request of each distinct
  *	priority queued, highest first (see fairsem_core.c)
  * @holder_list: every attached holder, for CLOSE
+ * @accounts: a jobserver's accounts (%FAIRSEM_JOBSERVER), the glue's
+ *	(fairsem_jobserver.c), which the core never looks at; NULL on any
+ *	other semaphore.  A list head of its own, set before the semaphore
+ *	is published and freed with it, so that a semaphore of one kind
+ *	stays within kmalloc-128
  * @id: unique while the module is loaded
  * @waiters: length of @queue
  * @arrivals: requests ever queued: the last one's &fairsem_request.seq
@@ -130,6 +135,7 @@ struct fairsem_sem {
 	struct list_head queue;
 	struct list_head levels;
 	struct list_head holder_list;
+	struct list_head *accounts;
 	u64 id;
 	u64 waiters;
 	u64 arrivals;
@@ -225,6 +231,12 @@ enum fairsem_trace_event {
  */
 void fairsem_traced(const struct fairsem_sem *sem,
 		    enum fairsem_trace_event event, const u64 *count);
+
+/* A jobserver: read(2), write(2) and poll(2) speak the jobserver protocol. */
+static inline bool fairsem_is_jobserver(const struct fairsem_sem *sem)
+{
+	return sem->accounts;
+}
 
 struct fairsem_sem *fairsem_sem_alloc(u32 nkinds);
 void fairsem_sem_get(struct fairsem_sem *sem);

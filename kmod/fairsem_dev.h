@@ -81,7 +81,9 @@ struct fairsem_rejoin {
 /**
  * struct fairsem_waiter - a blocking acquire's request, on its task's stack
  * @req: the queued request
- * @task: the task sleeping in FAIRSEM_IOC_ACQUIRE
+ * @task: the task sleeping in FAIRSEM_IOC_ACQUIRE (or in a jobserver's
+ *	read); NULL for a jobserver account's reservation, which lives in the
+ *	account and wakes a poller instead (fairsem_js_reserved())
  * @count: its counts, every kind's (@req.count points here)
  */
 struct fairsem_waiter {
@@ -150,5 +152,7 @@ void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
 void fairsem_fill_info_kinds(struct fairsem_file *ff, struct fairsem_sem *sem,
 			     struct fairsem_info_kinds *info);
 long fairsem_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_holder *holder,
+			 const u64 *count, u64 deadline_ns);
 
 #endif /* _FAIRSEM_DEV_H */

@@ -151,11 +151,32 @@ static bool fairsem_labels_valid(const struct fairsem_init_kinds *args)
 	return true;
 }
 
-static bool fairsem_init_flags_valid(u32 flags)
+/*
+ * One order at most; a jobserver is FIFO (strict arrival order is its
+ * point), and only the scalar INIT makes one (a token is one kind).
+ */
+static bool fairsem_init_flags_valid(u32 flags, bool scalar)
 {
-	return !(flags & ~(FAIRSEM_LIFO | FAIRSEM_PRIO)) &&
-	       (flags & (FAIRSEM_LIFO | FAIRSEM_PRIO)) !=
-	       (FAIRSEM_LIFO | FAIRSEM_PRIO);
+	const u32 order = FAIRSEM_LIFO | FAIRSEM_PRIO;
+	u32 known = order | (scalar ? FAIRSEM_JOBSERVER : 0);
+
+	if (flags & ~known)
+		return false;
+	if ((flags & FAIRSEM_JOBSERVER) && (flags & order))
+		return false;
+	return (flags & order) != order;
+}
+
+/* A jobserver's list of accounts, before the semaphore is published. */
+static int fairsem_init_jobserver(struct fairsem_sem *sem, u32 flags)
+{
+	if (!(flags & FAIRSEM_JOBSERVER))
+		return 0;
+	sem->accounts = kmalloc(sizeof(*sem->accounts), GFP_KERNEL_ACCOUNT);
+	if (!sem->accounts)
+		return -ENOMEM;
+	INIT_LIST_HEAD(sem->accounts);
+	return 0;
 }
 
 /* INIT and INIT_KINDS, their arguments checked: bind a new semaphore. */
@@ -165,6 +186,7 @@ static int fairsem_init_sem(struct fairsem_file *ff,
 	struct fairsem_sem *sem;
 	unsigned int k;
 	u64 *holds;
+	int ret;
 
 	if (fairsem_bound(ff))
 		return -EBUSY;
@@ -173,11 +195,14 @@ static int fairsem_init_sem(struct fairsem_file *ff,
 		return -ENOMEM;
 	holds = fairsem_holds_alloc(args->nkinds);
 	if (IS_ERR(holds)) {
-		kfree(sem);
+		kfree(sem);	/* not set up yet: nothing else to free */
 		return PTR_ERR(holds);
 	}
 	fairsem_sem_setup(sem, atomic64_inc_return(&fairsem_last_id),
 			  args->nkinds, args->limit, args->flags);
+	ret = fairsem_init_jobserver(sem, args->flags);
+	if (ret)
+		goto err_free_holds;
 	for (k = 0; k < args->nkinds; k++)
 		memcpy(sem->kind[k].label, args->label[k], FAIRSEM_LABEL_LEN);
 	/*
@@ -188,14 +213,19 @@ static int fairsem_init_sem(struct fairsem_file *ff,
 	spin_lock(&sem->lock);
 	if (cmpxchg_release(&ff->holder.sem, NULL, sem)) {
 		spin_unlock(&sem->lock);
-		kfree(holds);
-		kfree(sem);	/* never published */
-		return -EBUSY;
+		ret = -EBUSY;
+		goto err_free_holds;
 	}
 	/* The holder keeps the reference fairsem_sem_setup() gave. */
 	fairsem_attach(sem, &ff->holder, holds);
 	spin_unlock(&sem->lock);
 	return 0;
+
+err_free_holds:
+	kfree(holds);
+	/* Never published: its one reference goes, a jobserver's list too. */
+	fairsem_sem_put(sem);
+	return ret;
 }
 
 static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
@@ -205,7 +235,7 @@ static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
 
 	if (copy_from_user(&args, argp, sizeof(args)))
 		return -EFAULT;
-	if (args.reserved || !fairsem_init_flags_valid(args.flags) ||
+	if (args.reserved || !fairsem_init_flags_valid(args.flags, true) ||
 	    args.permits > FAIRSEM_MAX_PERMITS)
 		return -EINVAL;
 	kargs.limit[0] = args.permits;
@@ -220,7 +250,7 @@ static int fairsem_ioctl_init_kinds(struct fairsem_file *ff, void __user *argp)
 
 	if (copy_from_user(&args, argp, sizeof(args)))
 		return -EFAULT;
-	if (args.reserved || !fairsem_init_flags_valid(args.flags) ||
+	if (args.reserved || !fairsem_init_flags_valid(args.flags, false) ||
 	    !args.nkinds || args.nkinds > FAIRSEM_MAX_KINDS ||
 	    !fairsem_labels_valid(&args))
 		return -EINVAL;
@@ -394,12 +424,26 @@ static void fairsem_rejoin_leave(struct fairsem_file *ff,
 	list_add_tail(&r->node, &ff->rejoins);
 }
 
-static int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_sem *sem,
-				const u64 *count, u64 deadline_ns)
+/**
+ * fairsem_acquire_wait() - a blocking acquire, in the queue, for @holder
+ * @ff: the handle the call was made on: its tickets keep the call's place
+ *	when the kernel interrupts it to restart it
+ * @holder: who receives the permits: @ff's own holder for an ACQUIRE, a
+ *	jobserver account's for a read (fairsem_jobserver.c)
+ * @count: permits of each kind, the tail zero
+ * @deadline_ns: absolute CLOCK_MONOTONIC, or beyond KTIME_MAX for none
+ *
+ * Called without sem->lock.
+ *
+ * Return: 0 holding them, -ERESTARTSYS, -ETIMEDOUT or -EIDRM holding none.
+ */
+int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_holder *holder,
+			 const u64 *count, u64 deadline_ns)
 {
+	struct fairsem_sem *sem = holder->sem;
 	struct fairsem_waiter w = {
 		.req = {
-			.holder = &ff->holder,
+			.holder = holder,
 			.prio = fairsem_task_prio(),
 		},
 		.task = current,
@@ -478,13 +522,16 @@ static int fairsem_acquire(struct file *file, struct fairsem_file *ff,
 	ret = fairsem_kinds_match(sem, nkinds);
 	if (ret)
 		return ret;
+	/* A jobserver's read(2) takes tokens: it cannot read a grant. */
+	if ((flags & FAIRSEM_ACQ_ASYNC) && fairsem_is_jobserver(sem))
+		return -EINVAL;
 
 	if (flags & FAIRSEM_ACQ_ASYNC)
 		ret = fairsem_acquire_async(ff, sem, count);
 	else if ((flags & FAIRSEM_ACQ_TRY) || (file->f_flags & O_NONBLOCK))
 		ret = fairsem_acquire_try(ff, sem, count);
 	else
-		ret = fairsem_acquire_wait(ff, sem, count, deadline_ns);
+		ret = fairsem_acquire_wait(ff, &ff->holder, count, deadline_ns);
 	trace_fairsem_acquire(sem->id, count[0], flags, ret);
 	return ret;
 }

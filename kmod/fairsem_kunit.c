@@ -224,6 +224,35 @@ static void fifo_grants_in_arrival_order(struct kunit *test)
 	kt_detach_all(w);
 }
 
+/*
+ * A jobserver's account (fairsem_jobserver.c) is a holder bound to the
+ * semaphore and attached to no handle list: its reservation, queued in
+ * FIFO order among the handles' requests, is granted into its holds in
+ * its turn, and a release gives them back to the next in line.
+ */
+static void jobserver_account_is_granted_in_its_turn(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 1, 0);	/* FIFO, as a jobserver */
+	struct fairsem_holder acct;
+	struct fairsem_request r0, resv, r2;
+
+	KUNIT_EXPECT_FALSE(test, fairsem_is_jobserver(w->sem));
+	fairsem_holder_setup(&acct);
+	acct.sem = w->sem;
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &resv, &acct, 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r2, &w->h[2], 1));
+	KT_EQ(test, 4U, w->sem->handles);	/* the account is no handle */
+	KT_EQ(test, 0, kt_release(w, &w->h[0], 1));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, resv.state);
+	KT_EQ(test, 1ULL, acct.holds[0]);
+	KT_EQ(test, FAIRSEM_REQ_QUEUED, r2.state);
+	KT_EQ(test, 0, kt_release(w, &acct, 1));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, r2.state);
+	KT_EQ(test, 0ULL, acct.holds[0]);
+	kt_detach_all(w);
+}
+
 static void big_head_blocks_smaller_requests_behind_it(struct kunit *test)
 {
 	struct kt_world *w = kt_world(test, 3, 0);
@@ -666,6 +695,7 @@ static struct kunit_case fairsem_core_cases[] = {
 	KUNIT_CASE(kinds_head_holds_back_a_request_that_fits),
 	KUNIT_CASE(kinds_release_above_holds_in_one_kind_changes_nothing),
 	KUNIT_CASE(kinds_detach_gives_the_whole_vector_back_in_one_grant),
+	KUNIT_CASE(jobserver_account_is_granted_in_its_turn),
 	{}
 };
 

@@ -5,7 +5,8 @@
  * /dev/fairsem is a clone device: every open() is a handle, bound to a new
  * semaphore by FAIRSEM_IOC_INIT.  This file holds the device and the file
  * operations other than ioctl: open, release, read, poll and fdinfo.  The
- * grant logic lives in fairsem_core.c, the ioctls in fairsem_ioctl.c.
+ * grant logic lives in fairsem_core.c, the ioctls in fairsem_ioctl.c, and
+ * read, write, poll and flush of a jobserver in fairsem_jobserver.c.
  */
 #include <linux/freezer.h>
 #include <linux/miscdevice.h>
@@ -20,6 +21,7 @@
 
 #include "fairsem_dev.h"
 #include "fairsem_fs.h"
+#include "fairsem_jobserver.h"
 
 #define CREATE_TRACE_POINTS
 #include "fairsem_trace.h"
@@ -63,6 +65,8 @@ void fairsem_file_free(struct fairsem_file *ff)
 		struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 
 		spin_lock(&sem->lock);
+		if (fairsem_is_jobserver(sem))
+			fairsem_js_file_gone(ff, sem, &wake);
 		fairsem_detach(&ff->holder, &wake);
 		fairsem_unlock_wake(sem, &wake);
 		fairsem_sem_put(sem);
@@ -198,6 +202,10 @@ void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake
 	if (req == &req->holder->async)
 		return;
 	w = container_of(req, struct fairsem_waiter, req);
+	if (!w->task) {		/* a jobserver's reservation */
+		fairsem_js_reserved(w);
+		return;
+	}
 	if (wake->n < FAIRSEM_WAKE_BATCH) {
 		/* The reference keeps the task valid once the lock is gone. */
 		get_task_struct(w->task);
@@ -248,6 +256,8 @@ static u32 fairsem_info_flags(struct fairsem_file *ff, struct fairsem_sem *sem)
 		flags |= FAIRSEM_LIFO;
 	if (sem->prio)
 		flags |= FAIRSEM_PRIO;
+	if (fairsem_is_jobserver(sem))
+		flags |= FAIRSEM_JOBSERVER;
 	if (sem->closed)
 		flags |= FAIRSEM_INFO_CLOSED;
 	if (sem->nkinds > 1)
@@ -361,6 +371,8 @@ static ssize_t fairsem_fop_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	size_t size;
 	int ret;
 
+	if (sem && fairsem_is_jobserver(sem))
+		return fairsem_js_read(iocb, to);
 	if (iov_iter_count(to) < sizeof(count[0]))
 		return -EINVAL;
 	if (!sem)
@@ -392,6 +404,27 @@ static ssize_t fairsem_fop_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	return size;
 }
 
+/* Only a jobserver is written to; elsewhere as without a write at all. */
+static ssize_t fairsem_fop_write_iter(struct kiocb *iocb, struct iov_iter *from)
+{
+	struct fairsem_file *ff = iocb->ki_filp->private_data;
+	struct fairsem_sem *sem = fairsem_bound(ff);
+
+	if (!sem || !fairsem_is_jobserver(sem))
+		return -EINVAL;
+	return fairsem_js_write(iocb, from);
+}
+
+/* Every close of a descriptor: a jobserver's account may end with it. */
+static int fairsem_fop_flush(struct file *file, fl_owner_t id)
+{
+	struct fairsem_sem *sem = fairsem_bound(file->private_data);
+
+	if (sem && fairsem_is_jobserver(sem))
+		fairsem_js_flush(sem, id);
+	return 0;
+}
+
 static __poll_t fairsem_fop_poll(struct file *file, poll_table *wait)
 {
 	struct fairsem_file *ff = file->private_data;
@@ -407,6 +440,8 @@ static __poll_t fairsem_fop_poll(struct file *file, poll_table *wait)
 	sem = fairsem_bound(ff);
 	if (!sem)
 		return 0;
+	if (fairsem_is_jobserver(sem))
+		return fairsem_js_poll(file, sem);
 	spin_lock(&sem->lock);
 	events = fairsem_poll_events(&ff->holder);
 	spin_unlock(&sem->lock);
@@ -465,6 +500,8 @@ static void fairsem_fop_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "fairsem-async:\t%s\n", async);
 	if (info.flags & FAIRSEM_INFO_KINDS)
 		fairsem_show_kinds(m, &info);
+	if (info.flags & FAIRSEM_JOBSERVER)
+		fairsem_js_show_fdinfo(m, sem);
 }
 
 const struct file_operations fairsem_fops = {
@@ -472,6 +509,8 @@ const struct file_operations fairsem_fops = {
 	.open = fairsem_fop_open,
 	.release = fairsem_fop_release,
 	.read_iter = fairsem_fop_read_iter,
+	.write_iter = fairsem_fop_write_iter,
+	.flush = fairsem_fop_flush,
 	.poll = fairsem_fop_poll,
 	.unlocked_ioctl = fairsem_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,

@@ -22,6 +22,12 @@
 /* fairsem_init.flags, also reported in fairsem_info.flags */
 #define FAIRSEM_LIFO		_BITUL(0)
 #define FAIRSEM_PRIO		_BITUL(4)	/* queue by task priority */
+/*
+ * FAIRSEM_JOBSERVER: a jobserver semaphore, FIFO, of one kind: read(2)
+ * takes tokens and write(2) gives them back, one a byte, to an account of
+ * the caller's descriptor table (Documentation/userspace-api/fairsem.rst).
+ */
+#define FAIRSEM_JOBSERVER	_BITUL(6)
 
 /* fairsem_acquire.flags */
 #define FAIRSEM_ACQ_TRY		_BITUL(0)
@@ -48,7 +54,8 @@
  * struct fairsem_init - FAIRSEM_IOC_INIT's argument
  * @permits: the new semaphore's limit, at most %FAIRSEM_MAX_PERMITS; 0
  *	makes a signalling semaphore that others ADD to
- * @flags: %FAIRSEM_LIFO or %FAIRSEM_PRIO (not both), or 0 for FIFO order
+ * @flags: %FAIRSEM_LIFO or %FAIRSEM_PRIO (not both), or 0 for FIFO order;
+ *	%FAIRSEM_JOBSERVER (with neither) makes a jobserver semaphore
  * @reserved: must be zero
  */
 struct fairsem_init {
@@ -83,7 +90,8 @@ struct fairsem_acquire {
  * @holds: permits held by this handle
  * @waiters: queued requests, blocking and asynchronous
  * @flags: %FAIRSEM_INFO_CLOSED, %FAIRSEM_LIFO, %FAIRSEM_PRIO,
- *	%FAIRSEM_INFO_ASYNC_PENDING, %FAIRSEM_INFO_ASYNC_GRANTED
+ *	%FAIRSEM_INFO_ASYNC_PENDING, %FAIRSEM_INFO_ASYNC_GRANTED,
+ *	%FAIRSEM_JOBSERVER
  * @handles: open handles on the semaphore
  * @reserved: zero
  */

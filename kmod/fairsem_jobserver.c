@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fairsem jobserver semaphores (FAIRSEM_JOBSERVER): read(2) takes tokens,
+ * write(2) gives them back, poll(2) queues a reservation, as GNU make,
+ * ninja and cargo expect of a jobserver pipe or fifo.  The contract's
+ * "Jobserver semaphores" gives the why of every rule here.
+ *
+ * Tokens belong to an account of the caller's descriptor table, not to
+ * the handle read: make 4.4 reads one handle and writes another, make 4.3
+ * shares its two handles with the whole process tree.  An account ends,
+ * and its tokens come back, when its table drops its last descriptor on
+ * the semaphore: ->flush() is told the table of every close.
+ *
+ * An account is a holder of the core's that belongs to no handle: the
+ * tokens granted to a request of the account land in its holds, as
+ * permits land in a handle's.  Its reservation is a struct fairsem_waiter
+ * without a task: an ordinary request of the one FIFO queue, whose grant
+ * fairsem_request_done() hands to fairsem_js_reserved() to wake a poller.
+ * A blocking read waits as a blocking acquire does, for the account
+ * (fairsem_acquire_wait()): same queue, signals, freezer and rejoins.
+ *
+ * Everything about accounts is under sem->lock.
+ */
+#include <linux/fdtable.h>
+#include <linux/minmax.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <uapi/linux/fairsem.h>
+
+#include "fairsem_jobserver.h"
+
+/**
+ * struct fairsem_js_account - the tokens of one descriptor table
+ * @holder: the core's side: @holder.holds[0] counts every token the
+ *	account holds, its reserved token included; bound to the
+ *	semaphore, on no holder list (it is no handle)
+ * @resv: the reservation, a request of one token; @resv.task is NULL
+ * @node: in the semaphore's &fairsem_sem.accounts while the account lives
+ * @files: the table, compared and never dereferenced: the account ends
+ *	at the table's last close on the semaphore, before the table can go
+ * @poller: the handle whose poll queued @resv, to be woken by its grant;
+ *	cleared when that handle goes (fairsem_js_file_gone())
+ * @pid: the thread group that made it, for fdinfo
+ * @users: reads that dropped sem->lock holding it (waiting, copying)
+ * @dead: ended while it had users: the last of them frees it
+ * @comm: the command that made it, for fdinfo
+ */
+struct fairsem_js_account {
+	struct fairsem_holder holder;
+	struct fairsem_waiter resv;
+	struct list_head node;
+	const struct files_struct *files;
+	struct fairsem_file *poller;
+	struct pid *pid;
+	unsigned int users;
+	bool dead;
+	char comm[TASK_COMM_LEN];
+};
+
+static struct fairsem_js_account *fairsem_js_find(struct fairsem_sem *sem,
+						  const struct files_struct *files)
+{
+	struct fairsem_js_account *acct;
+
+	list_for_each_entry(acct, sem->accounts, node)
+		if (acct->files == files)
+			return acct;
+	return NULL;
+}
+
+/* iterate_fd()'s test: is @file a handle on the semaphore @sem? */
+static int fairsem_js_on_sem(const void *sem, struct file *file,
+			     unsigned int fd)
+{
+	return file->f_op == &fairsem_fops &&
+	       fairsem_bound(file->private_data) == sem;
+}
+
+/* A new account, its maker's names taken while nothing is locked. */
+static struct fairsem_js_account *fairsem_js_alloc(void)
+{
+	struct fairsem_js_account *acct;
+
+	acct = kzalloc(sizeof(*acct), GFP_KERNEL_ACCOUNT);
+	if (!acct)
+		return NULL;
+	acct->pid = get_pid(task_tgid(current));
+	get_task_comm(acct->comm, current);
+	return acct;
+}
+
+static void fairsem_js_free(struct fairsem_js_account *acct)
+{
+	if (!acct)
+		return;
+	put_pid(acct->pid);
+	kfree(acct);
+}
+
+/* Under sem->lock: a new account of @files, empty, in the list. */
+static void fairsem_js_init(struct fairsem_js_account *acct,
+			    struct fairsem_sem *sem,
+			    const struct files_struct *files)
+{
+	struct fairsem_request *resv = &acct->resv.req;
+
+	fairsem_holder_setup(&acct->holder);
+	acct->holder.sem = sem;
+	INIT_LIST_HEAD(&resv->node);
+	INIT_LIST_HEAD(&resv->level);
+	resv->holder = &acct->holder;
+	resv->count = acct->resv.count;
+	resv->state = FAIRSEM_REQ_IDLE;
+	acct->resv.count[0] = 1;
+	acct->files = files;
+	list_add_tail(&acct->node, sem->accounts);
+}
+
+/*
+ * Under sem->lock, which it drops to allocate: the caller's account, made
+ * if need be.  A table holding no descriptor on the semaphore gets none
+ * (EBADF), or it would never end.  That check is made under sem->lock
+ * (iterate_fd() takes the table's file_lock inside it; nothing takes the
+ * two the other way round): either the flush of the table's last
+ * descriptor comes after it and ends the account, or the descriptor was
+ * gone before and the check sees it gone.
+ */
+static struct fairsem_js_account *fairsem_js_account(struct fairsem_sem *sem)
+{
+	struct files_struct *files = current->files;
+	struct fairsem_js_account *acct, *fresh;
+
+	acct = fairsem_js_find(sem, files);
+	if (acct)
+		return acct;
+	spin_unlock(&sem->lock);
+	fresh = fairsem_js_alloc();
+	spin_lock(&sem->lock);
+	acct = fairsem_js_find(sem, files);
+	if (acct || !fresh)
+		goto out_free;
+	if (!iterate_fd(files, 0, fairsem_js_on_sem, sem)) {
+		acct = ERR_PTR(-EBADF);
+		goto out_free;
+	}
+	fairsem_js_init(fresh, sem, files);
+	return fresh;
+
+out_free:
+	fairsem_js_free(fresh);
+	return acct ?: ERR_PTR(-ENOMEM);
+}
+
+/* Under sem->lock: the tokens the account read and holds, besides its reserved one. */
+static u64 fairsem_js_read_tokens(const struct fairsem_js_account *acct)
+{
+	return acct->holder.holds[0] -
+	       (acct->resv.req.state == FAIRSEM_REQ_GRANTED);
+}
+
+/*
+ * Under sem->lock: give back @n tokens the account holds, its reserved
+ * one last: it is only given back with every other.
+ */
+static void fairsem_js_give(struct fairsem_js_account *acct, u64 n,
+			    struct fairsem_wake *wake)
+{
+	u64 count[FAIRSEM_MAX_KINDS] = { n };
+
+	if (!n)
+		return;
+	if (n > fairsem_js_read_tokens(acct))
+		acct->resv.req.state = FAIRSEM_REQ_IDLE;
+	fairsem_release(&acct->holder, count, wake);
+}
+
+/*
+ * Under sem->lock: the table's last descriptor on the semaphore is gone.
+ * Its reservation leaves the queue, every token comes back in one step,
+ * and the queue's head is granted.  A read still waiting on the account
+ * frees it when it leaves.
+ */
+static void fairsem_js_end(struct fairsem_js_account *acct,
+			   struct fairsem_wake *wake)
+{
+	fairsem_dequeue(&acct->resv.req, wake);
+	fairsem_js_give(acct, acct->holder.holds[0], wake);
+	acct->poller = NULL;
+	list_del_init(&acct->node);
+	acct->dead = true;
+	if (!acct->users)
+		fairsem_js_free(acct);
+}
+
+/*
+ * Under sem->lock: a read is done with the account.  An account that
+ * ended meanwhile gives back what was granted to it since, a waiting
+ * read's token, and goes with its last user.
+ */
+static void fairsem_js_put(struct fairsem_js_account *acct,
+			   struct fairsem_wake *wake)
+{
+	if (--acct->users || !acct->dead)
+		return;
+	fairsem_js_give(acct, acct->holder.holds[0], wake);
+	fairsem_js_free(acct);
+}
+
+/*
+ * Under sem->lock: a read's first token without waiting: the reserved
+ * token, or a free one with no request queued (never passing a waiter,
+ * the account's own reservation included).
+ */
+static int fairsem_js_take_first(struct fairsem_js_account *acct)
+{
+	u64 one[FAIRSEM_MAX_KINDS] = { 1 };
+	struct fairsem_request req = {
+		.holder = &acct->holder,
+		.count = one,
+	};
+
+	if (acct->resv.req.state == FAIRSEM_REQ_GRANTED) {
+		acct->resv.req.state = FAIRSEM_REQ_IDLE;	/* read now */
+		return 0;
+	}
+	return fairsem_try_grant(&req);
+}
+
+/* Under sem->lock: up to @want more tokens, those free now, passing no one. */
+static u64 fairsem_js_take_more(struct fairsem_js_account *acct, u64 want)
+{
+	u64 count[FAIRSEM_MAX_KINDS] = {
+		min(want, fairsem_available(acct->holder.sem, 0)),
+	};
+	struct fairsem_request req = {
+		.holder = &acct->holder,
+		.count = count,
+	};
+
+	if (!count[0] || fairsem_try_grant(&req))
+		return 0;
+	return count[0];
+}
+
+/* The read's bytes, one '+' a token; returns how many could be copied. */
+static size_t fairsem_js_fill(struct iov_iter *to, u64 tokens)
+{
+	static const char plus[64] = { [0 ... 63] = '+' };
+	size_t done = 0, chunk, copied;
+
+	while (done < tokens) {
+		chunk = min_t(u64, tokens - done, sizeof(plus));
+		copied = copy_to_iter(plus, chunk, to);
+		done += copied;
+		if (copied < chunk)
+			break;
+	}
+	return done;
+}
+
+/*
+ * The first token, waited for in the queue unless the read may not block;
+ * with sem->lock held on entry and on return.  Then those free at once.
+ * Return: the tokens taken, or -errno.
+ */
+static long fairsem_js_take(struct fairsem_file *ff,
+			    struct fairsem_js_account *acct, u64 want,
+			    bool nonblock, struct fairsem_wake *wake)
+{
+	static const u64 one[FAIRSEM_MAX_KINDS] = { 1 };
+	struct fairsem_sem *sem = acct->holder.sem;
+	int ret = fairsem_js_take_first(acct);
+
+	if (ret == -EAGAIN && !nonblock) {
+		spin_unlock(&sem->lock);
+		ret = fairsem_acquire_wait(ff, &acct->holder, one,
+					   FAIRSEM_NO_DEADLINE);
+		spin_lock(&sem->lock);
+	}
+	/* Its table lost its last descriptor meanwhile: no account. */
+	if (acct->dead)
+		return -EBADF;
+	if (ret)
+		return ret;
+	return 1 + fairsem_js_take_more(acct, want - 1);
+}
+
+/**
+ * fairsem_js_read() - read(2) of a jobserver: take tokens, one a byte
+ * @iocb: the read, on a handle of a jobserver semaphore open for reading
+ * @to: where the '+' bytes go
+ *
+ * Return: the tokens taken, at least one, or -errno: EAGAIN, EINTR (or a
+ * restart), EIDRM, EBADF, EFAULT, ENOMEM (the contract's "Reading a token").
+ */
+ssize_t fairsem_js_read(struct kiocb *iocb, struct iov_iter *to)
+{
+	struct file *file = iocb->ki_filp;
+	struct fairsem_file *ff = file->private_data;
+	struct fairsem_sem *sem = ff->holder.sem;
+	bool nonblock = (file->f_flags & O_NONBLOCK) ||
+			(iocb->ki_flags & IOCB_NOWAIT);
+	u64 want = min_t(u64, iov_iter_count(to), FAIRSEM_MAX_PERMITS);
+	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
+	struct fairsem_js_account *acct;
+	size_t copied = 0;
+	long got;
+
+	if (!want)
+		return 0;
+	spin_lock(&sem->lock);
+	acct = fairsem_js_account(sem);
+	if (IS_ERR(acct)) {
+		spin_unlock(&sem->lock);
+		return PTR_ERR(acct);
+	}
+	acct->users++;
+	got = fairsem_js_take(ff, acct, want, nonblock, &wake);
+	fairsem_unlock_wake(sem, &wake);
+
+	/* Copied unlocked: the user buffer may fault in. */
+	if (got > 0)
+		copied = fairsem_js_fill(to, got);
+
+	spin_lock(&sem->lock);
+	/* What could not be copied goes back; the reserved token stays. */
+	if (got > 0 && copied < got && !acct->dead)
+		fairsem_js_give(acct, min_t(u64, got - copied,
+					    fairsem_js_read_tokens(acct)),
+				&wake);
+	fairsem_js_put(acct, &wake);
+	fairsem_unlock_wake(sem, &wake);
+	if (got < 0)
+		return got;
+	return copied ?: -EFAULT;
+}
+
+/* The tokens the caller's account holds, at this moment. */
+static u64 fairsem_js_held(struct fairsem_sem *sem)
+{
+	struct fairsem_js_account *acct;
+	u64 held;
+
+	spin_lock(&sem->lock);
+	acct = fairsem_js_find(sem, current->files);
+	held = acct ? acct->holder.holds[0] : 0;
+	spin_unlock(&sem->lock);
+	return held;
+}
+
+/* The written bytes are read, for EFAULT; their values do not matter. */
+static bool fairsem_js_drain(struct iov_iter *from, size_t n)
+{
+	char scratch[64];
+	size_t chunk;
+
+	while (n) {
+		chunk = min(n, sizeof(scratch));
+		if (copy_from_iter(scratch, chunk, from) != chunk)
+			return false;
+		n -= chunk;
+	}
+	return true;
+}
+
+/**
+ * fairsem_js_write() - write(2) of a jobserver: give back tokens
+ * @iocb: the write, on a handle of a jobserver semaphore open for writing
+ * @from: the bytes, one a token
+ *
+ * A jobserver never grows: more than the writer's account holds is EINVAL,
+ * and then nothing changes.  Checked before the bytes are read (a write
+ * of 1 MB of garbage reads none of it) and again under the lock after.
+ *
+ * Return: the tokens given back, or -EINVAL, -EFAULT.
+ */
+ssize_t fairsem_js_write(struct kiocb *iocb, struct iov_iter *from)
+{
+	struct fairsem_file *ff = iocb->ki_filp->private_data;
+	struct fairsem_sem *sem = ff->holder.sem;
+	size_t n = iov_iter_count(from);
+	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
+	struct fairsem_js_account *acct;
+	ssize_t ret = -EINVAL;
+
+	if (!n)
+		return 0;
+	if (n > fairsem_js_held(sem))
+		return -EINVAL;
+	if (!fairsem_js_drain(from, n))
+		return -EFAULT;
+	spin_lock(&sem->lock);
+	acct = fairsem_js_find(sem, current->files);
+	if (acct && n <= acct->holder.holds[0]) {
+		fairsem_js_give(acct, n, &wake);
+		ret = n;
+	}
+	fairsem_unlock_wake(sem, &wake);
+	return ret;
+}
+
+/*
+ * Under sem->lock: may the account read a token without waiting?  If not,
+ * it queues its reservation (one at most), whose grant wakes @ff.
+ */
+static bool fairsem_js_reserve(struct fairsem_js_account *acct,
+			       struct fairsem_file *ff)
+{
+	struct fairsem_sem *sem = acct->holder.sem;
+	struct fairsem_request *resv = &acct->resv.req;
+
+	switch (resv->state) {
+	case FAIRSEM_REQ_GRANTED:
+		return true;
+	case FAIRSEM_REQ_QUEUED:
+		if (!acct->poller)
+			acct->poller = ff;	/* its poller went */
+		return false;
+	case FAIRSEM_REQ_IDLE:
+		break;
+	}
+	if (list_empty(&sem->queue) && fairsem_available(sem, 0))
+		return true;
+	acct->poller = ff;
+	/* Queued: someone waits, or nothing is free (granted at once: never). */
+	if (fairsem_enqueue(resv))
+		return false;
+	resv->state = FAIRSEM_REQ_GRANTED;
+	return true;
+}
+
+/**
+ * fairsem_js_poll() - poll(2) of a jobserver, once its waiters are registered
+ * @file: the handle
+ * @sem: its semaphore, a jobserver
+ *
+ * Return: POLLOUT on a handle open for writing; POLLIN on one open for
+ * reading when the caller's account may read a token now, else its
+ * reservation is queued; POLLHUP | POLLERR once closed; POLLERR when the
+ * account cannot be made.
+ */
+__poll_t fairsem_js_poll(struct file *file, struct fairsem_sem *sem)
+{
+	struct fairsem_js_account *acct;
+	__poll_t events = 0;
+
+	if (file->f_mode & FMODE_WRITE)
+		events |= EPOLLOUT | EPOLLWRNORM;
+	spin_lock(&sem->lock);
+	if (!sem->closed && (file->f_mode & FMODE_READ)) {
+		acct = fairsem_js_account(sem);
+		if (IS_ERR(acct))
+			events |= EPOLLERR;
+		else if (fairsem_js_reserve(acct, file->private_data))
+			events |= EPOLLIN | EPOLLRDNORM;
+	}
+	if (sem->closed)	/* also if it closed while allocating */
+		events = EPOLLHUP | EPOLLERR;
+	spin_unlock(&sem->lock);
+	return events;
+}
+
+/**
+ * fairsem_js_reserved() - an account's reservation was granted or refused
+ * @w: the reservation
+ *
+ * Called under sem->lock by fairsem_request_done().  Only the handle that
+ * polled for it is woken: one grant, one poller, never the herd.  A
+ * refusal (CLOSE) wakes every handle by itself.
+ */
+void fairsem_js_reserved(struct fairsem_waiter *w)
+{
+	struct fairsem_js_account *acct =
+		container_of(w, struct fairsem_js_account, resv);
+
+	if (acct->poller && w->req.state == FAIRSEM_REQ_GRANTED)
+		wake_up_interruptible_poll(&acct->poller->wq,
+					   EPOLLIN | EPOLLRDNORM);
+}
+
+/**
+ * fairsem_js_flush() - a descriptor on a jobserver was closed
+ * @sem: the semaphore
+ * @id: the table it was closed in (->flush()'s owner), or NULL
+ *
+ * close(2), dup2(2), close_range(2) and close-on-exec remove the
+ * descriptor from the table before they flush (5.10 to 7.2): a table
+ * that holds another on the semaphore keeps its account.  A table that
+ * is torn down (exit: no reference left) may still list the descriptors
+ * it has yet to close, so its first flush ends the account.
+ */
+void fairsem_js_flush(struct fairsem_sem *sem, fl_owner_t id)
+{
+	struct files_struct *files = id;
+	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
+	struct fairsem_js_account *acct;
+
+	if (!files)
+		return;
+	if (atomic_read(&files->count) &&
+	    iterate_fd(files, 0, fairsem_js_on_sem, sem))
+		return;
+	spin_lock(&sem->lock);
+	acct = fairsem_js_find(sem, files);
+	if (acct)
+		fairsem_js_end(acct, &wake);
+	fairsem_unlock_wake(sem, &wake);
+}
+
+/**
+ * fairsem_js_file_gone() - a handle of a jobserver is released
+ * @ff: the handle, still attached
+ * @sem: its semaphore, locked
+ * @wake: the caller's batch
+ *
+ * No reservation wakes it any more.  The last handle ends every account
+ * left: there is none, as no table holds a descriptor any more, but a
+ * semaphore never outlives an account of its own.
+ */
+void fairsem_js_file_gone(struct fairsem_file *ff, struct fairsem_sem *sem,
+			  struct fairsem_wake *wake)
+{
+	struct fairsem_js_account *acct, *tmp;
+
+	list_for_each_entry_safe(acct, tmp, sem->accounts, node) {
+		if (sem->handles == 1)
+			fairsem_js_end(acct, wake);
+		else if (acct->poller == ff)
+			acct->poller = NULL;
+	}
+}
+
+/**
+ * fairsem_js_show_fdinfo() - the fdinfo lines of a jobserver
+ * @m: the fdinfo file
+ * @sem: the semaphore
+ *
+ * One line for each account with tokens or a reservation: its maker's
+ * thread group id in the reader's pid namespace (0 if not visible in it),
+ * tokens read, a reserved token, a reservation queued, the command.
+ */
+void fairsem_js_show_fdinfo(struct seq_file *m, struct fairsem_sem *sem)
+{
+	const struct fairsem_js_account *acct;
+	enum fairsem_req_state resv;
+
+	seq_puts(m, "fairsem-jobserver:\t1\n");
+	spin_lock(&sem->lock);
+	list_for_each_entry(acct, sem->accounts, node) {
+		resv = acct->resv.req.state;
+		if (!acct->holder.holds[0] && resv != FAIRSEM_REQ_QUEUED)
+			continue;
+		seq_printf(m, "fairsem-account:\t%d tokens=%llu reserved=%d queued=%d comm=%s\n",
+			   pid_vnr(acct->pid), fairsem_js_read_tokens(acct),
+			   resv == FAIRSEM_REQ_GRANTED,
+			   resv == FAIRSEM_REQ_QUEUED, acct->comm);
+	}
+	spin_unlock(&sem->lock);
+}

@@ -1,0 +1,1050 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Jobserver semaphores (FAIRSEM_JOBSERVER), as the contract's "Jobserver
+ * semaphores" states them: read(2) takes tokens to an account of the
+ * caller's descriptor table, write(2) gives them back, poll(2) queues a
+ * reservation, and an account ends with its table's last descriptor.
+ *
+ * A process's account is watched from another table: the test's own
+ * handle, which never reads, sees the semaphore's taken count.  Children
+ * are told what to do through a pipe and report through another, so that
+ * every check is of an order or a count, never of a duration.
+ */
+#include <sys/epoll.h>
+#include <sys/uio.h>
+
+#include "fairsem_named_util.h"
+#include "kselftest_harness.h"
+
+#define JS_ENV_REPORT	"FAIRSEM_JS_REPORT"
+
+/*
+ * The program run by exec(2) in the exec tests: it says "exec'd" on the
+ * report fd its environment names, then sleeps until killed.
+ */
+__attribute__((constructor)) static void js_exec_child(void)
+{
+	const char *fd = getenv(JS_ENV_REPORT);
+
+	if (!fd)
+		return;
+	fs_put(atoi(fd), 'e');
+	for (;;)
+		pause();
+}
+
+static int js_new(uint64_t tokens)
+{
+	return fs_new(tokens, FAIRSEM_JOBSERVER);
+}
+
+/* read(2) of n bytes: the tokens taken (every byte a '+'), or -errno. */
+static ssize_t js_read(int fd, size_t n)
+{
+	char *buf = malloc(n ? n : 1);
+	ssize_t r, i;
+
+	if (!buf)
+		return -ENOMEM;
+	r = read(fd, buf, n);
+	if (r < 0)
+		r = -errno;
+	for (i = 0; i < r; i++)
+		if (buf[i] != '+')
+			r = -EPROTO;
+	free(buf);
+	return r;
+}
+
+/* write(2) of n bytes of c: the tokens given back, or -errno. */
+static ssize_t js_write_bytes(int fd, size_t n, char c)
+{
+	char buf[64];
+	ssize_t r;
+
+	memset(buf, c, sizeof(buf));
+	if (n > sizeof(buf))
+		return -E2BIG;
+	r = write(fd, buf, n);
+	return r < 0 ? -errno : r;
+}
+
+static ssize_t js_write(int fd, size_t n)
+{
+	return js_write_bytes(fd, n, '+');
+}
+
+/* The fdinfo "fairsem-account:" line of process pid, in line: 0, -ENOENT. */
+static int js_account_line(int fd, pid_t pid, char *line, size_t len)
+{
+	char path[64], buf[8192], *l, *save = NULL, want[32];
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	snprintf(want, sizeof(want), "fairsem-account:\t%d ", (int)pid);
+	f = open(path, O_RDONLY);
+	if (f < 0)
+		return -errno;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n < 0)
+		return -EIO;
+	buf[n] = 0;
+	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(l, want, strlen(want))) {
+			snprintf(line, len, "%s", l);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Poll until the semaphore's taken count is n: 0 or -ETIMEDOUT. */
+static int js_wait_taken(int fd, uint64_t n)
+{
+	uint64_t end = now_ns() + (uint64_t)FS_WAIT_MS * 1000000ULL;
+
+	while (fs_taken(fd) != n) {
+		if (now_ns() > end)
+			return -ETIMEDOUT;
+		fs_sleep_us(500);
+	}
+	return 0;
+}
+
+/* Kill a child and reap it. */
+static void js_kill(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	fs_wait_child(pid);
+}
+
+/* A child's exit code as the test wants it: its code, or -1 if killed. */
+static int js_exit_code(pid_t pid)
+{
+	int status = fs_wait_child(pid);
+
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* ---- the flag ---- */
+
+TEST(info_reports_the_jobserver_flag)
+{
+	int fd = js_new(2);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(FAIRSEM_JOBSERVER, fs_flags(fd) & FAIRSEM_JOBSERVER);
+	EXPECT_EQ(0, fs_flags(fd) & (FAIRSEM_LIFO | FAIRSEM_PRIO));
+}
+
+TEST(lifo_or_prio_with_jobserver_is_einval)
+{
+	EXPECT_EQ(-EINVAL, fs_new(2, FAIRSEM_JOBSERVER | FAIRSEM_LIFO));
+	EXPECT_EQ(-EINVAL, fs_new(2, FAIRSEM_JOBSERVER | FAIRSEM_PRIO));
+}
+
+TEST(init_kinds_with_jobserver_is_einval)
+{
+	struct fairsem_init_kinds in = {
+		.limit = { 4 }, .flags = FAIRSEM_JOBSERVER, .nkinds = 1,
+	};
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
+	EXPECT_EQ(-EBADFD, fs_ret(ioctl(fd, FAIRSEM_IOC_INFO, &(struct fairsem_info){ 0 })));
+}
+
+TEST(acq_async_on_a_jobserver_is_einval)
+{
+	int fd = js_new(2);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_async(fd, 1));
+	EXPECT_EQ(0, fs_waiters(fd));
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(write_of_a_plain_semaphore_is_einval)
+{
+	int fd = fs_new(2, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, js_write(fd, 1));
+}
+
+/* ---- read ---- */
+
+TEST(read_takes_tokens_and_returns_the_count)
+{
+	int fd = js_new(3);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(2, js_read(fd, 2));
+	EXPECT_EQ(2, fs_taken(fd));
+	EXPECT_EQ(0, fs_holds(fd));	/* the account's, not the handle's */
+	EXPECT_EQ(1, js_read(fd, 1));
+	EXPECT_EQ(3, fs_taken(fd));
+}
+
+TEST(read_of_zero_bytes_returns_zero_and_takes_nothing)
+{
+	int fd = js_new(3);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, js_read(fd, 0));
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(read_of_1mb_takes_what_is_free)
+{
+	int fd = js_new(5);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(5, js_read(fd, 1 << 20));
+	EXPECT_EQ(5, fs_taken(fd));
+}
+
+TEST(nonblocking_read_with_nothing_free_is_eagain)
+{
+	int fd = js_new(1), nb;
+
+	ASSERT_LE(0, fd);
+	nb = fs_new_handle(fd, O_NONBLOCK);
+	ASSERT_LE(0, nb);
+	EXPECT_EQ(1, js_read(nb, 1));
+	EXPECT_EQ(-EAGAIN, js_read(nb, 1));
+	EXPECT_EQ(1, fs_taken(fd));
+	EXPECT_EQ(0, fs_waiters(fd));
+}
+
+TEST(read_never_passes_a_queued_waiter)
+{
+	struct fs_waiter w;
+	int fd = js_new(2), nb;
+
+	ASSERT_LE(0, fd);
+	nb = fs_new_handle(fd, O_NONBLOCK);
+	ASSERT_LE(0, nb);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	/* An acquire of 2 waits; 1 token is free, and stays its. */
+	ASSERT_EQ(0, fs_waiter_start(&w, fd, 2, FAIRSEM_NO_DEADLINE, 0));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	EXPECT_EQ(1, fs_available(fd));
+	EXPECT_EQ(-EAGAIN, js_read(nb, 1));
+	EXPECT_EQ(1, fs_taken(fd));
+	ASSERT_EQ(0, fs_release(fd, 1));
+	EXPECT_EQ(0, fs_waiter_join(&w));
+	EXPECT_EQ(2, fs_taken(fd));
+}
+
+TEST(blocking_read_waits_for_a_token_written_back)
+{
+	int fd = js_new(1), go[2], done[2];
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	ASSERT_EQ(1, js_read(fd, 1));
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(js_read(fd, 4) == 1 && fs_put(done[1], 'r') == 0 ? 0 : 1);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	ASSERT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ('r', fs_take(done[0]));
+	EXPECT_EQ(0, js_exit_code(pid));
+	EXPECT_EQ(0, fs_taken(fd));	/* the child's account ended */
+}
+
+TEST(read_of_a_closed_jobserver_is_eidrm_and_poll_is_pollhup)
+{
+	int fd = js_new(1);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(-EIDRM, js_read(fd, 1));
+	EXPECT_EQ(POLLHUP | POLLERR, fs_revents(fd, POLLIN | POLLOUT));
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(add_and_remove_change_the_tokens_and_nothing_held_is_lost)
+{
+	int fd = js_new(2), nb;
+
+	ASSERT_LE(0, fd);
+	nb = fs_new_handle(fd, O_NONBLOCK);
+	ASSERT_LE(0, nb);
+	ASSERT_EQ(2, js_read(nb, 8));
+	ASSERT_EQ(0, fs_add(fd, 1));		/* -j raised */
+	EXPECT_EQ(1, js_read(nb, 8));
+	ASSERT_EQ(0, fs_remove(fd, 2));		/* lowered below what is held */
+	EXPECT_EQ(3, fs_taken(fd));
+	EXPECT_EQ(3, js_write(nb, 3));
+	EXPECT_EQ(0, fs_taken(fd));
+	EXPECT_EQ(1, js_read(nb, 8));		/* the new limit */
+	EXPECT_EQ(-EAGAIN, js_read(nb, 1));
+}
+
+/* ---- write ---- */
+
+TEST(write_gives_tokens_back)
+{
+	int fd = js_new(3);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(3, js_read(fd, 3));
+	EXPECT_EQ(2, js_write(fd, 2));
+	EXPECT_EQ(1, fs_taken(fd));
+	EXPECT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(write_of_more_than_held_is_einval_and_changes_nothing)
+{
+	int fd = js_new(3);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, js_write(fd, 1));	/* no account yet */
+	ASSERT_EQ(1, js_read(fd, 1));
+	EXPECT_EQ(-EINVAL, js_write(fd, 2));
+	EXPECT_EQ(1, fs_taken(fd));
+	EXPECT_EQ(3, fs_limit(fd));
+	EXPECT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ(-EINVAL, js_write(fd, 1));
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(write_of_garbage_bytes_is_a_token_each)
+{
+	int fd = js_new(3);
+	char garbage[3] = { 0, (char)0xff, '\n' };
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(3, js_read(fd, 3));
+	EXPECT_EQ(3, write(fd, garbage, sizeof(garbage)));
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(write_of_a_bad_buffer_is_efault_and_changes_nothing)
+{
+	int fd = js_new(2);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, js_read(fd, 1));
+	EXPECT_EQ(-EFAULT, fs_ret(write(fd, fs_bad_ptr(), 1)));
+	EXPECT_EQ(1, fs_taken(fd));
+}
+
+TEST(read_into_a_bad_buffer_is_efault_and_takes_nothing)
+{
+	int fd = js_new(2);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EFAULT, fs_ret(read(fd, fs_bad_ptr(), 2)));
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+/* ---- names and permissions ---- */
+
+FIXTURE(named) {
+	char dir[64];
+	int dirfd;
+	int sem;	/* the creator's handle: watches taken */
+	char path[512];
+};
+
+FIXTURE_SETUP(named)
+{
+	ASSERT_EQ(0, fsn_mount_tmp(self->dir, sizeof(self->dir), NULL));
+	self->dirfd = fsn_opendir(self->dir);
+	ASSERT_LE(0, self->dirfd);
+	self->sem = fsn_create(self->dirfd, "js", 2, FAIRSEM_JOBSERVER, 0600);
+	ASSERT_LE(0, self->sem);
+	ASSERT_EQ(0, fsn_path(self->path, sizeof(self->path), self->dir, "js"));
+}
+
+FIXTURE_TEARDOWN(named)
+{
+	close(self->sem);
+	close(self->dirfd);
+	fsn_unmount(self->dir);
+}
+
+TEST_F(named, o_rdonly_name_handle_reads_and_o_wronly_writes)
+{
+	int r = open(self->path, O_RDONLY), w = open(self->path, O_WRONLY);
+
+	ASSERT_LE(0, r);
+	ASSERT_LE(0, w);
+	EXPECT_EQ(2, js_read(r, 2));
+	EXPECT_EQ(2, fs_taken(self->sem));
+	EXPECT_EQ(2, js_write(w, 2));	/* one account: make 4.4's two opens */
+	EXPECT_EQ(0, fs_taken(self->sem));
+	EXPECT_EQ(-EBADF, fs_get(r, 1));	/* the ioctls keep their rule */
+}
+
+TEST_F(named, write_only_handle_cannot_read_nor_read_only_write)
+{
+	int r = open(self->path, O_RDONLY), w = open(self->path, O_WRONLY);
+
+	ASSERT_LE(0, r);
+	ASSERT_LE(0, w);
+	EXPECT_EQ(-EBADF, js_read(w, 1));
+	ASSERT_EQ(1, js_read(r, 1));
+	EXPECT_EQ(-EBADF, js_write(r, 1));
+	EXPECT_EQ(1, fs_taken(self->sem));
+}
+
+TEST_F(named, make_4_4_style_client_killed_gives_back)
+{
+	int ready[2];
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(ready));
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int r = open(self->path, O_RDONLY), w = open(self->path, O_WRONLY);
+
+		close(self->sem);
+		if (r < 0 || w < 0 || js_read(r, 2) != 2)
+			_exit(1);
+		fs_put(ready[1], 'k');
+		for (;;)
+			pause();
+	}
+	ASSERT_EQ('k', fs_take(ready[0]));
+	EXPECT_EQ(2, fs_taken(self->sem));
+	js_kill(pid);
+	EXPECT_EQ(0, fs_taken(self->sem));
+}
+
+/* ---- poll and reservations ---- */
+
+/* A child polling its own handle h once, blocking; reports 'p' on POLLIN. */
+static pid_t js_poller(int h, int report)
+{
+	pid_t pid = fs_fork();
+	struct pollfd pfd = { .fd = h, .events = POLLIN };
+
+	if (pid)
+		return pid;
+	if (poll(&pfd, 1, -1) != 1 || !(pfd.revents & POLLIN))
+		_exit(1);
+	fs_put(report, 'p');
+	/* The reserved token is read at once, and held until killed. */
+	if (js_read(h, 1) != 1)
+		_exit(2);
+	fs_put(report, 'r');
+	for (;;)
+		pause();
+}
+
+TEST(poll_reports_pollout_on_a_handle_open_for_writing)
+{
+	int fd = js_new(1);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, js_read(fd, 1));
+	EXPECT_EQ(POLLOUT, fs_revents(fd, POLLOUT | POLLIN) & (POLLOUT | POLLIN));
+}
+
+TEST(poll_with_a_token_free_and_no_one_queued_is_pollin)
+{
+	int fd = js_new(1);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(POLLIN, fs_revents(fd, POLLIN) & POLLIN);
+	EXPECT_EQ(0, fs_waiters(fd));	/* no reservation needed */
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(poll_queues_a_reservation_in_fifo_order_and_wakes_only_its_poller)
+{
+	int fd = js_new(1), ha, hb, rep_a[2], rep_b[2];
+	pid_t a, b;
+
+	ASSERT_LE(0, fd);
+	ha = fs_new_handle(fd, O_NONBLOCK);
+	hb = fs_new_handle(fd, O_NONBLOCK);
+	ASSERT_LE(0, ha);
+	ASSERT_LE(0, hb);
+	ASSERT_EQ(0, pipe(rep_a));
+	ASSERT_EQ(0, pipe2(rep_b, O_NONBLOCK));
+	ASSERT_EQ(1, js_read(fd, 1));
+	a = js_poller(ha, rep_a[1]);
+	ASSERT_LE(0, a);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));	/* A's reservation */
+	b = js_poller(hb, rep_b[1]);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));	/* then B's */
+
+	ASSERT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ('p', fs_take(rep_a[0]));	/* A, first in line */
+	EXPECT_EQ('r', fs_take(rep_a[0]));	/* and its read did not wait */
+	EXPECT_EQ(1, fs_waiters(fd));		/* B still queued */
+	EXPECT_EQ(-EIO, fs_take(rep_b[0]));	/* B not woken */
+	EXPECT_EQ(1, fs_taken(fd));
+
+	js_kill(a);				/* A's token goes to B */
+	fcntl(rep_b[0], F_SETFL, 0);
+	EXPECT_EQ('p', fs_take(rep_b[0]));
+	EXPECT_EQ('r', fs_take(rep_b[0]));
+	js_kill(b);
+	EXPECT_EQ(0, fs_taken(fd));
+	EXPECT_EQ(0, fs_waiters(fd));
+}
+
+TEST(a_reservation_never_read_is_given_back_when_the_account_ends)
+{
+	int fd = js_new(1), h, rep[2];
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, O_NONBLOCK);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, pipe(rep));
+	ASSERT_EQ(1, js_read(fd, 1));
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct pollfd pfd = { .fd = h, .events = POLLIN };
+
+		if (poll(&pfd, 1, -1) != 1)
+			_exit(1);
+		fs_put(rep[1], 'p');	/* reserved, and never read */
+		for (;;)
+			pause();
+	}
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	ASSERT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ('p', fs_take(rep[0]));
+	EXPECT_EQ(1, fs_taken(fd));		/* the reserved token counts */
+	js_kill(pid);
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+/*
+ * One token between a blocking reader and a poller, each holding it until
+ * the other is queued: with reservations they must alternate, and the
+ * poller's non-blocking read after POLLIN never fails.
+ */
+#define JS_ROUNDS	10
+
+static void js_turns(int fd, int h, int log, bool poller)
+{
+	struct pollfd pfd = { .fd = h, .events = POLLIN };
+	int i;
+
+	for (i = 0; i < JS_ROUNDS; i++) {
+		if (poller &&
+		    (poll(&pfd, 1, -1) != 1 || !(pfd.revents & POLLIN)))
+			_exit(1);
+		if (js_read(h, 1) != 1)
+			_exit(2);	/* a poller's EAGAIN: it lost its turn */
+		fs_put(log, poller ? 'P' : 'B');
+		/* The last round waits for nobody: the other is done. */
+		if (i < JS_ROUNDS - 1 || !poller)
+			if (fs_wait_for_waiters(fd, 1))
+				_exit(3);
+		if (js_write(h, 1) != 1)
+			_exit(4);
+	}
+	_exit(0);
+}
+
+TEST(a_blocking_reader_and_a_poller_alternate)
+{
+	int fd = js_new(1), hb, hp, log[2], i;
+	char seq[2 * JS_ROUNDS + 1] = { 0 };
+	pid_t b, p;
+
+	ASSERT_LE(0, fd);
+	hb = fs_new_handle(fd, 0);
+	hp = fs_new_handle(fd, O_NONBLOCK);
+	ASSERT_LE(0, hb);
+	ASSERT_LE(0, hp);
+	ASSERT_EQ(0, pipe(log));
+	ASSERT_EQ(1, js_read(fd, 1));	/* both queue before the first turn */
+	b = fs_fork();
+	ASSERT_LE(0, b);
+	if (b == 0)
+		js_turns(fd, hb, log[1], false);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	p = fs_fork();
+	ASSERT_LE(0, p);
+	if (p == 0)
+		js_turns(fd, hp, log[1], true);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));
+	ASSERT_EQ(1, js_write(fd, 1));
+	for (i = 0; i < 2 * JS_ROUNDS; i++)
+		seq[i] = (char)fs_take(log[0]);
+	EXPECT_EQ(0, js_exit_code(b));
+	EXPECT_EQ(0, js_exit_code(p));
+	for (i = 0; i < 2 * JS_ROUNDS; i++)
+		EXPECT_EQ(i % 2 ? 'P' : 'B', seq[i]) TH_LOG("turns: %s", seq);
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+/* ---- accounts ---- */
+
+static void *js_thread_read(void *arg)
+{
+	return (void *)(intptr_t)js_read(*(int *)arg, 1);
+}
+
+TEST(threads_share_an_account)
+{
+	int fd = js_new(2);
+	pthread_t t;
+	void *r;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pthread_create(&t, NULL, js_thread_read, &fd));
+	pthread_join(t, &r);
+	ASSERT_EQ(1, (intptr_t)r);
+	EXPECT_EQ(1, js_write(fd, 1));	/* another thread's token */
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(a_forked_child_has_an_account_of_its_own)
+{
+	int fd = js_new(2);
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, js_read(fd, 1));
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (js_write(fd, 1) != -EINVAL)	/* the parent's token */
+			_exit(1);
+		if (js_read(fd, 1) != 1 || js_write(fd, 1) != 1)
+			_exit(2);
+		_exit(0);
+	}
+	EXPECT_EQ(0, js_exit_code(pid));
+	EXPECT_EQ(1, fs_taken(fd));
+	EXPECT_EQ(1, js_write(fd, 1));
+}
+
+TEST(a_child_killed_with_tokens_gives_them_back_and_the_parent_keeps_its_own)
+{
+	int fd = js_new(3), ready[2];
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(1, js_read(fd, 1));
+	pid = fs_fork();	/* pipe mode: the child shares fd */
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (js_read(fd, 2) != 2)
+			_exit(1);
+		fs_put(ready[1], 'k');
+		for (;;)
+			pause();
+	}
+	ASSERT_EQ('k', fs_take(ready[0]));
+	EXPECT_EQ(3, fs_taken(fd));
+	js_kill(pid);
+	EXPECT_EQ(1, fs_taken(fd));
+	EXPECT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+static void js_close_dup(int fd)
+{
+	int dup_fd = dup(fd);
+
+	if (dup_fd < 0 || close(dup_fd))
+		_exit(2);
+}
+
+static void js_close_both(int fd)
+{
+	int dup_fd = dup(fd);
+
+	if (dup_fd < 0 || close(fd) || close(dup_fd))
+		_exit(2);
+}
+
+static void js_dup2_over(int fd)
+{
+	int null = open("/dev/null", O_RDONLY);
+
+	if (null < 0 || dup2(null, fd) != fd)
+		_exit(2);
+}
+
+/* What a child does: on_sem is its only descriptor on the semaphore. */
+struct js_closing {
+	int sem;	/* the test's handle: closed in the child */
+	int fd;
+	int report;	/* 's' once step returned */
+};
+
+/*
+ * A child whose table holds c->fd alone on the semaphore: it reads a
+ * token on it, runs step(c->fd) and reports 's', then sleeps until killed.
+ * The test watches the semaphore's taken count through c->sem.
+ */
+static pid_t js_closing_child(const struct js_closing *c, void (*step)(int fd))
+{
+	pid_t pid = fs_fork();
+
+	if (pid)
+		return pid;
+	close(c->sem);
+	if (js_read(c->fd, 1) != 1)
+		_exit(1);
+	step(c->fd);
+	fs_put(c->report, 's');
+	for (;;)
+		pause();
+}
+
+TEST(closing_one_of_two_fds_keeps_the_account_closing_the_last_gives_back)
+{
+	int fd = js_new(2), h, rep[2];
+	struct js_closing c;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, pipe(rep));
+	c = (struct js_closing){ .sem = fd, .fd = h, .report = rep[1] };
+	pid = js_closing_child(&c, js_close_dup);
+	ASSERT_LE(0, pid);
+	ASSERT_EQ('s', fs_take(rep[0]));
+	EXPECT_EQ(1, fs_taken(fd));	/* fd still open in its table */
+	js_kill(pid);
+
+	pid = js_closing_child(&c, js_close_both);
+	ASSERT_LE(0, pid);
+	ASSERT_EQ('s', fs_take(rep[0]));
+	EXPECT_EQ(0, fs_taken(fd));	/* closed its last: given back */
+	js_kill(pid);
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(dup2_over_the_last_fd_gives_back)
+{
+	int fd = js_new(2), h, rep[2];
+	struct js_closing c;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, pipe(rep));
+	c = (struct js_closing){ .sem = fd, .fd = h, .report = rep[1] };
+	pid = js_closing_child(&c, js_dup2_over);
+	ASSERT_LE(0, pid);
+	ASSERT_EQ('s', fs_take(rep[0]));
+	EXPECT_EQ(0, fs_taken(fd));
+	js_kill(pid);
+}
+
+/* The report fd of the exec tests, for js_exec_self(). */
+static int js_exec_report;
+
+/* exec(2) of this program, which reports 'e' and sleeps (js_exec_child). */
+static void js_exec_self(int fd)
+{
+	char env[64], *envp[] = { env, NULL };
+	char *argv[] = { "fairsem_jobserver_test", NULL };
+
+	(void)fd;
+	snprintf(env, sizeof(env), JS_ENV_REPORT "=%d", js_exec_report);
+	execve("/proc/self/exe", argv, envp);
+	_exit(5);
+}
+
+static void js_exec_test(struct __test_metadata *_metadata, bool cloexec)
+{
+	int fd = js_new(2), h, rep[2];
+	struct js_closing c;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, cloexec ? O_CLOEXEC : 0);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, pipe(rep));
+	js_exec_report = rep[1];
+	c = (struct js_closing){ .sem = fd, .fd = h, .report = rep[1] };
+	pid = js_closing_child(&c, js_exec_self);
+	ASSERT_LE(0, pid);
+	ASSERT_EQ('e', fs_take(rep[0]));
+	EXPECT_EQ(cloexec ? 0 : 1, fs_taken(fd));
+	js_kill(pid);
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(exec_closing_the_last_fd_as_close_on_exec_gives_back)
+{
+	js_exec_test(_metadata, true);
+}
+
+TEST(plain_exec_keeps_the_account)
+{
+	js_exec_test(_metadata, false);
+}
+
+TEST(a_blocked_reader_whose_table_lost_its_last_fd_gets_ebadf)
+{
+	int fd = js_new(1), h, rep[2], go[2];
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, pipe(rep));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(1, js_read(fd, 1));
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		pthread_t t;
+		void *r;
+
+		close(fd);
+		if (pthread_create(&t, NULL, js_thread_read, &h))
+			_exit(2);
+		if (fs_take(go[0]) != 'c' || close(h))
+			_exit(3);
+		fs_put(rep[1], 'c');
+		pthread_join(t, &r);
+		fs_put(rep[1], (intptr_t)r == -EBADF ? 'b' : 'x');
+		for (;;)
+			pause();
+	}
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	ASSERT_EQ(0, fs_put(go[1], 'c'));
+	ASSERT_EQ('c', fs_take(rep[0]));	/* its last fd closed */
+	ASSERT_EQ(1, js_write(fd, 1));		/* the reader's turn */
+	EXPECT_EQ('b', fs_take(rep[0]));
+	EXPECT_EQ(0, js_wait_taken(fd, 0));	/* its token came back */
+	EXPECT_EQ(0, fs_waiters(fd));
+	js_kill(pid);
+}
+
+/* ---- fdinfo ---- */
+
+TEST(fdinfo_shows_accounts_and_no_dead_one)
+{
+	int fd = js_new(3), ready[2];
+	char val[64], line[256];
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, fs_fdinfo(fd, "fairsem-jobserver", val, sizeof(val)));
+	EXPECT_STREQ("1", val);
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (js_read(fd, 2) != 2)
+			_exit(1);
+		fs_put(ready[1], 'k');
+		for (;;)
+			pause();
+	}
+	ASSERT_EQ('k', fs_take(ready[0]));
+	ASSERT_EQ(0, js_account_line(fd, pid, line, sizeof(line)));
+	EXPECT_EQ(0, !strstr(line, " tokens=2 reserved=0 queued=0 comm="))
+		TH_LOG("%s", line);
+	js_kill(pid);
+	EXPECT_EQ(-ENOENT, js_account_line(fd, pid, line, sizeof(line)));
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(fdinfo_shows_a_queued_reservation)
+{
+	int fd = js_new(1), h;
+	char line[256];
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, O_NONBLOCK);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(1, js_read(fd, 1));
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct pollfd pfd = { .fd = h, .events = POLLIN };
+
+		poll(&pfd, 1, -1);
+		for (;;)
+			pause();
+	}
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	ASSERT_EQ(0, js_account_line(fd, pid, line, sizeof(line)));
+	EXPECT_EQ(0, !strstr(line, " tokens=0 reserved=0 queued=1 comm="))
+		TH_LOG("%s", line);
+	js_kill(pid);
+	EXPECT_EQ(0, fs_waiters(fd));
+	EXPECT_EQ(1, js_write(fd, 1));
+}
+
+/* ---- the blocking path: signals and the freezer ---- */
+
+TEST(a_signalled_reader_holds_nothing)
+{
+	int fd = js_new(1);
+	pthread_t t;
+	void *r;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_catch(SIGUSR1, false));
+	ASSERT_EQ(1, js_read(fd, 1));
+	ASSERT_EQ(0, pthread_create(&t, NULL, js_thread_read, &fd));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, &r);
+	EXPECT_EQ(-EINTR, (intptr_t)r);
+	EXPECT_EQ(0, fs_waiters(fd));
+	EXPECT_EQ(1, fs_taken(fd));
+}
+
+#define CGROUP2		"/sys/fs/cgroup"
+#define CGROUP2_TEST	CGROUP2 "/fairsem-jobserver-test"
+#define CGROUP2_MAGIC	0x63677270
+
+static int js_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+static int js_wait_frozen(int frozen)
+{
+	uint64_t end = now_ns() + (uint64_t)FS_WAIT_MS * 1000000ULL;
+	char buf[256], want[16];
+	ssize_t n;
+	int fd;
+
+	snprintf(want, sizeof(want), "frozen %d\n", frozen);
+	for (;;) {
+		fd = open(CGROUP2_TEST "/cgroup.events", O_RDONLY);
+		if (fd < 0)
+			return -errno;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			if (strstr(buf, want))
+				return 0;
+		}
+		if (now_ns() > end)
+			return -ETIMEDOUT;
+		fs_sleep_us(1000);
+	}
+}
+
+/* A reader child on h; it reports the reader's letter once it has a token. */
+static pid_t js_reader(int h, int report, char letter)
+{
+	pid_t pid = fs_fork();
+
+	if (pid)
+		return pid;
+	if (js_read(h, 1) != 1)
+		_exit(1);
+	fs_put(report, letter);
+	for (;;)
+		pause();
+}
+
+/*
+ * The contract's job control rule, as for any blocking acquire: a stopped
+ * reader leaves the queue (a Ctrl-Z'd client holds up no one) and, once
+ * continued, reads again at the back; nothing is lost meanwhile.
+ */
+TEST(a_stopped_reader_restarts_at_the_back_and_nothing_is_lost)
+{
+	int fd = js_new(1), ha, hb, rep[2];
+	pid_t a, b;
+
+	ASSERT_LE(0, fd);
+	ha = fs_new_handle(fd, 0);
+	hb = fs_new_handle(fd, 0);
+	ASSERT_LE(0, ha);
+	ASSERT_LE(0, hb);
+	ASSERT_EQ(0, pipe(rep));
+	ASSERT_EQ(1, js_read(fd, 1));
+	a = js_reader(ha, rep[1], 'A');
+	ASSERT_LT(0, a);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	ASSERT_EQ(0, kill(a, SIGSTOP));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 0));
+	b = js_reader(hb, rep[1], 'B');
+	ASSERT_LT(0, b);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	ASSERT_EQ(0, kill(a, SIGCONT));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));
+	ASSERT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ('B', fs_take(rep[0]));
+	js_kill(b);
+	EXPECT_EQ('A', fs_take(rep[0]));
+	js_kill(a);
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(a_frozen_reader_keeps_its_place)
+{
+	int fd = js_new(1), ha, hb, rep[2];
+	struct statfs sfs;
+	char pid[32];
+	pid_t a, b;
+
+	if (statfs(CGROUP2, &sfs) || sfs.f_type != CGROUP2_MAGIC)
+		SKIP(return, "no cgroup2 at " CGROUP2);
+	if (mkdir(CGROUP2_TEST, 0755) && errno != EEXIST)
+		SKIP(return, "cannot make a cgroup");
+	if (access(CGROUP2_TEST "/cgroup.freeze", W_OK)) {
+		rmdir(CGROUP2_TEST);
+		SKIP(return, "no cgroup.freeze");
+	}
+	ASSERT_LE(0, fd);
+	ha = fs_new_handle(fd, 0);
+	hb = fs_new_handle(fd, 0);
+	ASSERT_LE(0, ha);
+	ASSERT_LE(0, hb);
+	ASSERT_EQ(0, pipe(rep));
+	ASSERT_EQ(1, js_read(fd, 1));
+	a = js_reader(ha, rep[1], 'A');
+	ASSERT_LT(0, a);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	snprintf(pid, sizeof(pid), "%d", a);
+	ASSERT_EQ(0, js_write_file(CGROUP2_TEST "/cgroup.procs", pid));
+	ASSERT_EQ(0, js_write_file(CGROUP2_TEST "/cgroup.freeze", "1"));
+	ASSERT_EQ(0, js_wait_frozen(1));
+	b = js_reader(hb, rep[1], 'B');
+	ASSERT_LT(0, b);
+	/* B queued (A, frozen, waits out of the queue with its place kept). */
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	ASSERT_EQ(0, js_write_file(CGROUP2_TEST "/cgroup.freeze", "0"));
+	ASSERT_EQ(0, js_wait_frozen(0));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));	/* A, back in line */
+	ASSERT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ('A', fs_take(rep[0]));		/* A first */
+	js_kill(a);
+	EXPECT_EQ('B', fs_take(rep[0]));
+	js_kill(b);
+	rmdir(CGROUP2_TEST);
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST_HARNESS_MAIN
