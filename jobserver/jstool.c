@@ -222,12 +222,16 @@ static void probe_reads(void)
 {
 	static char big[1 << 20];
 	ssize_t ret;
+	int err;
 
+	/* errno before count(), whose reads set it: arguments have no order. */
 	ret = read(r_fd, big, 0);
-	say("read-0", "%s, tokens after %d", result(ret, errno),
+	err = errno;
+	say("read-0", "%s, tokens after %d", result(ret, err),
 	    count(r_fd, w_fd));
 	ret = read(r_fd, big, sizeof(big));
-	say("read-1M", "%s, tokens after %d", result(ret, errno),
+	err = errno;
+	say("read-1M", "%s, tokens after %d", result(ret, err),
 	    count(r_fd, w_fd));
 	reset();
 }
@@ -236,13 +240,16 @@ static void probe_writes(void)
 {
 	static const char garbage[] = { '\xff', '\0', '\n', 'x', '-' };
 	ssize_t ret;
+	int err;
 
 	ret = write(w_fd, garbage, sizeof(garbage));
-	say("write-garbage-5", "%s, tokens after %d", result(ret, errno),
+	err = errno;
+	say("write-garbage-5", "%s, tokens after %d", result(ret, err),
 	    count(r_fd, w_fd));
 	reset();
 	ret = write(w_fd, "+", 1);
-	say("write-unheld-1", "%s, tokens after %d", result(ret, errno),
+	err = errno;
+	say("write-unheld-1", "%s, tokens after %d", result(ret, err),
 	    count(r_fd, w_fd));
 	reset();
 }
@@ -271,6 +278,22 @@ static void probe_nonblock(void)
 	say("poll-full", "POLLOUT %s", poll(&pfd, 1, 0) ? "set" : "clear");
 	set_nonblock(r_fd, 0);
 	set_nonblock(w_fd, 0);
+	reset();
+}
+
+/* Each end does one thing: a read of the write end, a write of the read end. */
+static void probe_wrong_end(void)
+{
+	char c = '+';
+	ssize_t ret;
+	int err;
+
+	ret = read(w_fd, &c, 1);
+	say("read-of-write-end", "%s", result(ret, errno));
+	ret = write(r_fd, &c, 1);
+	err = errno;	/* before count(), whose reads set it */
+	say("write-of-read-end", "%s, tokens after %d", result(ret, err),
+	    count(r_fd, w_fd));
 	reset();
 }
 
@@ -337,6 +360,7 @@ static void probe_all(void)
 	probe_reads();
 	probe_writes();
 	probe_nonblock();
+	probe_wrong_end();
 	probe_shared_flag();
 	probe_holders();
 	say("end", "tokens %d", count(r_fd, w_fd));
