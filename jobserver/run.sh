@@ -25,7 +25,8 @@
 # durations: every job counts the others itself (job.sh).
 #
 # Env: JS_TOOL (default build/jobserver/jstool), JS_KEEP=1 keeps the run
-# directory.
+# directory, JS_MAKE44 (make 4.4.1 as clients.sh unpacked it: the VM has
+# no apt of its own).
 # shellcheck source-path=SCRIPTDIR
 set -uo pipefail
 
@@ -57,7 +58,8 @@ fi
 
 case $client in
 make43) MAKE_BIN=/usr/bin/make want='GNU Make 4.3' ;;
-make441) MAKE_BIN=$("$here/clients.sh" make44) || fail "no make 4.4.1"
+make441) MAKE_BIN=${JS_MAKE44:-$("$here/clients.sh" make44)} ||
+	fail "no make 4.4.1"
 	want='GNU Make 4.4.1' ;;
 *) fail "unknown client $client" ;;
 esac
@@ -150,7 +152,7 @@ startbuild() {
 bget() { cat "$JS_RUN/b.$1" 2>/dev/null || echo 0; }
 
 scen_two() {
-	local log pg1 pid2 i held left lost after2 max3 ok=
+	local log pg1 pid2 i held left lost after2 max3 accts pid ok=
 	newrun two
 	js_open 3 || fail "js_open"
 	[[ -n $JS_FIFO ]] || fail "a system-wide jobserver needs a name (fifo)"
@@ -175,6 +177,16 @@ scen_two() {
 	done
 	[[ -n $ok ]] || fail "build 1 never held a token"
 	wait "$pid2"
+	# A reclaiming jobserver shows its accounts: none may be of a dead
+	# process (build 1's), and with build 2 done none is left at all.
+	if declare -F js_accounts >/dev/null; then
+		accts=$(js_accounts)
+		fig "accounts once build 2 is done: ${accts:-none}"
+		while read -r pid; do
+			[[ -z $pid || -d /proc/$pid ]] ||
+				fail "an account of dead process $pid: $accts"
+		done < <(awk '$1 == "fairsem-account:" { print $2 }' <<<"$accts")
+	fi
 	startbuild b3 20
 	wait $!
 	log=$JS_RUN/log

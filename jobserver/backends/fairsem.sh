@@ -21,6 +21,7 @@ js_open() {
 	"$JS_FAIRSEM" jobserver --create "$JS_FIFO" -j $(($1 + 1)) --mode 0600 ||
 		return 1
 	# >> and not >: O_WRONLY without O_TRUNC.
+	# shellcheck disable=SC2094 # one end each, as make 4.4 opens a fifo
 	exec {JS_R}<"$JS_FIFO" {JS_W}>>"$JS_FIFO"
 }
 # The free tokens: INFO's available (no read that could queue or reserve).
