@@ -36,11 +36,6 @@
 
 #define SUB "jobserver"
 
-/* uapi/linux/fairsem.h has it once the kernel half is merged (js-kmod). */
-#ifndef FAIRSEM_JOBSERVER
-#define FAIRSEM_JOBSERVER (1U << 6)
-#endif
-
 /* Rounds of open, create, open again while the name comes and goes. */
 #define OPEN_OR_CREATE_ROUNDS 8
 

@@ -222,7 +222,7 @@ else
 fi
 t "unknown command" 64 "unknown command 'frob'" "$F" frob
 t "unknown top-level option" 64 "unknown option '--frob'" "$F" --frob
-for sub in init run acquire release add remove close info status create rm mount; do
+for sub in init run acquire release add remove close info status create rm mount jobserver; do
 	t "$sub --help" 0 "" "$F" "$sub" --help
 	has "$sub --help shows its usage" "Usage: fairsem $sub"
 done
@@ -256,6 +256,30 @@ t "run without --fd or --name" 64 "--fd N or --name NAME is required" \
 	"$F" run -- true
 t "run --lifo without --create" 64 "--lifo, --prio, --mode and --any-owner need --create" \
 	"$F" run --name x --lifo -- true
+# jobserver parses its own line: -j N, --fifo, --name, --create NAME.
+t "jobserver without a command" 64 "no command given" "$F" jobserver -j 4
+t "jobserver -j 0" 64 "-j wants a number of jobs from 1 to $((MAX + 1)), not '0'" \
+	"$F" jobserver -j 0 -- true
+t "jobserver -j not a number" 64 "-j wants a number of jobs from 1 to" \
+	"$F" jobserver -jmany -- true
+t "jobserver -j without its value" 64 "option '-j' needs an argument" \
+	"$F" jobserver -j
+t "jobserver: an unknown option" 64 "unknown option '--frob'" \
+	"$F" jobserver --frob -- true
+t "jobserver --create without -j" 64 "--create needs -j N" \
+	"$F" jobserver --create js
+t "jobserver --create runs nothing" 64 "--create makes a name and runs nothing: unexpected argument 'make'" \
+	"$F" jobserver --create js -j 4 make
+t "jobserver --create with --fifo" 64 "--create excludes --fifo and --name" \
+	"$F" jobserver --create js -j 4 --fifo
+t "jobserver --mode without a name" 64 "--mode needs --create or --name" \
+	"$F" jobserver --mode 0600 -- true
+t "jobserver --mode not octal" 64 "--mode wants octal permission bits up to 0777, not '0999'" \
+	"$F" jobserver --create js -j 4 --mode 0999
+t "jobserver --name empty" 64 "--name wants a name, not ''" \
+	"$F" jobserver --name "" -- true
+t "jobserver: options end at COMMAND" 64 "no command given" \
+	"$F" jobserver -j 2 --
 t "run --create not a number" 64 "--create wants a number of permits from 0 to $MAX, not 'many'" \
 	"$F" run --name x --create many -- true
 t "create without PERMITS" 64 "NAME and PERMITS are wanted" "$F" create x
@@ -371,7 +395,8 @@ if [ ! -c /dev/fairsem ]; then
 		"$F" status
 	for name in "unbound handle" init info run "run's exit statuses" \
 		    "run after a crash" "run killed by SIGKILL" status timeout \
-		    acquire release add remove close kinds "named semaphores"; do
+		    acquire release add remove close kinds jobserver \
+		    "named semaphores"; do
 		skip "$name" "no /dev/fairsem (module not loaded)"
 	done
 	echo "1..$n"
@@ -632,6 +657,425 @@ exec 3<&-
 
 exec 5<&- 7<&- 8<&-
 
+# ---- jobserver: an anonymous one, two inherited handles ----
+
+# js_sh SCRIPT: COMMAND for "fairsem jobserver", with $R and $W the handles
+# of MAKEFLAGS' --jobserver-auth=R,W (the last words of MAKEFLAGS here).
+js_sh() {
+	echo 'a=${MAKEFLAGS##*--jobserver-auth=}; R=${a%,*}; W=${a#*,}; '"$1"
+}
+t "jobserver -j4" 0 "" env -u MAKEFLAGS "$F" jobserver -j4 -- sh -c 'echo "$MAKEFLAGS"; echo "$CARGO_MAKEFLAGS"'
+if grep -qxE -- '-j4 --jobserver-auth=[0-9]+,[0-9]+' "$out" &&
+	[ "$(sed -n 1p "$out")" = "$(sed -n 2p "$out")" ]; then
+	pass "jobserver: MAKEFLAGS and CARGO_MAKEFLAGS are -jN --jobserver-auth=R,W"
+else
+	fail "jobserver: MAKEFLAGS and CARGO_MAKEFLAGS are -jN --jobserver-auth=R,W" "$(cat "$out")"
+fi
+t "jobserver: N-1 tokens" 0 "" "$F" jobserver -j4 -- sh -c "$(js_sh '"$FAIRSEM" info --fd $R')"
+has "jobserver -j4: a limit of 3" "limit:	3"
+has "jobserver: info says it is a jobserver" "jobserver:	1"
+t "jobserver: R and W are two handles" 0 "" "$F" jobserver -j2 -- sh -c "$(js_sh '"$FAIRSEM" info --fd $W')"
+has "jobserver: W is on the same semaphore, a handle of its own" "handles:	2"
+t "jobserver keeps the rest of MAKEFLAGS" 0 "" \
+	env MAKEFLAGS='k -j9 --jobserver-auth=8,9 -- V=1' "$F" jobserver -j3 -- sh -c 'echo "$MAKEFLAGS"'
+if grep -qxE -- 'k -j3 --jobserver-auth=[0-9]+,[0-9]+ -- V=1' "$out"; then
+	pass "jobserver: the old -j and jobserver replaced, flags and variables kept"
+else
+	fail "jobserver: the old -j and jobserver replaced, flags and variables kept" "$(cat "$out")"
+fi
+t "jobserver: COMMAND's exit status" 3 "" "$F" jobserver -j2 -- sh -c 'exit 3'
+t "jobserver: COMMAND not found" 127 "cannot run 'fairsem-no-such-command'" \
+	"$F" jobserver -j2 -- fairsem-no-such-command
+t "jobserver -j1: no token" 0 "" "$F" jobserver -j1 -- sh -c "$(js_sh '"$FAIRSEM" info --fd $R')"
+has "jobserver -j1: a limit of 0" "limit:	0"
+# A holder that reads a token in the shell itself, then execs: its account
+# holds the token; killed, its table ends and the token comes back.
+cat >"$tmp/js-holder.sh" <<'EOS'
+a=${MAKEFLAGS##*--jobserver-auth=}; R=${a%,*}
+(read -r -n 1 c <&"$R"; exec sleep 1000) &
+h=$!
+i=0
+while ! grep -q "^fairsem-account:	$h tokens=1 " "/proc/$$/fdinfo/$R" &&
+	[ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+echo "holder $h"
+grep '^fairsem-account:' "/proc/$$/fdinfo/$R"
+"$FAIRSEM" status
+kill -KILL $h
+wait $h
+"$FAIRSEM" info --fd "$R"
+echo "accounts left: $(grep -c '^fairsem-account:' "/proc/$$/fdinfo/$R")"
+EOS
+t "jobserver: a holder killed" 0 "" "$F" jobserver -j2 -- sh "$tmp/js-holder.sh"
+holder=$(sed -n 's/^holder //p' "$out")
+if grep -qE "^fairsem-account:	$holder tokens=1 reserved=0 queued=0 comm=(sh|sleep)\$" "$out"; then
+	pass "jobserver: a read token belongs to the reader's account (fdinfo)"
+else
+	fail "jobserver: a read token belongs to the reader's account (fdinfo)" "$(cat "$out")"
+fi
+has "status: a jobserver's mode" "(jobserver, open)"
+if grep -qE "^  account $holder tokens=1 reserved=0 queued=0 comm=(sh|sleep)\$" "$out"; then
+	pass "status: the account of the holder, its tokens and command"
+else
+	fail "status: the account of the holder, its tokens and command" "$(cat "$out")"
+fi
+has "jobserver: a killed holder's token comes back" "available:	1"
+has "jobserver: no account is left of the killed holder" "accounts left: 0"
+
+# Vectors of kinds: their syntax is checked before any handle is used.
+t "a vector: a count not a number" 64 "-n/--count wants COUNT or LABEL=COUNT,... (COUNT a number, with K, M or G" \
+	"$F" run --fd 7 -n requests=x -- true
+t "a vector: an unknown size suffix" 64 "--create wants COUNT or LABEL=COUNT,..." \
+	"$F" run --name x --create bytes=1X -- true
+t "a vector: an empty label" 64 "-n/--count wants COUNT or LABEL=COUNT,..." \
+	"$F" acquire --fd 7 -n =1
+t "a vector: an empty item" 64 "COUNT wants COUNT or LABEL=COUNT,..." \
+	"$F" add --fd 7 requests=1,
+t "a vector: a label twice" 64 "-n/--count names 'bytes' twice" \
+	"$F" acquire --fd 7 -n bytes=1,bytes=2
+t "a vector: more than 8 kinds" 64 "-n/--count has more than 8 kinds" \
+	"$F" release --fd 7 -n 1,1,1,1,1,1,1,1,1
+t "a vector: a label too long" 64 "PERMITS: the label 'abcdefghijklmnop' is longer than 15 bytes" \
+	"$F" create x abcdefghijklmnop=1
+t "a vector: a size past 2^64" 64 "PERMITS wants COUNT or LABEL=COUNT,..." \
+	"$F" create x bytes=17179869184G
+t "a vector on a descriptor not open" 66 "fd 7 is not open" \
+	"$F" run --fd 7 -n requests=1,bytes=64K -- true
+
+if [ ! -c /dev/fairsem ]; then
+	t "status without the module says why" 1 "no /dev/fairsem: is the fairsem module loaded?" \
+		"$F" status
+	for name in "unbound handle" init info run "run's exit statuses" \
+		    "run after a crash" "run killed by SIGKILL" status timeout \
+		    acquire release add remove close kinds jobserver \
+		    "named semaphores"; do
+		skip "$name" "no /dev/fairsem (module not loaded)"
+	done
+	echo "1..$n"
+	echo "# Totals: pass:$passed fail:$failed xfail:0 xpass:0 skip:$skipped error:0"
+	[ "$failed" = 0 ]
+	exit
+fi
+
+# ---- with a semaphore ----
+
+exec 7<>/dev/fairsem 8<>/dev/fairsem
+t "info on an unbound handle" 68 "fd 8 has no semaphore yet (see 'fairsem init')" \
+	"$F" info --fd 8
+t "run on an unbound handle" 68 "fd 8 has no semaphore yet" "$F" run --fd 8 -- true
+t "close on an unbound handle" 68 "fd 8 has no semaphore yet" "$F" close --fd 8
+t "add on an unbound handle" 68 "fd 8 has no semaphore yet" "$F" add --fd 8 1
+
+t "init above the maximum" 65 "PERMITS 4611686018427387905 is above the maximum $MAX" \
+	"$F" init --fd 7 4611686018427387905
+t "init" 0 "" "$F" init --fd 7 3
+t "init twice" 72 "fd 7 is bound to a semaphore already" "$F" init --fd 7 3
+t "info" 0 "" "$F" info --fd 7
+has "info: limit" "limit:	3"
+has "info: available" "available:	3"
+has "info: fifo" "mode:	fifo"
+has "info: open" "closed:	0"
+has "info: handles" "handles:	1"
+has "info: async" "async:	none"
+t "init --lifo after PERMITS" 0 "" "$F" init --fd 8 0 --lifo
+expect_value "info: lifo" 8 mode lifo
+expect_value "init with 0 permits" 8 limit 0
+exec 4<>/dev/fairsem
+t "init --prio" 0 "" "$F" init --fd 4 2 --prio
+expect_value "info: prio" 4 mode prio
+exec 4<&-
+t "init --lifo --prio" 64 "--lifo and --prio exclude each other" \
+	"$F" init --fd 8 1 --lifo --prio
+
+# run: CMD's own exit status, and the permits always come back.
+t "run true" 0 "" "$F" run --fd 7 -- true
+t "run without --" 0 "" "$F" run --fd 7 -n 3 true
+t "run: CMD's exit status" 3 "-" "$F" run --fd 7 -- sh -c 'exit 3'
+t "run: CMD holds the permits" 0 "" \
+	"$F" run --fd 7 -n 2 -- sh -c '"$FAIRSEM" info --fd "$FAIRSEM_FD"'
+has "run: FAIRSEM_FD holds 2" "holds:	2"
+has "run: taken 2 while CMD runs" "taken:	2"
+t "run: CMD can release early" 0 "" \
+	"$F" run --fd 7 -n 2 -- sh -c '"$FAIRSEM" release --fd "$FAIRSEM_FD" -n 2'
+# No descriptor left under the limit (a dynamic fairsem cannot even load).
+fd_limited() {
+	sh -c 'exec 3</dev/null 4</dev/null; ulimit -n 5 && exec "$@"' sh "$@"
+}
+if fd_limited "$F" --version >/dev/null 2>&1; then
+	t "run: no descriptor left" 71 "cannot open a new handle on fd 7: Too many open files" \
+		fd_limited "$F" run --fd 7 -- true
+else
+	skip "run: no descriptor left" "$F cannot start with 5 descriptors"
+fi
+t "run -n 0" 65 "the count must be at least 1" "$F" run --fd 7 -n 0 -- true
+t "run -n above the maximum" 65 "the count 4611686018427387905 is above the maximum $MAX" \
+	"$F" run --fd 7 -n 4611686018427387905 -- true
+t "run: command not found" 127 "cannot run 'no-such-command-here': No such file or directory" \
+	"$F" run --fd 7 -- no-such-command-here
+t "run: no such path" 127 "cannot run '/no/such/file'" \
+	"$F" run --fd 7 -- /no/such/file
+printf 'echo hi\n' >"$tmp/noexec"
+chmod 644 "$tmp/noexec"
+t "run: not executable" 126 "cannot run '$tmp/noexec': Permission denied" \
+	"$F" run --fd 7 -- "$tmp/noexec"
+t "run: a directory" 126 "cannot run '$tmp'" "$F" run --fd 7 -- "$tmp"
+expect_value "run's exit statuses: all permits back" 7 available 3
+
+t "run: CMD killed by SIGSEGV" 139 "-" \
+	"$F" run --fd 7 -n 2 -- sh -c 'kill -SEGV $$'
+expect_value "run after a crash: permits back" 7 available 3
+expect_value "run after a crash: nothing taken" 7 taken 0
+
+bg "$F" run --fd 7 -n 3 -- sleep 100
+holder=$bg
+wait_value 7 taken 3
+expect_value "run: the holder takes 3" 7 taken 3
+t "status" 0 "" "$F" status
+sed 's/^/# /' "$out"
+has "status: the semaphore" "limit 3, available 0, taken 3"
+has "status: the holder" "sleep"
+if grep -qE "^ +$holder +[0-9]+ +3 +none +sleep\$" "$out"; then
+	pass "status: pid, fd, holds and command of the holder"
+else
+	fail "status: pid, fd, holds and command of the holder" "$(cat "$out")"
+fi
+if grep -qE "^ +$$ +7 +0 +none +" "$out"; then
+	pass "status: this shell's own handle"
+else
+	fail "status: this shell's own handle" "$(cat "$out")"
+fi
+
+# timeouts and --try while everything is held
+t "timeout" 69 "timed out after 0.2 s waiting for 2 permits" \
+	"$F" run --fd 7 --timeout 0.2 -n 2 -- true
+t "timeout 0" 69 "timed out after 0 s waiting for 1 permit" \
+	"$F" run --fd 7 --timeout 0 -- true
+t "try" 75 "2 permits not available at once" "$F" run --fd 7 --try -n 2 -- true
+t "acquire --try" 75 "1 permit not available at once" "$F" acquire --fd 7 --try
+t "acquire timeout" 69 "timed out after 0.1 s waiting for 1 permit" \
+	"$F" acquire --fd 7 -t 0.1
+expect_value "timeouts leave no waiter" 7 waiters 0
+
+kill -KILL "$holder"
+bg_status "run killed by SIGKILL: status 137" "$holder" 137
+wait_value 7 available 3
+expect_value "run killed by SIGKILL: permits back" 7 available 3
+
+# A waiting run gets its turn, with a timeout long enough.
+bg "$F" run --fd 7 -n 3 -- sleep 1
+wait_value 7 taken 3
+t "timeout long enough" 0 "" "$F" run --fd 7 --timeout 30 -n 3 -- true
+bg_status "timeout: the holder ended" "$bg" 0
+
+# Runs go in arrival order.
+exec 5<>/dev/fairsem
+"$F" init --fd 5 1
+t "acquire into the shell's handle" 0 "" "$F" acquire --fd 5
+expect_value "acquire: the handle holds it" 5 holds 1
+: >"$tmp/order"
+queued=0
+pids=
+for w in A B C; do
+	bg "$F" run --fd 5 -- sh -c "echo $w >>'$tmp/order'"
+	pids="$pids $bg"
+	queued=$((queued + 1))
+	wait_value 5 waiters $queued
+done
+t "release from the shell's handle" 0 "" "$F" release --fd 5
+wait $pids
+if [ "$(cat "$tmp/order")" = "$(printf 'A\nB\nC')" ]; then
+	pass "run: first come, first served"
+else
+	fail "run: first come, first served" "order: $(cat "$tmp/order")"
+fi
+
+t "acquire -n 2" 0 "" "$F" acquire --fd 7 -n 2
+expect_value "acquire: holds 2" 7 holds 2
+t "release more than held" 65 "fd 7 holds 2 permits, cannot release 3" \
+	"$F" release --fd 7 -n 3
+t "release 0" 65 "the count must be at least 1" "$F" release --fd 7 -n 0
+t "release" 0 "" "$F" release --fd 7 --count 2
+t "acquire -n 0" 65 "the count must be at least 1" "$F" acquire --fd 7 -n 0
+
+t "add" 0 "" "$F" add --fd 7 2
+expect_value "add: limit 5" 7 limit 5
+t "add 0" 65 "COUNT must be at least 1" "$F" add --fd 7 0
+t "add past the maximum" 65 "adding $MAX would take the limit past the maximum $MAX" \
+	"$F" add --fd 7 "$MAX"
+t "add above the maximum" 65 "COUNT 4611686018427387905 is above the maximum" \
+	"$F" add --fd 7 4611686018427387905
+t "remove more than the limit" 65 "cannot remove 9 permits: the limit is 5" \
+	"$F" remove --fd 7 9
+t "remove 0" 65 "COUNT must be at least 1" "$F" remove --fd 7 0
+t "remove" 0 "" "$F" remove --fd 7 2
+expect_value "remove: limit 3" 7 limit 3
+
+if [ -w /dev/full ]; then
+	t "write error" 71 "cannot write the output" sh -c '"$FAIRSEM" info --fd 7 >/dev/full'
+else
+	skip "write error" "no /dev/full"
+fi
+
+# close: a waiter is refused, later runs too.
+"$F" acquire --fd 7 -n 3
+bg "$F" run --fd 7 -- true
+wait_value 7 waiters 1
+t "close" 0 "" "$F" close --fd 7
+bg_status "close: the waiting run fails with 70" "$bg" 70
+if grep -qF "the semaphore of fd 7 is closed" "$tmp/bg.err"; then
+	pass "close: the waiting run says why"
+else
+	fail "close: the waiting run says why" "stderr: $(cat "$tmp/bg.err")"
+fi
+t "close twice" 0 "" "$F" close --fd 7
+t "run after close" 70 "the semaphore of fd 7 is closed" "$F" run --fd 7 -- true
+t "acquire after close" 70 "the semaphore of fd 7 is closed" "$F" acquire --fd 7
+expect_value "info after close" 7 closed 1
+t "release after close" 0 "" "$F" release --fd 7 -n 3
+t "status shows closed" 0 "" "$F" status
+has "status: closed" "closed"
+
+# ---- kinds: one semaphore of requests and bytes ----
+
+exec 3<>/dev/fairsem
+t "init of kinds" 0 "" "$F" init --fd 3 requests=20,bytes=1M --lifo
+expect_value "info: the number of kinds" 3 kinds 2
+expect_value "info: each kind's limit with its label" 3 limit "requests=20,bytes=1048576"
+expect_value "info: the mode of kinds" 3 mode lifo
+t "acquire a vector" 0 "" "$F" acquire --fd 3 -n requests=1,bytes=64K
+expect_value "acquire a vector: holds of each kind" 3 holds "requests=1,bytes=65536"
+expect_value "acquire a vector: available of each kind" 3 available "requests=19,bytes=983040"
+t "a kind the semaphore has not" 65 "the semaphore has no kind 'files' (its kinds: requests, bytes)" \
+	"$F" acquire --fd 3 -n files=1
+t "more counts than kinds" 65 "the semaphore has 2 kinds (requests, bytes), not 3" \
+	"$F" acquire --fd 3 -n 1,1,1
+t "a scalar count on kinds says how to ask" 65 "the semaphore has 2 kinds (requests, bytes): give -n as LABEL=COUNT,..." \
+	"$F" acquire --fd 3 -n 1
+t "a scalar add on kinds says how to ask" 65 "give COUNT as LABEL=COUNT,..." \
+	"$F" add --fd 3 1
+t "a vector of zeros" 65 "the counts must ask for at least one permit" \
+	"$F" acquire --fd 3 -n requests=0
+t "try a vector that does not fit in one kind" 75 "requests=1,bytes=1048576 not available at once" \
+	"$F" run --fd 3 --try -n requests=1,bytes=1M -- true
+expect_value "the refused vector took nothing" 3 taken "requests=1,bytes=65536"
+t "timeout on a vector" 69 "timed out after 0.1 s waiting for requests=0,bytes=1048576" \
+	"$F" acquire --fd 3 -t 0.1 -n bytes=1M
+t "release more than held in one kind" 65 "fd 3 holds requests=1,bytes=65536, cannot release requests=1,bytes=65537" \
+	"$F" release --fd 3 -n requests=1,bytes=65537
+expect_value "a refused release changes nothing" 3 holds "requests=1,bytes=65536"
+t "release a vector" 0 "" "$F" release --fd 3 -n requests=1,bytes=64K
+expect_value "release a vector: all back" 3 taken "requests=0,bytes=0"
+t "run with a vector" 0 "" "$F" run --fd 3 -n requests=1,bytes=64K -- \
+	sh -c '"$FAIRSEM" info --fd $FAIRSEM_FD'
+has "run holds its vector" "holds:	requests=1,bytes=65536"
+expect_value "run's vector comes back" 3 taken "requests=0,bytes=0"
+t "add a vector" 0 "" "$F" add --fd 3 bytes=1M
+expect_value "add a vector: one kind's limit" 3 limit "requests=20,bytes=2097152"
+t "remove a vector" 0 "" "$F" remove --fd 3 requests=10,bytes=1M
+expect_value "remove a vector: each limit" 3 limit "requests=10,bytes=1048576"
+t "remove more than a limit" 65 "cannot remove requests=11,bytes=0: the limits are requests=10,bytes=1048576" \
+	"$F" remove --fd 3 requests=11
+bg "$F" run --fd 3 -n requests=2,bytes=512K -- sleep 100
+holder=$bg
+wait_value 3 taken "requests=2,bytes=524288"
+t "status of kinds" 0 "" "$F" status
+has "status: each kind with its label" "2 kinds, limit requests=10,bytes=1048576, available requests=8,bytes=524288, taken requests=2,bytes=524288"
+if grep -qE "^ +$holder +[0-9]+ +requests=2,bytes=524288 +none +sleep\$" "$out"; then
+	pass "status: the holder's vector"
+else
+	fail "status: the holder's vector" "$(cat "$out")"
+fi
+kill -KILL "$holder"
+wait "$holder" 2>/dev/null
+wait_value 3 taken "requests=0,bytes=0"
+expect_value "a killed holder gives back its whole vector" 3 available "requests=10,bytes=1048576"
+exec 3<&-
+exec 3<>/dev/fairsem
+t "init of kinds without labels" 0 "" "$F" init --fd 3 2,3
+expect_value "a kind without a label shows its index" 3 limit "0=2,1=3"
+t "counts by position" 0 "" "$F" acquire --fd 3 -n 1,3
+expect_value "counts by position: held" 3 holds "0=1,1=3"
+t "counts by index" 0 "" "$F" release --fd 3 -n 1=3
+expect_value "counts by index: released" 3 holds "0=1,1=0"
+exec 3<&-
+exec 3<>/dev/fairsem
+t "init refuses a bad label" 65 "the kinds are refused: a label is at most 15 bytes" \
+	"$F" init --fd 3 "req.uests=1,by/tes=2"
+t "init refuses a limit above the maximum" 65 "the limit bytes=4611686018427387905 is above the maximum $MAX" \
+	"$F" init --fd 3 requests=1,bytes=4611686018427387905
+t "a labelled kind alone is shown by kinds" 0 "" "$F" init --fd 3 bytes=1K
+expect_value "one labelled kind: its limit" 3 limit "bytes=1024"
+exec 3<&-
+
+exec 5<&- 7<&- 8<&-
+
+# ---- jobserver: an anonymous one, two inherited handles ----
+
+# js_sh SCRIPT: COMMAND for "fairsem jobserver", with $R and $W the handles
+# of MAKEFLAGS' --jobserver-auth=R,W (the last words of MAKEFLAGS here).
+js_sh() {
+	echo 'a=${MAKEFLAGS##*--jobserver-auth=}; R=${a%,*}; W=${a#*,}; '"$1"
+}
+t "jobserver -j4" 0 "" env -u MAKEFLAGS "$F" jobserver -j4 -- sh -c 'echo "$MAKEFLAGS"; echo "$CARGO_MAKEFLAGS"'
+if grep -qxE -- '-j4 --jobserver-auth=[0-9]+,[0-9]+' "$out" &&
+	[ "$(sed -n 1p "$out")" = "$(sed -n 2p "$out")" ]; then
+	pass "jobserver: MAKEFLAGS and CARGO_MAKEFLAGS are -jN --jobserver-auth=R,W"
+else
+	fail "jobserver: MAKEFLAGS and CARGO_MAKEFLAGS are -jN --jobserver-auth=R,W" "$(cat "$out")"
+fi
+t "jobserver: N-1 tokens" 0 "" "$F" jobserver -j4 -- sh -c "$(js_sh '"$FAIRSEM" info --fd $R')"
+has "jobserver -j4: a limit of 3" "limit:	3"
+has "jobserver: info says it is a jobserver" "jobserver:	1"
+t "jobserver: R and W are two handles" 0 "" "$F" jobserver -j2 -- sh -c "$(js_sh '"$FAIRSEM" info --fd $W')"
+has "jobserver: W is on the same semaphore, a handle of its own" "handles:	2"
+t "jobserver keeps the rest of MAKEFLAGS" 0 "" \
+	env MAKEFLAGS='k -j9 --jobserver-auth=8,9 -- V=1' "$F" jobserver -j3 -- sh -c 'echo "$MAKEFLAGS"'
+if grep -qxE -- 'k -j3 --jobserver-auth=[0-9]+,[0-9]+ -- V=1' "$out"; then
+	pass "jobserver: the old -j and jobserver replaced, flags and variables kept"
+else
+	fail "jobserver: the old -j and jobserver replaced, flags and variables kept" "$(cat "$out")"
+fi
+t "jobserver: COMMAND's exit status" 3 "" "$F" jobserver -j2 -- sh -c 'exit 3'
+t "jobserver: COMMAND not found" 127 "cannot run 'fairsem-no-such-command'" \
+	"$F" jobserver -j2 -- fairsem-no-such-command
+t "jobserver -j1: no token" 0 "" "$F" jobserver -j1 -- sh -c "$(js_sh '"$FAIRSEM" info --fd $R')"
+has "jobserver -j1: a limit of 0" "limit:	0"
+# A holder that reads a token in the shell itself and execs: killed, its
+# table ends and the token comes back.
+bg "$F" jobserver -j2 -- sh -c "$(js_sh 'read -r -n 1 c <&$R; echo "$R" >'"$tmp/js.r"'; exec sleep 1000')"
+holder=$bg
+i=0
+while [ ! -s "$tmp/js.r" ] && [ $i -lt 200 ]; do
+	nap
+	i=$((i + 1))
+done
+jsr=$(cat "$tmp/js.r" 2>/dev/null)
+if [ -n "$jsr" ] && grep -q '^fairsem-account:	[0-9]* tokens=1 ' "/proc/$holder/fdinfo/$jsr"; then
+	pass "jobserver: a read token belongs to the reader's account"
+else
+	fail "jobserver: a read token belongs to the reader's account" \
+		"$(cat "/proc/$holder/fdinfo/$jsr" 2>&1)"
+fi
+t "status of a jobserver" 0 "" "$F" status
+has "status: a jobserver's mode" "(jobserver, open)"
+if grep -qE "^  account $holder tokens=1 reserved=0 queued=0 comm=sleep\$" "$out"; then
+	pass "status: the account of the holder, its tokens and command"
+else
+	fail "status: the account of the holder, its tokens and command" "$(cat "$out")"
+fi
+exec 6<"/proc/$holder/fd/$jsr"
+kill -KILL "$holder"
+wait "$holder" 2>/dev/null
+expect_value "jobserver: a killed holder's token comes back" 6 available 1
+if grep -q '^fairsem-account:' "/proc/$$/fdinfo/6"; then
+	fail "jobserver: no account is left of the killed holder" "$(cat "/proc/$$/fdinfo/6")"
+else
+	pass "jobserver: no account is left of the killed holder"
+fi
+exec 6<&-
+
 # ---- named semaphores ----
 
 names=$tmp/names
@@ -720,6 +1164,58 @@ else
 	t "create of kinds refuses a label twice" 64 "PERMITS names 'a' twice" \
 		"$F" create web3 a=1,a=2
 	t "rm names of kinds" 0 "" "$F" rm web web2
+	# System-wide jobservers.
+	t "jobserver --create" 0 "" "$F" jobserver --create js -j 5 --mode 0640
+	if [ "$(stat -c '%a' "$names/js")" = 640 ]; then
+		pass "jobserver --create: the mode given"
+	else
+		fail "jobserver --create: the mode given" "$(stat -c '%a' "$names/js")"
+	fi
+	t "info of a jobserver name" 0 "" "$F" info js
+	has "jobserver --create -j5: 4 tokens" "limit:	4"
+	has "jobserver --create: a jobserver" "jobserver:	1"
+	t "jobserver --create of a taken name" 73 "$names/js exists already" \
+		"$F" jobserver --create js -j 2
+	t "jobserver --name: the name's own -j" 0 "" \
+		"$F" jobserver --name js -j 2 -- sh -c 'echo "$MAKEFLAGS"'
+	if grep -qxE -- '-j5 --jobserver-auth=[0-9]+,[0-9]+' "$out"; then
+		pass "jobserver --name: -j is the name's limit + 1, R,W opened on it"
+	else
+		fail "jobserver --name: -j is the name's limit + 1, R,W opened on it" "$(cat "$out")"
+	fi
+	t "jobserver --name --fifo" 0 "" \
+		"$F" jobserver --name js --fifo -- sh -c 'echo "$MAKEFLAGS"'
+	has "jobserver --name --fifo: fifo:PATH of the name" "-j5 --jobserver-auth=fifo:$names/js"
+	t "jobserver --name makes a missing name" 0 "" \
+		"$F" jobserver --name js2 -j 3 -- "$F" info js2
+	has "jobserver --name -j3: made with 2 tokens" "limit:	2"
+	t "create a plain semaphore" 0 "" "$F" create plain 2
+	t "jobserver --name of a semaphore that is no jobserver" 65 \
+		"$names/plain is not a jobserver semaphore" \
+		"$F" jobserver --name plain -- true
+	t "jobserver --fifo: a private name" 0 "" \
+		"$F" jobserver -j3 --fifo -- sh -c 'echo "$MAKEFLAGS"; "$FAIRSEM" info "${MAKEFLAGS##*fifo:}"'
+	if grep -qxE -- "-j3 --jobserver-auth=fifo:$names/jobserver\.[0-9]+\.[0-9]+" "$out"; then
+		pass "jobserver --fifo: fifo:PATH of a name in \$FAIRSEM_DIR"
+	else
+		fail "jobserver --fifo: fifo:PATH of a name in \$FAIRSEM_DIR" "$(cat "$out")"
+	fi
+	has "jobserver --fifo: 2 tokens" "limit:	2"
+	if ls "$names" | grep -q '^jobserver\.'; then
+		fail "jobserver --fifo: the private name is removed at the end" "$(ls "$names")"
+	else
+		pass "jobserver --fifo: the private name is removed at the end"
+	fi
+	t "jobserver --fifo: COMMAND's exit status" 4 "" \
+		"$F" jobserver --fifo -- sh -c 'exit 4'
+	t "jobserver --fifo: COMMAND killed by a signal" 137 "" \
+		"$F" jobserver --fifo -- sh -c 'kill -KILL $$'
+	if ls "$names" | grep -q '^jobserver\.'; then
+		fail "jobserver --fifo: removed after a kill too" "$(ls "$names")"
+	else
+		pass "jobserver --fifo: removed after a kill too"
+	fi
+	t "rm jobserver names" 0 "" "$F" rm js js2 plain
 	two_users
 	t "rm" 0 "" "$F" rm build fresh
 	t "rm again" 74 "no semaphore named $names/build" "$F" rm build
