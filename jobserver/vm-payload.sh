@@ -19,8 +19,12 @@ export PATH="/payload/bin:$PATH" FAIRSEM=/payload/bin/fairsem \
 	JS_TOOL=/payload/bin/jstool JS_BENCH=/payload/bin/jsbench JS_MAKE44
 fairsem mount || fail "fairsem mount"
 echo "jobserver-vm: $(uname -r), $(nproc) CPUs, $(/usr/bin/make --version | head -n 1), $("$JS_MAKE44" --version | head -n 1)"
-# shellcheck disable=SC2086 # a list of backends
-bash jobserver/check.sh $JS_BACKENDS
+if [ -n "$JS_VM_RUN" ]; then
+	bash -c "$JS_VM_RUN"
+else
+	# shellcheck disable=SC2086 # a list of backends
+	bash jobserver/check.sh $JS_BACKENDS
+fi
 rc=$?
 umount /run/fairsem
 rmmod fairsem || echo "jobserver-vm: FAIL rmmod fairsem"

@@ -17,7 +17,10 @@
 # Prints the scenarios' lines, the host's load, and last
 # "N passed, N failed": check.sh's counts, plus one failure each for
 # console problems, a timeout, or no boot (scripts/vm/run.sh's status).
-# Env: BUILD (default build/), and the VM_* knobs of scripts/vm/run.sh.
+# Env: BUILD (default build/), JS_VM_RUN (a bash command line to run
+# inside instead of check.sh, for one scenario: "jobserver/run.sh one
+# make43 fairsem"; JS_VM_EXTRA, files put in /payload/bin beside it), and
+# the VM_* knobs of scripts/vm/run.sh.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -52,6 +55,9 @@ cp /usr/bin/make "$payload/bin/make43"
 tar -C / -cf "$payload/make44.tar" "${make44_dir#/}"
 echo "JS_MAKE44=$make44" >"$payload/config"
 echo "JS_BACKENDS='$*'" >>"$payload/config"
+printf 'JS_VM_RUN=%q\n' "${JS_VM_RUN:-}" >>"$payload/config"
+# shellcheck disable=SC2086 # a list of files
+[ -z "${JS_VM_EXTRA:-}" ] || cp $JS_VM_EXTRA "$payload/bin/"
 
 echo "jobserver-vm: host load before the boot: $(uptime)"
 rc=0
