@@ -703,8 +703,11 @@ done
 echo "holder $h"
 grep '^fairsem-account:' "/proc/$$/fdinfo/$R"
 "$FAIRSEM" status
+# The shell reports the killed job on stderr ("Killed"): not ours.
+exec 3>&2 2>/dev/null
 kill -KILL $h
 wait $h
+exec 2>&3 3>&-
 "$FAIRSEM" info --fd "$R"
 echo "accounts left: $(grep -c '^fairsem-account:' "/proc/$$/fdinfo/$R")"
 EOS
