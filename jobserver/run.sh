@@ -185,7 +185,7 @@ scen_two() {
 		while read -r pid; do
 			[[ -z $pid || -d /proc/$pid ]] ||
 				fail "an account of dead process $pid: $accts"
-		done < <(awk '$1 == "fairsem-account:" { print $2 }' <<<"$accts")
+		done <<<"$(awk '$1 == "fairsem-account:" { print $2 }' <<<"$accts")"
 	fi
 	startbuild b3 20
 	wait $!
