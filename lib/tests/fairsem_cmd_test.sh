@@ -704,10 +704,10 @@ echo "holder $h"
 grep '^fairsem-account:' "/proc/$$/fdinfo/$R"
 "$FAIRSEM" status
 # The shell reports the killed job on stderr ("Killed"): not ours.
-exec 3>&2 2>/dev/null
+exec 9>&2 2>/dev/null
 kill -KILL $h
 wait $h
-exec 2>&3 3>&-
+exec 2>&9 9>&-
 "$FAIRSEM" info --fd "$R"
 echo "accounts left: $(grep -c '^fairsem-account:' "/proc/$$/fdinfo/$R")"
 EOS
