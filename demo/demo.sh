@@ -16,7 +16,10 @@ echo "demo: checking the packages the demo needs (scripts/deps.sh build vm)"
 "$root/scripts/deps.sh" -q build vm
 kver=$("$root/scripts/vm/debian-kernel.sh")
 echo "demo: building fairsem.ko for $kver, libfairsem, fairsem and the demo programs"
-"$root/scripts/build-module.sh" "/lib/modules/$kver/build" "$build/kmod-$kver" >/dev/null
+# DEMO_MODULE=KO boots another build of the module (a branch's) instead.
+module=${DEMO_MODULE:-$build/kmod-$kver/fairsem.ko}
+[ -n "${DEMO_MODULE:-}" ] ||
+	"$root/scripts/build-module.sh" "/lib/modules/$kver/build" "$build/kmod-$kver" >/dev/null
 make -s -C "$root/lib" lib cmd >/dev/null
 make -s -C "$root/demo" >/dev/null
 
@@ -37,7 +40,7 @@ cp "$root/jobserver/builds/one.mk" "$root/jobserver/builds/survivor.mk" \
 
 echo "demo: booting $kver under QEMU (TCG); the transcript follows"
 rc=0
-VM_QUIET=1 "$root/scripts/vm/run.sh" -n demo -m "$build/kmod-$kver/fairsem.ko" \
+VM_QUIET=1 "$root/scripts/vm/run.sh" -n demo -m "$module" \
 	"/boot/vmlinuz-$kver" "$payload" || rc=$?
 # The payload's own lines, without the kernel's log and the runner's markers.
 transcript=$build/demo/transcript.txt

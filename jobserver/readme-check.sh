@@ -11,6 +11,7 @@
 readme_block_jobserver() {
 	local d=/root/readme-jobserver
 	rm -rf "$d" && mkdir -p "$d" && cd "$d" || return 1
+	# shellcheck disable=SC2016 # make expands them
 	printf 'all: a b\na b:\n\t@echo "job $@: $$MAKEFLAGS"\n' >Makefile
 	run_block readme-packages jobserver || return 1
 	# One build: make ran under the two inherited handles, at -j4.
