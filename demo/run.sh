@@ -198,9 +198,9 @@ fs_after=$(after_kill /tmp/js.fairsem/log)
 fs_held=$(awk '$1 == "K" { print $4 }' /tmp/js.fairsem/log)
 fs_done=$(grep -c '^E survivor' /tmp/js.fairsem/log)
 fairsem rm js
-mkfifo /tmp/js.fifo
+mkfifo /tmp/plain.fifo
 # shellcheck disable=SC2094 # a fifo: held open O_RDWR, then one end each
-exec 5<>/tmp/js.fifo 3</tmp/js.fifo 4>/tmp/js.fifo
+exec 5<>/tmp/plain.fifo 3</tmp/plain.fifo 4>/tmp/plain.fifo
 printf +++ >&4
 onebuild fifo env MAKEFLAGS="-j4 --jobserver-auth=3,4"
 fifo_left=$(jstool count 3 4)
@@ -208,7 +208,7 @@ fifo_after=$(after_kill /tmp/js.fifo/log)
 fifo_held=$(awk '$1 == "K" { print $4 }' /tmp/js.fifo/log)
 fifo_done=$(grep -c '^E survivor' /tmp/js.fifo/log)
 exec 3<&- 4>&- 5<&-
-rm -f /tmp/js.fifo
+rm -f /tmp/plain.fifo
 echo "   fairsem jobserver: the victim make held $fs_held token(s) at its kill -9;"
 echo "   the survivor ran $fs_done/30 jobs, at most $fs_after at once after the kill;"
 echo "   $fs_left of 3 tokens free at the end"
