@@ -16,7 +16,10 @@ echo "demo: checking the packages the demo needs (scripts/deps.sh build vm)"
 "$root/scripts/deps.sh" -q build vm
 kver=$("$root/scripts/vm/debian-kernel.sh")
 echo "demo: building fairsem.ko for $kver, libfairsem, fairsem and the demo programs"
-"$root/scripts/build-module.sh" "/lib/modules/$kver/build" "$build/kmod-$kver" >/dev/null
+# DEMO_MODULE=KO boots another build of the module (a branch's) instead.
+module=${DEMO_MODULE:-$build/kmod-$kver/fairsem.ko}
+[ -n "${DEMO_MODULE:-}" ] ||
+	"$root/scripts/build-module.sh" "/lib/modules/$kver/build" "$build/kmod-$kver" >/dev/null
 make -s -C "$root/lib" lib cmd >/dev/null
 make -s -C "$root/demo" >/dev/null
 
@@ -25,10 +28,19 @@ rm -rf "$payload" && mkdir -p "$payload"
 cp "$root/demo/run.sh" "$payload/run"
 cp "$build/lib/fairsem-static" "$payload/fairsem"
 cp "$build/demo/epoll_herd" "$build/demo/close_wakes" "$payload/"
+# Scene 6: GNU make 4.3 (the host's, bookworm's; scripts/vm/run.sh copies
+# its libraries along), flock for the jobs' counts, jstool for the fifo's
+# tokens, and the jobserver test bed's build and job.
+make -s -f "$root/Makefile" jobserver-tools >/dev/null
+cp /usr/bin/make /usr/bin/flock "$build/jobserver/jstool" "$payload/"
+mkdir -p "$payload/jobserver/builds"
+cp "$root/jobserver/job.sh" "$payload/jobserver/"
+cp "$root/jobserver/builds/one.mk" "$root/jobserver/builds/survivor.mk" \
+	"$root/jobserver/builds/victim.mk" "$payload/jobserver/builds/"
 
 echo "demo: booting $kver under QEMU (TCG); the transcript follows"
 rc=0
-VM_QUIET=1 "$root/scripts/vm/run.sh" -n demo -m "$build/kmod-$kver/fairsem.ko" \
+VM_QUIET=1 "$root/scripts/vm/run.sh" -n demo -m "$module" \
 	"/boot/vmlinuz-$kver" "$payload" || rc=$?
 # The payload's own lines, without the kernel's log and the runner's markers.
 transcript=$build/demo/transcript.txt
@@ -38,7 +50,7 @@ sed -n '/^FAIRSEM-VM: init/,/^FAIRSEM-VM: exit/p' "$build/vm/demo.log" |
 
 # The verdict comes last, once every scene has run: the claims of the VM's
 # transcript (demo/run.sh prints them as "   [OK]" / "   [FAIL]") and
-# those of scene 6.
+# those of scene 7.
 verdict_line() {
 	local ok failed
 	# grep -c counts 0 with status 1: not a failure here (set -e).
@@ -55,7 +67,7 @@ verdict_line() {
 }
 trap verdict_line EXIT
 
-# ---- 6. Beside GNU parallel's sem, in the Debian VM -------------------------
+# ---- 7. Beside GNU parallel's sem, in the Debian VM -------------------------
 # GNU parallel is perl: this scene runs in the Debian VM (scripts/debvm/),
 # which `make check-install` builds once (about 10 minutes, cached).  Where
 # none is built yet, the demo says so and ends here.
@@ -64,7 +76,7 @@ claim() {	# claim OK|FAIL TEXT, as demo/run.sh prints them
 	[ "$1" = OK ] || rc=1
 }
 echo
-echo "== 6. Beside GNU parallel's 'sem --id', in the Debian VM"
+echo "== 7. Beside GNU parallel's 'sem --id', in the Debian VM"
 if ! compgen -G "${FAIRSEM_CACHE:-/var/cache/fairsem}/debvm-*/disk.img" >/dev/null; then
 	echo "   (no Debian VM built yet: 'make check-install' builds it once, then"
 	echo "   'make demo' shows this scene; bench/results.md has its figures)"

@@ -169,7 +169,58 @@ check "never more than 2 at once (at most $most)" [ "$most" -eq 2 ]
 check "job 1 never ended by itself" [ "$(grep -c '^end 1$' $log)" -eq 0 ]
 check "every permit came back (taken $(named taken))" [ "$(named taken)" -eq 0 ]
 fairsem rm build
+
+echo
+echo "== 6. A build under 'fairsem jobserver' survives kill -9 of a sub-make"
+# GNU make 4.3 (bookworm's), a recursive build of 40 jobs at -j4: a
+# survivor sub-make of 30 jobs and a victim of 10, whose job v6 waits until
+# 4 jobs run at once and its make holds a token it read, then kill -9s that
+# make (jobserver/builds/one.mk; every job counts the jobs running at once
+# itself, jobserver/job.sh).  Once on a fairsem jobserver of 3 tokens
+# (-j4: make has its own slot), once on a plain fifo of 3 token bytes.
+export JS_DIR=/payload/jobserver JS_SLOTS=4 JS_SLEEP=0.4
+onebuild() {	# onebuild NAME MAKE-PREFIX...: the build, its log in /tmp/js.NAME
+	JS_RUN=/tmp/js.$1
+	rm -rf "$JS_RUN" && mkdir -p "$JS_RUN" && : >"$JS_RUN/log"
+	export JS_RUN
+	shift
+	"$@" make -k --no-print-directory -f "$JS_DIR/builds/one.mk" \
+		>"$JS_RUN/out" 2>&1
+}
+after_kill() {	# after_kill LOG: the survivor's most jobs at once after the kill
+	awk '$1 == "K" { a = 1 } a && $1 == "S" && $2 == "survivor" && $6 > m { m = $6 }
+		END { print m + 0 }' "$1"
+}
+fairsem jobserver --create js -j4
+onebuild fairsem fairsem jobserver --name js --
+fs_left=$(fairsem info js | awk -F '\t' '$1 == "available:" { print $2 }')
+fs_after=$(after_kill /tmp/js.fairsem/log)
+fs_held=$(awk '$1 == "K" { print $4 }' /tmp/js.fairsem/log)
+fs_done=$(grep -c '^E survivor' /tmp/js.fairsem/log)
+fairsem rm js
+mkfifo /tmp/plain.fifo
+# shellcheck disable=SC2094 # a fifo: held open O_RDWR, then one end each
+exec 5<>/tmp/plain.fifo 3</tmp/plain.fifo 4>/tmp/plain.fifo
+printf +++ >&4
+onebuild fifo env MAKEFLAGS="-j4 --jobserver-auth=3,4"
+fifo_left=$(jstool count 3 4)
+fifo_after=$(after_kill /tmp/js.fifo/log)
+fifo_held=$(awk '$1 == "K" { print $4 }' /tmp/js.fifo/log)
+fifo_done=$(grep -c '^E survivor' /tmp/js.fifo/log)
+exec 3<&- 4>&- 5<&-
+rm -f /tmp/plain.fifo
+echo "   fairsem jobserver: the victim make held $fs_held token(s) at its kill -9;"
+echo "   the survivor ran $fs_done/30 jobs, at most $fs_after at once after the kill;"
+echo "   $fs_left of 3 tokens free at the end"
+echo "   plain fifo:        the victim make held $fifo_held token(s) at its kill -9;"
+echo "   the survivor ran $fifo_done/30 jobs, at most $fifo_after at once after the kill;"
+echo "   $fifo_left of 3 tokens left at the end"
+check "fairsem: the build finished at full parallelism after the kill ($fs_after at once)" \
+	[ "$fs_done" -eq 30 -a "$fs_after" -eq 4 ]
+check "fairsem: no token lost ($fs_left of 3 free)" [ "$fs_left" = 3 ]
+check "the plain fifo lost the victim's tokens ($((3 - fifo_left)) lost) and ran at most $fifo_after at once after" \
+	[ "$fifo_left" -lt 3 -a "$fifo_after" -le $((1 + fifo_left)) ]
 umount /run/fairsem
 rmmod fairsem || { echo "demo: cannot unload fairsem"; failed=$((failed + 1)); }
-# No verdict here: demo/demo.sh prints it last, after scene 6.
+# No verdict here: demo/demo.sh prints it last, after scene 7.
 exit $failed

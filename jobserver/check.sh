@@ -14,7 +14,9 @@
 #   bench       jsbench on a pipe and a fifo: runs and gives a figure
 #
 # A backend other than pipe and fifo (a fairsem one) runs every scenario
-# with both clients.  The last line is "N passed, N failed".
+# with both clients; fairsem also runs jsbench on a jobserver that
+# `fairsem jobserver` hands over, and with pipe beside it prints the
+# ratio.  The last line is "N passed, N failed".
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,16 +26,29 @@ passed=0 failed=0
 t() {
 	if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 }
+JS_BENCH=${JS_BENCH:-$here/../build/jobserver/jsbench}
+declare -A median
+# bench LABEL JSBENCH-ARGS...: one figure, kept for the ratio at the end.
 bench() {
-	local out
-	out=$("${JS_BENCH:-$here/../build/jobserver/jsbench}" "$@" 2>&1)
-	echo "  bench $1: $out"
-	if [[ $out =~ median\ [1-9][0-9]*\ ns ]]; then
-		echo "PASS bench $1"
+	local label=$1 out
+	shift
+	out=$("$@" 2>&1)
+	echo "  bench $label: $out"
+	if [[ $out =~ median\ ([1-9][0-9]*)\ ns ]]; then
+		median[$label]=${BASH_REMATCH[1]}
+		echo "PASS bench $label"
 	else
-		echo "FAIL bench $1"
+		echo "FAIL bench $label"
 		return 1
 	fi
+}
+# The fairsem pair through the command itself: `fairsem jobserver -j2`
+# (one token) hands jsbench its two handles in MAKEFLAGS, as make gets them.
+bench_fairsem() {
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	bench fairsem "${FAIRSEM:-fairsem}" jobserver -j2 -- bash -c \
+		'a=${MAKEFLAGS##*--jobserver-auth=}; exec "$0" fds "${a%%,*}" "${a#*,}"' \
+		"$JS_BENCH"
 }
 
 for b in "$@"; do
@@ -41,18 +56,26 @@ for b in "$@"; do
 	pipe) t "$here/run.sh" one make43 pipe
 		t "$here/run.sh" poll make43 pipe
 		t "$here/run.sh" bad make43 pipe
-		t bench pipe ;;
+		t bench pipe "$JS_BENCH" pipe ;;
 	fifo) t "$here/run.sh" one make441 fifo
 		t "$here/run.sh" poll make441 fifo
 		t "$here/run.sh" two make43 fifo
 		t "$here/run.sh" two make441 fifo
 		t "$here/run.sh" bad make43 fifo
-		t bench fifo "$(mktemp -u /tmp/jsbench-XXXXXX)" ;;
+		t bench fifo "$JS_BENCH" fifo "$(mktemp -u /tmp/jsbench-XXXXXX)" ;;
 	*) for s in one two poll; do
 			for c in make43 make441; do t "$here/run.sh" $s $c "$b"; done
 		done
-		t "$here/run.sh" bad make43 "$b" ;;
+		t "$here/run.sh" bad make43 "$b"
+		[[ $b != fairsem ]] || t bench_fairsem ;;
 	esac
 done
+# The token pair against a pipe's, when both ran here (one host, one load).
+if [[ -n ${median[fairsem]:-} && -n ${median[pipe]:-} ]]; then
+	echo "  bench ratio: fairsem/pipe $(awk -v f="${median[fairsem]}" \
+		-v p="${median[pipe]}" 'BEGIN { printf "%.2f", f / p }')" \
+		"(${median[fairsem]} ns / ${median[pipe]} ns a read+write pair;" \
+		"load $(cut -d' ' -f1-3 /proc/loadavg))"
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

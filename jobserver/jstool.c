@@ -17,6 +17,12 @@
  *                             loops read(1) blocking, hold HOLD_US, write
  *                             back, until STOPFILE exists; prints
  *                             "grants N" (the sum)
+ *   jstool order R W N        grants in arrival order (a fairsem jobserver:
+ *                             its fdinfo counts the waiters): N waiters,
+ *                             pollers (poll, then a non-blocking read) and
+ *                             blocking readers by turns, each queued once
+ *                             the one before it is; prints the order of
+ *                             the grants, exits 1 if it is not 0..N-1
  *   jstool probe pipe|fifo DIR|fds R W
  *                             the bad-input cases: one "case: result" line
  *                             each, for the harness to compare with the
@@ -177,6 +183,97 @@ static int cmd_block(int argc, char **argv)
 	return 0;
 }
 
+/* ---- order: polling and blocking readers granted in arrival order ----- */
+
+/* fairsem-waiters of our handle R, from fdinfo. */
+static long waiters(int r)
+{
+	char path[64], line[256];
+	long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", r);
+	f = fopen(path, "re");
+	if (!f)
+		die(path);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "fairsem-waiters: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * Waiter i: a handle of its own (a reopen: its own O_NONBLOCK), then a
+ * poller if i is even, a blocking reader if odd.  Once granted it says its
+ * number on the pipe and exits holding the token: the kernel gives it back,
+ * and the next waiter's turn comes.
+ */
+static void order_waiter(int r, int i, int out)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	char path[64], c;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", r);
+	fd = open(path, i % 2 ? O_RDONLY : O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		die(path);
+	pfd.fd = fd;
+	if (i % 2 == 0)
+		while (poll(&pfd, 1, -1) != 1 || read(fd, &c, 1) != 1)
+			;
+	else if (read(fd, &c, 1) != 1)
+		die("blocking read");
+	if (write(out, &i, sizeof(i)) != sizeof(i))
+		die("report");
+	_exit(0);
+}
+
+static int cmd_order(int argc, char **argv)
+{
+	static char buf[1 << 16];
+	int r, w, n, i, got, p[2], bad = 0;
+	long held = 0, tries;
+	ssize_t k;
+
+	if (argc != 5 || pipe(p))
+		die("usage: jstool order R W N");
+	r = num(argv[2]);
+	w = num(argv[3]);
+	n = num(argv[4]);
+	/* Hold every token: the waiters queue behind us, one by one. */
+	set_nonblock(r, 1);
+	while ((k = read(r, buf, sizeof(buf))) > 0)
+		held += k;
+	set_nonblock(r, 0);
+	if (held < 1)
+		die("order: no token free");
+	for (i = 0; i < n; i++) {
+		if (fork() == 0)
+			order_waiter(r, i, p[1]);
+		for (tries = 0; waiters(r) < i + 1; tries++) {
+			if (tries > 20000)
+				die("order: a waiter never queued");
+			usleep(1000);
+		}
+	}
+	/* One token back: it passes from waiter to waiter as each exits. */
+	fill(w, 1);
+	printf("order of the grants (even: pollers, odd: blocking):");
+	for (i = 0; i < n; i++) {
+		if (read(p[0], &got, sizeof(got)) != sizeof(got))
+			die("order: a waiter never reported");
+		printf(" %d", got);
+		bad |= got != i;
+	}
+	printf("\n");
+	while (wait(NULL) > 0)
+		;
+	fill(w, (int)held - 1);
+	return bad;
+}
+
 /* ---- probe: the bad-input cases ---------------------------------------- */
 
 static int r_fd, w_fd, tokens = 4;
@@ -222,12 +319,16 @@ static void probe_reads(void)
 {
 	static char big[1 << 20];
 	ssize_t ret;
+	int err;
 
+	/* errno before count(), whose reads set it: arguments have no order. */
 	ret = read(r_fd, big, 0);
-	say("read-0", "%s, tokens after %d", result(ret, errno),
+	err = errno;
+	say("read-0", "%s, tokens after %d", result(ret, err),
 	    count(r_fd, w_fd));
 	ret = read(r_fd, big, sizeof(big));
-	say("read-1M", "%s, tokens after %d", result(ret, errno),
+	err = errno;
+	say("read-1M", "%s, tokens after %d", result(ret, err),
 	    count(r_fd, w_fd));
 	reset();
 }
@@ -236,13 +337,16 @@ static void probe_writes(void)
 {
 	static const char garbage[] = { '\xff', '\0', '\n', 'x', '-' };
 	ssize_t ret;
+	int err;
 
 	ret = write(w_fd, garbage, sizeof(garbage));
-	say("write-garbage-5", "%s, tokens after %d", result(ret, errno),
+	err = errno;
+	say("write-garbage-5", "%s, tokens after %d", result(ret, err),
 	    count(r_fd, w_fd));
 	reset();
 	ret = write(w_fd, "+", 1);
-	say("write-unheld-1", "%s, tokens after %d", result(ret, errno),
+	err = errno;
+	say("write-unheld-1", "%s, tokens after %d", result(ret, err),
 	    count(r_fd, w_fd));
 	reset();
 }
@@ -271,6 +375,22 @@ static void probe_nonblock(void)
 	say("poll-full", "POLLOUT %s", poll(&pfd, 1, 0) ? "set" : "clear");
 	set_nonblock(r_fd, 0);
 	set_nonblock(w_fd, 0);
+	reset();
+}
+
+/* Each end does one thing: a read of the write end, a write of the read end. */
+static void probe_wrong_end(void)
+{
+	char c = '+';
+	ssize_t ret;
+	int err;
+
+	ret = read(w_fd, &c, 1);
+	say("read-of-write-end", "%s", result(ret, errno));
+	ret = write(r_fd, &c, 1);
+	err = errno;	/* before count(), whose reads set it */
+	say("write-of-read-end", "%s, tokens after %d", result(ret, err),
+	    count(r_fd, w_fd));
 	reset();
 }
 
@@ -337,6 +457,7 @@ static void probe_all(void)
 	probe_reads();
 	probe_writes();
 	probe_nonblock();
+	probe_wrong_end();
 	probe_shared_flag();
 	probe_holders();
 	say("end", "tokens %d", count(r_fd, w_fd));
@@ -440,8 +561,10 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && !strcmp(argv[1], "block"))
 		return cmd_block(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "order"))
+		return cmd_order(argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "probe"))
 		return cmd_probe(argc, argv);
-	fprintf(stderr, "usage: jstool pipe|fill|count|block|probe ...\n");
+	fprintf(stderr, "usage: jstool pipe|fill|count|block|order|probe ...\n");
 	return 2;
 }

@@ -10,14 +10,22 @@
 #   make jobserver-tools            build/jobserver/{jstool,jsbench}, static
 #   make bench-jobserver-pipe       the token read+write pair on a pipe and
 #                                   a fifo, ns per pair
-#
-# The fairsem scenarios run the same jobserver/run.sh in the VM once the
-# kernel half exists, with a backends/fairsem.sh beside the controls.
+#   make check-jobserver-vm         every scenario in one VM on Debian's
+#                                   kernel with the module: the fairsem
+#                                   jobserver (backends/fairsem.sh, through
+#                                   `fairsem jobserver`) and the controls
+#                                   side by side, both makes, and the token
+#                                   pair's ratio to a pipe's (jsbench).  Last
+#                                   line "N passed, N failed".
+#                                   JOBSERVER_MODULE= skips the module build
+#                                   (check-all has built it), JS_MODULE=KO
+#                                   boots another module.
 
 JS_OUT := $(BUILD)/jobserver
 JS_CFLAGS := -O2 -Wall -Wextra -Werror -static
 
-.PHONY: check-jobserver-controls jobserver-tools bench-jobserver-pipe
+.PHONY: check-jobserver-controls jobserver-tools bench-jobserver-pipe \
+	check-jobserver-vm
 
 $(JS_OUT)/jstool: $(TOP)/jobserver/jstool.c
 	@mkdir -p $(JS_OUT)
@@ -38,3 +46,12 @@ check-jobserver-controls: jobserver-tools
 bench-jobserver-pipe: jobserver-tools
 	$(JS_OUT)/jsbench pipe
 	$(JS_OUT)/jsbench fifo $(JS_OUT)/bench.fifo
+
+JOBSERVER_MODULE ?= module-$(DEB_NAME)
+JS_MODULE ?= $(BUILD)/kmod-$(DEB_NAME)/fairsem.ko
+
+# One VM (scripts/vm/run.sh, as the other VM targets): not -j, the
+# scenarios count concurrency.
+check-jobserver-vm: jobserver-tools $(JOBSERVER_MODULE)
+	$(MAKE) -C $(TOP)/lib lib cmd
+	BUILD=$(BUILD) $(TOP)/jobserver/vm.sh $(VM_IMAGE_$(DEB_NAME)) $(JS_MODULE)

@@ -10,7 +10,8 @@
 #   JS_RECLAIMS   1 if the jobserver gives back the tokens of a client that
 #                 dies holding them, 0 if it loses them (the controls)
 #   JS_FAIR       1 if polling and blocking clients are served in one queue
-#                 (scenario poll then wants make's fair share), 0 if not
+#                 (scenario poll then checks arrival order: jstool order),
+#                 0 if not
 #   js_open N     a jobserver of N free tokens; sets JS_R, JS_W (open fds
 #                 of this shell, inherited by the clients) and JS_FIFO (a
 #                 path for fifo:PATH clients, empty when there is none)

@@ -52,6 +52,11 @@ enum {
 
 #define MAX_PERMITS ((unsigned long long)FAIRSEM_MAX_PERMITS)
 
+/* uapi/linux/fairsem.h has it once the kernel half is merged (js-kmod). */
+#ifndef FAIRSEM_JOBSERVER
+#define FAIRSEM_JOBSERVER (1U << 6)
+#endif
+
 /* The release, from ../VERSION (lib/Makefile). */
 #ifndef FAIRSEM_VERSION
 #error "FAIRSEM_VERSION must be the release, from the top VERSION file"
@@ -91,6 +96,8 @@ struct opts {
 struct subcommand {
 	const char *name;
 	int (*run)(struct opts *o);
+	/* Instead of run: parses its own command line (jobserver: -j N). */
+	int (*main)(int argc, char **argv);
 	unsigned int allowed;	/* OPT_* */
 	bool stop_at_operand;	/* the rest is a command line */
 	bool name_operand;	/* a NAME operand may stand for --fd */
@@ -101,7 +108,7 @@ struct subcommand {
 
 extern const struct subcommand cmd_init, cmd_run, cmd_acquire, cmd_release,
 	cmd_add, cmd_remove, cmd_close, cmd_info, cmd_status, cmd_create,
-	cmd_rm, cmd_mount;
+	cmd_rm, cmd_mount, cmd_jobserver;
 
 int parse_u64(const char *s, uint64_t *out);
 uint64_t operand_u64(struct opts *o, int i, const char *what, uint64_t min);

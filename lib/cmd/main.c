@@ -22,7 +22,7 @@
 static const struct subcommand *const subcommands[] = {
 	&cmd_init, &cmd_run, &cmd_acquire, &cmd_release, &cmd_add,
 	&cmd_remove, &cmd_close, &cmd_info, &cmd_status, &cmd_create,
-	&cmd_rm, &cmd_mount,
+	&cmd_rm, &cmd_mount, &cmd_jobserver,
 };
 
 static const char main_usage[] =
@@ -52,6 +52,11 @@ static const char main_usage[] =
 	"                                        create a named semaphore\n"
 	"  rm       NAME...                      remove names\n"
 	"  mount    [DIR] [-o OPTIONS] [--user]  mount a fairsem filesystem\n"
+	"  jobserver [-j N] [--fifo] [--name NAME] -- CMD [ARG]...\n"
+	"                                        run make, ninja or cargo under a\n"
+	"                                        crash-safe jobserver of N jobs\n"
+	"  jobserver --create NAME -j N [--mode MODE]\n"
+	"                                        make a system-wide jobserver\n"
 	"\n"
 	"Kinds: one semaphore of several resources, one queue, every kind\n"
 	"granted at once: PERMITS and COUNT may be LABEL=N,... (K, M, G):\n"
@@ -503,6 +508,8 @@ int main(int argc, char **argv)
 	if (ret >= 0)
 		return finish(ret);
 	sc = find_subcommand(argv[1]);
+	if (sc->main)
+		return finish(sc->main(argc - 1, argv + 1));
 	parse_opts(sc, argc - 1, argv + 1, &o);
 	return finish(sc->run(&o));
 }

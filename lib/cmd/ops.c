@@ -482,6 +482,9 @@ void print_info(const struct fairsem_info *info)
 	       (unsigned long long)info->waiters, info->handles,
 	       mode_of(info->flags), !!(info->flags & FAIRSEM_INFO_CLOSED),
 	       async_state(info->flags));
+	/* Only where it is one: the keys of other semaphores are unchanged. */
+	if (info->flags & FAIRSEM_JOBSERVER)
+		printf("jobserver:\t1\n");
 }
 
 /*

@@ -26,6 +26,10 @@ struct handle_rec {
 	char mode[8], closed[4], async[12];
 	int pid, fd;
 	char comm[20];
+	bool jobserver;		/* fairsem-jobserver: 1 */
+	/* A jobserver's fairsem-account: values, one a line (the same in
+	 * every handle's fdinfo: the semaphore's accounts). */
+	char accounts[1024];
 };
 
 struct rec_list {
@@ -120,6 +124,19 @@ static int parse_line(char *line, struct handle_rec *r)
 		parse_kind(val, r);
 		return 0;
 	}
+	if (!strncmp(line, "fairsem-jobserver:", klen) && klen == 18) {
+		r->jobserver = !strcmp(val, "1");
+		return 0;
+	}
+	if (!strncmp(line, "fairsem-account:", klen) && klen == 16) {
+		size_t used = strlen(r->accounts);
+
+		/* Past the buffer: the rest is left out, never cut mid-line. */
+		if (used + strlen(val) + 2 < sizeof(r->accounts))
+			snprintf(r->accounts + used, sizeof(r->accounts) - used,
+				 "%s\n", val);
+		return 0;
+	}
 	for (i = 0; i < ARRAY_SIZE(u64_fields); i++)
 		if (!strncmp(line, u64_fields[i].key, klen) &&
 		    !u64_fields[i].key[klen]) {
@@ -156,7 +173,7 @@ static ssize_t read_small(int dirfd, const char *name, char *buf, size_t len)
 /* 1 if fdinfo file "name" is of a bound fairsem handle. */
 static int read_fdinfo(int dirfd, const char *name, struct handle_rec *r)
 {
-	char buf[4096], *line, *save = NULL;
+	char buf[8192], *line, *save = NULL;	/* a jobserver: its accounts too */
 	int found = 0;
 
 	if (read_small(dirfd, name, buf, sizeof(buf)) < 0)
@@ -421,7 +438,8 @@ static void print_sem(const struct handle_rec *r, const struct name_list *nl,
 				 !strcmp(r->closed, "1"));
 	else
 		print_sem_line(r->id, r->limit, r->available, r->taken,
-			       r->waiters, r->mode, !strcmp(r->closed, "1"));
+			       r->waiters, r->jobserver ? "jobserver" : r->mode,
+			       !strcmp(r->closed, "1"));
 	print_names(nl, k, r->id);
 	printf("  %8s %5s %10s  %-8s %s\n", "PID", "FD", "HOLDS", "ASYNC",
 	       "COMMAND");
@@ -434,7 +452,8 @@ static void print_unheld(const struct name_list *nl, size_t *k)
 	uint32_t f = in->flags;
 
 	const char *mode = f & FAIRSEM_LIFO ? "lifo" :
-			   f & FAIRSEM_PRIO ? "prio" : "fifo";
+			   f & FAIRSEM_PRIO ? "prio" :
+			   f & FAIRSEM_JOBSERVER ? "jobserver" : "fifo";
 
 	if (nl->v[*k].ki.nkinds > 1)
 		print_kinds_line(&nl->v[*k].ki, in->waiters, mode,
@@ -459,6 +478,24 @@ static void print_handle(const struct handle_rec *r)
 	       r->comm);
 }
 
+/*
+ * A jobserver's accounts, after its handles: "PID tokens=N reserved=N
+ * queued=N comm=COMMAND" each, as fdinfo gives them.
+ */
+static void print_accounts(const struct handle_rec *r)
+{
+	const char *line = r->accounts, *end;
+
+	if (!r->jobserver)
+		return;
+	if (!*line)
+		printf("  no accounts hold tokens\n");
+	for (; *line; line = end + 1) {
+		end = strchr(line, '\n');
+		printf("  account %.*s\n", (int)(end - line), line);
+	}
+}
+
 /* Both lists sorted by id: merge them, one block per semaphore. */
 static void print_all(const struct rec_list *l, const struct name_list *nl)
 {
@@ -478,8 +515,10 @@ static void print_all(const struct rec_list *l, const struct name_list *nl)
 		for (j = i; j < l->n && l->v[j].id == l->v[i].id; j++)
 			;
 		print_sem(&l->v[i], nl, &k);
+		/* The latest snapshot of the accounts: the group's last. */
 		for (; i < j; i++)
 			print_handle(&l->v[i]);
+		print_accounts(&l->v[j - 1]);
 	}
 }
 
@@ -523,7 +562,11 @@ const struct subcommand cmd_status = {
 	"line per handle: process id, descriptor, permits held, asynchronous\n"
 	"request, command.  A named semaphore without handles is shown too.\n"
 	"A semaphore of several kinds shows each field, HOLDS too, as\n"
-	"LABEL=COUNT,... (a kind without a label by its index).\n"
+	"LABEL=COUNT,... (a kind without a label by its index).  A jobserver\n"
+	"(mode jobserver) shows after its handles one line per account that\n"
+	"holds tokens or a reservation: the pid and command that made it, its\n"
+	"tokens, reserved=1 for a reserved token, queued=1 for a reservation\n"
+	"in the queue.\n"
 	"Exit status 1 when no semaphore is seen (with a message when the\n"
 	"module is not loaded).\n"
 	"\n"

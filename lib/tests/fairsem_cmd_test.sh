@@ -222,7 +222,7 @@ else
 fi
 t "unknown command" 64 "unknown command 'frob'" "$F" frob
 t "unknown top-level option" 64 "unknown option '--frob'" "$F" --frob
-for sub in init run acquire release add remove close info status create rm mount; do
+for sub in init run acquire release add remove close info status create rm mount jobserver; do
 	t "$sub --help" 0 "" "$F" "$sub" --help
 	has "$sub --help shows its usage" "Usage: fairsem $sub"
 done
@@ -256,6 +256,30 @@ t "run without --fd or --name" 64 "--fd N or --name NAME is required" \
 	"$F" run -- true
 t "run --lifo without --create" 64 "--lifo, --prio, --mode and --any-owner need --create" \
 	"$F" run --name x --lifo -- true
+# jobserver parses its own line: -j N, --fifo, --name, --create NAME.
+t "jobserver without a command" 64 "no command given" "$F" jobserver -j 4
+t "jobserver -j 0" 64 "-j wants a number of jobs from 1 to $((MAX + 1)), not '0'" \
+	"$F" jobserver -j 0 -- true
+t "jobserver -j not a number" 64 "-j wants a number of jobs from 1 to" \
+	"$F" jobserver -jmany -- true
+t "jobserver -j without its value" 64 "option '-j' needs an argument" \
+	"$F" jobserver -j
+t "jobserver: an unknown option" 64 "unknown option '--frob'" \
+	"$F" jobserver --frob -- true
+t "jobserver --create without -j" 64 "--create needs -j N" \
+	"$F" jobserver --create js
+t "jobserver --create runs nothing" 64 "--create makes a name and runs nothing: unexpected argument 'make'" \
+	"$F" jobserver --create js -j 4 make
+t "jobserver --create with --fifo" 64 "--create excludes --fifo and --name" \
+	"$F" jobserver --create js -j 4 --fifo
+t "jobserver --mode without a name" 64 "--mode needs --create or --name" \
+	"$F" jobserver --mode 0600 -- true
+t "jobserver --mode not octal" 64 "--mode wants octal permission bits up to 0777, not '0999'" \
+	"$F" jobserver --create js -j 4 --mode 0999
+t "jobserver --name empty" 64 "--name wants a name, not ''" \
+	"$F" jobserver --name "" -- true
+t "jobserver: options end at COMMAND" 64 "no command given" \
+	"$F" jobserver -j 2 --
 t "run --create not a number" 64 "--create wants a number of permits from 0 to $MAX, not 'many'" \
 	"$F" run --name x --create many -- true
 t "create without PERMITS" 64 "NAME and PERMITS are wanted" "$F" create x
@@ -371,7 +395,8 @@ if [ ! -c /dev/fairsem ]; then
 		"$F" status
 	for name in "unbound handle" init info run "run's exit statuses" \
 		    "run after a crash" "run killed by SIGKILL" status timeout \
-		    acquire release add remove close kinds "named semaphores"; do
+		    acquire release add remove close kinds jobserver \
+		    "named semaphores"; do
 		skip "$name" "no /dev/fairsem (module not loaded)"
 	done
 	echo "1..$n"
@@ -632,6 +657,76 @@ exec 3<&-
 
 exec 5<&- 7<&- 8<&-
 
+# ---- jobserver: an anonymous one, two inherited handles ----
+
+# js_sh SCRIPT: COMMAND for "fairsem jobserver", with $R and $W the handles
+# of MAKEFLAGS' --jobserver-auth=R,W (the last words of MAKEFLAGS here).
+js_sh() {
+	echo 'a=${MAKEFLAGS##*--jobserver-auth=}; R=${a%,*}; W=${a#*,}; '"$1"
+}
+t "jobserver -j4" 0 "" env -u MAKEFLAGS "$F" jobserver -j4 -- sh -c 'echo "$MAKEFLAGS"; echo "$CARGO_MAKEFLAGS"'
+if grep -qxE -- '-j4 --jobserver-auth=[0-9]+,[0-9]+' "$out" &&
+	[ "$(sed -n 1p "$out")" = "$(sed -n 2p "$out")" ]; then
+	pass "jobserver: MAKEFLAGS and CARGO_MAKEFLAGS are -jN --jobserver-auth=R,W"
+else
+	fail "jobserver: MAKEFLAGS and CARGO_MAKEFLAGS are -jN --jobserver-auth=R,W" "$(cat "$out")"
+fi
+t "jobserver: N-1 tokens" 0 "" "$F" jobserver -j4 -- sh -c "$(js_sh '"$FAIRSEM" info --fd $R')"
+has "jobserver -j4: a limit of 3" "limit:	3"
+has "jobserver: info says it is a jobserver" "jobserver:	1"
+t "jobserver: R and W are two handles" 0 "" "$F" jobserver -j2 -- sh -c "$(js_sh '"$FAIRSEM" info --fd $W')"
+has "jobserver: W is on the same semaphore, a handle of its own" "handles:	2"
+t "jobserver keeps the rest of MAKEFLAGS" 0 "" \
+	env MAKEFLAGS='k -j9 --jobserver-auth=8,9 -- V=1' "$F" jobserver -j3 -- sh -c 'echo "$MAKEFLAGS"'
+if grep -qxE -- 'k -j3 --jobserver-auth=[0-9]+,[0-9]+ -- V=1' "$out"; then
+	pass "jobserver: the old -j and jobserver replaced, flags and variables kept"
+else
+	fail "jobserver: the old -j and jobserver replaced, flags and variables kept" "$(cat "$out")"
+fi
+t "jobserver: COMMAND's exit status" 3 "" "$F" jobserver -j2 -- sh -c 'exit 3'
+t "jobserver: COMMAND not found" 127 "cannot run 'fairsem-no-such-command'" \
+	"$F" jobserver -j2 -- fairsem-no-such-command
+t "jobserver -j1: no token" 0 "" "$F" jobserver -j1 -- sh -c "$(js_sh '"$FAIRSEM" info --fd $R')"
+has "jobserver -j1: a limit of 0" "limit:	0"
+# A holder that reads a token in the shell itself, then execs: its account
+# holds the token; killed, its table ends and the token comes back.
+cat >"$tmp/js-holder.sh" <<'EOS'
+a=${MAKEFLAGS##*--jobserver-auth=}; R=${a%,*}
+(read -r -n 1 c <&"$R"; exec sleep 1000) &
+h=$!
+i=0
+while ! grep -q "^fairsem-account:	$h tokens=1 " "/proc/$$/fdinfo/$R" &&
+	[ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+echo "holder $h"
+grep '^fairsem-account:' "/proc/$$/fdinfo/$R"
+"$FAIRSEM" status
+# The shell reports the killed job on stderr ("Killed"): not ours.
+exec 9>&2 2>/dev/null
+kill -KILL $h
+wait $h
+exec 2>&9 9>&-
+"$FAIRSEM" info --fd "$R"
+echo "accounts left: $(grep -c '^fairsem-account:' "/proc/$$/fdinfo/$R")"
+EOS
+t "jobserver: a holder killed" 0 "" "$F" jobserver -j2 -- sh "$tmp/js-holder.sh"
+holder=$(sed -n 's/^holder //p' "$out")
+if grep -qE "^fairsem-account:	$holder tokens=1 reserved=0 queued=0 comm=(sh|sleep)\$" "$out"; then
+	pass "jobserver: a read token belongs to the reader's account (fdinfo)"
+else
+	fail "jobserver: a read token belongs to the reader's account (fdinfo)" "$(cat "$out")"
+fi
+has "status: a jobserver's mode" "(jobserver, open)"
+if grep -qE "^  account $holder tokens=1 reserved=0 queued=0 comm=(sh|sleep)\$" "$out"; then
+	pass "status: the account of the holder, its tokens and command"
+else
+	fail "status: the account of the holder, its tokens and command" "$(cat "$out")"
+fi
+has "jobserver: a killed holder's token comes back" "available:	1"
+has "jobserver: no account is left of the killed holder" "accounts left: 0"
+
 # ---- named semaphores ----
 
 names=$tmp/names
@@ -720,6 +815,58 @@ else
 	t "create of kinds refuses a label twice" 64 "PERMITS names 'a' twice" \
 		"$F" create web3 a=1,a=2
 	t "rm names of kinds" 0 "" "$F" rm web web2
+	# System-wide jobservers.
+	t "jobserver --create" 0 "" "$F" jobserver --create js -j 5 --mode 0640
+	if [ "$(stat -c '%a' "$names/js")" = 640 ]; then
+		pass "jobserver --create: the mode given"
+	else
+		fail "jobserver --create: the mode given" "$(stat -c '%a' "$names/js")"
+	fi
+	t "info of a jobserver name" 0 "" "$F" info js
+	has "jobserver --create -j5: 4 tokens" "limit:	4"
+	has "jobserver --create: a jobserver" "jobserver:	1"
+	t "jobserver --create of a taken name" 73 "$names/js exists already" \
+		"$F" jobserver --create js -j 2
+	t "jobserver --name: the name's own -j" 0 "" \
+		"$F" jobserver --name js -j 2 -- sh -c 'echo "$MAKEFLAGS"'
+	if grep -qxE -- '-j5 --jobserver-auth=[0-9]+,[0-9]+' "$out"; then
+		pass "jobserver --name: -j is the name's limit + 1, R,W opened on it"
+	else
+		fail "jobserver --name: -j is the name's limit + 1, R,W opened on it" "$(cat "$out")"
+	fi
+	t "jobserver --name --fifo" 0 "" \
+		"$F" jobserver --name js --fifo -- sh -c 'echo "$MAKEFLAGS"'
+	has "jobserver --name --fifo: fifo:PATH of the name" "-j5 --jobserver-auth=fifo:$names/js"
+	t "jobserver --name makes a missing name" 0 "" \
+		"$F" jobserver --name js2 -j 3 -- "$F" info js2
+	has "jobserver --name -j3: made with 2 tokens" "limit:	2"
+	t "create a plain semaphore" 0 "" "$F" create plain 2
+	t "jobserver --name of a semaphore that is no jobserver" 65 \
+		"$names/plain is not a jobserver semaphore" \
+		"$F" jobserver --name plain -- true
+	t "jobserver --fifo: a private name" 0 "" \
+		"$F" jobserver -j3 --fifo -- sh -c 'echo "$MAKEFLAGS"; "$FAIRSEM" info "${MAKEFLAGS##*fifo:}"'
+	if grep -qxE -- "-j3 --jobserver-auth=fifo:$names/jobserver\.[0-9]+\.[0-9]+" "$out"; then
+		pass "jobserver --fifo: fifo:PATH of a name in \$FAIRSEM_DIR"
+	else
+		fail "jobserver --fifo: fifo:PATH of a name in \$FAIRSEM_DIR" "$(cat "$out")"
+	fi
+	has "jobserver --fifo: 2 tokens" "limit:	2"
+	if ls "$names" | grep -q '^jobserver\.'; then
+		fail "jobserver --fifo: the private name is removed at the end" "$(ls "$names")"
+	else
+		pass "jobserver --fifo: the private name is removed at the end"
+	fi
+	t "jobserver --fifo: COMMAND's exit status" 4 "" \
+		"$F" jobserver --fifo -- sh -c 'exit 4'
+	t "jobserver --fifo: COMMAND killed by a signal" 137 "" \
+		"$F" jobserver --fifo -- sh -c 'kill -KILL $$'
+	if ls "$names" | grep -q '^jobserver\.'; then
+		fail "jobserver --fifo: removed after a kill too" "$(ls "$names")"
+	else
+		pass "jobserver --fifo: removed after a kill too"
+	fi
+	t "rm jobserver names" 0 "" "$F" rm js js2 plain
 	two_users
 	t "rm" 0 "" "$F" rm build fresh
 	t "rm again" 74 "no semaphore named $names/build" "$F" rm build

@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Every jobserver scenario in one test VM, the fairsem jobserver and the
+# controls side by side (make check-jobserver-vm, mk/jobserver.mk):
+#
+#   jobserver/vm.sh KERNEL_IMAGE MODULE_KO [BACKEND...]
+#
+# BACKEND defaults to "fairsem pipe fifo" (jobserver/check.sh inside).  The
+# payload carries what the busybox VM lacks: bash, util-linux's flock,
+# bookworm's GNU make 4.3 (the host's /usr/bin/make, installed there as
+# /usr/bin/make), trixie's make 4.4.1 as jobserver/clients.sh unpacked it
+# (at the same path, with its own loader and libc), the static fairsem
+# command, jstool and jsbench.  The module is loaded and a fairsem
+# filesystem mounted at /run/fairsem before the scenarios run.
+#
+# Prints the scenarios' lines, the host's load, and last
+# "N passed, N failed": check.sh's counts, plus one failure each for
+# console problems, a timeout, or no boot (scripts/vm/run.sh's status).
+# Env: BUILD (default build/), JS_VM_RUN (a bash command line to run
+# inside instead of check.sh, for one scenario: "jobserver/run.sh one
+# make43 fairsem"; JS_VM_EXTRA, files put in /payload/bin beside it), and
+# the VM_* knobs of scripts/vm/run.sh.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+build=${BUILD:-$root/build}
+[ $# -ge 2 ] || { sed -n 4,8p "$0" >&2; exit 2; }
+kernel=$1 module=$2
+shift 2
+[ $# -gt 0 ] || set -- fairsem pipe fifo
+name=jobserver
+log=${VM_OUT:-$build/vm}/$name.log
+
+for f in "$module" "$build/lib/fairsem-static" "$build/jobserver/jstool" \
+	"$build/jobserver/jsbench"; do
+	[ -f "$f" ] || { echo "jobserver-vm: $f is missing"; echo "0 passed, 1 failed"; exit 1; }
+done
+make44=$("$here/clients.sh" make44)
+make44_dir=$(dirname "$(dirname "$make44")")
+
+payload=$build/jobserver/vm-payload
+rm -rf "$payload"
+mkdir -p "$payload/bin" "$payload/jobserver"
+cp "$here/vm-payload.sh" "$payload/run"
+cp "$build/lib/fairsem-static" "$payload/bin/fairsem"
+cp "$build/jobserver/jstool" "$build/jobserver/jsbench" "$payload/bin/"
+# Dynamic: scripts/vm/run.sh copies their libraries along.
+cp /bin/bash /usr/bin/flock "$payload/bin/"
+cp /usr/bin/make "$payload/bin/make43"
+(cd "$here" && cp -a run.sh check.sh job.sh builds backends expect "$payload/jobserver/")
+# Not executable inside the tar: run.sh's library scan skips trixie's
+# binaries, which the host's ldd cannot resolve.
+tar -C / -cf "$payload/make44.tar" "${make44_dir#/}"
+echo "JS_MAKE44=$make44" >"$payload/config"
+echo "JS_BACKENDS='$*'" >>"$payload/config"
+printf 'JS_VM_RUN=%q\n' "${JS_VM_RUN:-}" >>"$payload/config"
+# shellcheck disable=SC2086 # a list of files
+[ -z "${JS_VM_EXTRA:-}" ] || cp $JS_VM_EXTRA "$payload/bin/"
+
+echo "jobserver-vm: host load before the boot: $(uptime)"
+rc=0
+VM_QUIET=${VM_QUIET:-1} VM_TIMEOUT=${VM_TIMEOUT:-2400} \
+	"$root/scripts/vm/run.sh" -n "$name" -m "$module" "$kernel" "$payload" || rc=$?
+[ $((rc & 64)) -eq 0 ] || { echo "0 passed, 1 failed"; exit 1; }
+echo "jobserver-vm: host load after the run: $(uptime)"
+
+out=$(tr -d '\r' <"$log" | sed -n '/^FAIRSEM-VM: init/,/^FAIRSEM-VM: exit/p' |
+	grep -Ev '^\[ *[0-9]+\.[0-9]+\]|^FAIRSEM-VM:' || true)
+grep -v '^[0-9]* passed, [0-9]* failed$' <<<"$out" || true
+counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' <<<"$out" | tail -n 1)
+if [ -n "$counts" ]; then
+	read -r passed _ failed _ <<<"$counts"
+else
+	echo "jobserver-vm: check.sh gave no count"
+	passed=0 failed=1
+fi
+for bit in 2:"console problems" 4:"no exit marker (timeout or crash)" 8:"no boot"; do
+	if [ $((rc & ${bit%%:*})) -ne 0 ]; then
+		echo "jobserver-vm: ${bit#*:} (console: $log)"
+		failed=$((failed + 1))
+	fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fairsem jobserver: a crash-safe jobserver for GNU make, ninja and cargo.
+ *
+ * A jobserver semaphore (FAIRSEM_JOBSERVER) answers read(2), write(2) and
+ * poll(2) as a jobserver pipe or fifo does, but its tokens belong to the
+ * descriptor table that read them, and come back when that table drops its
+ * last fd on the semaphore: a kill -9'ed sub-make loses nothing.  This
+ * command makes one and hands it to a client the way the client expects:
+ *
+ *   -jN --jobserver-auth=R,W     two inherited handles (make 4.3 and 4.4,
+ *                                cargo), the default
+ *   -jN --jobserver-auth=fifo:P  a name P (make 4.4, ninja 1.13, cargo),
+ *                                with --fifo
+ *
+ * N-1 tokens: the client at the top has an implicit slot, the N-th.
+ *
+ * It parses its own command line (main.c's options have no -j, and
+ * --create takes a NAME here, not PERMITS).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "jobserver.h"
+
+#define SUB "jobserver"
+
+/* Rounds of open, create, open again while the name comes and goes. */
+#define OPEN_OR_CREATE_ROUNDS 8
+
+struct js_opts {
+	uint64_t jobs;		/* -j, 0 if not given */
+	bool fifo;		/* --fifo */
+	const char *name;	/* --name */
+	const char *create;	/* --create */
+	int mode;		/* --mode, -1 if not given */
+	char **cmd;		/* COMMAND [ARG]... */
+};
+
+/* The jobserver once made or opened. */
+struct js {
+	char path[NAME_PATH_MAX];	/* its name, "" if anonymous */
+	bool private_name;		/* made here for --fifo: removed after */
+	uint64_t jobs;			/* the -j of MAKEFLAGS: limit + 1 */
+	int r, w;			/* the handles COMMAND inherits (R,W) */
+};
+
+static const struct option js_options[] = {
+	{ "jobs",	required_argument,	NULL, 'j' },
+	{ "fifo",	no_argument,		NULL, 'F' },
+	{ "name",	required_argument,	NULL, 'N' },
+	{ "create",	required_argument,	NULL, 'C' },
+	{ "mode",	required_argument,	NULL, 'M' },
+	{ "help",	no_argument,		NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static uint64_t parse_jobs(const char *s)
+{
+	uint64_t v;
+
+	if (parse_u64(s, &v) || v < 1 || v > MAX_PERMITS + 1)
+		usage_error(SUB, "-j wants a number of jobs from 1 to %llu, not '%s'",
+			    MAX_PERMITS + 1, s);
+	return v;
+}
+
+/* Octal permission bits, at most 0777, as main.c's --mode takes them. */
+static int parse_mode_arg(const char *s)
+{
+	const char *p = s;
+	int v = 0;
+
+	for (; *p >= '0' && *p <= '7' && v <= 0777; p++)
+		v = v * 8 + (*p - '0');
+	if (!*s || *p || v > 0777)
+		usage_error(SUB, "--mode wants octal permission bits up to 0777, not '%s'",
+			    s);
+	return v;
+}
+
+static const char *nonempty(const char *opt, const char *s)
+{
+	if (!*s)
+		usage_error(SUB, "%s wants a name, not ''", opt);
+	return s;
+}
+
+static void js_bad_option(char **argv, int c)
+{
+	const char *arg = argv[optind - 1];
+	int len = (int)strcspn(arg, "=");
+
+	if (c == ':')
+		usage_error(SUB, "option '%.*s' needs an argument", len, arg);
+	if (optopt)
+		usage_error(SUB, "unknown option '-%c'", optopt);
+	usage_error(SUB, "unknown option '%.*s'", len, arg);
+}
+
+static void js_check(struct js_opts *o)
+{
+	if (o->create) {
+		if (o->cmd[0])
+			usage_error(SUB, "--create makes a name and runs nothing: unexpected argument '%s'",
+				    o->cmd[0]);
+		if (o->fifo || o->name)
+			usage_error(SUB, "--create excludes --fifo and --name");
+		if (!o->jobs)
+			usage_error(SUB, "--create needs -j N");
+		return;
+	}
+	if (!o->cmd[0])
+		usage_error(SUB, "no command given");
+	if (o->mode >= 0 && !o->name)
+		usage_error(SUB, "--mode needs --create or --name");
+}
+
+static void js_parse(int argc, char **argv, struct js_opts *o)
+{
+	int c;
+
+	*o = (struct js_opts){ .mode = -1 };
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:hj:", js_options, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o->jobs = parse_jobs(optarg);
+			break;
+		case 'F':
+			o->fifo = true;
+			break;
+		case 'N':
+			o->name = nonempty("--name", optarg);
+			break;
+		case 'C':
+			o->create = nonempty("--create", optarg);
+			break;
+		case 'M':
+			o->mode = parse_mode_arg(optarg);
+			break;
+		case 'h':
+			fputs(cmd_jobserver.usage, stdout);
+			exit(0);
+		default:
+			js_bad_option(argv, c);
+		}
+	}
+	o->cmd = argv + optind;
+	js_check(o);
+}
+
+/* -j's default: one job a CPU, as make -j$(nproc). */
+static uint64_t default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (uint64_t)n : 1;
+}
+
+/* An error of /dev/fairsem itself, or of INIT with FAIRSEM_JOBSERVER. */
+NORETURN static void fail_device(int err)
+{
+	if (err == ENOENT)
+		fail(EXIT_NONAME, SUB, "no %s: is the fairsem module loaded?",
+		     FAIRSEM_DEVICE_PATH);
+	if (err == EINVAL)
+		fail(EXIT_REFUSED, SUB, "this fairsem module has no jobserver semaphores (FAIRSEM_JOBSERVER)");
+	fail(exit_status_of(err), SUB, "cannot make a jobserver semaphore: %s",
+	     strerror(err));
+}
+
+/* A new anonymous jobserver semaphore of `tokens`: a read-write handle. */
+static int new_jobserver(uint64_t tokens, int oflags)
+{
+	int fd, ret;
+
+	fd = fairsem_open(oflags);
+	if (fd < 0)
+		fail_device(-fd);
+	ret = fairsem_init(fd, tokens, FAIRSEM_JOBSERVER);
+	if (ret < 0)
+		fail_device(-ret);
+	return fd;
+}
+
+/*
+ * Give the semaphore of handle fd the name path, as fairsem_create_named()
+ * does (libfairsem's INIT flags do not include FAIRSEM_JOBSERVER): 0 or
+ * -errno.
+ */
+static int link_name(int fd, const char *path, mode_t mode)
+{
+	char dir[NAME_PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct fairsem_link link = { .fd = fd, .mode = mode };
+	int dfd, ret = 0;
+
+	if (!slash || !slash[1])
+		return -EINVAL;
+	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 :
+		 (int)(slash - path), path);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	link.name = (uint64_t)(uintptr_t)(slash + 1);
+	if (ioctl(dfd, FAIRSEM_IOC_LINK, &link) < 0)
+		ret = -errno;
+	close(dfd);
+	return ret;
+}
+
+/* Make a named jobserver of `tokens`: its handle, or -errno (-EEXIST). */
+static int create_named(const char *path, uint64_t tokens, mode_t mode)
+{
+	int fd = new_jobserver(tokens, O_CLOEXEC);
+	int ret = link_name(fd, path, mode);
+
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/*
+ * May an existing name be trusted?  Not when others may write to its
+ * directory and it belongs neither to us nor to the directory's owner
+ * (anyone could have made it first): libfairsem's rule for
+ * fairsem_open_or_create().
+ */
+static void check_owner(const char *path, int fd)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[NAME_PATH_MAX];
+	struct stat dst, fst;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 :
+		 (int)(slash - path), path);
+	if (stat(dir, &dst) || fstat(fd, &fst))
+		fail(EXIT_OSERR, SUB, "%s: %s", path, strerror(errno));
+	if ((dst.st_mode & S_IWOTH) && fst.st_uid != geteuid() &&
+	    fst.st_uid != dst.st_uid)
+		fail(EXIT_DENIED, SUB, "%s belongs to uid %u, not to you (uid %u) "
+		     "nor to the directory's owner: anyone could have made it first",
+		     path, (unsigned int)fst.st_uid, (unsigned int)geteuid());
+}
+
+/* The limit of a jobserver handle; fails if it is not a jobserver. */
+static uint64_t jobserver_limit(const char *path, int fd)
+{
+	struct fairsem_info info;
+	int ret = fairsem_info(fd, &info);
+
+	if (ret < 0)
+		fail(exit_status_of(-ret), SUB, "%s: %s", path, strerror(-ret));
+	if (!(info.flags & FAIRSEM_JOBSERVER))
+		fail(EXIT_REFUSED, SUB, "%s is not a jobserver semaphore "
+		     "(make it with 'fairsem jobserver --create')", path);
+	return info.limit;
+}
+
+/* --name: open the jobserver NAME, making it if it does not exist. */
+static int open_or_create(struct opts *o, const char *path, uint64_t tokens,
+			  mode_t mode)
+{
+	int fd, round;
+
+	for (round = 0; round < OPEN_OR_CREATE_ROUNDS; round++) {
+		fd = fairsem_open_named(path, O_CLOEXEC);
+		if (fd >= 0) {
+			check_owner(path, fd);
+			return fd;
+		}
+		if (fd != -ENOENT || access(FAIRSEM_DEVICE_PATH, F_OK))
+			fail_name(o, path, -fd);
+		fd = create_named(path, tokens, mode);
+		if (fd >= 0)
+			return fd;
+		if (fd != -EEXIST)
+			fail_name(o, path, -fd);
+	}
+	fail(EXIT_AGAIN, SUB, "%s kept appearing and vanishing", path);
+}
+
+/* A private name for --fifo, in $FAIRSEM_DIR: jobserver.PID.N. */
+static int create_private(struct opts *o, struct js *js, uint64_t tokens)
+{
+	char name[64];
+	int fd, i;
+
+	for (i = 0; i < OPEN_OR_CREATE_ROUNDS; i++) {
+		snprintf(name, sizeof(name), "jobserver.%ld.%d", (long)getpid(), i);
+		name_path(name, js->path, sizeof(js->path));
+		fd = create_named(js->path, tokens, 0600);
+		if (fd != -EEXIST)
+			break;
+	}
+	if (fd < 0)
+		fail_name(o, js->path, -fd);
+	js->private_name = true;
+	return fd;
+}
+
+/* A handle on the name for R,W, inherited by COMMAND: read or write. */
+static int open_end(struct opts *o, const char *path, int acc)
+{
+	int fd = open(path, acc | O_NOCTTY);
+
+	if (fd < 0)
+		fail_name(o, path, errno);
+	return fd;
+}
+
+/* The jobserver COMMAND gets, in js. */
+static void get_jobserver(const struct js_opts *jo, struct js *js)
+{
+	struct opts o = { .sub = SUB };
+	uint64_t jobs = jo->jobs ? jo->jobs : default_jobs();
+	mode_t mode = jo->mode >= 0 ? (mode_t)jo->mode : 0666;
+	int fd;
+
+	*js = (struct js){ .r = -1, .w = -1, .jobs = jobs };
+	if (!jo->name && !jo->fifo) {
+		js->r = new_jobserver(jobs - 1, 0);
+		js->w = fairsem_new_handle(js->r, 0);
+		if (js->w < 0)
+			fail(exit_status_of(-js->w), SUB,
+			     "cannot open a second handle: %s", strerror(-js->w));
+		return;
+	}
+	if (jo->name) {
+		name_path(jo->name, js->path, sizeof(js->path));
+		fd = open_or_create(&o, js->path, jobs - 1, mode);
+	} else {
+		fd = create_private(&o, js, jobs - 1);
+	}
+	js->jobs = jobserver_limit(js->path, fd) + 1;
+	if (!jo->fifo) {
+		js->r = open_end(&o, js->path, O_RDONLY);
+		js->w = open_end(&o, js->path, O_WRONLY);
+	}
+	/* Close-on-exec: COMMAND opens the name, or has R and W. */
+	if (!js->private_name)
+		close(fd);
+}
+
+static void set_env(const char *var, const char *value)
+{
+	if (setenv(var, value, 1))
+		fail(EXIT_OSERR, SUB, "cannot set %s: %s", var, strerror(errno));
+}
+
+/* MAKEFLAGS and CARGO_MAKEFLAGS for the client. */
+static void export_flags(const struct js *js)
+{
+	char auth[NAME_PATH_MAX + 64], flags[JOBSERVER_FLAGS_MAX];
+	const char *old = getenv("MAKEFLAGS");
+
+	if (js->r >= 0)
+		snprintf(auth, sizeof(auth), "-j%" PRIu64 " --jobserver-auth=%d,%d",
+			 js->jobs, js->r, js->w);
+	else
+		snprintf(auth, sizeof(auth), "-j%" PRIu64 " --jobserver-auth=fifo:%s",
+			 js->jobs, js->path);
+	if (jobserver_makeflags(old ? old : "", auth, flags, sizeof(flags)))
+		fail(EXIT_REFUSED, SUB, "MAKEFLAGS is too long (%zu bytes)",
+		     strlen(old));
+	set_env("MAKEFLAGS", flags);
+	/* cargo's jobserver crate reads CARGO_MAKEFLAGS first. */
+	set_env("CARGO_MAKEFLAGS", auth);
+}
+
+NORETURN static void exec_command(char **cmd)
+{
+	int err;
+
+	execvp(cmd[0], cmd);
+	err = errno;
+	fail(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC, SUB,
+	     "cannot run '%s': %s", cmd[0], strerror(err));
+}
+
+static pid_t child;
+
+/* SIGTERM and SIGHUP to the wrapper go on to COMMAND. */
+static void forward(int sig)
+{
+	if (child > 0)
+		kill(child, sig);
+}
+
+/*
+ * --fifo without --name: COMMAND runs in a child, and the private name is
+ * removed when it ends.  The terminal's SIGINT and SIGQUIT reach COMMAND
+ * by themselves (one process group): the wrapper ignores them, as
+ * system(3) does.  Exits as COMMAND did; 128 + N if signal N killed it.
+ */
+NORETURN static void run_and_remove(const struct js *js, char **cmd)
+{
+	struct sigaction sa = { .sa_handler = forward };
+	int status, err = 0;
+
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	fflush(stdout);
+	child = fork();
+	if (child < 0)
+		err = errno;
+	if (child == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		exec_command(cmd);
+	}
+	while (child > 0 && waitpid(child, &status, 0) < 0) {
+		if (errno != EINTR) {
+			err = errno;
+			break;
+		}
+	}
+	if (unlink(js->path) && !err)
+		fail(EXIT_OSERR, SUB, "cannot remove %s: %s", js->path,
+		     strerror(errno));
+	if (err)
+		fail(EXIT_OSERR, SUB, "cannot run '%s': %s", cmd[0],
+		     strerror(err));
+	if (WIFSIGNALED(status))
+		exit(128 + WTERMSIG(status));
+	exit(WEXITSTATUS(status));
+}
+
+/* --create NAME -j N: a system-wide jobserver of N - 1 tokens. */
+static int create_only(const struct js_opts *jo)
+{
+	struct opts o = { .sub = SUB };
+	char path[NAME_PATH_MAX];
+	mode_t mode = jo->mode >= 0 ? (mode_t)jo->mode : 0666;
+	int fd;
+
+	name_path(jo->create, path, sizeof(path));
+	if (access(FAIRSEM_DEVICE_PATH, F_OK))
+		fail_device(ENOENT);
+	fd = create_named(path, jo->jobs - 1, mode);
+	if (fd == -EINVAL)
+		fail(EXIT_REFUSED, SUB, "'%s' is not a valid name", jo->create);
+	if (fd < 0)
+		fail_name(&o, path, -fd);
+	close(fd);
+	return 0;
+}
+
+static int jobserver_main(int argc, char **argv)
+{
+	struct js_opts jo;
+	struct js js;
+
+	js_parse(argc, argv, &jo);
+	if (jo.create)
+		return create_only(&jo);
+	get_jobserver(&jo, &js);
+	export_flags(&js);
+	if (js.private_name)
+		run_and_remove(&js, jo.cmd);
+	exec_command(jo.cmd);
+}
+
+const struct subcommand cmd_jobserver = {
+	.name = "jobserver", .main = jobserver_main,
+	.usage =
+	"Usage: fairsem jobserver [-j N] [--fifo] [--name NAME [--mode MODE]]\n"
+	"                         [--] COMMAND [ARG]...\n"
+	"       fairsem jobserver --create NAME -j N [--mode MODE]\n"
+	"Run COMMAND (make, ninja, cargo) under a crash-safe jobserver of N jobs:\n"
+	"a jobserver semaphore of N-1 tokens (COMMAND's implicit slot is the\n"
+	"N-th) whose tokens come back when a client that holds them dies,\n"
+	"however it dies.  MAKEFLAGS gets '-jN --jobserver-auth=R,W' (two\n"
+	"inherited handles: make 4.3 and later, cargo) in place of any -j and\n"
+	"--jobserver-auth it had, the rest of MAKEFLAGS kept; CARGO_MAKEFLAGS gets\n"
+	"the same two words.  The exit status is COMMAND's.\n"
+	"\n"
+	"  -j, --jobs N       jobs at once, 1 or more (default: the CPUs online)\n"
+	"  --fifo             pass a name instead: --jobserver-auth=fifo:PATH\n"
+	"                     (make 4.4, ninja 1.13, cargo); without --name a\n"
+	"                     private name in $FAIRSEM_DIR, removed when COMMAND\n"
+	"                     ends (exit 128+N if signal N killed COMMAND)\n"
+	"  --name NAME        use the system-wide jobserver NAME (without '/', in\n"
+	"                     $FAIRSEM_DIR, default /run/fairsem), making it\n"
+	"                     with N-1 tokens if it does not exist; an existing\n"
+	"                     one keeps its own N (-jN is its limit + 1)\n"
+	"  --create NAME      make the system-wide jobserver NAME of N-1 tokens\n"
+	"                     and exit (exit 73 if NAME exists)\n"
+	"  --mode MODE        permission bits of a NAME made (default 0666): read\n"
+	"                     access takes tokens, write access gives them back\n"
+	"  --help             show this help\n",
+};
