@@ -228,13 +228,20 @@ check-all:
 #   lane-matrix   check-parts, 6.12 163, recipes-slow 34, the
 #                 kernel matrix 1098 (two VMs at a time),
 #                 footprint 1                                  1425 s
+#   lane-jobserver  check-parts, every jobserver scenario on fairsem and
+#                 the pipe in one VM (the fifo control ran on the host)
 # check-parts runs as a job of its own beside lane-rfc and vm-source.
-CHECK_ALL_JOBS ?= 6
-check-all-parts: lane-rfc lane-debug lane-install lane-source lane-matrix
+CHECK_ALL_JOBS ?= 7
+check-all-parts: lane-rfc lane-debug lane-install lane-source lane-matrix \
+	lane-jobserver
 	@$(TOP)/scripts/summarize.sh || true
 
 .PHONY: check-all-parts lane-rfc lane-debug lane-install lane-source \
-	lane-matrix
+	lane-matrix lane-jobserver
+
+lane-jobserver: check-parts
+	@$(PART) jobserver-vm $(MAKE) check-jobserver-vm JOBSERVER_MODULE= \
+		JS_VM_BACKENDS="fairsem pipe" || true
 
 lane-rfc:
 	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true

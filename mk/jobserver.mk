@@ -19,7 +19,10 @@
 #                                   line "N passed, N failed".
 #                                   JOBSERVER_MODULE= skips the module build
 #                                   (check-all has built it), JS_MODULE=KO
-#                                   boots another module.
+#                                   boots another module, JS_VM_BACKENDS
+#                                   picks the jobservers (check-all: fairsem
+#                                   and the pipe; the fifo control runs on
+#                                   the host in check-jobserver-controls).
 
 JS_OUT := $(BUILD)/jobserver
 JS_CFLAGS := -O2 -Wall -Wextra -Werror -static
@@ -49,9 +52,11 @@ bench-jobserver-pipe: jobserver-tools
 
 JOBSERVER_MODULE ?= module-$(DEB_NAME)
 JS_MODULE ?= $(BUILD)/kmod-$(DEB_NAME)/fairsem.ko
+JS_VM_BACKENDS ?= fairsem pipe fifo
 
 # One VM (scripts/vm/run.sh, as the other VM targets): not -j, the
 # scenarios count concurrency.
 check-jobserver-vm: jobserver-tools $(JOBSERVER_MODULE)
 	$(MAKE) -C $(TOP)/lib lib cmd
-	BUILD=$(BUILD) $(TOP)/jobserver/vm.sh $(VM_IMAGE_$(DEB_NAME)) $(JS_MODULE)
+	BUILD=$(BUILD) $(TOP)/jobserver/vm.sh $(VM_IMAGE_$(DEB_NAME)) $(JS_MODULE) \
+		$(JS_VM_BACKENDS)

@@ -52,11 +52,6 @@ enum {
 
 #define MAX_PERMITS ((unsigned long long)FAIRSEM_MAX_PERMITS)
 
-/* uapi/linux/fairsem.h has it once the kernel half is merged (js-kmod). */
-#ifndef FAIRSEM_JOBSERVER
-#define FAIRSEM_JOBSERVER (1U << 6)
-#endif
-
 /* The release, from ../VERSION (lib/Makefile). */
 #ifndef FAIRSEM_VERSION
 #error "FAIRSEM_VERSION must be the release, from the top VERSION file"

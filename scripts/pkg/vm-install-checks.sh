@@ -35,6 +35,9 @@ cd "$(dirname "$0")"
 payload=$(pwd)
 # shellcheck source=testlib.sh
 . ./testlib.sh
+# README's jobserver block is checked by the jobserver's own file.
+# shellcheck source=../../jobserver/readme-check.sh
+. "$payload/src/jobserver/readme-check.sh"
 
 group=${1:-}
 case $group in
