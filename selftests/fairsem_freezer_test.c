@@ -28,23 +28,12 @@
 #include <sys/utsname.h>
 #include <sys/vfs.h>
 
+#include "fairsem_cgroup_util.h"
 #include "fairsem_test_util.h"
 #include "kselftest_harness.h"
 
 #define FREEZER		"/tmp/fairsem-freezer"
 #define CGROUP		FREEZER "/fairsem-test"
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -EIO;
-}
 
 /* Until CGROUP's freezer.state reads state: 0 or -ETIMEDOUT. */
 static int wait_freezer_state(const char *state)
@@ -134,7 +123,7 @@ static void queue_and_freeze(struct __test_metadata *_metadata,
 	child[0] = start_waiter(h[1], go[0]);
 	ASSERT_LT(0, child[0]);
 	snprintf(pid, sizeof(pid), "%d", child[0]);
-	ASSERT_EQ(0, write_file(CGROUP "/cgroup.procs", pid));
+	ASSERT_EQ(0, fs_write_file(CGROUP "/cgroup.procs", pid));
 	ASSERT_EQ(0, fs_put(go[1], 'g'));
 	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 1));
 	child[1] = start_waiter(h[2], -1);
@@ -142,7 +131,7 @@ static void queue_and_freeze(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 2));
 	close(go[0]);
 	close(go[1]);
-	ASSERT_EQ(0, write_file(CGROUP "/freezer.state", "FROZEN"));
+	ASSERT_EQ(0, fs_write_file(CGROUP "/freezer.state", "FROZEN"));
 	ASSERT_EQ(0, wait_freezer_state("FROZEN"));
 }
 
@@ -160,7 +149,7 @@ FIXTURE_TEARDOWN(freezer)
 {
 	int i;
 
-	write_file(CGROUP "/freezer.state", "THAWED");
+	fs_write_file(CGROUP "/freezer.state", "THAWED");
 	for (i = 0; i < 2; i++) {
 		if (self->child[i] > 0) {
 			kill(self->child[i], SIGKILL);
@@ -185,7 +174,7 @@ TEST_F(freezer, frozen_waiter_keeps_its_place_and_gets_the_grant)
 	EXPECT_EQ(1, fs_holds(h[1]));
 	EXPECT_EQ(0, fs_holds(h[2]));
 
-	ASSERT_EQ(0, write_file(CGROUP "/freezer.state", "THAWED"));
+	ASSERT_EQ(0, fs_write_file(CGROUP "/freezer.state", "THAWED"));
 	reap_granted(_metadata, &self->child[0]);
 	ASSERT_EQ(0, fs_release(h[1], 1));
 	reap_granted(_metadata, &self->child[1]);
@@ -211,7 +200,7 @@ TEST_F(freezer, frozen_waiter_leaves_the_queue_and_rejoins_before_6_1)
 	reap_granted(_metadata, &self->child[1]);
 	EXPECT_EQ(1, fs_holds(h[2]));
 
-	ASSERT_EQ(0, write_file(CGROUP "/freezer.state", "THAWED"));
+	ASSERT_EQ(0, fs_write_file(CGROUP "/freezer.state", "THAWED"));
 	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 1));	/* A, queued again */
 	ASSERT_EQ(0, fs_release(h[2], 1));
 	reap_granted(_metadata, &self->child[0]);
@@ -220,35 +209,7 @@ TEST_F(freezer, frozen_waiter_leaves_the_queue_and_rejoins_before_6_1)
 
 /* ---- the cgroup v2 freezer ---- */
 
-#define CGROUP2		"/sys/fs/cgroup"
 #define CGROUP2_TEST	CGROUP2 "/fairsem-freezer-test"
-#define CGROUP2_MAGIC	0x63677270
-
-/* Until CGROUP2_TEST's cgroup.events says "frozen N": 0 or -ETIMEDOUT. */
-static int wait_frozen(int frozen)
-{
-	uint64_t end = now_ns() + (uint64_t)FS_WAIT_MS * 1000000ULL;
-	char buf[256], want[16];
-	ssize_t n;
-	int fd;
-
-	snprintf(want, sizeof(want), "frozen %d\n", frozen);
-	for (;;) {
-		fd = open(CGROUP2_TEST "/cgroup.events", O_RDONLY);
-		if (fd < 0)
-			return -errno;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n > 0) {
-			buf[n] = 0;
-			if (strstr(buf, want))
-				return 0;
-		}
-		if (now_ns() > end)
-			return -ETIMEDOUT;
-		fs_sleep_us(1000);
-	}
-}
 
 FIXTURE(freezer2) {
 	const char *why;	/* no cgroup v2 freezer: each test skips */
@@ -257,23 +218,14 @@ FIXTURE(freezer2) {
 
 FIXTURE_SETUP(freezer2)
 {
-	struct statfs sfs;
-
-	if (statfs(CGROUP2, &sfs) || sfs.f_type != CGROUP2_MAGIC) {
-		self->why = "no cgroup2 at " CGROUP2;
-		return;
-	}
-	if (mkdir(CGROUP2_TEST, 0755) && errno != EEXIST)
-		self->why = "cannot make a cgroup";
-	else if (access(CGROUP2_TEST "/cgroup.freeze", W_OK))
-		self->why = "no cgroup.freeze (before 5.2)";
+	self->why = fs_cgroup2_make(CGROUP2_TEST);
 }
 
 FIXTURE_TEARDOWN(freezer2)
 {
 	int i;
 
-	write_file(CGROUP2_TEST "/cgroup.freeze", "0");
+	fs_write_file(CGROUP2_TEST "/cgroup.freeze", "0");
 	for (i = 0; i < 2; i++) {
 		if (self->child[i] > 0) {
 			kill(self->child[i], SIGKILL);
@@ -306,19 +258,19 @@ TEST_F(freezer2, frozen_waiter_rejoins_ahead_of_later_arrivals)
 	self->child[0] = start_waiter(h[1], go[0]);
 	ASSERT_LT(0, self->child[0]);
 	snprintf(pid, sizeof(pid), "%d", self->child[0]);
-	ASSERT_EQ(0, write_file(CGROUP2_TEST "/cgroup.procs", pid));
+	ASSERT_EQ(0, fs_write_file(CGROUP2_TEST "/cgroup.procs", pid));
 	ASSERT_EQ(0, fs_put(go[1], 'g'));
 	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 1));
 
-	ASSERT_EQ(0, write_file(CGROUP2_TEST "/cgroup.freeze", "1"));
-	ASSERT_EQ(0, wait_frozen(1));
+	ASSERT_EQ(0, fs_write_file(CGROUP2_TEST "/cgroup.freeze", "1"));
+	ASSERT_EQ(0, fs_cgroup2_wait_frozen(CGROUP2_TEST, 1));
 	EXPECT_EQ(0, fs_waiters(h[0]));		/* A holds up no one */
 	self->child[1] = start_waiter(h[2], -1);
 	ASSERT_LT(0, self->child[1]);
 	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 1));
 
-	ASSERT_EQ(0, write_file(CGROUP2_TEST "/cgroup.freeze", "0"));
-	ASSERT_EQ(0, wait_frozen(0));
+	ASSERT_EQ(0, fs_write_file(CGROUP2_TEST "/cgroup.freeze", "0"));
+	ASSERT_EQ(0, fs_cgroup2_wait_frozen(CGROUP2_TEST, 0));
 	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 2));	/* A, back in line */
 	ASSERT_EQ(0, fs_release(h[0], 1));
 	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 1));

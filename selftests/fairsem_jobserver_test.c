@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <sys/uio.h>
 
+#include "fairsem_cgroup_util.h"
 #include "fairsem_named_util.h"
 #include "kselftest_harness.h"
 
@@ -912,46 +913,7 @@ TEST(a_signalled_reader_holds_nothing)
 	EXPECT_EQ(1, fs_taken(fd));
 }
 
-#define CGROUP2		"/sys/fs/cgroup"
 #define CGROUP2_TEST	CGROUP2 "/fairsem-jobserver-test"
-#define CGROUP2_MAGIC	0x63677270
-
-static int js_write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -EIO;
-}
-
-static int js_wait_frozen(int frozen)
-{
-	uint64_t end = now_ns() + (uint64_t)FS_WAIT_MS * 1000000ULL;
-	char buf[256], want[16];
-	ssize_t n;
-	int fd;
-
-	snprintf(want, sizeof(want), "frozen %d\n", frozen);
-	for (;;) {
-		fd = open(CGROUP2_TEST "/cgroup.events", O_RDONLY);
-		if (fd < 0)
-			return -errno;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n > 0) {
-			buf[n] = 0;
-			if (strstr(buf, want))
-				return 0;
-		}
-		if (now_ns() > end)
-			return -ETIMEDOUT;
-		fs_sleep_us(1000);
-	}
-}
 
 /* A reader child on h; it reports the reader's letter once it has a token. */
 static pid_t js_reader(int h, int report, char letter)
@@ -1005,18 +967,13 @@ TEST(a_stopped_reader_restarts_at_the_back_and_nothing_is_lost)
 TEST(a_frozen_reader_keeps_its_place)
 {
 	int fd = js_new(1), ha, hb, rep[2];
-	struct statfs sfs;
+	const char *why;
 	char pid[32];
 	pid_t a, b;
 
-	if (statfs(CGROUP2, &sfs) || sfs.f_type != CGROUP2_MAGIC)
-		SKIP(return, "no cgroup2 at " CGROUP2);
-	if (mkdir(CGROUP2_TEST, 0755) && errno != EEXIST)
-		SKIP(return, "cannot make a cgroup");
-	if (access(CGROUP2_TEST "/cgroup.freeze", W_OK)) {
-		rmdir(CGROUP2_TEST);
-		SKIP(return, "no cgroup.freeze");
-	}
+	why = fs_cgroup2_make(CGROUP2_TEST);
+	if (why)
+		SKIP(return, "%s", why);
 	ASSERT_LE(0, fd);
 	ha = fs_new_handle(fd, 0);
 	hb = fs_new_handle(fd, 0);
@@ -1028,15 +985,15 @@ TEST(a_frozen_reader_keeps_its_place)
 	ASSERT_LT(0, a);
 	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
 	snprintf(pid, sizeof(pid), "%d", a);
-	ASSERT_EQ(0, js_write_file(CGROUP2_TEST "/cgroup.procs", pid));
-	ASSERT_EQ(0, js_write_file(CGROUP2_TEST "/cgroup.freeze", "1"));
-	ASSERT_EQ(0, js_wait_frozen(1));
+	ASSERT_EQ(0, fs_write_file(CGROUP2_TEST "/cgroup.procs", pid));
+	ASSERT_EQ(0, fs_write_file(CGROUP2_TEST "/cgroup.freeze", "1"));
+	ASSERT_EQ(0, fs_cgroup2_wait_frozen(CGROUP2_TEST, 1));
 	b = js_reader(hb, rep[1], 'B');
 	ASSERT_LT(0, b);
 	/* B queued (A, frozen, waits out of the queue with its place kept). */
 	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
-	ASSERT_EQ(0, js_write_file(CGROUP2_TEST "/cgroup.freeze", "0"));
-	ASSERT_EQ(0, js_wait_frozen(0));
+	ASSERT_EQ(0, fs_write_file(CGROUP2_TEST "/cgroup.freeze", "0"));
+	ASSERT_EQ(0, fs_cgroup2_wait_frozen(CGROUP2_TEST, 0));
 	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));	/* A, back in line */
 	ASSERT_EQ(1, js_write(fd, 1));
 	EXPECT_EQ('A', fs_take(rep[0]));		/* A first */
