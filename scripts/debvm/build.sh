@@ -19,12 +19,19 @@
 # the machine's headers loads in it.
 #
 # Cache, outside the tree (FAIRSEM_CACHE, default /var/cache/fairsem), each
-# layer keyed by the sha256 of what makes it:
+# layer keyed by the sha256 of what makes it (the layer's own functions in
+# this script, not the whole script: a change to one layer rebuilds that
+# layer and the ones above it, never the ones below):
 #   debvm-base-<key>/rootfs.tar.zst   debootstrap + base.list + kernel
-#                                     (key: this script, common.sh,
-#                                     base.list, guest/, kernel ABI)
-#   debvm-<key>/rootfs.tar.zst        base + packages.d/*.list
-#                                     (key: base key + the lists)
+#                                     (key: configure_base, finish_base,
+#                                     build_base, common.sh, base.list,
+#                                     guest/, kernel ABI)
+#   debvm-pkgs-<key>/rootfs.tar.zst   base + packages.d/*.list
+#                                     (key: base key, build_pkgs, the lists)
+#   debvm-<key>/rootfs.tar.zst        the packages layer with the kernel's
+#                                     modules trimmed to a virtio VM's
+#                                     (trim_modules; key: packages key,
+#                                     trim_modules, build_vm, mkimage.sh)
 #   debvm-<key>/disk.img              ext4 image of it (mke2fs -d), never
 #                                     written to: run.sh boots a qcow2
 #                                     overlay on it
@@ -33,8 +40,8 @@
 #                                     (bind-mounted as the chroot's apt
 #                                     archive: never in a root filesystem)
 #   debvm.lock                        flock: one builder at a time
-# A cold build takes about 10 minutes (debootstrap, then apt); a warm one
-# is a hash and a test.
+# A cold build takes about 20 minutes (debootstrap, then apt twice); the
+# trim layer alone about 3; a warm one is a hash and a test.
 set -euo pipefail
 
 # shellcheck source=common.sh
@@ -55,56 +62,6 @@ esac
 
 kver=$(debvm_kver) || debvm_die "no Debian kernel installed (scripts/deps.sh)"
 mapfile -t extra_lists < <(debvm_extra_lists)
-
-hash_of() { sha256sum | cut -c1-12; }
-base_key=$( {
-	echo "$kver"
-	cat "$debvm_here/build.sh" "$debvm_here/common.sh" "$debvm_here/base.list"
-	cat "$debvm_here"/guest/*
-} | hash_of)
-full_key=$( {
-	echo "$base_key"
-	debvm_list_packages ${extra_lists[@]+"${extra_lists[@]}"} | LC_ALL=C sort -u
-} | hash_of)
-base=$DEBVM_CACHE/debvm-base-$base_key
-full=$DEBVM_CACHE/debvm-$full_key
-
-emit() {
-	case $print in
-	all)
-		echo "DIR=$full"
-		echo "ROOTFS=$full/rootfs.tar.zst"
-		echo "IMAGE=$full/disk.img"
-		echo "KERNEL=$full/vmlinuz"
-		echo "INITRD=$full/initrd.img"
-		echo "KVER=$kver"
-		;;
-	dir) echo "$full" ;;
-	rootfs) echo "$full/rootfs.tar.zst" ;;
-	image) echo "$full/disk.img" ;;
-	kernel) echo "$full/vmlinuz" ;;
-	initrd) echo "$full/initrd.img" ;;
-	kver) echo "$kver" ;;
-	esac
-}
-
-[ -f "$full/.done" ] && { emit; exit 0; }
-
-[ "$(id -u)" -eq 0 ] || debvm_die "building the root filesystem needs root"
-for c in debootstrap mke2fs zstd qemu-img; do
-	command -v "$c" >/dev/null || debvm_die "$c missing (scripts/deps.sh)"
-done
-mkdir -p "$DEBVM_CACHE"
-exec 9>"$DEBVM_CACHE/debvm.lock"
-flock 9
-[ -f "$full/.done" ] && { emit; exit 0; }
-
-work=
-cleanup() {
-	[ -z "$work" ] || { debvm_umount "$work/root"; debvm_rm "$work"; }
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 # ---- base layer --------------------------------------------------------------
 
@@ -178,16 +135,26 @@ build_base() {
 	touch "$base/.done"
 }
 
-# ---- full layer: extra packages, disk image ----------------------------------
+# ---- packages layer: base + packages.d/*.list --------------------------------
 
-build_full() {
+unpack_layer() {	# unpack_layer TARBALL DIR
+	mkdir -p "$2"
+	zstd -dcq "$1" | tar -C "$2" --numeric-owner --xattrs \
+		--xattrs-include='*' -xf -
+}
+
+pack_layer() {		# pack_layer DIR TARBALL
+	tar -C "$1" --numeric-owner --xattrs --xattrs-include='*' -cf - . |
+		zstd -q -T2 -o "$2"
+}
+
+build_pkgs() {
 	local r=$work/root pkgs
 	mapfile -t pkgs < <(debvm_list_packages ${extra_lists[@]+"${extra_lists[@]}"} |
 		LC_ALL=C sort -u)
 	debvm_rm "$r"
-	mkdir -p "$r" "$work/out"
-	zstd -dcq "$base/rootfs.tar.zst" | tar -C "$r" --numeric-owner --xattrs \
-		--xattrs-include='*' -xf -
+	mkdir -p "$work/out"
+	unpack_layer "$base/rootfs.tar.zst" "$r"
 	if [ ${#pkgs[@]} -gt 0 ]; then
 		debvm_log "extra packages: ${pkgs[*]}"
 		debvm_mount "$r"
@@ -197,9 +164,65 @@ build_full() {
 		debvm_chroot "$r" sh -c 'systemctl disable etcd.service 2>/dev/null' || true
 		debvm_umount "$r"
 	fi
+	pack_layer "$r" "$work/out/rootfs.tar.zst"
+	debvm_rm "$r"
+	rm -rf "$pkgs_dir"
+	mv "$work/out" "$pkgs_dir"
+	touch "$pkgs_dir/.done"
+}
+
+# ---- the VM layer: modules trimmed, disk image -------------------------------
+
+# Debian's kernel ships about 4,000 modules (390 MB) for every machine there
+# is; this one is QEMU's pc with virtio disks.  Every depmod reads them all:
+# each dkms install and remove and make modules_install in the VM (six a CI
+# run) took 1-3 minutes under TCG, and udev loaded modules at each boot for
+# devices no test uses (floppy, ATA, PS/2, drm).  Kept: the core subsystems
+# (arch, block, crypto, fs, lib, mm, net, virt), the virtio, block, char,
+# md, firmware (fw_cfg, pstore), tty and vhost drivers, the top-level
+# network ones (virtio_net, veth, tun, ...), and every module those depend
+# on (modules.dep lists each one's whole closure).  The floppy driver goes
+# although it is in block/: QEMU's pc has a controller, and probing it under
+# TCG costs every boot seconds.  The package database still lists the
+# removed files: nothing in a test VM reinstalls or verifies the kernel.
+debvm_keep_modules='^kernel/(arch|block|crypto|fs|lib|mm|net|virt)/'
+debvm_keep_modules+='|^kernel/drivers/(virtio|block|char|md|firmware|tty|vhost)/'
+debvm_keep_modules+='|^kernel/drivers/net/[^/]+\.ko$|^kernel/drivers/crypto/virtio/'
+debvm_drop_modules='^kernel/drivers/block/floppy\.ko$'
+
+trim_modules() {
+	local r=$1 m=$1/lib/modules/$kver before after
+	[ -s "$m/modules.dep" ] || debvm_die "no $m/modules.dep"
+	before=$(find "$m/kernel" -name '*.ko*' | wc -l)
+	awk -v keep="$debvm_keep_modules" -v drop="$debvm_drop_modules" '
+		{
+			mod = $1
+			sub(/:$/, "", mod)
+			if (mod ~ keep && mod !~ drop) {
+				k[mod]
+				for (i = 2; i <= NF; i++)
+					k[$i]
+			}
+		}
+		END { for (mod in k) print mod }' "$m/modules.dep" |
+		LC_ALL=C sort >"$work/keep-modules"
+	(cd "$m" && find kernel -name '*.ko*' | LC_ALL=C sort |
+		LC_ALL=C comm -23 - "$work/keep-modules" | xargs -r rm -f --)
+	find "$m/kernel" -depth -type d -empty -delete
+	debvm_chroot "$r" depmod "$kver"
+	after=$(find "$m/kernel" -name '*.ko*' | wc -l)
+	[ "$after" -gt 0 ] || debvm_die "trim_modules kept no module"
+	debvm_log "modules: $before in Debian's kernel package, $after kept"
+}
+
+build_vm() {
+	local r=$work/root
+	debvm_rm "$r"
+	mkdir -p "$work/out"
+	unpack_layer "$pkgs_dir/rootfs.tar.zst" "$r"
+	trim_modules "$r"
 	rm -f "$r/etc/dpkg/dpkg.cfg.d/debvm-unsafe-io"
-	tar -C "$r" --numeric-owner --xattrs --xattrs-include='*' -cf - . |
-		zstd -q -T2 -o "$work/out/rootfs.tar.zst"
+	pack_layer "$r" "$work/out/rootfs.tar.zst"
 	cp "$r/boot/vmlinuz-$kver" "$work/out/vmlinuz"
 	cp "$r/boot/initrd.img-$kver" "$work/out/initrd.img"
 	"$debvm_here/mkimage.sh" "$r" "$work/out/disk.img" >&2
@@ -209,9 +232,71 @@ build_full() {
 	touch "$full/.done"
 }
 
+# ---- keys: each layer by the code and the lists that make it -----------------
+
+hash_of() { sha256sum | cut -c1-12; }
+base_key=$( {
+	echo "$kver"
+	declare -f configure_base finish_base build_base
+	cat "$debvm_here/common.sh" "$debvm_here/base.list"
+	cat "$debvm_here"/guest/*
+} | hash_of)
+pkgs_key=$( {
+	echo "$base_key"
+	declare -f unpack_layer pack_layer build_pkgs
+	debvm_list_packages ${extra_lists[@]+"${extra_lists[@]}"} | LC_ALL=C sort -u
+} | hash_of)
+full_key=$( {
+	echo "$pkgs_key"
+	echo "$debvm_keep_modules $debvm_drop_modules"
+	declare -f trim_modules build_vm
+	cat "$debvm_here/mkimage.sh"
+} | hash_of)
+base=$DEBVM_CACHE/debvm-base-$base_key
+pkgs_dir=$DEBVM_CACHE/debvm-pkgs-$pkgs_key
+full=$DEBVM_CACHE/debvm-$full_key
+
+emit() {
+	case $print in
+	all)
+		echo "DIR=$full"
+		echo "ROOTFS=$full/rootfs.tar.zst"
+		echo "IMAGE=$full/disk.img"
+		echo "KERNEL=$full/vmlinuz"
+		echo "INITRD=$full/initrd.img"
+		echo "KVER=$kver"
+		;;
+	dir) echo "$full" ;;
+	rootfs) echo "$full/rootfs.tar.zst" ;;
+	image) echo "$full/disk.img" ;;
+	kernel) echo "$full/vmlinuz" ;;
+	initrd) echo "$full/initrd.img" ;;
+	kver) echo "$kver" ;;
+	esac
+}
+
+[ -f "$full/.done" ] && { emit; exit 0; }
+
+[ "$(id -u)" -eq 0 ] || debvm_die "building the root filesystem needs root"
+for c in debootstrap mke2fs zstd qemu-img; do
+	command -v "$c" >/dev/null || debvm_die "$c missing (scripts/deps.sh)"
+done
+mkdir -p "$DEBVM_CACHE"
+exec 9>"$DEBVM_CACHE/debvm.lock"
+flock 9
+[ -f "$full/.done" ] && { emit; exit 0; }
+
+work=
+cleanup() {
+	[ -z "$work" ] || { debvm_umount "$work/root"; debvm_rm "$work"; }
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
 work=$(mktemp -d "$DEBVM_CACHE/debvm-work.XXXXXX")
 start=$SECONDS
 [ -f "$base/.done" ] || build_base
-build_full
+[ -f "$pkgs_dir/.done" ] || build_pkgs
+build_vm
 debvm_log "built $full in $((SECONDS - start)) s"
 emit
