@@ -229,7 +229,12 @@ check-all:
 #                 kernel matrix 1098 (two VMs at a time),
 #                 footprint 1                                  1425 s
 #   lane-jobserver  check-parts, every jobserver scenario on fairsem and
-#                 the pipe in one VM (the fifo control ran on the host)
+#                 the pipe in one VM (the fifo control ran on the host):
+#                 227 s alone at a load of 1.4
+# Since the Debian VM's modules were trimmed (4023 -> 957, so depmod in
+# the guest is 29 s, not 76), vm-install's VM run is about 890 s and
+# vm-source's 510 s at a load of 3-14: vm-debug and the RFC are the
+# longest lanes now.
 # check-parts runs as a job of its own beside lane-rfc and vm-source.
 CHECK_ALL_JOBS ?= 7
 check-all-parts: lane-rfc lane-debug lane-install lane-source lane-matrix \
