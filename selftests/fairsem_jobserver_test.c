@@ -759,7 +759,7 @@ static int js_exec_report;
 static void js_exec_self(int fd)
 {
 	char env[64], *envp[] = { env, NULL };
-	char *argv[] = { "fairsem_jobserver_test", NULL };
+	char *const argv[] = { "fairsem_jobserver_test", NULL };
 
 	(void)fd;
 	snprintf(env, sizeof(env), JS_ENV_REPORT "=%d", js_exec_report);
