@@ -498,12 +498,16 @@ void fairsem_js_flush(struct fairsem_sem *sem, fl_owner_t id)
 
 	if (!files)
 		return;
-	if (atomic_read(&files->count) &&
-	    iterate_fd(files, 0, fairsem_js_on_sem, sem))
-		return;
+	/*
+	 * Looked at under sem->lock, as fairsem_js_account() looks before it
+	 * makes one: a descriptor another thread installs meanwhile is seen
+	 * by one of the two, so an account never ends while its table holds
+	 * a descriptor it was checked with.
+	 */
 	spin_lock(&sem->lock);
 	acct = fairsem_js_find(sem, files);
-	if (acct)
+	if (acct && (!atomic_read(&files->count) ||
+		     !iterate_fd(files, 0, fairsem_js_on_sem, sem)))
 		fairsem_js_end(acct, &wake);
 	fairsem_unlock_wake(sem, &wake);
 }
