@@ -144,6 +144,8 @@ struct fairsem_acquire_kinds {
 /**
  * struct fairsem_counts - a vector of counts, for FAIRSEM_IOC_RELEASE_KINDS,
  *	FAIRSEM_IOC_FORGET_KINDS, FAIRSEM_IOC_ADD_KINDS, FAIRSEM_IOC_REMOVE_KINDS
+ *	and FAIRSEM_IOC_SUBMIT (which, as an acquire, wants a vector not all
+ *	zeros)
  * @count: permits of each kind, 0 allowed
  * @nkinds: the semaphore's kinds
  * @reserved: must be zero
@@ -220,6 +222,23 @@ struct fairsem_link {
 	__u64 reserved[2];	/* zero */
 };
 
+/**
+ * struct fairsem_reap - FAIRSEM_IOC_REAP's argument
+ * @ids: user pointer to an array of @max __u32: out, the ids of granted
+ *	submitted requests, in the order they were granted
+ * @max: the array's length, at least 1
+ * @reserved: must be zero
+ *
+ * A handle's submitted requests (FAIRSEM_IOC_SUBMIT) are many asynchronous
+ * requests at once, each with an id: thousands of waiting tasks queue on
+ * one descriptor, each in its own place in the semaphore's one queue.
+ */
+struct fairsem_reap {
+	__u64 ids;
+	__u32 max;
+	__u32 reserved;
+};
+
 /* statfs(2) f_type of a fairsem filesystem instance. */
 #define FAIRSEM_FS_MAGIC	0x6673656d	/* "fsem" */
 
@@ -245,6 +264,13 @@ struct fairsem_link {
  *   the same semaphore.
  * - %FAIRSEM_IOC_LINK (&struct fairsem_link): name a semaphore, on a
  *   directory of a fairsem filesystem.
+ * - %FAIRSEM_IOC_SUBMIT (&struct fairsem_counts): queue one more
+ *   asynchronous request on the handle; 0 when granted at once, else the
+ *   new request's id (1 to INT_MAX).
+ * - %FAIRSEM_IOC_REAP (&struct fairsem_reap): the ids of granted
+ *   submitted requests, oldest grant first; returns how many.
+ * - %FAIRSEM_IOC_WITHDRAW (__u32 id): withdraw a submitted request, queued
+ *   or granted and not reaped.
  *
  * Kinds: each of these is its scalar namesake over a vector, atomic over
  * every kind; they work on a semaphore of one kind too.  On a semaphore of
@@ -281,5 +307,8 @@ struct fairsem_link {
 #define FAIRSEM_IOC_ADD_KINDS	_IOW(FAIRSEM_IOC_MAGIC, 15, struct fairsem_counts)
 #define FAIRSEM_IOC_REMOVE_KINDS _IOW(FAIRSEM_IOC_MAGIC, 16, struct fairsem_counts)
 #define FAIRSEM_IOC_INFO_KINDS	_IOR(FAIRSEM_IOC_MAGIC, 17, struct fairsem_info_kinds)
+#define FAIRSEM_IOC_SUBMIT	_IOW(FAIRSEM_IOC_MAGIC, 18, struct fairsem_counts)
+#define FAIRSEM_IOC_REAP	_IOW(FAIRSEM_IOC_MAGIC, 19, struct fairsem_reap)
+#define FAIRSEM_IOC_WITHDRAW	_IOW(FAIRSEM_IOC_MAGIC, 20, __u32)
 
 #endif /* _UAPI_LINUX_FAIRSEM_H */
