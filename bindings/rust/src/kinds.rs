@@ -41,7 +41,7 @@ pub const MAX_LABEL: usize = sys::LABEL_LEN - 1;
 ///
 /// `Send + Sync`.  Blocking acquires wait on this handle, which holds
 /// their vectors; the asynchronous acquires all wait on one more handle on
-/// the same semaphore, made by the first of them that has to wait, which
+/// the same semaphore, made by the first of them, which
 /// holds what they are granted.
 pub struct KindsSemaphore {
     fd: OwnedFd,

@@ -79,8 +79,8 @@ impl Order {
 /// `Semaphore` is `Send + Sync`: threads may share it.  Blocking acquires
 /// from several threads all wait on this handle, and their permits are
 /// held by it.  The asynchronous acquires of [`tokio::Semaphore`] all wait
-/// on one more handle on the same semaphore, made by the first of them
-/// that has to wait, which holds what they are granted.
+/// on one more handle on the same semaphore, made by the first of them,
+/// which holds what they are granted.
 pub struct Semaphore {
     fd: OwnedFd,
     #[cfg(feature = "tokio")]

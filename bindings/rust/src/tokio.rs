@@ -245,7 +245,7 @@ impl LazyWaiting {
     }
 
     /// The waiting handle, made now (`FAIRSEM_IOC_NEW_HANDLE` of `main`)
-    /// if this is the first acquire to wait.
+    /// if this is the first asynchronous acquire.
     pub(crate) fn get(&self, main: RawFd) -> io::Result<Arc<Waiting>> {
         let mut slot = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(w) = &*slot {
