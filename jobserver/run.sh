@@ -141,6 +141,8 @@ scen_one() {
 	newrun one
 	# -j4: 3 tokens, and the top make's implicit slot.
 	js_open 3 || fail "js_open"
+	[[ $client != ninja113 || -n $JS_FIFO ]] ||
+		fail "ninja speaks fifo:PATH only, and backend $backend has no path"
 	if [[ $client == ninja113 ]]; then
 		JS_SLOTS=4 JS_SLEEP=0.4 runninja "$JS_RUN/top" one.ninja \
 			>"$JS_RUN/out" 2>&1
