@@ -200,8 +200,13 @@ startbuild() {
 		B="$1" N="$2" >"$JS_RUN/$1.out" 2>&1 &
 }
 
-# bget NAME: running jobs of build NAME.
-bget() { cat "$JS_RUN/b.$1" 2>/dev/null || echo 0; }
+# bget NAME: running jobs of build NAME (0 while job.sh rewrites the file,
+# when read outside the lock).
+bget() {
+	local n
+	n=$(cat "$JS_RUN/b.$1" 2>/dev/null)
+	echo "${n:-0}"
+}
 
 scen_two() {
 	local log pg1 pid2 i held left lost after2 max3 accts pid ok=
