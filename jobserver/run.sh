@@ -190,7 +190,8 @@ startbuild() {
 	if [[ $client == ninja113 ]]; then
 		# flat.ninja: 20 jobs ($2 is 20 in every call).
 		mkdir -p "$JS_RUN/$1.d"
-		MAKEFLAGS=$(makeflags 4) JS_B=$1 JS_SLEEP=0.4 setsid timeout 300 \
+		MAKEFLAGS=$(makeflags 4) JS_B=$1 JS_SLEEP=0.4 \
+			JS_GATE=${JS_GATE:-} setsid timeout 300 \
 			"$MAKE_BIN" -k 0 -C "$JS_RUN/$1.d" \
 			-f "$here/builds/flat.ninja" >"$JS_RUN/$1.out" 2>&1 &
 		return
@@ -217,14 +218,9 @@ scen_two() {
 	pg1=$!
 	# ninja reads tokens only when it starts or a job of its own ends:
 	# started together, two ninjas would split the tokens by a race and
-	# build 1 might hold none.  Build 2 starts once build 1 holds one.
-	if [[ $client == ninja113 ]]; then
-		for ((i = 0; i < 800; i++)); do
-			(($(bget b1) >= 2)) && break
-			sleep 0.025
-		done
-	fi
-	startbuild b2 20
+	# build 1 might hold none.  Build 2's jobs wait behind a gate
+	# (gate.sh, on its implicit slot, no token read) until build 1 runs 3.
+	JS_GATE="b.b1 3" startbuild b2 20
 	pid2=$!
 	# Kill b1 once it holds a token (2 jobs: one on its implicit slot) and
 	# b2 is running, inside the jobs' lock so that the count is exact.

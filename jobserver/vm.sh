@@ -53,7 +53,7 @@ cp "$build/jobserver/jstool" "$build/jobserver/jsbench" "$payload/bin/"
 # Dynamic: scripts/vm/run.sh copies their libraries along.
 cp /bin/bash /usr/bin/flock "$payload/bin/"
 cp /usr/bin/make "$payload/bin/make43"
-(cd "$here" && cp -a run.sh check.sh job.sh builds backends expect "$payload/jobserver/")
+(cd "$here" && cp -a run.sh check.sh job.sh gate.sh builds backends expect "$payload/jobserver/")
 # Not executable inside the tar: run.sh's library scan skips trixie's
 # and sid's binaries, which the host's ldd cannot resolve.
 tar -C / -cf "$payload/make44.tar" "${make44_dir#/}"
