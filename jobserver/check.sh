@@ -10,11 +10,13 @@
 #               its own), make 4.4.1 on a fifo (fifo:PATH, as make 4.4 does)
 #   two         both makes on a fifo (system-wide needs a name; make 4.3
 #               gets R,W fds opened on it)
+#   one, two    ninja 1.13 (sid's, through clients.sh) on a fifo: it speaks
+#               fifo:PATH only, and never polls (no poll scenario)
 #   bad         each jobserver once (no client)
 #   bench       jsbench on a pipe and a fifo: runs and gives a figure
 #
 # A backend other than pipe and fifo (a fairsem one) runs every scenario
-# with both clients; fairsem also runs jsbench on a jobserver that
+# with both makes, one and two with ninja; fairsem also runs jsbench on a jobserver that
 # `fairsem jobserver` hands over, and with pipe beside it prints the
 # ratio.  The last line is "N passed, N failed".
 set -uo pipefail
@@ -58,6 +60,8 @@ for b in "$@"; do
 		t "$here/run.sh" bad make43 pipe
 		t bench pipe "$JS_BENCH" pipe ;;
 	fifo) t "$here/run.sh" one make441 fifo
+		t "$here/run.sh" one ninja113 fifo
+		t "$here/run.sh" two ninja113 fifo
 		t "$here/run.sh" poll make441 fifo
 		t "$here/run.sh" two make43 fifo
 		t "$here/run.sh" two make441 fifo
@@ -66,6 +70,8 @@ for b in "$@"; do
 	*) for s in one two poll; do
 			for c in make43 make441; do t "$here/run.sh" $s $c "$b"; done
 		done
+		t "$here/run.sh" one ninja113 "$b"
+		t "$here/run.sh" two ninja113 "$b"
 		t "$here/run.sh" bad make43 "$b"
 		[[ $b != fairsem ]] || t bench_fairsem ;;
 	esac
