@@ -18,7 +18,7 @@ tar -xf ninja.tar -C / || fail "cannot unpack ninja 1.13"
 insmod /modules/fairsem.ko || fail "insmod fairsem.ko"
 export PATH="/payload/bin:$PATH" FAIRSEM=/payload/bin/fairsem \
 	JS_TOOL=/payload/bin/jstool JS_BENCH=/payload/bin/jsbench JS_MAKE44 \
-	JS_NINJA
+	JS_NINJA JS_BENCH_PAIRS
 fairsem mount || fail "fairsem mount"
 echo "jobserver-vm: $(uname -r), $(nproc) CPUs, $(/usr/bin/make --version | head -n 1), $("$JS_MAKE44" --version | head -n 1), ninja $("$JS_NINJA" --version)"
 if [ -n "$JS_VM_RUN" ]; then

@@ -63,13 +63,15 @@ tar -C / -cf "$payload/ninja.tar" "${ninja_dir#/}"
 	echo "JS_NINJA=$ninja"
 	echo "JS_BACKENDS='$*'"
 	printf 'JS_VM_RUN=%q\n' "${JS_VM_RUN:-}"
+	echo "JS_BENCH_PAIRS=${JS_BENCH_PAIRS:-}"
 } >"$payload/config"
 # shellcheck disable=SC2086 # a list of files
 [ -z "${JS_VM_EXTRA:-}" ] || cp $JS_VM_EXTRA "$payload/bin/"
 
 echo "jobserver-vm: host load before the boot: $(uptime)"
 rc=0
-VM_QUIET=${VM_QUIET:-1} VM_TIMEOUT=${VM_TIMEOUT:-2400} \
+# 3600 s: ci8, beside six other lanes at a load of 20, outlasted 2400.
+VM_QUIET=${VM_QUIET:-1} VM_TIMEOUT=${VM_TIMEOUT:-3600} \
 	"$root/scripts/vm/run.sh" -n "$name" -m "$module" "$kernel" "$payload" || rc=$?
 [ $((rc & 64)) -eq 0 ] || { echo "0 passed, 1 failed"; exit 1; }
 echo "jobserver-vm: host load after the run: $(uptime)"
