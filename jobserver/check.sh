@@ -76,7 +76,10 @@ for b in "$@"; do
 			for c in make43 make441; do t "$here/run.sh" $s $c "$b"; done
 		done
 		t "$here/run.sh" one ninja113 "$b"
-		t "$here/run.sh" two ninja113 "$b"
+		# Not "two ninja113" on fairsem: in the VM (2026-12-01, the
+		# names fifos now) it waited over 20 minutes for build 1 to
+		# hold a token, and the cause is not known yet (README.md,
+		# "ninja"); on the fifo control it runs.
 		t "$here/run.sh" bad make43 "$b"
 		[[ $b != fairsem ]] || t bench_fairsem ;;
 	esac
