@@ -214,27 +214,31 @@ check-all:
 # tree, tests and kernels) and README's source blocks in the Debian VM
 # (lane-source).  The others wait for check-parts, which builds what they
 # share (the host's selftests, the library, the 6.1 module) once: no lane
-# builds them again.  The lanes, with warm wall times (ci3's, at a load
-# of about 8; vm-install and vm-source measured alone at a load of 2-5;
-# build/results/*.time has every part's wall and CPU seconds):
-#   lane-rfc      rfc 1152, model-fastpath 207                 1359 s
-#   lane-debug    check-parts 129, debug-tests 69, module-debug
-#                 23, vm-debug 1140                            1361 s
-#   lane-install  check-parts, check-install's host parts 228,
-#                 the packages' image 151 (when they changed),
-#                 vm-install 861                               1369 s
-#   lane-source   vm-source 672 (beside check-parts),
-#                 recipes-debvm 120, bindings 457              1249 s
-#   lane-matrix   check-parts, 6.12 163, recipes-slow 34, the
-#                 kernel matrix 1098 (two VMs at a time),
-#                 footprint 1                                  1425 s
+# builds them again.  The whole is bound by CPU, not by waiting: ci9 (a
+# quiet machine, 72 min) spent 7775 CPU-seconds in its parts, 65 min of
+# two cores.  Its heaviest parts, wall and CPU seconds at a load of about
+# 10, and what became of them:
+#   vm-debug      3225 1298   runs only what the RFC's =y kernel does not
+#                             (scripts/debug-tests.sh): 358 s at a load of 4
+#   install       3420 1233   README's apt line makes vm-install's image
+#                             natively (scripts/pkg/test-vm-install.sh):
+#                             VM run 285 s at a load of 6
+#   install-source 3057 1060  vm-source: 1496 s, 900 CPU-s at a load of 9
+#   rfc           2509  941   vm-y: the submitted requests' test at a tenth
+#   bindings       793  553
+#   jobserver-vm  1378  447
+#   the matrix    about 1500 CPU-s for ten kernels
+# So the lanes (build/results/*.time has every part's wall and CPU):
+#   lane-rfc      rfc, model-fastpath
+#   lane-debug    check-parts, debug-tests, module-debug, vm-debug,
+#                 bindings
+#   lane-install  check-parts, check-install's host parts, the packages'
+#                 image (when they changed), vm-install, recipes-debvm
+#   lane-source   vm-source alone, beside check-parts (the longest VM)
+#   lane-matrix   check-parts, 6.12, recipes-slow, the kernel matrix (two
+#                 VMs at a time), footprint
 #   lane-jobserver  check-parts, every jobserver scenario on fairsem and
-#                 the pipe in one VM (the fifo control ran on the host):
-#                 227 s alone at a load of 1.4
-# Since the Debian VM's modules were trimmed (4023 -> 957, so depmod in
-# the guest is 29 s, not 76), vm-install's VM run is about 890 s and
-# vm-source's 510 s at a load of 3-14: vm-debug and the RFC are the
-# longest lanes now.
+#                 the pipe in one VM (the fifo control ran on the host)
 # check-parts runs as a job of its own beside lane-rfc and vm-source.
 CHECK_ALL_JOBS ?= 7
 check-all-parts: lane-rfc lane-debug lane-install lane-source lane-matrix \
@@ -274,11 +278,13 @@ lane-debug: check-parts
 		$(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
+	@BINDINGS_BUSYBOX=0 $(PART) bindings $(MAKE) check-bindings BINDINGS_MODULE= || true
 
 # check-install but vm-source (lane-source runs that).
 INSTALL_HOST_PARTS := lintian source deb destdir dkms embedded vm-install
 lane-install: check-parts
 	@$(PART) install $(MAKE) check-install CHECK_INSTALL="$(INSTALL_HOST_PARTS)" || true
+	@$(PART) recipes-debvm $(MAKE) check-recipes-debvm RECIPES_MODULE= || true
 
 # vm-source copies the tree as git has it (never build/) and boots the
 # cached Debian VM: it needs nothing built, so it starts at once, beside
@@ -286,9 +292,7 @@ lane-install: check-parts
 .PHONY: install-source
 install-source:
 	@$(PART) install-source $(MAKE) check-install CHECK_INSTALL=vm-source || true
-lane-source: install-source check-parts
-	@$(PART) recipes-debvm $(MAKE) check-recipes-debvm RECIPES_MODULE= || true
-	@BINDINGS_BUSYBOX=0 $(PART) bindings $(MAKE) check-bindings BINDINGS_MODULE= || true
+lane-source: install-source
 
 # The matrix built fairsem.ko for every kernel: README's footprint table
 # must be what they measure (make readme-footprint writes it).
