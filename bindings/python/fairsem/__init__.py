@@ -125,17 +125,31 @@ def _new_fd(init, *args):
 
 class _Handles:
     """What Semaphore and KindsSemaphore share: the own handle (_fd), the
-    private handles of asynchronous acquires (idle ones in _idle), and
-    what each holds (_holds: fd -> a count, or one count a kind), guarded
-    by _lock.  A subclass says what holding nothing is (_no_holds), how it
-    reads a handle to set up (_probe, _setup) and which acquire call it
-    makes (_sys_acquire: fd, what, deadline or flags)."""
+    one waiting handle (_wfd) on which every asynchronous acquire is a
+    submitted request, and what each handle holds (_holds: fd -> a count,
+    or one count a kind), guarded by _lock.  A subclass says what holding
+    nothing is (_no_holds), how it reads a handle to set up (_probe,
+    _setup), which acquire call it makes (_sys_acquire: fd, what, deadline
+    or flags), the vector a request submits (_counts) and how a grant a
+    task will not use goes back (_give_back_grant).
+
+    The waiting handle is made at the first acquire that has to wait, and
+    costs one descriptor however many tasks wait: each waiting task has a
+    request of its own there, by id (_ids: id -> _Waiter), in its own
+    place in the kernel's one queue.  The loop watches that one descriptor
+    (loop.add_reader, once); it turns readable when requests are granted,
+    and a reap returns their ids in the order the kernel granted them,
+    which is the order the tasks are woken in."""
 
     def _setup_handles(self, fd):
         self._fd = fd
         self._lock = threading.Lock()
         self._holds = {fd: self._no_holds()}  # every handle that may hold
-        self._idle = []                       # private handles with no request
+        self._wfd = None                      # the waiting handle, once made
+        self._reap = None                     # its _sys.Reaper
+        self._ids = {}                        # submitted request id -> _Waiter
+        self._loop = None                     # the loop of the waiting tasks
+        self._reading = False                 # _loop watches _wfd
 
     @classmethod
     def _adopt(cls, fd, what, close_on_error=True):
@@ -190,8 +204,10 @@ class _Handles:
         return True
 
     def _close_fds(self):
+        self._unwatch()
         with self._lock:
-            fds, self._holds, self._idle = list(self._holds), {}, []
+            fds, self._holds = list(self._holds), {}
+            self._wfd, self._ids = None, {}
         for fd in fds:
             os.close(fd)
 
@@ -202,50 +218,129 @@ class _Handles:
             except OSError:
                 pass
 
-    def _take_idle(self):
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
-        fd = self._call("new handle", _sys.new_handle, self._fd, True)
-        with self._lock:
-            self._holds[fd] = self._no_holds()
-        return fd
+    # -- the waiting handle -----------------------------------------------
 
-    def _put_idle(self, fd):
-        with self._lock:
-            if fd in self._holds:
-                self._idle.append(fd)
+    def _bind(self):
+        """The running loop, which the waiting tasks must share."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            if self._ids:
+                raise RuntimeError("%r is bound to a different event loop" % self)
+            self._unwatch()
+            self._loop = loop
+        return loop
 
-    def _submit(self, fd, v):
-        """Queue v on private handle fd: True if granted at once (held)."""
+    def _waiting_fd(self):
+        if self._wfd is None:
+            fd = self._call("new handle", _sys.new_handle, self._fd, True)
+            with self._lock:
+                self._holds[fd] = self._no_holds()
+            self._wfd, self._reap = fd, _sys.Reaper()
+        return self._wfd
+
+    def _watch(self):
+        if not self._reading:
+            self._loop.add_reader(self._wfd, self._readable)
+            self._reading = True
+
+    def _unwatch(self):
+        if self._reading:
+            self._reading = False
+            try:
+                self._loop.remove_reader(self._wfd)
+            except (RuntimeError, ValueError, OSError):
+                pass  # the loop is closed: it watches nothing any more
+
+    def _enqueue(self, v):
+        """Submit v on the waiting handle: a _Waiter, granted already
+        (held by the waiting handle) if the kernel granted it at once."""
+        wfd = self._waiting_fd()
         try:
-            self._sys_acquire(fd, v, flags=_sys.ACQ_ASYNC)
-        except BlockingIOError as exc:  # EINPROGRESS is one of its errnos
-            if exc.errno == errno.EINPROGRESS:
-                return False
-            self._put_idle(fd)
-            raise _error(exc, "fairsem acquire") from None
+            rid = _sys.submit(wfd, self._counts(v))
         except OSError as exc:
-            self._put_idle(fd)
             raise _error(exc, "fairsem acquire") from None
-        self._held(fd, v)
-        return True
+        w = _Waiter(v, rid)
+        if rid == 0:
+            self._held(wfd, v)
+            w.granted = True
+        else:
+            w.fut = self._loop.create_future()
+            self._ids[rid] = w
+            self._watch()
+        return w
 
-    def _cancel(self, fd):
-        """Withdraw fd's request (a grant not yet read goes back too): True
-        if fd is idle again, False if it had to be closed (and dropped)."""
-        try:
-            _sys.cancel(fd)
-        except OSError as exc:
-            if exc.errno != errno.ENOENT:  # a close removed it already
-                self._drop_handle(fd)
-                return False
-        return True
+    def _reaped(self):
+        """Reap what the kernel granted on the waiting handle: the waiters
+        granted, in the kernel's order (their permits now held there).  On
+        a closed semaphore every waiter still queued fails with Closed."""
+        out = []
+        while True:
+            try:
+                ids = self._reap(self._wfd)
+            except OSError as exc:
+                self._fail_waiting(_error(exc, "fairsem acquire"))
+                break
+            for rid in ids:
+                w = self._ids.pop(rid, None)
+                if w is not None:
+                    self._held(self._wfd, w.v)
+                    w.granted = True
+                    out.append(w)
+            if len(ids) < self._reap.batch:
+                break
+        return out
 
-    def _drop_handle(self, fd):
-        with self._lock:
-            self._holds.pop(fd, None)
-        os.close(fd)  # closing gives back whatever it holds
+    def _fail_waiting(self, err):
+        """Every waiter still queued fails with err; the loop stops
+        watching (a closed handle stays readable for ever)."""
+        self._unwatch()
+        waiting, self._ids = list(self._ids.values()), {}
+        for w in waiting:
+            if not w.fut.done():
+                w.fut.set_exception(err)
+
+    def _dispatch(self):
+        """Wake the waiting tasks the kernel has granted, in the order it
+        granted them.  Called in the loop's thread when the waiting handle
+        turns readable (a grant from anywhere), and right after a release,
+        add, close or cancel in this thread, as asyncio's release() wakes
+        the next task at once."""
+        if self._ids:
+            for w in self._reaped():
+                if not w.fut.done():
+                    w.fut.set_result(True)
+
+    def _readable(self):
+        if self._ids:
+            self._dispatch()
+        else:
+            self._reaped()  # nothing queued: the semaphore was closed
+
+    def _wake(self):
+        """After this thread changed the semaphore: wake granted tasks now
+        if they wait in this thread's loop (other threads' changes reach
+        them through the loop's reader)."""
+        if self._ids and _running_loop() is self._loop:
+            self._dispatch()
+
+    def _withdraw(self, w):
+        """The waiting task is cancelled (or failed): its request leaves
+        the queue (WITHDRAW: a grant not reaped goes back with it); a grant
+        already reaped goes back from the waiting handle; the next waiters
+        may get them."""
+        if w.granted:
+            self._give_back_grant(w)
+        elif self._ids.pop(w.rid, None) is not None:
+            try:
+                _sys.withdraw(self._wfd, w.rid)
+            except OSError:
+                pass  # ENOENT: a close refused it already
+        self._dispatch()
+
+    def _close_waiting(self):
+        """close_handle(): the tasks still waiting fail with EBADF."""
+        if self._ids and _running_loop() is self._loop:
+            self._fail_waiting(FairsemError(errno.EBADF, "fairsem: handle closed"))
 
 
 Info = namedtuple("Info", "id limit available taken holds waiters flags handles")
@@ -257,26 +352,27 @@ handles: holds counts what this Semaphore holds."""
 
 
 class _Waiter:
-    """A task's pending acquire: its private handle and whether the grant
-    is in hand (held by fd, counted in _holds)."""
+    """A task's pending acquire: what it asks for (v), its submitted
+    request's id (0: granted at once), its future, and whether the grant
+    is in hand (held by the waiting handle, counted in _holds)."""
 
-    __slots__ = ("fd", "n", "granted")
+    __slots__ = ("v", "rid", "fut", "granted")
 
-    def __init__(self, fd, n, granted):
-        self.fd, self.n, self.granted = fd, n, granted
+    def __init__(self, v, rid):
+        self.v, self.rid, self.fut, self.granted = v, rid, None, False
 
 
 class Semaphore(_Handles):
     """A handle on a fairsem semaphore, with asyncio.Semaphore's API;
     threads (the blocking calls) and tasks may share it.
 
-    Blocking acquires wait on the Semaphore's own handle.  Each pending
-    asynchronous acquire uses a private handle on the same semaphore (the
-    kernel allows one asynchronous request per handle); what it gets is
-    held there, and release() gives back from whichever handles hold.
-    The tasks of one event loop wait in a queue of futures (_waiters, as
-    asyncio's) in the order of their requests in the kernel, and are woken
-    in the order the kernel granted them.
+    Blocking acquires wait on the Semaphore's own handle.  Asynchronous
+    acquires are submitted requests on one waiting handle of the same
+    semaphore, two descriptors in all however many tasks wait; what they
+    get is held there, and release() gives back from whichever handles
+    hold.  The tasks of one event loop wait in a queue of futures
+    (_waiters, as asyncio's) and are woken in the order the kernel granted
+    them.
     """
 
     # What release() does with more than is held: asyncio.Semaphore's
@@ -301,8 +397,10 @@ class Semaphore(_Handles):
         self._setup_handles(fd)
         self._lifo = bool(flags & _sys.LIFO)
         self._waiters = None        # futures of waiting tasks, queue order
-        self._pending = {}          # future -> _Waiter
-        self._loop = None           # the loop of those tasks
+
+    @staticmethod
+    def _counts(n):
+        return (n,)
 
     @classmethod
     def from_fd(cls, fd):
@@ -495,126 +593,50 @@ class Semaphore(_Handles):
         """Close this Semaphore's descriptors; what they hold goes back.
         Tasks still waiting (call it in their loop's thread) fail with
         EBADF."""
-        if self._pending and _running_loop() is self._loop:
-            for fut, w in list(self._pending.items()):
-                self._loop.remove_reader(w.fd)
-                if not fut.done():
-                    fut.set_exception(FairsemError(errno.EBADF, "fairsem: handle closed"))
+        self._close_waiting()
         self._close_fds()
 
     # -- asyncio ----------------------------------------------------------
 
-    def _bind(self):
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop:
-            if self._pending:
-                raise RuntimeError("%r is bound to a different event loop" % self)
-            self._loop = loop
-        return loop
-
     async def acquire(self, n=1):
-        """Wait in line for n permits in the running asyncio loop (through
-        loop.add_reader; no thread blocks); True once they are held.
-        Granted at once only when no task of this Semaphore waits, as
-        asyncio's; otherwise the task queues behind them, even when the
-        kernel grants it at once, so that tasks run in the kernel's grant
-        order.  Cancelling the task withdraws the request, and a grant not
-        yet used goes back."""
+        """Wait in line for n permits in the running asyncio loop (a
+        submitted request on the waiting handle, which the loop watches;
+        no thread blocks); True once they are held.  Granted at once only
+        when no task of this Semaphore waits, as asyncio's; otherwise the
+        task queues behind them, even when the kernel grants it at once,
+        so that tasks run in the kernel's grant order.  Cancelling the
+        task withdraws the request, and a grant not yet used goes back."""
         n = _count(n, "acquire")
-        loop = self._bind()
-        fd = self._take_idle()
+        self._bind()
         behind = self._live_waiters()
-        granted = self._submit(fd, n)
-        if granted and not behind:
-            self._put_idle(fd)
-            return True
-        w = _Waiter(fd, n, granted)
-        fut = loop.create_future()
+        w = self._enqueue(n)
+        if w.granted:
+            if not behind:
+                return True
+            # Granted after every grant this loop has not woken yet.
+            w.fut = self._loop.create_future()
+            self._dispatch()
+            w.fut.set_result(True)
+        fut = w.fut
         if self._waiters is None:
             self._waiters = collections.deque()
         self._waiters.append(fut)
-        self._pending[fut] = w
-        if granted:
-            loop.call_soon(self._dispatch)  # after the tasks woken before
-        else:
-            loop.add_reader(fd, self._readable, fut)
         try:
             try:
                 await fut
             finally:
                 self._waiters.remove(fut)
-                del self._pending[fut]
-                loop.remove_reader(fd)
         except BaseException:
-            self._withdraw(w, fut)
+            self._withdraw(w)
             raise
-        self._put_idle(fd)
         self._dispatch()  # as asyncio's: more may be free for the next
         return True
 
-    def _collect(self, w, fut):
-        """Read w's grant if the kernel has made it: True when w is decided
-        (granted, or failed: fut has the exception)."""
-        try:
-            _sys.collect(w.fd)
-        except BlockingIOError:
-            return False
-        except OSError as exc:
-            self._loop.remove_reader(w.fd)
-            fut.set_exception(_error(exc, "fairsem acquire"))
-            return True
-        self._loop.remove_reader(w.fd)
-        w.granted = True
-        self._held(w.fd, w.n)
-        return True
-
-    def _dispatch(self):
-        """Wake the waiting tasks the kernel has granted, in its order: the
-        queue's order (newest first in LIFO), up to the first not granted,
-        since the kernel grants only its head.  Called in the loop's thread
-        right after a release, add or cancel of this Semaphore, and when a
-        waiter's handle turns readable (a grant from anywhere)."""
-        if not self._waiters:
-            return
-        order = reversed(self._waiters) if self._lifo else self._waiters
-        for fut in list(order):
-            w = self._pending.get(fut)
-            if w is None or fut.done():
-                continue
-            if not w.granted and not self._collect(w, fut):
-                break
-            if not fut.done():
-                fut.set_result(True)
-
-    def _readable(self, fut):
-        self._dispatch()
-        w = self._pending.get(fut)
-        # Granted out of the expected order (e.g. by priority): the kernel
-        # still granted it before those it has not granted.
-        if w is not None and not fut.done() and not w.granted and self._collect(w, fut):
-            if not fut.done():
-                fut.set_result(True)
-
-    def _wake(self):
-        """After this thread changed the semaphore: wake granted tasks now,
-        as asyncio's release() does, if they wait in this thread's loop
-        (other threads' changes reach them through their readers)."""
-        if self._waiters and self._loop is not None and _running_loop() is self._loop:
-            self._dispatch()
-
-    def _withdraw(self, w, fut):
-        """The waiting task is cancelled (or failed): leave the queue; a
-        grant it will not use goes back, and the next waiter may get it."""
-        if w.granted:
-            # Held already: give it back (from anywhere, if this handle's
-            # was released meanwhile), as asyncio's value += 1.
-            self._give_back(w.n, "release", _sys.release,
-                            "drop" if self._beyond_held == "raise" else "add", prefer=w.fd)
-        elif (not fut.done() or fut.cancelled()) and not self._cancel(w.fd):
-            self._dispatch()
-            return
-        self._put_idle(w.fd)
-        self._dispatch()
+    def _give_back_grant(self, w):
+        # From anywhere, if the waiting handle's was released meanwhile,
+        # as asyncio's value += 1.
+        self._give_back(w.v, "release", _sys.release,
+                        "drop" if self._beyond_held == "raise" else "add", prefer=self._wfd)
 
     async def __aenter__(self):
         await self.acquire()

@@ -18,13 +18,12 @@ MAX_PERMITS, a release of more than is held in any kind) raise
 InvalidValue, a ValueError, before any system call.
 """
 
-import asyncio
 import operator
 from collections import namedtuple
 from contextlib import asynccontextmanager, contextmanager
 
 from . import _sys
-from . import _Handles, _error, _invalid, _new_fd, _order, MAX_PERMITS
+from . import _Handles, _invalid, _new_fd, _order, MAX_PERMITS
 
 __all__ = ["KindsSemaphore", "KindsInfo", "KindInfo", "MAX_KINDS"]
 
@@ -74,10 +73,10 @@ class KindsSemaphore(_Handles):
     KindsSemaphore(requests=20, bytes=1 << 20), or KindsSemaphore([("requests",
     20), ("bytes", 1 << 20)]) for labels that are not identifiers.
 
-    Blocking acquires wait on the own handle; each pending asynchronous
-    acquire uses a private handle on the same semaphore (one asynchronous
-    request a handle), which holds what it gets.  Threads and tasks may
-    share it.
+    Blocking acquires wait on the own handle; asynchronous acquires are
+    submitted requests on one waiting handle of the same semaphore, which
+    holds what they get: two descriptors however many tasks wait.  Threads
+    and tasks may share it.
     """
 
     _sys_acquire = staticmethod(_sys.acquire_kinds)
@@ -104,6 +103,10 @@ class KindsSemaphore(_Handles):
     def _setup(self, fd, labels):
         self._labels = labels
         self._setup_handles(fd)
+
+    @staticmethod
+    def _counts(v):
+        return v
 
     @classmethod
     def from_fd(cls, fd):
@@ -251,61 +254,33 @@ class KindsSemaphore(_Handles):
         return KindsInfo(i[0], kinds, i[1], i[2], i[3])
 
     def close_handle(self):
-        """Close this KindsSemaphore's descriptors; what they hold goes back."""
+        """Close this KindsSemaphore's descriptors; what they hold goes
+        back.  Tasks still waiting (call it in their loop's thread) fail
+        with EBADF."""
+        self._close_waiting()
         self._close_fds()
 
     # -- asyncio ----------------------------------------------------------
 
     async def acquire(self, counts=None, **named):
-        """Wait in line for the vector in the running asyncio loop (through
-        loop.add_reader; no thread blocks); returns the vector held.
-        Cancelling the task withdraws the request, and a grant it had not
-        collected goes back whole."""
+        """Wait in line for the vector in the running asyncio loop (a
+        submitted request on the waiting handle; no thread blocks); returns
+        the vector held.  Cancelling the task withdraws the request, and a
+        grant it had not used goes back whole."""
         v = self._vector("acquire", counts, named)
-        loop = asyncio.get_running_loop()
-        fd = self._take_idle()
-        if self._submit(fd, v):
-            self._put_idle(fd)
+        self._bind()
+        w = self._enqueue(v)
+        if w.granted:
             return v
-        fut = loop.create_future()
-        loop.add_reader(fd, self._readable, fd, fut)
         try:
-            await fut
+            await w.fut
         except BaseException:
-            self._withdraw(fd, fut, v)
+            self._withdraw(w)
             raise
-        finally:
-            loop.remove_reader(fd)
-        self._held(fd, v)
-        self._put_idle(fd)
         return v
 
-    def _readable(self, fd, fut):
-        if fut.done():
-            return
-        try:
-            _sys.collect_kinds(fd, len(self._labels))
-        except BlockingIOError:
-            return
-        except OSError as exc:
-            fut.set_exception(_error(exc, "fairsem acquire"))
-            return
-        fut.set_result(None)
-
-    def _withdraw(self, fd, fut, v):
-        """The waiting task is cancelled (or failed): out of the queue, and
-        a grant not yet collected goes back whole (CANCEL).  A grant that
-        was collected, for a task cancelled before it resumed, is released."""
-        if fut.done() and not fut.cancelled() and fut.exception() is None:
-            try:
-                _sys.counts_kinds(fd, _sys.IOC_RELEASE_KINDS, v)
-            except OSError:
-                self._drop_handle(fd)
-                return
-            self._put_idle(fd)
-            return
-        if self._cancel(fd):
-            self._put_idle(fd)
+    def _give_back_grant(self, w):
+        self._give_back("release", _sys.IOC_RELEASE_KINDS, w.v, prefer=self._wfd)
 
     @asynccontextmanager
     async def request(self, counts=None, **named):

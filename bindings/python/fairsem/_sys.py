@@ -39,6 +39,8 @@ _INIT_KINDS = struct.Struct("=8Q128sIIQ")        # limit, label[8][16], flags, n
 _ACQUIRE_KINDS = struct.Struct("=8QQIIQ")        # count, deadline_ns, flags, nkinds, reserved
 _COUNTS = struct.Struct("=8QII")                 # count, nkinds, reserved
 _KIND = "4Q16s"                                  # limit, available, taken, holds, label
+_REAP = struct.Struct("=QII")                    # ids pointer, max, reserved
+_ID = struct.Struct("=I")
 _INFO_KINDS = struct.Struct("=" + _KIND * 8 + "QQIIII2Q")  # kind[8], id, waiters,
 #                                                  flags, handles, nkinds, reserved, reserved2
 
@@ -65,6 +67,9 @@ IOC_FORGET_KINDS = _ioc(1, 14, _COUNTS.size)
 IOC_ADD_KINDS = _ioc(1, 15, _COUNTS.size)
 IOC_REMOVE_KINDS = _ioc(1, 16, _COUNTS.size)
 IOC_INFO_KINDS = _ioc(2, 17, _INFO_KINDS.size)
+IOC_SUBMIT = _ioc(1, 18, _COUNTS.size)
+IOC_REAP = _ioc(1, 19, _REAP.size)
+IOC_WITHDRAW = _ioc(1, 20, _ID.size)
 
 
 def open_device(nonblock=False):
@@ -230,3 +235,38 @@ def collect_kinds(fd, nkinds):
     if len(data) != 8 * nkinds:
         raise OSError(5, "short read from a fairsem handle")
     return struct.unpack("=%dQ" % nkinds, data)
+
+
+# Submitted requests: many asynchronous requests on one handle, each with
+# an id (the contract's "Submitted requests").  A mutable buffer makes
+# fcntl.ioctl return the ioctl's value, which is the answer here.
+
+def submit(fd, counts):
+    """Queue the vector counts (one count a kind): 0 if granted at once
+    (held by fd), else the request's id."""
+    v, n = _vector(counts)
+    return fcntl.ioctl(fd, IOC_SUBMIT, bytearray(_COUNTS.pack(*v, n, 0)), True)
+
+
+class Reaper:
+    """The ids of fd's granted submitted requests, batch ids at a time, in
+    the order they were granted: an empty list when there is none (EAGAIN);
+    OSError (EIDRM: closed) otherwise."""
+
+    def __init__(self, batch=1024):
+        self.batch = batch
+        self._ids = (ctypes.c_uint32 * batch)()
+        self._arg = bytearray(_REAP.pack(ctypes.addressof(self._ids), batch, 0))
+
+    def __call__(self, fd):
+        try:
+            n = fcntl.ioctl(fd, IOC_REAP, self._arg, True)
+        except BlockingIOError:
+            return []
+        return self._ids[:n]
+
+
+def withdraw(fd, rid):
+    """Withdraw submitted request rid (a grant not reaped goes back);
+    FileNotFoundError (ENOENT) when fd has no such request."""
+    fcntl.ioctl(fd, IOC_WITHDRAW, bytearray(_ID.pack(rid)), True)
