@@ -351,6 +351,11 @@ Info.__doc__ = """A consistent snapshot of a semaphore and of one Semaphore's
 handles: holds counts what this Semaphore holds."""
 
 
+def _grant(fut):
+    if not fut.done():
+        fut.set_result(True)
+
+
 class _Waiter:
     """A task's pending acquire: what it asks for (v), its submitted
     request's id (0: granted at once), its future, and whether the grant
@@ -613,10 +618,12 @@ class Semaphore(_Handles):
         if w.granted:
             if not behind:
                 return True
-            # Granted after every grant this loop has not woken yet.
+            # Granted after every grant this loop has not woken yet; the
+            # future is set a step later, as awaiting a done future would
+            # not yield and this task would run before the tasks woken.
             w.fut = self._loop.create_future()
             self._dispatch()
-            w.fut.set_result(True)
+            self._loop.call_soon(_grant, w.fut)
         fut = w.fut
         if self._waiters is None:
             self._waiters = collections.deque()

@@ -7,7 +7,11 @@ import sys
 import unittest
 
 import fairsem
-from polling import until_waiters_async as until_waiters
+from polling import open_fds, until_waiters_async as until_waiters
+
+# Waiting tasks in the tests of descriptors: CPython's asyncio has no
+# limit, and one descriptor a waiter would meet RLIMIT_NOFILE at about 1,000.
+MANY = 10000
 
 
 class Async(unittest.IsolatedAsyncioTestCase):
@@ -294,6 +298,128 @@ class Async(unittest.IsolatedAsyncioTestCase):
         s.close()
         with self.assertRaises(fairsem.Closed):
             await task
+
+
+    async def test_ten_thousand_waiters_use_a_bounded_number_of_descriptors(self):
+        s = self.sem(0)
+        before = len(open_fds())
+        order = []
+
+        async def waiter(i):
+            await s.acquire()
+            order.append(i)
+
+        tasks = [asyncio.create_task(waiter(i)) for i in range(MANY)]
+        await until_waiters(s, MANY)
+        # The waiting handle, one descriptor for every task.
+        self.assertEqual(len(open_fds()), before + 1)
+        s.add(MANY)
+        await asyncio.gather(*tasks)
+        self.assertEqual(order, list(range(MANY)))
+        i = s.info()
+        self.assertEqual((i.taken, i.holds, i.waiters), (MANY, MANY, 0))
+        self.assertEqual(len(open_fds()), before + 1)
+
+    async def test_waiters_are_granted_one_by_one_in_fifo_order(self):
+        s = self.sem(0)
+        order = []
+
+        async def waiter(i):
+            await s.acquire()
+            order.append(i)
+
+        tasks = [asyncio.create_task(waiter(i)) for i in range(100)]
+        await until_waiters(s, 100)
+        for i in range(100):
+            s.add(1)
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            self.assertEqual(order, list(range(i + 1)))
+        await asyncio.gather(*tasks)
+
+    async def test_cancelled_waiters_withdraw_their_requests(self):
+        s = self.sem(0)
+        before = len(open_fds())
+        tasks = [asyncio.create_task(s.acquire()) for _ in range(1000)]
+        await until_waiters(s, 1000)
+        for t in tasks[::2]:
+            t.cancel()
+        await asyncio.gather(*tasks[::2], return_exceptions=True)
+        self.assertEqual(s.info().waiters, 500)   # withdrawn in the kernel
+        s.add(500)
+        self.assertEqual(await asyncio.gather(*tasks[1::2]), [True] * 500)
+        i = s.info()
+        self.assertEqual((i.taken, i.holds, i.waiters), (500, 500, 0))
+        self.assertEqual(len(open_fds()), before + 1)
+
+    async def test_a_cancelled_waiter_granted_but_not_run_gives_its_grant_back(self):
+        s = self.sem(0)
+        tasks = [asyncio.create_task(s.acquire()) for _ in range(3)]
+        await until_waiters(s, 3)
+        s.add(2)               # reaped for the first two, which have not run
+        tasks[0].cancel()
+        self.assertTrue(await tasks[1])
+        self.assertTrue(await asyncio.wait_for(tasks[2], 10))
+        self.assertTrue(tasks[0].cancelled())
+        i = s.info()
+        self.assertEqual((i.taken, i.holds, i.waiters, i.available), (2, 2, 0, 0))
+
+    async def test_close_fails_every_one_of_many_waiters(self):
+        s = self.sem(1)
+        await s.acquire()
+        tasks = [asyncio.create_task(s.acquire()) for _ in range(MANY)]
+        await until_waiters(s, MANY)
+        s.close()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        self.assertTrue(all(isinstance(r, fairsem.Closed) for r in results))
+        with self.assertRaises(fairsem.Closed):
+            await s.acquire()
+        self.assertEqual(s.info().holds, 1)
+
+    async def test_close_from_another_process_fails_the_waiters(self):
+        s = self.sem(0)
+        tasks = [asyncio.create_task(s.acquire()) for _ in range(100)]
+        await until_waiters(s, 100)
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, "-c",
+            "import fairsem; fairsem.Semaphore.from_fd(%d).close()" % s.fileno(),
+            pass_fds=[s.fileno()])
+        self.assertEqual(await child.wait(), 0)
+        results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
+        self.assertTrue(all(isinstance(r, fairsem.Closed) for r in results))
+
+    async def test_another_process_waiters_keep_their_places_among_the_tasks(self):
+        # Strict FIFO across processes: a child's blocking waiter queued
+        # between two groups of tasks is served between them.
+        s = self.sem(0)
+        order = []
+
+        async def waiter(i):
+            await s.acquire()
+            order.append(i)
+
+        first = [asyncio.create_task(waiter(i)) for i in range(50)]
+        await until_waiters(s, 50)
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, "-c",
+            "import fairsem, sys; s = fairsem.Semaphore.from_fd(%d)\n"
+            "h = s.new_handle(); h.acquire_blocking(1); "
+            "print(h.info().available, flush=True)" % s.fileno(),
+            pass_fds=[s.fileno()], stdout=asyncio.subprocess.PIPE)
+        await until_waiters(s, 51)
+        second = [asyncio.create_task(waiter(i)) for i in range(50, 100)]
+        await until_waiters(s, 101)
+        s.add(50)
+        await asyncio.gather(*first)
+        self.assertEqual(s.info().waiters, 51)   # the child is the head now
+        s.add(1)               # to the child: it prints and ends
+        out, _ = await asyncio.wait_for(child.communicate(), 60)
+        self.assertEqual((child.returncode, out), (0, b"0\n"))
+        # Its permit came back with its end, to the first of the second group.
+        self.assertEqual(s.info().waiters, 49)
+        s.add(49)
+        await asyncio.gather(*second)
+        self.assertEqual(order, list(range(100)))
 
 
 if __name__ == "__main__":
