@@ -214,7 +214,7 @@ func TestCancelledWaiterGrantedMeanwhileGivesThePermitsBack(t *testing.T) {
 	}
 }
 
-func TestCloseFailsEveryWaiter(t *testing.T) {
+func TestCloseFailsEveryOneOfAThousandWaiters(t *testing.T) {
 	s := mustNewHeld(t, 1)
 	const n = 1000
 	got := make(chan int, n)
