@@ -349,7 +349,9 @@ func (s *Semaphore) aboveLimit(w *waiter, n uint64) (uint64, bool, error) {
 	err := sysInfoCall(s.main.fd, &i)
 	runtime.KeepAlive(s.main.f)
 	if err != nil {
-		s.withdraw(w)
+		if !s.withdraw(w) && <-w.done == nil {
+			s.giveBack(&w.v) // granted meanwhile: this Acquire fails
+		}
 		return 0, false, errno("fairsem info", err)
 	}
 	if n <= i.limit || !s.withdraw(w) {
