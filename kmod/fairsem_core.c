@@ -470,9 +470,25 @@ void fairsem_dequeue(struct fairsem_request *req, struct fairsem_wake *wake)
 	lockdep_assert_held(&sem->lock);
 	if (req->state != FAIRSEM_REQ_QUEUED)
 		return;
-	fairsem_queue_del(sem, req);
-	fairsem_req_set(req, FAIRSEM_REQ_IDLE);
+	fairsem_unqueue(req);
 	fairsem_grant_waiters(sem, wake);
+}
+
+/**
+ * fairsem_unqueue() - take a request out of the queue, granting no one
+ * @req: the request; nothing happens unless it is queued
+ *
+ * For a handle that goes with many requests at once: none of the requests
+ * behind them may be granted before the last has left, so the caller
+ * grants onward once, afterwards (fairsem_detach() does).
+ */
+void fairsem_unqueue(struct fairsem_request *req)
+{
+	lockdep_assert_held(&req->holder->sem->lock);
+	if (req->state != FAIRSEM_REQ_QUEUED)
+		return;
+	fairsem_queue_del(req->holder->sem, req);
+	fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 }
 
 /**
@@ -695,7 +711,23 @@ int fairsem_async_start(struct fairsem_holder *holder, const u64 *count,
 int fairsem_async_cancel(struct fairsem_holder *holder,
 			 struct fairsem_wake *wake)
 {
-	struct fairsem_request *req = &holder->async;
+	return fairsem_request_cancel(&holder->async, wake);
+}
+
+/**
+ * fairsem_request_cancel() - withdraw an asynchronous or submitted request
+ * @req: the request, the holder's asynchronous one or one it submitted
+ *	(off the glue's list of grants to reap, if it was granted)
+ * @wake: the caller's batch of tasks to wake
+ *
+ * As fairsem_async_cancel().
+ *
+ * Return: 0, or -ENOENT when @req is neither queued nor granted.
+ */
+int fairsem_request_cancel(struct fairsem_request *req,
+			   struct fairsem_wake *wake)
+{
+	struct fairsem_holder *holder = req->holder;
 	u64 given[FAIRSEM_MAX_KINDS];
 	unsigned int k;
 

@@ -80,6 +80,11 @@ struct fairsem_wake;
  * @prio: the queueing task's priority as futexes see it (lower is
  *	first), sampled when it queues; used in priority order only
  * @state: see &enum fairsem_req_state
+ * @submitted: one of a handle's submitted requests (the glue's
+ *	fairsem_submit.c), which the core treats as any other request
+ *
+ * Both small fields share a word with @prio, so that the request, which
+ * every handle embeds, stays 64 bytes.
  */
 struct fairsem_request {
 	struct list_head node;
@@ -88,7 +93,8 @@ struct fairsem_request {
 	u64 *count;
 	u64 seq;
 	int prio;
-	enum fairsem_req_state state;
+	enum fairsem_req_state state:8;
+	bool submitted:1;
 };
 
 /**
@@ -255,6 +261,9 @@ int fairsem_enqueue(struct fairsem_request *req);
 int fairsem_enqueue_again(struct fairsem_request *req,
 			  struct fairsem_wake *wake);
 void fairsem_dequeue(struct fairsem_request *req, struct fairsem_wake *wake);
+void fairsem_unqueue(struct fairsem_request *req);
+int fairsem_request_cancel(struct fairsem_request *req,
+			   struct fairsem_wake *wake);
 
 int fairsem_release(struct fairsem_holder *holder, const u64 *count,
 		    struct fairsem_wake *wake);

@@ -20,7 +20,9 @@
  *	@holder.async and by CLOSE
  * @rejoins: &struct fairsem_rejoin, blocking acquires on this handle that
  *	left the queue to be frozen or to run task work, at most
- *	%FAIRSEM_REJOIN_MAX; under sem->lock
+ *	%FAIRSEM_REJOIN_MAX, in no order; under sem->lock
+ * @subs: the handle's submitted requests (fairsem_submit.c), made at its
+ *	first FAIRSEM_IOC_SUBMIT and kept until the handle goes; NULL before
  * @owed_seq: the &fairsem_request.seq of the asynchronous request that a
  *	read without blocking found queued (EAGAIN), 0 for none; under
  *	sem->lock.  That reader may be io_uring, about to wait on ->poll:
@@ -33,7 +35,8 @@
  *
  * Its size is what a handle costs (kmalloc-192 on x86-64 without lock
  * debugging): kinds did not grow it, as the contract promises for a
- * semaphore of one kind.  The holds of more kinds live apart
+ * semaphore of one kind, and submitted requests did not either (@rejoins
+ * became a list of one pointer to make room for @subs).  The holds of more kinds live apart
  * (fairsem_holds_alloc()); a counter of @rejoins is not kept, they are
  * counted when one is added (fairsem_rejoin_room()).
  */
@@ -41,7 +44,8 @@ struct fairsem_file {
 	struct fairsem_holder holder;
 	wait_queue_head_t wq;
 	wait_queue_head_t readers;
-	struct list_head rejoins;
+	struct hlist_head rejoins;
+	struct fairsem_subs *subs;
 	u64 owed_seq;
 	const struct task_struct *owed_task;
 };
@@ -69,7 +73,7 @@ struct fairsem_file {
  * no harm; it goes with the handle.
  */
 struct fairsem_rejoin {
-	struct list_head node;
+	struct hlist_node node;
 	const struct task_struct *task;
 	pid_t pid;
 	u64 count[FAIRSEM_MAX_KINDS];
@@ -154,5 +158,7 @@ void fairsem_fill_info_kinds(struct fairsem_file *ff, struct fairsem_sem *sem,
 long fairsem_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_holder *holder,
 			 const u64 *count, u64 deadline_ns);
+int fairsem_task_prio(void);
+bool fairsem_counts_valid(const u64 *count, u32 nkinds);
 
 #endif /* _FAIRSEM_DEV_H */

@@ -31,6 +31,7 @@
 #include <uapi/linux/fairsem.h>
 
 #include "fairsem_dev.h"
+#include "fairsem_submit.h"
 #include "fairsem_trace.h"
 
 /*
@@ -71,7 +72,7 @@ static atomic64_t fairsem_last_id = ATOMIC64_INIT(0);
  * tasks come first, the higher first (lower value).  normal_prio, not prio:
  * a task boosted by priority inheritance does not jump the queue.
  */
-static int fairsem_task_prio(void)
+int fairsem_task_prio(void)
 {
 	return min(current->normal_prio, MAX_RT_PRIO);
 }
@@ -87,7 +88,7 @@ static bool fairsem_count_valid(u64 count)
  * zero, and not all zero.  Whether @nkinds is the semaphore's is checked
  * once it is bound (fairsem_kinds_match()).
  */
-static bool fairsem_counts_valid(const u64 *count, u32 nkinds)
+bool fairsem_counts_valid(const u64 *count, u32 nkinds)
 {
 	u64 any = 0;
 	unsigned int k;
@@ -379,12 +380,13 @@ static struct fairsem_rejoin *fairsem_rejoin_take(struct fairsem_file *ff,
 						  const u64 *count,
 						  u64 deadline_ns)
 {
-	struct fairsem_rejoin *r, *tmp, *found = NULL;
+	struct fairsem_rejoin *r, *found = NULL;
+	struct hlist_node *tmp;
 
-	list_for_each_entry_safe(r, tmp, &ff->rejoins, node) {
+	hlist_for_each_entry_safe(r, tmp, &ff->rejoins, node) {
 		if (r->task != current || r->pid != current->pid)
 			continue;
-		list_del(&r->node);
+		hlist_del(&r->node);
 		if (!found && !memcmp(r->count, count, sizeof(r->count)) &&
 		    r->deadline_ns == deadline_ns)
 			found = r;
@@ -404,7 +406,7 @@ static bool fairsem_rejoin_room(const struct fairsem_file *ff)
 	const struct fairsem_rejoin *r;
 	unsigned int n = 0;
 
-	list_for_each_entry(r, &ff->rejoins, node)
+	hlist_for_each_entry(r, &ff->rejoins, node)
 		if (++n >= FAIRSEM_REJOIN_MAX)
 			return false;
 	return true;
@@ -421,7 +423,7 @@ static void fairsem_rejoin_leave(struct fairsem_file *ff,
 	r->deadline_ns = deadline_ns;
 	r->seq = w->req.seq;
 	r->prio = w->req.prio;
-	list_add_tail(&r->node, &ff->rejoins);
+	hlist_add_head(&r->node, &ff->rejoins);
 }
 
 /**
@@ -801,6 +803,9 @@ static bool fairsem_ioctl_known(unsigned int cmd)
 	case FAIRSEM_IOC_ADD_KINDS:
 	case FAIRSEM_IOC_REMOVE_KINDS:
 	case FAIRSEM_IOC_INFO_KINDS:
+	case FAIRSEM_IOC_SUBMIT:
+	case FAIRSEM_IOC_REAP:
+	case FAIRSEM_IOC_WITHDRAW:
 		return true;
 	default:
 		return false;
@@ -843,6 +848,12 @@ long fairsem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return fairsem_ioctl_counts(ff, cmd, argp);
 	case FAIRSEM_IOC_INFO_KINDS:
 		return fairsem_ioctl_info_kinds(ff, argp);
+	case FAIRSEM_IOC_SUBMIT:
+		return fairsem_ioctl_submit(ff, argp);
+	case FAIRSEM_IOC_REAP:
+		return fairsem_ioctl_reap(ff, argp);
+	case FAIRSEM_IOC_WITHDRAW:
+		return fairsem_ioctl_withdraw(ff, argp);
 	default:
 		return -ENOTTY;
 	}

@@ -22,6 +22,7 @@
 #include "fairsem_dev.h"
 #include "fairsem_fs.h"
 #include "fairsem_jobserver.h"
+#include "fairsem_submit.h"
 
 #define CREATE_TRACE_POINTS
 #include "fairsem_trace.h"
@@ -42,7 +43,7 @@ struct fairsem_file *fairsem_file_alloc(void)
 	fairsem_holder_setup(&ff->holder);
 	init_waitqueue_head(&ff->wq);
 	init_waitqueue_head(&ff->readers);
-	INIT_LIST_HEAD(&ff->rejoins);
+	INIT_HLIST_HEAD(&ff->rejoins);
 	return ff;
 }
 
@@ -56,9 +57,10 @@ struct fairsem_file *fairsem_file_alloc(void)
 void fairsem_file_free(struct fairsem_file *ff)
 {
 	struct fairsem_sem *sem = ff->holder.sem;
-	struct fairsem_rejoin *r, *tmp;
+	struct fairsem_rejoin *r;
+	struct hlist_node *tmp;
 
-	list_for_each_entry_safe(r, tmp, &ff->rejoins, node)
+	hlist_for_each_entry_safe(r, tmp, &ff->rejoins, node)
 		kfree(r);
 
 	if (sem) {
@@ -67,10 +69,12 @@ void fairsem_file_free(struct fairsem_file *ff)
 		spin_lock(&sem->lock);
 		if (fairsem_is_jobserver(sem))
 			fairsem_js_file_gone(ff, sem, &wake);
+		fairsem_subs_gone(ff);
 		fairsem_detach(&ff->holder, &wake);
 		fairsem_unlock_wake(sem, &wake);
 		fairsem_sem_put(sem);
 	}
+	fairsem_subs_free(ff);
 	kfree(ff);
 }
 
@@ -86,7 +90,7 @@ static __poll_t fairsem_poll_events(struct fairsem_holder *holder)
 	struct fairsem_file *ff = fairsem_file_of(holder);
 	__poll_t events = 0;
 
-	if (holder->async.state == FAIRSEM_REQ_GRANTED ||
+	if (holder->async.state == FAIRSEM_REQ_GRANTED || fairsem_subs_ready(ff) ||
 	    (holder->async.state == FAIRSEM_REQ_IDLE && ff->owed_seq &&
 	     ff->owed_seq == holder->async.seq))
 		events |= EPOLLIN | EPOLLRDNORM;
@@ -201,6 +205,10 @@ void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake
 	/* An asynchronous request's holder was woken as it changed state. */
 	if (req == &req->holder->async)
 		return;
+	if (req->submitted) {
+		fairsem_sub_done(req);
+		return;
+	}
 	w = container_of(req, struct fairsem_waiter, req);
 	if (!w->task) {		/* a jobserver's reservation */
 		fairsem_js_reserved(w);
@@ -498,6 +506,7 @@ static void fairsem_fop_show_fdinfo(struct seq_file *m, struct file *file)
 		   info.flags & FAIRSEM_PRIO ? "prio" : "fifo");
 	seq_printf(m, "fairsem-closed:\t%d\n", !!(info.flags & FAIRSEM_INFO_CLOSED));
 	seq_printf(m, "fairsem-async:\t%s\n", async);
+	fairsem_subs_show_fdinfo(m, ff, sem);
 	if (info.flags & FAIRSEM_INFO_KINDS)
 		fairsem_show_kinds(m, &info);
 	if (info.flags & FAIRSEM_JOBSERVER)

@@ -9,8 +9,11 @@
  *
  * Which side of a race wins is left to chance: the tests check only what
  * must hold for either outcome, never that a given outcome happened.  Each
- * race runs ITERATIONS times but stops early after BUDGET_NS so that the
- * whole program stays under a minute under TCG.  FAIRSEM_TEST_SCALE (a
+ * race runs ITERATIONS times but stops early after BUDGET_NS, so that the
+ * whole program stays under a minute under TCG, and never before
+ * MIN_ITERATIONS (or its share for the shorter races): a count, not a
+ * duration, is what a run must reach, however loaded the machine is; the
+ * test's timeout is the only limit on time.  FAIRSEM_TEST_SCALE (a
  * percentage, default 100) scales ITERATIONS down, never below
  * MIN_ITERATIONS: the VM runs of emulated foreign architectures set it
  * (scripts/kernels/testdir.sh).
@@ -23,6 +26,12 @@
 #define BUDGET_NS	(12ULL * 1000000000ULL)
 #define MIN_ITERATIONS	100
 #define ITERATIONS	scaled_iterations(2000)
+
+/* Go on with iteration @i of at least @min: under @max, and in time or short. */
+static bool more(int i, int min, int max, uint64_t end)
+{
+	return i < max && (i < min || now_ns() < end);
+}
 
 static int scaled_iterations(int n)
 {
@@ -166,7 +175,7 @@ TEST_F_TIMEOUT(race, signal_versus_grant_loses_nothing, 120)
 	ASSERT_EQ(0, fs_catch(SIGUSR1, false));
 	ASSERT_EQ(0, pthread_create(&self->thread, NULL, racer, self));
 	self->deadline = FAIRSEM_NO_DEADLINE;
-	for (i = 0; i < ITERATIONS && now_ns() < end; i++) {
+	for (i = 0; more(i, MIN_ITERATIONS, ITERATIONS, end); i++) {
 		int r;
 
 		sem_post(&self->go);
@@ -209,7 +218,7 @@ TEST_F_TIMEOUT(race, deadline_versus_grant_loses_nothing, 120)
 	int won = 0, lost = 0, i;
 
 	ASSERT_EQ(0, pthread_create(&self->thread, NULL, racer, self));
-	for (i = 0; i < ITERATIONS && now_ns() < end; i++) {
+	for (i = 0; more(i, MIN_ITERATIONS, ITERATIONS, end); i++) {
 		/* deadlines 0.1 .. 1.6 ms ahead; the release lands around them */
 		uint64_t d = 100000ULL + (uint64_t)(i % 16) * 100000ULL;
 		int64_t skew = ((int64_t)(i % 9) - 4) * 50000;
@@ -248,7 +257,7 @@ TEST_F_TIMEOUT(race, sa_restart_signals_versus_grant_always_succeed, 120)
 	ASSERT_EQ(0, fs_catch(SIGUSR1, true));
 	ASSERT_EQ(0, pthread_create(&self->thread, NULL, racer, self));
 	self->deadline = FAIRSEM_NO_DEADLINE;
-	for (i = 0; i < ITERATIONS / 2 && now_ns() < end; i++) {
+	for (i = 0; more(i, MIN_ITERATIONS / 2, ITERATIONS / 2, end); i++) {
 		sem_post(&self->go);
 		ASSERT_EQ(0, wait_waiters_spin(self->fd, 1));
 		ASSERT_EQ(0, pthread_kill(self->thread, SIGUSR1));
@@ -350,7 +359,7 @@ TEST_F_TIMEOUT(race, cancel_versus_grant_loses_nothing, 120)
 	ASSERT_EQ(0, sem_init(&rel.go, 0, 0));
 	ASSERT_EQ(0, sem_init(&rel.done, 0, 0));
 	ASSERT_EQ(0, pthread_create(&t, NULL, release_fn, &rel));
-	for (i = 0; i < ITERATIONS && now_ns() < end; i++) {
+	for (i = 0; more(i, MIN_ITERATIONS, ITERATIONS, end); i++) {
 		uint64_t n;
 
 		ASSERT_EQ(-EINPROGRESS, fs_async(self->h2, 1));
@@ -384,7 +393,7 @@ TEST_F_TIMEOUT(race, close_versus_grant_loses_nothing, 120)
 	ASSERT_EQ(0, sem_init(&rel.go, 0, 0));
 	ASSERT_EQ(0, sem_init(&rel.done, 0, 0));
 	ASSERT_EQ(0, pthread_create(&rt, NULL, release_fn, &rel));
-	for (i = 0; i < ITERATIONS / 4 && now_ns() < end; i++) {
+	for (i = 0; more(i, MIN_ITERATIONS / 4, ITERATIONS / 4, end); i++) {
 		struct fs_waiter t;
 		int fd = fs_new(1, 0), hw, r;
 
@@ -454,7 +463,7 @@ TEST_F_TIMEOUT(race, concurrent_init_binds_exactly_one_semaphore, 120)
 	ASSERT_EQ(0, pthread_barrier_init(&ir.start, NULL, 2));
 	ASSERT_EQ(0, pthread_barrier_init(&ir.end, NULL, 2));
 	ASSERT_EQ(0, pthread_create(&t, NULL, init_fn, &ir));
-	for (i = 0; i < ITERATIONS && now_ns() < end; i++) {
+	for (i = 0; more(i, MIN_ITERATIONS, ITERATIONS, end); i++) {
 		int fd = fs_open(), mine, h;
 
 		ASSERT_LE(0, fd);

@@ -1,0 +1,637 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Submitted requests (FAIRSEM_IOC_SUBMIT, REAP, WITHDRAW): many
+ * asynchronous requests on one handle, each test one behaviour of the
+ * contract's "Submitted requests" section.
+ */
+#include <dirent.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+
+#include "fairsem_test_util.h"
+#include "fairsem_named_util.h"
+#include "kselftest_harness.h"
+
+#define MAX_REQUESTS	"/sys/module/fairsem/parameters/max_requests"
+
+/* SUBMIT of @count on a semaphore of one kind: 0, the id, or -errno. */
+static int fsub(int fd, uint64_t count)
+{
+	struct fairsem_counts c = { .count = { count }, .nkinds = 1 };
+
+	return fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c));
+}
+
+/* REAP up to @max ids into @ids: how many, or -errno. */
+static int freap(int fd, uint32_t *ids, uint32_t max)
+{
+	struct fairsem_reap r = { .ids = (uintptr_t)ids, .max = max };
+
+	return fs_ret(ioctl(fd, FAIRSEM_IOC_REAP, &r));
+}
+
+/* REAP exactly one: its id, or -errno. */
+static int freap1(int fd)
+{
+	uint32_t id = 0;
+	int n = freap(fd, &id, 1);
+
+	return n == 1 ? (int)id : n < 0 ? n : -EPROTO;
+}
+
+static int fwithdraw(int fd, uint32_t id)
+{
+	return fs_ret(ioctl(fd, FAIRSEM_IOC_WITHDRAW, &id));
+}
+
+/* The descriptors this process has open. */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;	/* opendir's own */
+}
+
+/* "queued=Q granted=G" of fdinfo's fairsem-submitted for @pid's @fd. */
+static int submitted_of(pid_t pid, int fd, unsigned int *queued,
+			unsigned int *granted)
+{
+	char path[64], buf[4096], *p;
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	f = open(path, O_RDONLY);
+	if (f < 0)
+		return -errno;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	p = strstr(buf, "fairsem-submitted:\tqueued=");
+	if (!p || sscanf(p, "fairsem-submitted:\tqueued=%u granted=%u",
+			 queued, granted) != 2)
+		return -ENOENT;
+	return 0;
+}
+
+TEST(submit_granted_at_once_returns_zero_and_the_handle_holds_it)
+{
+	int fd = fs_new(3, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, fsub(fd, 2));
+	EXPECT_EQ(2, fs_holds(fd));
+	EXPECT_EQ(-EAGAIN, freap1(fd));
+	EXPECT_EQ(0, fs_revents(fd, POLLIN));
+	EXPECT_EQ(0, fs_release(fd, 2));
+	close(fd);
+}
+
+TEST(submit_that_must_wait_returns_an_id_and_the_grant_polls_readable)
+{
+	int fd = fs_new(1, 0), id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_get(fd, 1));
+	id = fsub(fd, 1);
+	ASSERT_LE(1, id);
+	EXPECT_EQ(0, fs_revents(fd, POLLIN));
+	EXPECT_EQ(1, fs_waiters(fd));
+	EXPECT_EQ(-EAGAIN, freap1(fd));
+	ASSERT_EQ(0, fs_release(fd, 1));
+	EXPECT_EQ(POLLIN | POLLRDNORM, fs_revents(fd, POLLIN | POLLRDNORM));
+	EXPECT_EQ(id, freap1(fd));
+	EXPECT_EQ(0, fs_revents(fd, POLLIN));
+	EXPECT_EQ(1, fs_holds(fd));
+	close(fd);
+}
+
+TEST(ids_of_one_handle_are_distinct)
+{
+	int fd = fs_new(0, 0), a, b, c;
+
+	ASSERT_LE(0, fd);
+	a = fsub(fd, 1);
+	b = fsub(fd, 1);
+	c = fsub(fd, 1);
+	ASSERT_LE(1, a);
+	EXPECT_NE(a, b);
+	EXPECT_NE(b, c);
+	EXPECT_NE(a, c);
+	EXPECT_EQ(3, fs_waiters(fd));
+	close(fd);
+}
+
+TEST(reap_answers_the_ids_oldest_grant_first)
+{
+	int fd = fs_new(0, 0), id[5], i, n;
+	uint32_t got[8];
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 5; i++)
+		ASSERT_LE(1, id[i] = fsub(fd, 1));
+	ASSERT_EQ(0, fs_add(fd, 5));
+	n = freap(fd, got, 3);
+	ASSERT_EQ(3, n);
+	n = freap(fd, got + 3, 8);
+	ASSERT_EQ(2, n);
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ(id[i], (int)got[i]);
+	EXPECT_EQ(5, fs_holds(fd));
+	close(fd);
+}
+
+TEST(submitted_requests_keep_their_places_among_other_handles)
+{
+	int fd = fs_new(0, 0), other, a, b;
+
+	ASSERT_LE(0, fd);
+	other = fs_new_handle(fd, 0);
+	ASSERT_LE(0, other);
+	ASSERT_LE(1, a = fsub(fd, 1));
+	ASSERT_EQ(-EINPROGRESS, fs_async(other, 1));
+	ASSERT_LE(1, b = fsub(fd, 1));
+
+	ASSERT_EQ(0, fs_add(fd, 1));
+	EXPECT_EQ(a, freap1(fd));
+	EXPECT_EQ(0, fs_revents(other, POLLIN));
+	ASSERT_EQ(0, fs_add(fd, 1));
+	EXPECT_EQ(-EAGAIN, freap1(fd));
+	EXPECT_EQ(POLLIN, fs_revents(other, POLLIN));
+	ASSERT_EQ(0, fs_add(fd, 1));
+	EXPECT_EQ(b, freap1(fd));
+	close(other);
+	close(fd);
+}
+
+TEST(a_big_submitted_head_holds_back_the_small_behind_it)
+{
+	int fd = fs_new(1, 0), other, big;
+
+	ASSERT_LE(0, fd);
+	other = fs_new_handle(fd, 0);
+	ASSERT_LE(0, other);
+	ASSERT_LE(1, big = fsub(fd, 2));
+	ASSERT_EQ(-EINPROGRESS, fs_async(other, 1));
+	EXPECT_EQ(0, fs_revents(other, POLLIN));
+	ASSERT_EQ(0, fs_add(fd, 2));
+	EXPECT_EQ(big, freap1(fd));
+	EXPECT_EQ(POLLIN, fs_revents(other, POLLIN));
+	close(other);
+	close(fd);
+}
+
+TEST(reap_without_a_grant_is_eagain_and_with_max_0_einval)
+{
+	int fd = fs_new(0, 0);
+	struct fairsem_reap r = { .max = 1, .reserved = 1 };
+	uint32_t id;
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EAGAIN, freap(fd, &id, 1));
+	ASSERT_LE(1, fsub(fd, 1));
+	EXPECT_EQ(-EAGAIN, freap(fd, &id, 1));
+	EXPECT_EQ(-EINVAL, freap(fd, &id, 0));
+	r.ids = (uintptr_t)&id;
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_REAP, &r)));
+	close(fd);
+}
+
+TEST(reap_that_faults_changes_nothing)
+{
+	int fd = fs_new(0, 0), a, b;
+	uint32_t got[2];
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(1, a = fsub(fd, 1));
+	ASSERT_LE(1, b = fsub(fd, 1));
+	ASSERT_EQ(0, fs_add(fd, 2));
+	EXPECT_EQ(-EFAULT, freap(fd, fs_bad_ptr(), 2));
+	EXPECT_EQ(POLLIN, fs_revents(fd, POLLIN));
+	ASSERT_EQ(2, freap(fd, got, 2));
+	EXPECT_EQ(a, (int)got[0]);
+	EXPECT_EQ(b, (int)got[1]);
+	close(fd);
+}
+
+TEST(withdraw_of_a_queued_request_grants_the_one_behind)
+{
+	int fd = fs_new(1, 0), other, a;
+
+	ASSERT_LE(0, fd);
+	other = fs_new_handle(fd, 0);
+	ASSERT_LE(0, other);
+	ASSERT_LE(1, a = fsub(fd, 2));
+	ASSERT_EQ(-EINPROGRESS, fs_async(other, 1));
+	EXPECT_EQ(0, fwithdraw(fd, a));
+	EXPECT_EQ(POLLIN, fs_revents(other, POLLIN));
+	EXPECT_EQ(0, fs_waiters(fd));
+	EXPECT_EQ(-ENOENT, fwithdraw(fd, a));
+	close(other);
+	close(fd);
+}
+
+TEST(withdraw_of_a_grant_not_reaped_gives_it_back)
+{
+	int fd = fs_new(0, 0), a;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(1, a = fsub(fd, 2));
+	ASSERT_EQ(0, fs_add(fd, 2));
+	EXPECT_EQ(2, fs_holds(fd));
+	EXPECT_EQ(0, fwithdraw(fd, a));
+	EXPECT_EQ(0, fs_holds(fd));
+	EXPECT_EQ(2, fs_available(fd));
+	EXPECT_EQ(0, fs_revents(fd, POLLIN));
+	EXPECT_EQ(-EAGAIN, freap1(fd));
+	close(fd);
+}
+
+TEST(withdraw_of_a_grant_gives_back_only_what_the_handle_still_holds)
+{
+	int fd = fs_new(0, 0), a;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(1, a = fsub(fd, 3));
+	ASSERT_EQ(0, fs_add(fd, 3));
+	ASSERT_EQ(0, fs_release(fd, 2));
+	EXPECT_EQ(0, fwithdraw(fd, a));
+	EXPECT_EQ(0, fs_holds(fd));
+	EXPECT_EQ(0, fs_taken(fd));
+	close(fd);
+}
+
+TEST(withdraw_of_an_unknown_reaped_or_immediate_id_is_enoent)
+{
+	int fd = fs_new(1, 0), a;
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOENT, fwithdraw(fd, 1));
+	EXPECT_EQ(0, fsub(fd, 1));
+	EXPECT_EQ(-ENOENT, fwithdraw(fd, 0));
+	ASSERT_LE(1, a = fsub(fd, 1));
+	ASSERT_EQ(0, fs_release(fd, 1));
+	ASSERT_EQ(a, freap1(fd));
+	EXPECT_EQ(-ENOENT, fwithdraw(fd, a));
+	EXPECT_EQ(1, fs_holds(fd));
+	close(fd);
+}
+
+TEST(close_refuses_the_queued_and_keeps_the_grants_to_reap)
+{
+	int fd = fs_new(0, 0), a, b;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(1, a = fsub(fd, 1));
+	ASSERT_LE(1, b = fsub(fd, 1));
+	ASSERT_EQ(0, fs_add(fd, 1));
+	ASSERT_EQ(0, fs_close_sem(fd));
+	EXPECT_EQ(POLLIN | POLLHUP | POLLERR,
+		  fs_revents(fd, POLLIN | POLLHUP | POLLERR));
+	EXPECT_EQ(0, fs_waiters(fd));
+	EXPECT_EQ(-ENOENT, fwithdraw(fd, b));
+	EXPECT_EQ(a, freap1(fd));
+	EXPECT_EQ(-EIDRM, freap1(fd));
+	EXPECT_EQ(-EIDRM, fsub(fd, 1));
+	EXPECT_EQ(1, fs_holds(fd));
+	close(fd);
+}
+
+TEST(closing_the_handle_withdraws_its_requests_and_gives_back_its_grants)
+{
+	int fd = fs_new(0, 0), other, i;
+
+	ASSERT_LE(0, fd);
+	other = fs_new_handle(fd, 0);
+	ASSERT_LE(0, other);
+	for (i = 0; i < 10; i++)
+		ASSERT_LE(1, fsub(other, 1));
+	ASSERT_EQ(-EINPROGRESS, fs_async(fd, 3));
+	ASSERT_EQ(0, fs_add(fd, 2));
+	EXPECT_EQ(2, fs_taken(fd));
+	EXPECT_EQ(9, fs_waiters(fd));
+	close(other);
+	EXPECT_EQ(1, fs_waiters(fd));
+	EXPECT_EQ(0, fs_taken(fd));
+	ASSERT_EQ(0, fs_add(fd, 1));
+	EXPECT_EQ(POLLIN, fs_revents(fd, POLLIN));
+	close(fd);
+}
+
+TEST(a_killed_process_leaves_the_queue_with_all_its_requests)
+{
+	int fd = fs_new(0, 0), ready[2], i;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pipe(ready));
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int mine = fs_new_handle(fd, 0);
+
+		for (i = 0; i < 1000; i++)
+			if (mine < 0 || fsub(mine, 1) < 1)
+				_exit(1);
+		fs_put(ready[1], 'q');
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ('q', fs_take(ready[0]));
+	EXPECT_EQ(1000, fs_waiters(fd));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	fs_wait_child(pid);
+	EXPECT_EQ(0, fs_waiters(fd));
+	ASSERT_LE(1, fsub(fd, 1));
+	ASSERT_EQ(0, fs_add(fd, 1));
+	EXPECT_LE(1, freap1(fd));
+	close(ready[0]);
+	close(ready[1]);
+	close(fd);
+}
+
+TEST(each_grant_wakes_edge_triggered_epoll)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	int fd = fs_new(0, 0), ep = epoll_create1(0), i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	for (i = 0; i < 3; i++)
+		ASSERT_LE(1, fsub(fd, 1));
+	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, fs_add(fd, 1));
+		EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 0));
+		EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0));
+	}
+	close(ep);
+	close(fd);
+}
+
+TEST(submit_on_a_jobserver_is_einval_and_unbound_ebadfd)
+{
+	int js = fs_new(2, FAIRSEM_JOBSERVER), fd = fs_open();
+	uint32_t id;
+
+	ASSERT_LE(0, js);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fsub(js, 1));
+	EXPECT_EQ(-EBADFD, fsub(fd, 1));
+	EXPECT_EQ(-EBADFD, freap(fd, &id, 1));
+	EXPECT_EQ(-EBADFD, fwithdraw(fd, 1));
+	close(fd);
+	close(js);
+}
+
+TEST(submit_of_bad_counts_is_einval)
+{
+	struct fairsem_counts c = { .nkinds = 1 };
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fsub(fd, 0));
+	EXPECT_EQ(-EINVAL, fsub(fd, FAIRSEM_MAX_PERMITS + 1));
+	c.count[0] = 1;
+	c.nkinds = 2;
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c)));
+	c.nkinds = 1;
+	c.reserved = 1;
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c)));
+	c.reserved = 0;
+	c.count[1] = 1;
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c)));
+	EXPECT_EQ(0, fs_waiters(fd));
+	close(fd);
+}
+
+TEST(read_only_handles_cannot_submit_reap_or_withdraw)
+{
+	char dir[64];
+	int dfd, fd, ro;
+	uint32_t id;
+
+	ASSERT_EQ(0, fsn_mount_tmp(dir, sizeof(dir), NULL));
+	dfd = fsn_opendir(dir);
+	ASSERT_LE(0, dfd);
+	fd = fsn_create(dfd, "s", 1, 0, 0644);
+	ASSERT_LE(0, fd);
+	ro = fsn_open(dir, "s", O_RDONLY);
+	ASSERT_LE(0, ro);
+	EXPECT_EQ(-EBADF, fsub(ro, 1));
+	EXPECT_EQ(-EBADF, freap(ro, &id, 1));
+	EXPECT_EQ(-EBADF, fwithdraw(ro, 1));
+	close(ro);
+	close(fd);
+	close(dfd);
+	fsn_unmount(dir);
+}
+
+TEST(a_vector_request_is_submitted_whole)
+{
+	struct fairsem_init_kinds in = {
+		.limit = { 1, 100 }, .nkinds = 2,
+	};
+	struct fairsem_counts c = { .count = { 1, 60 }, .nkinds = 2 };
+	struct fairsem_info_kinds info;
+	int fd = fs_open(), a;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in));
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c)));
+	c.count[0] = 0;
+	a = fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c));
+	ASSERT_LE(1, a);
+	ASSERT_EQ(0, ioctl(fd, FAIRSEM_IOC_INFO_KINDS, &info));
+	EXPECT_EQ(60, info.kind[1].holds);
+	c.count[0] = 1;
+	c.count[1] = 60;
+	ASSERT_EQ(0, ioctl(fd, FAIRSEM_IOC_RELEASE_KINDS, &c));
+	EXPECT_EQ(a, freap1(fd));
+	ASSERT_EQ(0, ioctl(fd, FAIRSEM_IOC_INFO_KINDS, &info));
+	EXPECT_EQ(0, info.kind[0].holds);
+	EXPECT_EQ(60, info.kind[1].holds);
+	close(fd);
+}
+
+TEST(fdinfo_counts_the_queued_and_the_grants_to_reap)
+{
+	unsigned int queued = 99, granted = 99;
+	int fd = fs_new(0, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, submitted_of(getpid(), fd, &queued, &granted));
+	EXPECT_EQ(0, queued);
+	EXPECT_EQ(0, granted);
+	ASSERT_LE(1, fsub(fd, 1));
+	ASSERT_LE(1, fsub(fd, 1));
+	ASSERT_LE(1, fsub(fd, 1));
+	ASSERT_EQ(0, fs_add(fd, 1));
+	ASSERT_EQ(0, submitted_of(getpid(), fd, &queued, &granted));
+	EXPECT_EQ(2, queued);
+	EXPECT_EQ(1, granted);
+	close(fd);
+}
+
+/* Write @val to the module parameter max_requests: 0 or -errno. */
+static int set_max_requests(const char *val)
+{
+	int f = open(MAX_REQUESTS, O_WRONLY);
+	ssize_t n;
+
+	if (f < 0)
+		return -errno;
+	n = write(f, val, strlen(val));
+	close(f);
+	return n == (ssize_t)strlen(val) ? 0 : -EIO;
+}
+
+TEST(more_than_max_requests_is_enospc)
+{
+	int fd = fs_new(0, 0), a;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, set_max_requests("2"));
+	ASSERT_LE(1, a = fsub(fd, 1));
+	ASSERT_LE(1, fsub(fd, 1));
+	EXPECT_EQ(-ENOSPC, fsub(fd, 1));
+	EXPECT_EQ(2, fs_waiters(fd));
+	ASSERT_EQ(0, fwithdraw(fd, a));
+	EXPECT_LE(1, fsub(fd, 1));
+	ASSERT_EQ(0, set_max_requests("1048576"));
+	close(fd);
+}
+
+#define MANY		100000
+#define STEP		10000
+
+/*
+ * The child: its own handle, one request after each STEP of the parent's,
+ * never reaped; told by a byte on @go, it answers on @done.
+ */
+static void interleaver(int fd, int go, int done)
+{
+	int mine = fs_new_handle(fd, 0), i;
+
+	if (mine < 0)
+		_exit(1);
+	fs_put(done, (char)mine);
+	for (i = 0; i < MANY / STEP; i++) {
+		if (fs_take(go) != 's' || fsub(mine, 1) < 1)
+			_exit(2);
+		fs_put(done, 'd');
+	}
+	pause();
+	_exit(0);
+}
+
+/* Slab: of /proc/meminfo, in kB, or -1. */
+static long slab_kb(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Slab: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* The parent's STEP grants of round @round, oldest first, or -1. */
+static int reap_round(int fd, const uint32_t *id, int round)
+{
+	uint32_t got[64];
+	int n, i, seen = 0;
+
+	while (seen < STEP) {
+		n = freap(fd, got, 64);
+		if (n < 0)
+			return -1;
+		for (i = 0; i < n; i++)
+			if (got[i] != id[round * STEP + seen + i])
+				return -1;
+		seen += n;
+	}
+	return freap(fd, got, 1) == -EAGAIN ? 0 : -1;
+}
+
+FIXTURE(many) {};
+FIXTURE_SETUP(many) {}
+FIXTURE_TEARDOWN(many) {}
+
+/* 100,000 submits and 1,600 reaps under emulation: minutes, not seconds. */
+TEST_F_TIMEOUT(many, a_hundred_thousand_waiters_on_one_descriptor_keep_fifo_across_processes, 900)
+{
+	int fd = fs_new(0, 0), go[2], done[2], fds, child_fd, r, i;
+	unsigned int queued, granted;
+	uint64_t t0, t1;
+	long slab0, slab1;
+	uint32_t *id;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	id = calloc(MANY, sizeof(*id));
+	ASSERT_NE(NULL, id);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		interleaver(fd, go[0], done[1]);
+	child_fd = fs_take(done[0]);
+	ASSERT_LE(0, child_fd);
+	fds = open_fds();
+	slab0 = slab_kb();
+	t0 = now_ns();
+
+	for (r = 0; r < MANY / STEP; r++) {
+		for (i = 0; i < STEP; i++) {
+			int ret = fsub(fd, 1);
+
+			ASSERT_LE(1, ret);
+			id[r * STEP + i] = ret;
+		}
+		ASSERT_EQ(0, fs_put(go[1], 's'));
+		ASSERT_EQ('d', fs_take(done[0]));
+	}
+	t1 = now_ns();
+	slab1 = slab_kb();
+	EXPECT_EQ(MANY + MANY / STEP, fs_waiters(fd));
+	EXPECT_EQ(fds, open_fds());
+	/* Figures for the record, not checked: emulation sets the time. */
+	TH_LOG("%d waiters, %d descriptors open; %llu ns a submit",
+	       MANY + MANY / STEP, fds,
+	       (unsigned long long)((t1 - t0) / (MANY + MANY / STEP)));
+	TH_LOG("slab +%ld kB, %ld bytes a waiter (slub_debug's tracking included)",
+	       slab1 - slab0, (slab1 - slab0) * 1024 / MANY);
+
+	for (r = 0; r < MANY / STEP; r++) {
+		ASSERT_EQ(0, fs_add(fd, STEP + 1));
+		ASSERT_EQ(0, reap_round(fd, id, r));
+		ASSERT_EQ(0, submitted_of(pid, child_fd, &queued, &granted));
+		ASSERT_EQ(r + 1, granted);
+		ASSERT_EQ(MANY / STEP - r - 1, queued);
+	}
+	EXPECT_EQ(0, fs_waiters(fd));
+	EXPECT_EQ(MANY, fs_holds(fd));
+	kill(pid, SIGKILL);
+	fs_wait_child(pid);
+	free(id);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
