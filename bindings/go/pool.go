@@ -36,15 +36,18 @@ func newPool[H pooled](main H) pool[H] { return pool[H]{main: main, all: []H{mai
 // CloseHandle's work: whatever the handles hold goes back, and the
 // requests still queued fail.
 func (p *pool[H]) closeAll() error {
+	// The files close without p.mu held: closing the waiting handle waits
+	// for the reaper's Read, whose callback may be waiting for p.mu.
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	all := p.all
+	p.all = nil
+	p.mu.Unlock()
 	var first error
-	for _, h := range p.all {
+	for _, h := range all {
 		if err := h.base().f.Close(); err != nil && first == nil {
 			first = err
 		}
 	}
-	p.all = nil
 	return first
 }
 
