@@ -245,8 +245,8 @@ check-all-parts: lane-rfc lane-debug lane-install lane-source lane-matrix \
 	lane-matrix lane-jobserver
 
 lane-jobserver: check-parts
-	@$(PART) jobserver-vm $(MAKE) check-jobserver-vm JOBSERVER_MODULE= \
-		JS_VM_BACKENDS="fairsem pipe" || true
+	@JS_BENCH_PAIRS=20000 $(PART) jobserver-vm $(MAKE) check-jobserver-vm \
+		JOBSERVER_MODULE= JS_VM_BACKENDS="fairsem pipe" || true
 
 lane-rfc:
 	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true

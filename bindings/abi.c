@@ -47,6 +47,11 @@ int main(void)
 	P(FAIRSEM_IOC_ADD_KINDS);
 	P(FAIRSEM_IOC_REMOVE_KINDS);
 	P(FAIRSEM_IOC_INFO_KINDS);
+	P(FAIRSEM_IOC_SUBMIT);
+	P(FAIRSEM_IOC_REAP);
+	P(FAIRSEM_IOC_WITHDRAW);
+	SZ(fairsem_reap);
+	OFF(fairsem_reap, max);
 	SZ(fairsem_init_kinds);
 	OFF(fairsem_init_kinds, label);
 	OFF(fairsem_init_kinds, flags);

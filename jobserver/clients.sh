@@ -8,6 +8,9 @@
 #                                 jobserver protocol forms the scenarios use
 #   jobserver/clients.sh make44   prints the path of a runnable GNU make 4.4.1
 #                                 (trixie), fetching it on first use
+#   jobserver/clients.sh ninja113 prints the path of a runnable ninja 1.13
+#                                 (sid: the only suite whose ninja is a
+#                                 jobserver client), fetching it on first use
 #
 # Packages come through the private apt of scripts/kernels/lib.sh (its own
 # sources list under $FAIRSEM_CACHE/apt-<suite>-amd64/; the machine's apt
@@ -21,6 +24,10 @@
 # recipes make runs (/bin/sh, the jobs) are the host's own programs on the
 # host's libc.  No chroot: the harness' fifos, pipes and fds pass as they
 # are, and the same directory serves in the test VM.
+#
+# sid's ninja-build is run the same way, with sid's libc6, libstdc++6 and
+# libgcc-s1 beside it: $cache/jobserver-ninja-VERSION/bin/ninja.  The
+# build files name that wrapper for their sub-ninjas ($JS_NINJA).
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 
@@ -30,31 +37,50 @@ kname=jobserver
 # shellcheck source=../scripts/kernels/lib.sh
 . "$here/../scripts/kernels/lib.sh"
 
-make44() {
-	local v dir
-	papt_setup trixie amd64
-	v=$(papt_version make)
-	[[ $v == 4.4.1-* ]] || kdie "trixie's make is '$v', not 4.4.1"
-	dir=$kcache/jobserver-make-$v
-	klock "jobserver-make-$v"
-	if [[ ! -x $dir/bin/make ]]; then
+# unpack_client SUITE PKG VERSION-GLOB BIN WANT LIBS...: unpacks PKG of
+# SUITE and LIBS into $kcache/jobserver-PKG-VERSION (once; flock'ed), writes
+# the wrapper bin/$(basename BIN) that runs BIN on SUITE's own loader, and
+# prints the wrapper's path once it runs and prints WANT (a regex) as the
+# first line of --version.
+unpack_client() {
+	local suite=$1 pkg=$2 glob=$3 bin=$4 want=$5 v dir w
+	shift 5
+	papt_setup "$suite" amd64
+	v=$(papt_version "$pkg")
+	# shellcheck disable=SC2053 # a glob
+	[[ $v == $glob ]] || kdie "$suite's $pkg is '$v', not $glob"
+	dir=$kcache/jobserver-$pkg-$v
+	w=$dir/bin/$(basename "$bin")
+	klock "jobserver-$pkg-$v"
+	if [[ ! -x $w ]]; then
 		rm -rf "$dir.tmp"
-		papt_fetch "$dir.tmp" make libc6
+		papt_fetch "$dir.tmp" "$pkg" "$@"
 		mkdir -p "$dir.tmp/bin"
-		cat >"$dir.tmp/bin/make" <<-WRAP
+		cat >"$dir.tmp/bin/${w##*/}" <<-WRAP
 		#!/bin/sh
-		# GNU make $v of trixie on trixie's loader and libc ($here/clients.sh)
+		# $pkg $v of $suite on $suite's loader and libraries ($here/clients.sh)
 		r=$dir/root
-		exec "\$r/usr/lib64/ld-linux-x86-64.so.2" --library-path "\$r/usr/lib/x86_64-linux-gnu" --argv0 "\$0" "\$r/usr/bin/make" "\$@"
+		exec "\$r/usr/lib64/ld-linux-x86-64.so.2" --library-path "\$r/usr/lib/x86_64-linux-gnu" --argv0 "\$0" "\$r/$bin" "\$@"
 		WRAP
-		chmod +x "$dir.tmp/bin/make"
+		chmod +x "$dir.tmp/bin/${w##*/}"
 		rm -rf "$dir"
 		# The wrapper names $dir: test it there.
 		mv "$dir.tmp" "$dir"
 	fi
-	"$dir/bin/make" --version | grep -q '^GNU Make 4\.4\.1$' ||
-		kdie "$dir/bin/make does not run as GNU Make 4.4.1"
-	echo "$dir/bin/make"
+	"$w" --version | head -n 1 | grep -Eq "$want" ||
+		kdie "$w does not run as $pkg $v"
+	echo "$w"
+}
+
+make44() {
+	unpack_client trixie make '4.4.1-*' usr/bin/make '^GNU Make 4\.4\.1$' libc6
+}
+
+# ninja 1.13 is the first ninja with a jobserver client (fifo:PATH only on
+# POSIX); it needs GLIBC_2.38 and a newer libstdc++ than bookworm's.
+ninja113() {
+	unpack_client sid ninja-build '1.13.*' usr/bin/ninja '^1\.13\.' \
+		libc6 libstdc++6 libgcc-s1
 }
 
 # speaks BINARY: the jobserver forms a client binary's strings name.
@@ -92,6 +118,7 @@ survey() {
 
 case ${1:-} in
 make44) make44 ;;
+ninja113) ninja113 ;;
 survey) survey ;;
-*) echo "usage: $0 survey|make44" >&2; exit 2 ;;
+*) echo "usage: $0 survey|make44|ninja113" >&2; exit 2 ;;
 esac

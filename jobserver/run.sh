@@ -13,8 +13,10 @@
 #                    blocking client (2 workers reading 1 token at a time),
 #                    2 tokens
 #             bad    the bad-input cases (jstool probe); CLIENT is ignored
-#   CLIENT    make43 (bookworm's /usr/bin/make) or make441 (trixie's,
-#             through clients.sh)
+#   CLIENT    make43 (bookworm's /usr/bin/make), make441 (trixie's,
+#             through clients.sh) or ninja113 (sid's ninja 1.13, through
+#             clients.sh: fifo:PATH only, so not on a pipe; scenarios one
+#             and two, with builds/*.ninja: ninja never polls the jobserver)
 #   BACKEND   pipe or fifo (the controls: backends/*.sh); a fairsem backend
 #             is one more file there
 #
@@ -26,7 +28,7 @@
 #
 # Env: JS_TOOL (default build/jobserver/jstool), JS_KEEP=1 keeps the run
 # directory, JS_MAKE44 (make 4.4.1 as clients.sh unpacked it: the VM has
-# no apt of its own).
+# no apt of its own), JS_NINJA (ninja 1.13 likewise).
 # shellcheck source-path=SCRIPTDIR
 set -uo pipefail
 
@@ -61,10 +63,17 @@ make43) MAKE_BIN=/usr/bin/make want='GNU Make 4.3' ;;
 make441) MAKE_BIN=${JS_MAKE44:-$("$here/clients.sh" make44)} ||
 	fail "no make 4.4.1"
 	want='GNU Make 4.4.1' ;;
+ninja113) MAKE_BIN=${JS_NINJA:-$("$here/clients.sh" ninja113)} ||
+	fail "no ninja 1.13"
+	# The sub-ninjas of builds/one.ninja run the same wrapper.
+	export JS_NINJA=$MAKE_BIN
+	want=1.13.2 ;;
 *) fail "unknown client $client" ;;
 esac
 [[ $("$MAKE_BIN" --version | head -n 1) == "$want" ]] ||
 	fail "$MAKE_BIN is not $want"
+[[ $client != ninja113 || $scen != poll ]] ||
+	fail "ninja never polls the jobserver: it tries a non-blocking read only when it starts or a job of its own ends (README.md)"
 
 JS_RUNDIR=$(mktemp -d /tmp/jobserver-XXXXXX)
 export JS_RUNDIR
@@ -81,7 +90,11 @@ newrun() {
 
 # makeflags SLOTS: what the top make of a build gets, as a sub-make would.
 makeflags() {
-	if [[ $client == make441 && -n $JS_FIFO ]]; then
+	if [[ $client == ninja113 ]]; then
+		# ninja 1.13 on POSIX: fifo:PATH or nothing.  No -j on its
+		# command line: an explicit -j makes it ignore MAKEFLAGS.
+		echo "-j$1 --jobserver-auth=fifo:$JS_FIFO"
+	elif [[ $client == make441 && -n $JS_FIFO ]]; then
 		echo "-j$1 --jobserver-auth=fifo:$JS_FIFO"
 	else
 		echo "-j$1 --jobserver-auth=$JS_R,$JS_W"
@@ -92,6 +105,27 @@ makeflags() {
 # is a failure and not a stuck check.
 runmake() {
 	MAKEFLAGS=$(makeflags 4) timeout 300 "$MAKE_BIN" --no-print-directory "$@"
+}
+
+# runninja DIR FILE ARGS...: the same for ninja, in DIR (its .ninja_log),
+# -k 0 (go on after failures, as make -k).
+runninja() {
+	mkdir -p "$1"
+	MAKEFLAGS=$(makeflags 4) timeout 300 "$MAKE_BIN" -k 0 -C "$1" \
+		-f "$here/builds/$2" "${@:3}"
+}
+
+# ninja_client OUT N: ninja's output must say that N ninjas took the
+# jobserver and none failed to: a ninja that cannot open it ("Could not
+# initialize jobserver") builds on at its own -j and exits 0.
+ninja_client() {
+	local n
+	[[ $client == ninja113 ]] || return 0
+	grep -E 'Jobserver mode|initialize jobserver' "$1" | sed "s/^/  $name: /"
+	! grep -q 'Could not initialize jobserver' "$1" ||
+		fail "ninja could not use the jobserver: $(grep -m1 -o 'Could not.*' "$1")"
+	n=$(grep -c 'Jobserver mode detected' "$1")
+	((n >= $2)) || fail "$n of $2 ninjas said they detected the jobserver"
 }
 
 # maxof LOG FIELD [AWK-CONDITION]: the highest FIELD of the S lines.
@@ -107,11 +141,21 @@ scen_one() {
 	newrun one
 	# -j4: 3 tokens, and the top make's implicit slot.
 	js_open 3 || fail "js_open"
-	JS_SLOTS=4 JS_SLEEP=0.4 runmake -k -f "$here/builds/one.mk" \
-		>"$JS_RUN/out" 2>&1
+	[[ $client != ninja113 || -n $JS_FIFO ]] ||
+		fail "ninja speaks fifo:PATH only, and backend $backend has no path"
+	if [[ $client == ninja113 ]]; then
+		JS_SLOTS=4 JS_SLEEP=0.4 runninja "$JS_RUN/top" one.ninja \
+			>"$JS_RUN/out" 2>&1
+	else
+		JS_SLOTS=4 JS_SLEEP=0.4 runmake -k -f "$here/builds/one.mk" \
+			>"$JS_RUN/out" 2>&1
+	fi
 	rc=$?
 	log=$JS_RUN/log
 	[[ $rc != 124 ]] || fail "the build hung (timeout)"
+	# The top ninja and the survivor (the victim's own words may die
+	# with it in its stdio buffer).
+	ninja_client "$JS_RUN/out" 2
 	grep -q '^K ' "$log" || fail "the victim never held a token: no kill"
 	left=$(js_count) lost=$((3 - left))
 	held=$(awk '$1 == "K" { print $4 }' "$log")
@@ -120,10 +164,10 @@ scen_one() {
 	# shellcheck disable=SC2016 # awk fields
 	after=$(maxof "$log" 6 'after && $2 == "survivor"')
 	ndone=$(grep -c "^E survivor" "$log")
-	fig "build finished: yes (make exit $rc), survivor jobs done $ndone/30," \
+	fig "build finished: yes (client exit $rc), survivor jobs done $ndone/30," \
 		"$(grep -c '^E victim' "$log") victim jobs done"
 	fig "max concurrency: before the kill $before, after it $after (survivor)"
-	fig "victim make held $held token(s) at the kill; tokens lost $lost" \
+	fig "victim client held $held token(s) at the kill; tokens lost $lost" \
 		"(free at the end $left of 3)"
 	grep -i 'INTERNAL' "$JS_RUN/out" | sed "s/^/  $name: make: /"
 	[[ $ndone == 30 ]] || fail "the survivor did not finish ($ndone/30)"
@@ -143,13 +187,27 @@ scen_one() {
 # startbuild NAME N: build NAME of N jobs in a session (process group) of
 # its own, in the background; its pid is the group's id.
 startbuild() {
+	if [[ $client == ninja113 ]]; then
+		# flat.ninja: 20 jobs ($2 is 20 in every call).
+		mkdir -p "$JS_RUN/$1.d"
+		MAKEFLAGS=$(makeflags 4) JS_B=$1 JS_SLEEP=0.4 \
+			JS_GATE=${JS_GATE:-} setsid timeout 300 \
+			"$MAKE_BIN" -k 0 -C "$JS_RUN/$1.d" \
+			-f "$here/builds/flat.ninja" >"$JS_RUN/$1.out" 2>&1 &
+		return
+	fi
 	MAKEFLAGS=$(makeflags 4) JS_SLEEP=0.4 setsid timeout 300 \
 		"$MAKE_BIN" --no-print-directory -f "$here/builds/flat.mk" \
 		B="$1" N="$2" >"$JS_RUN/$1.out" 2>&1 &
 }
 
-# bget NAME: running jobs of build NAME.
-bget() { cat "$JS_RUN/b.$1" 2>/dev/null || echo 0; }
+# bget NAME: running jobs of build NAME (0 while job.sh rewrites the file,
+# when read outside the lock).
+bget() {
+	local n
+	n=$(cat "$JS_RUN/b.$1" 2>/dev/null)
+	echo "${n:-0}"
+}
 
 scen_two() {
 	local log pg1 pid2 i held left lost after2 max3 accts pid ok=
@@ -158,7 +216,11 @@ scen_two() {
 	[[ -n $JS_FIFO ]] || fail "a system-wide jobserver needs a name (fifo)"
 	startbuild b1 20
 	pg1=$!
-	startbuild b2 20
+	# ninja reads tokens only when it starts or a job of its own ends:
+	# started together, two ninjas would split the tokens by a race and
+	# build 1 might hold none.  Build 2's jobs wait behind a gate
+	# (gate.sh, on its implicit slot, no token read) until build 1 runs 3.
+	JS_GATE="b.b1 3" startbuild b2 20
 	pid2=$!
 	# Kill b1 once it holds a token (2 jobs: one on its implicit slot) and
 	# b2 is running, inside the jobs' lock so that the count is exact.
@@ -190,6 +252,8 @@ scen_two() {
 	startbuild b3 20
 	wait $!
 	log=$JS_RUN/log
+	ninja_client "$JS_RUN/b2.out" 1
+	ninja_client "$JS_RUN/b3.out" 1
 	left=$(js_count) lost=$((3 - left))
 	# shellcheck disable=SC2016 # awk fields
 	after2=$(maxof "$log" 6 'after && $2 == "b2"')

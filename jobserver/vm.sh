@@ -10,7 +10,8 @@
 # payload carries what the busybox VM lacks: bash, util-linux's flock,
 # bookworm's GNU make 4.3 (the host's /usr/bin/make, installed there as
 # /usr/bin/make), trixie's make 4.4.1 as jobserver/clients.sh unpacked it
-# (at the same path, with its own loader and libc), the static fairsem
+# (at the same path, with its own loader and libc), sid's ninja 1.13
+# likewise, the static fairsem
 # command, jstool and jsbench.  The module is loaded and a fairsem
 # filesystem mounted at /run/fairsem before the scenarios run.
 #
@@ -39,6 +40,9 @@ for f in "$module" "$build/lib/fairsem-static" "$build/jobserver/jstool" \
 done
 make44=$("$here/clients.sh" make44)
 make44_dir=$(dirname "$(dirname "$make44")")
+# A missing client fails the run here (clients.sh exits 1), not a scenario.
+ninja=$("$here/clients.sh" ninja113)
+ninja_dir=$(dirname "$(dirname "$ninja")")
 
 payload=$build/jobserver/vm-payload
 rm -rf "$payload"
@@ -49,19 +53,25 @@ cp "$build/jobserver/jstool" "$build/jobserver/jsbench" "$payload/bin/"
 # Dynamic: scripts/vm/run.sh copies their libraries along.
 cp /bin/bash /usr/bin/flock "$payload/bin/"
 cp /usr/bin/make "$payload/bin/make43"
-(cd "$here" && cp -a run.sh check.sh job.sh builds backends expect "$payload/jobserver/")
+(cd "$here" && cp -a run.sh check.sh job.sh gate.sh builds backends expect "$payload/jobserver/")
 # Not executable inside the tar: run.sh's library scan skips trixie's
-# binaries, which the host's ldd cannot resolve.
+# and sid's binaries, which the host's ldd cannot resolve.
 tar -C / -cf "$payload/make44.tar" "${make44_dir#/}"
-echo "JS_MAKE44=$make44" >"$payload/config"
-echo "JS_BACKENDS='$*'" >>"$payload/config"
-printf 'JS_VM_RUN=%q\n' "${JS_VM_RUN:-}" >>"$payload/config"
+tar -C / -cf "$payload/ninja.tar" "${ninja_dir#/}"
+{
+	echo "JS_MAKE44=$make44"
+	echo "JS_NINJA=$ninja"
+	echo "JS_BACKENDS='$*'"
+	printf 'JS_VM_RUN=%q\n' "${JS_VM_RUN:-}"
+	echo "JS_BENCH_PAIRS=${JS_BENCH_PAIRS:-}"
+} >"$payload/config"
 # shellcheck disable=SC2086 # a list of files
 [ -z "${JS_VM_EXTRA:-}" ] || cp $JS_VM_EXTRA "$payload/bin/"
 
 echo "jobserver-vm: host load before the boot: $(uptime)"
 rc=0
-VM_QUIET=${VM_QUIET:-1} VM_TIMEOUT=${VM_TIMEOUT:-2400} \
+# 3600 s: ci8, beside six other lanes at a load of 20, outlasted 2400.
+VM_QUIET=${VM_QUIET:-1} VM_TIMEOUT=${VM_TIMEOUT:-3600} \
 	"$root/scripts/vm/run.sh" -n "$name" -m "$module" "$kernel" "$payload" || rc=$?
 [ $((rc & 64)) -eq 0 ] || { echo "0 passed, 1 failed"; exit 1; }
 echo "jobserver-vm: host load after the run: $(uptime)"

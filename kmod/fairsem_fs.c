@@ -223,11 +223,23 @@ static const struct inode_operations fairsem_name_iops = {
 };
 
 /*
- * The inode of a new name in @dir (reached through @dir_file), its
- * semaphore not set yet.  Owned as the VFS owns any new file
+ * The file type of @sem's names: a regular file, but a jobserver's is a
+ * fifo, because ninja takes fifo:PATH only once fstat() says S_IFIFO.
+ * Only the type: i_fop stays fairsem_name_fops, so that an open is a
+ * handle's, never a pipe's (init_special_inode() is not called).
+ */
+static umode_t fairsem_name_type(const struct fairsem_sem *sem)
+{
+	return fairsem_is_jobserver(sem) ? S_IFIFO : S_IFREG;
+}
+
+/*
+ * The inode of a new name of @sem in @dir (reached through @dir_file),
+ * its semaphore not set yet.  Owned as the VFS owns any new file
  * (inode_init_owner()), with @mode minus the caller's umask.
  */
 static struct inode *fairsem_name_inode(struct file *dir_file, struct inode *dir,
+					const struct fairsem_sem *sem,
 					umode_t mode)
 {
 	struct inode *inode = new_inode(dir->i_sb);
@@ -235,8 +247,8 @@ static struct inode *fairsem_name_inode(struct file *dir_file, struct inode *dir
 	if (!inode)
 		return NULL;
 	inode->i_ino = get_next_ino();
-	fairsem_init_owner(dir_file, inode, dir,
-			   S_IFREG | (mode & ~current_umask() & 0777));
+	fairsem_init_owner(dir_file, inode, dir, fairsem_name_type(sem) |
+			   (mode & ~current_umask() & 0777));
 	fairsem_inode_init_ts(inode);
 	inode->i_op = &fairsem_name_iops;
 	inode->i_fop = &fairsem_name_fops;
@@ -357,10 +369,10 @@ static int fairsem_link_to(struct file *dir_file, const char *name,
 		ret = PTR_ERR(dentry);
 		goto out_unlock;
 	}
-	ret = security_inode_create(dir, dentry, S_IFREG | mode);
+	ret = security_inode_create(dir, dentry, fairsem_name_type(sem) | mode);
 	if (ret)
 		goto out_dput;
-	inode = fairsem_name_inode(dir_file, dir, mode);
+	inode = fairsem_name_inode(dir_file, dir, sem, mode);
 	if (!inode) {
 		ret = -ENOMEM;
 		goto out_dput;
@@ -499,7 +511,7 @@ static int fairsem_drop_inode(struct inode *inode)
 
 static void fairsem_evict_inode(struct inode *inode)
 {
-	struct fairsem_sem *sem = S_ISREG(inode->i_mode) ? inode->i_private : NULL;
+	struct fairsem_sem *sem = S_ISDIR(inode->i_mode) ? NULL : inode->i_private;
 
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);

@@ -578,6 +578,29 @@ static void rejoin_at_the_head_that_fits_is_granted_at_once(struct kunit *test)
 	kt_detach_all(w);
 }
 
+/*
+ * A handle that goes with many requests takes them out with
+ * fairsem_unqueue(): the request behind, which fits, waits until the
+ * caller grants onward (as fairsem_detach() does, once).
+ */
+static void unqueue_grants_no_one_until_the_caller_grants_onward(struct kunit *test)
+{
+	struct kt_world *w = kt_world(test, 1, 0);
+	struct fairsem_request a, b;
+
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &a, &w->h[0], 2));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &b, &w->h[1], 1));
+	spin_lock(&w->sem->lock);
+	fairsem_unqueue(&a);
+	spin_unlock(&w->sem->lock);
+	KT_EQ(test, FAIRSEM_REQ_IDLE, a.state);
+	KT_EQ(test, FAIRSEM_REQ_QUEUED, b.state);
+	KT_EQ(test, 1ULL, w->sem->waiters);
+	KT_EQ(test, 0, kt_add(w, 0));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, b.state);
+	kt_detach_all(w);
+}
+
 /* Kinds: a semaphore of {1 request, 10 bytes}. */
 static const u64 kt_two[2] = { 1, 10 };
 
@@ -691,6 +714,7 @@ static struct kunit_case fairsem_core_cases[] = {
 	KUNIT_CASE(lifo_rejoin_goes_behind_later_arrivals),
 	KUNIT_CASE(prio_rejoin_keeps_its_place_among_equals),
 	KUNIT_CASE(rejoin_at_the_head_that_fits_is_granted_at_once),
+	KUNIT_CASE(unqueue_grants_no_one_until_the_caller_grants_onward),
 	KUNIT_CASE(kinds_grant_is_all_or_nothing),
 	KUNIT_CASE(kinds_head_holds_back_a_request_that_fits),
 	KUNIT_CASE(kinds_release_above_holds_in_one_kind_changes_nothing),

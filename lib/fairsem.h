@@ -105,6 +105,15 @@ int fairsem_open_or_create_kinds(const char *path, unsigned int nkinds,
 				 const char *const *labels, unsigned int flags,
 				 mode_t mode);
 
+/*
+ * Submitted requests (since LIBFAIRSEM_1.4): many asynchronous requests on
+ * one handle, each with an id, for thousands of waiting tasks on one fd.
+ */
+int fairsem_submit(int fd, uint64_t count);
+int fairsem_submit_kinds(int fd, unsigned int nkinds, const uint64_t *counts);
+int fairsem_reap(int fd, uint32_t *ids, unsigned int max);
+int fairsem_withdraw(int fd, uint32_t id);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1236,3 +1236,67 @@ FAIRSEM_EXPORT int fairsem_open_or_create_kinds(const char *path,
 		return ret;
 	return fs_open_or_create(path, 0, &arg, flags, mode);
 }
+
+/* ---- submitted requests: many asynchronous requests on one handle ---- */
+
+/**
+ * fairsem_submit_kinds() - queue one more asynchronous request, with an id
+ * @fd: a bound handle
+ * @nkinds: the semaphore's kinds
+ * @counts: as fairsem_acquire_kinds()'s
+ *
+ * Return: 0 when granted at once (the handle holds the counts), the
+ * request's id (1 to INT_MAX) when it was queued, or -errno: -EIDRM,
+ * -ENOSPC (the handle's max_requests), -ENOMEM, and -EINVAL as
+ * fairsem_acquire_kinds().
+ */
+FAIRSEM_EXPORT int fairsem_submit_kinds(int fd, unsigned int nkinds,
+					const uint64_t *counts)
+{
+	return fs_ioctl_counts(fd, FAIRSEM_IOC_SUBMIT, nkinds, counts);
+}
+
+/**
+ * fairsem_submit() - fairsem_submit_kinds() on a semaphore of one kind
+ * @fd: a bound handle
+ * @count: permits wanted, 1 to FAIRSEM_MAX_PERMITS
+ *
+ * Return: as fairsem_submit_kinds().
+ */
+FAIRSEM_EXPORT int fairsem_submit(int fd, uint64_t count)
+{
+	return fairsem_submit_kinds(fd, 1, &count);
+}
+
+/**
+ * fairsem_reap() - the ids of granted submitted requests
+ * @fd: a bound handle
+ * @ids: room for @max ids
+ * @max: at least 1
+ *
+ * Never blocks: wait for POLLIN on @fd.
+ *
+ * Return: how many ids were stored, oldest grant first (each one's
+ * permits are now the handle's holds); -EAGAIN when none is granted,
+ * -EIDRM when none is and the semaphore is closed, or -errno.
+ */
+FAIRSEM_EXPORT int fairsem_reap(int fd, uint32_t *ids, unsigned int max)
+{
+	struct fairsem_reap arg = { .ids = (uintptr_t)ids, .max = max };
+
+	return fs_ioctl(fd, FAIRSEM_IOC_REAP, &arg);
+}
+
+/**
+ * fairsem_withdraw() - withdraw a submitted request
+ * @fd: the handle it was submitted on
+ * @id: what fairsem_submit() returned
+ *
+ * A queued request leaves the queue; a grant not reaped is given back.
+ *
+ * Return: 0, -ENOENT when the handle has no such request, or -errno.
+ */
+FAIRSEM_EXPORT int fairsem_withdraw(int fd, uint32_t id)
+{
+	return fs_ioctl(fd, FAIRSEM_IOC_WITHDRAW, &id);
+}

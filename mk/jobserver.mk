@@ -4,8 +4,10 @@
 #
 #   make check-jobserver-controls   every scenario on the controls (a pipe
 #                                   and a fifo) with GNU make 4.3 (bookworm)
-#                                   and 4.4.1 (trixie, unpacked privately by
-#                                   jobserver/clients.sh), on the host: no
+#                                   and 4.4.1 (trixie), and ninja 1.13 (sid;
+#                                   on the fifo: it has no other mode), the
+#                                   last two unpacked privately by
+#                                   jobserver/clients.sh, on the host: no
 #                                   module.  Last line "N passed, N failed".
 #   make jobserver-tools            build/jobserver/{jstool,jsbench}, static
 #   make bench-jobserver-pipe       the token read+write pair on a pipe and
@@ -14,7 +16,8 @@
 #                                   kernel with the module: the fairsem
 #                                   jobserver (backends/fairsem.sh, through
 #                                   `fairsem jobserver`) and the controls
-#                                   side by side, both makes, and the token
+#                                   side by side, both makes and ninja 1.13
+#                                   (scenarios one and two), and the token
 #                                   pair's ratio to a pipe's (jsbench).  Last
 #                                   line "N passed, N failed".
 #                                   JOBSERVER_MODULE= skips the module build

@@ -12,7 +12,7 @@
 static const char *const keys[] = {
 	"fairsem-id", "fairsem-limit", "fairsem-available", "fairsem-taken",
 	"fairsem-holds", "fairsem-waiters", "fairsem-mode", "fairsem-closed",
-	"fairsem-async",
+	"fairsem-async", "fairsem-submitted",
 };
 
 /* The value of key, or "<missing>". */
@@ -58,6 +58,7 @@ TEST(fdinfo_shows_every_key_with_its_value)
 	EXPECT_STREQ("1", val(fd, "fairsem-waiters"));
 	EXPECT_STREQ("fifo", val(fd, "fairsem-mode"));
 	EXPECT_STREQ("0", val(fd, "fairsem-closed"));
+	EXPECT_STREQ("queued=0 granted=0", val(fd, "fairsem-submitted"));
 	EXPECT_STREQ("none", val(fd, "fairsem-async"));
 }
 

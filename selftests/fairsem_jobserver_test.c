@@ -10,6 +10,7 @@
  * are told what to do through a pipe and report through another, so that
  * every check is of an order or a count, never of a duration.
  */
+#include <dirent.h>
 #include <sys/epoll.h>
 #include <sys/uio.h>
 
@@ -386,6 +387,51 @@ TEST_F(named, o_rdonly_name_handle_reads_and_o_wronly_writes)
 	EXPECT_EQ(2, js_write(w, 2));	/* one account: make 4.4's two opens */
 	EXPECT_EQ(0, fs_taken(self->sem));
 	EXPECT_EQ(-EBADF, fs_get(r, 1));	/* the ioctls keep their rule */
+}
+
+TEST_F(named, a_jobserver_name_is_a_fifo_and_another_name_a_regular_file)
+{
+	struct dirent *e;
+	struct stat st;
+	int plain, found = 0;
+	DIR *d;
+
+	plain = fsn_create(self->dirfd, "plain", 1, 0, 0600);
+	ASSERT_LE(0, plain);
+	ASSERT_EQ(0, stat(self->path, &st));
+	EXPECT_TRUE(S_ISFIFO(st.st_mode));
+	EXPECT_EQ(0600, st.st_mode & 07777);
+	ASSERT_EQ(0, fstatat(self->dirfd, "plain", &st, 0));
+	EXPECT_TRUE(S_ISREG(st.st_mode));
+	d = opendir(self->dir);
+	ASSERT_NE(NULL, d);
+	while ((e = readdir(d)))
+		if (!strcmp(e->d_name, "js"))
+			found = e->d_type == DT_FIFO ? 1 : -1;
+	closedir(d);
+	EXPECT_EQ(1, found);
+	close(plain);
+}
+
+/* ninja 1.13: two non-blocking opens, fstat() must say fifo, then tokens. */
+TEST_F(named, ninja_style_nonblocking_opens_get_handles_not_a_pipe)
+{
+	int r = open(self->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int w = open(self->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	ASSERT_LE(0, r);
+	ASSERT_LE(0, w);
+	ASSERT_EQ(0, fstat(r, &st));
+	EXPECT_TRUE(S_ISFIFO(st.st_mode));
+	EXPECT_EQ(3, fs_handles(r));	/* the creator's, r and w */
+	EXPECT_EQ(1, js_read(r, 1));
+	EXPECT_EQ(1, js_read(r, 1));
+	EXPECT_EQ(-EAGAIN, js_read(r, 1));
+	EXPECT_EQ(2, js_write(w, 2));
+	EXPECT_EQ(0, fs_taken(self->sem));
+	close(w);
+	close(r);
 }
 
 TEST_F(named, write_only_handle_cannot_read_nor_read_only_write)

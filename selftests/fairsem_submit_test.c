@@ -512,8 +512,23 @@ TEST(more_than_max_requests_is_enospc)
 	close(fd);
 }
 
-#define MANY		100000
+/*
+ * 100,000 waiters, in ten rounds of STEP; FAIRSEM_TEST_SCALE (a percentage,
+ * as in fairsem_race_test.c) makes fewer rounds, never fewer than one:
+ * emulated foreign architectures and the debug kernel set it.
+ */
 #define STEP		10000
+#define MANY		(rounds() * STEP)
+
+static int rounds(void)
+{
+	const char *s = getenv("FAIRSEM_TEST_SCALE");
+	int pct = s ? atoi(s) : 100;
+
+	if (pct < 1 || pct > 100)
+		pct = 100;
+	return 10 * pct / 100 > 1 ? 10 * pct / 100 : 1;
+}
 
 /*
  * The child: its own handle, one request after each STEP of the parent's,

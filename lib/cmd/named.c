@@ -94,7 +94,9 @@ static int check_name(const char *path)
 
 	if (lstat(path, &st) || statfs(path, &sfs))
 		return -errno;
-	if (!S_ISREG(st.st_mode) || sfs.f_type != FAIRSEM_FS_MAGIC)
+	/* A jobserver's name is a fifo (the contract's "Names"). */
+	if (!(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)) ||
+	    sfs.f_type != FAIRSEM_FS_MAGIC)
 		return -ENOTTY;
 	return 0;
 }

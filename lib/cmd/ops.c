@@ -49,7 +49,7 @@ static int is_fairsem(int fd, const struct stat *st)
 	char path[64], link[64];
 	ssize_t n;
 
-	if (S_ISREG(st->st_mode))
+	if (S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode))	/* a name */
 		return !fstatfs(fd, &sfs) && sfs.f_type == FAIRSEM_FS_MAGIC;
 	if (S_ISCHR(st->st_mode)) {
 		if (stat(FAIRSEM_DEVICE_PATH, &dev))

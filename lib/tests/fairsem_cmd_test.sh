@@ -474,7 +474,7 @@ t "run: CMD killed by SIGSEGV" 139 "-" \
 expect_value "run after a crash: permits back" 7 available 3
 expect_value "run after a crash: nothing taken" 7 taken 0
 
-bg "$F" run --fd 7 -n 3 -- sleep 100
+bg "$F" run --fd 7 -n 3 -- sleep 3600
 holder=$bg
 wait_value 7 taken 3
 expect_value "run: the holder takes 3" 7 taken 3
@@ -623,7 +623,7 @@ t "remove a vector" 0 "" "$F" remove --fd 3 requests=10,bytes=1M
 expect_value "remove a vector: each limit" 3 limit "requests=10,bytes=1048576"
 t "remove more than a limit" 65 "cannot remove requests=11,bytes=0: the limits are requests=10,bytes=1048576" \
 	"$F" remove --fd 3 requests=11
-bg "$F" run --fd 3 -n requests=2,bytes=512K -- sleep 100
+bg "$F" run --fd 3 -n requests=2,bytes=512K -- sleep 3600
 holder=$bg
 wait_value 3 taken "requests=2,bytes=524288"
 t "status of kinds" 0 "" "$F" status

@@ -1650,4 +1650,50 @@ TEST(open_or_create_kinds_takes_only_the_same_kinds)
 	unmount_instance(dir);
 }
 
+TEST(submit_reap_and_withdraw_refuse_what_is_not_a_handle)
+{
+	uint64_t two[2] = { 1, 1 };
+	uint32_t id = 7;
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADF, LIB(fairsem_submit(-1, 1)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_submit_kinds(-1, 2, two)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_reap(-1, &id, 1)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_withdraw(-1, 1)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_submit(fd, 1)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_reap(fd, &id, 1)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_withdraw(fd, 1)));
+	/* A vector the library can tell is bad never reaches the kernel. */
+	EXPECT_EQ(-EINVAL, LIB(fairsem_submit_kinds(fd, 9, two)));
+	EXPECT_EQ(7, id);
+	close(fd);
+}
+
+TEST(many_requests_on_one_handle_are_granted_in_order)
+{
+	uint32_t got[4];
+	int fd, a, b, c;
+
+	NEED_DEVICE();
+	fd = LIB(fairsem_create(0, O_CLOEXEC));
+	ASSERT_LE(0, fd);
+	a = LIB(fairsem_submit(fd, 1));
+	b = LIB(fairsem_submit(fd, 2));
+	c = LIB(fairsem_submit(fd, 1));
+	ASSERT_LE(1, a);
+	ASSERT_LE(1, b);
+	ASSERT_LE(1, c);
+	EXPECT_EQ(-EAGAIN, LIB(fairsem_reap(fd, got, 4)));
+	ASSERT_EQ(0, LIB(fairsem_add(fd, 3)));
+	ASSERT_EQ(2, LIB(fairsem_reap(fd, got, 4)));
+	EXPECT_EQ(a, (int)got[0]);
+	EXPECT_EQ(b, (int)got[1]);
+	EXPECT_EQ(0, LIB(fairsem_withdraw(fd, c)));
+	EXPECT_EQ(-ENOENT, LIB(fairsem_withdraw(fd, c)));
+	EXPECT_EQ(0, LIB(fairsem_release(fd, 3)));
+	EXPECT_EQ(0, LIB(fairsem_submit(fd, 3)));
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

@@ -10,7 +10,7 @@
 # and, where build/fuzz-ARCH/fairsem_fuzz exists, a wrapper that runs the
 # fuzzer for $CROSS_FUZZ_SECONDS (default 20: emulating another
 # architecture is several times slower than the host's own).  On foreign
-# architectures the race and stress tests, the slowest, run through wrappers
+# architectures the race, stress and submitted requests' tests, the slowest, run through wrappers
 # that set FAIRSEM_TEST_SCALE=$CROSS_TEST_SCALE (default 25: a quarter of
 # the iterations).  The real programs of the wrappers go to OUTDIR/tools/,
 # which selftests.sh copies to /payload/tools.
@@ -39,7 +39,7 @@ if [[ -x $fuzz/fairsem_fuzz ]]; then
 	wrap fairsem_fuzz "/payload/tools/fairsem_fuzz --seconds $seconds"
 fi
 if [[ $arch != amd64 ]]; then
-	for t in fairsem_race_test fairsem_stress_test; do
+	for t in fairsem_race_test fairsem_stress_test fairsem_submit_test; do
 		[[ -f $out/bin/$t ]] || continue
 		mv "$out/bin/$t" "$out/tools/"
 		wrap "$t" "env FAIRSEM_TEST_SCALE=$scale /payload/tools/$t"

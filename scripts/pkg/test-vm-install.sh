@@ -129,7 +129,7 @@ fi
 
 t0=$SECONDS
 "$root/scripts/debvm/run.sh" --name "$name" --image "$image" \
-	--files "$work/payload" --timeout "${VM_INSTALL_TIMEOUT:-2400}" \
+	--files "$work/payload" --timeout "${VM_INSTALL_TIMEOUT:-3600}" \
 	-- bash ./vm-install-checks.sh "$group" >"$work/out" 2>"$work/err"
 rc=$?
 cat "$work/out"

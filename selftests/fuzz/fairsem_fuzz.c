@@ -1226,6 +1226,7 @@ static bool is_known_cmd(unsigned long cmd)
 	case FAIRSEM_IOC_RELEASE_KINDS: case FAIRSEM_IOC_FORGET_KINDS:
 	case FAIRSEM_IOC_ADD_KINDS: case FAIRSEM_IOC_REMOVE_KINDS:
 	case FAIRSEM_IOC_INFO_KINDS:
+	case FAIRSEM_IOC_SUBMIT: case FAIRSEM_IOC_REAP: case FAIRSEM_IOC_WITHDRAW:
 		return true;
 	}
 	return false;

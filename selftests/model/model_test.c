@@ -950,6 +950,24 @@ static int op_freeze(struct world *w, int i)
 }
 
 /*
+ * fairsem_unqueue() of a waiter's request, queued or not, as a handle that
+ * goes with its submitted requests calls it for each (fairsem_submit.c).
+ * Not an operation of the reference: only one on a request no longer
+ * queued is made, and it must change nothing.
+ */
+static int op_unqueue_settled(struct world *w, int i)
+{
+	struct t_waiter *tw = w->waiter[i];
+	struct fairsem_sem *sem = tw->req.holder->sem;
+
+	begin_op(w, "unqueue w%d (settled)", i);
+	spin_lock(&sem->lock);
+	fairsem_unqueue(&tw->req);
+	spin_unlock(&sem->lock);
+	return end_op(w, 0, 0);
+}
+
+/*
  * The restarted call rejoins with fairsem_enqueue_again(): the same request,
  * with the arrival and priority of its first queueing, as the ioctl restores
  * them from its ticket.
@@ -1587,6 +1605,19 @@ static void head_leaving_unblocks_followers(struct world *w)
 	EXPECT(w, wstate(w, wb1) == FAIRSEM_REQ_GRANTED);
 	EXPECT(w, wstate(w, wb2) == FAIRSEM_REQ_QUEUED);
 	EXPECT(w, holds(w, b) == 1 && holds(w, a) == 1);
+}
+
+/* Taking out a request that was granted already changes nothing. */
+static void unqueue_of_a_granted_request_changes_nothing(struct world *w)
+{
+	int a = op_init(w, 1, false), b = op_new_handle(w, a), wa, wb;
+
+	EXPECT(w, op_acquire(w, a, 1, &wa) == 0);
+	EXPECT(w, op_acquire(w, b, 1, &wb) == -EINPROGRESS);
+	EXPECT(w, op_release(w, a, 1) == 0);
+	EXPECT(w, wstate(w, wb) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_unqueue_settled(w, wb) == 0);
+	EXPECT(w, wstate(w, wb) == FAIRSEM_REQ_GRANTED && holds(w, b) == 1);
 }
 
 /* An asynchronous head cancelled: the same, through another path. */
@@ -2564,6 +2595,7 @@ static const struct test tests[] = {
 	TEST(big_head_blocks_smaller),
 	TEST(head_leaving_unblocks_followers),
 	TEST(cancelled_head_unblocks_followers),
+	TEST(unqueue_of_a_granted_request_changes_nothing),
 	TEST(lifo_grants_newest),
 	TEST(lifo_new_request_that_fits_goes_first),
 	TEST(fifo_new_request_queues_behind_waiters),

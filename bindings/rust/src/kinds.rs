@@ -29,7 +29,7 @@ use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{deadline_after, sys, AcquireError, HandlePool, Order, TryAcquireError};
+use crate::{deadline_after, sys, AcquireError, Order, TryAcquireError};
 
 /// The most kinds a semaphore may have (`FAIRSEM_MAX_KINDS`).
 pub const MAX_KINDS: usize = sys::MAX_KINDS;
@@ -40,12 +40,14 @@ pub const MAX_LABEL: usize = sys::LABEL_LEN - 1;
 /// One handle on a kernel semaphore of kinds.
 ///
 /// `Send + Sync`.  Blocking acquires wait on this handle, which holds
-/// their vectors; each asynchronous acquire uses a private handle on the
-/// same semaphore (the kernel allows one asynchronous request a handle).
+/// their vectors; the asynchronous acquires all wait on one more handle on
+/// the same semaphore, made by the first of them, which
+/// holds what they are granted.
 pub struct KindsSemaphore {
     fd: OwnedFd,
     labels: Vec<String>,
-    pool: HandlePool,
+    #[cfg(feature = "tokio")]
+    waiting: crate::tokio::LazyWaiting,
 }
 
 /// One kind in a [`KindsInfo`].
@@ -100,10 +102,10 @@ fn einval() -> io::Error {
 }
 
 /// Which handle holds a permit's vector.
-#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
 enum Holder {
     Main,
-    Own(OwnedFd),
+    #[cfg(feature = "tokio")]
+    Waiting(Arc<crate::tokio::Waiting>),
 }
 
 /// A vector of permits held until dropped, then given back whole.
@@ -136,9 +138,8 @@ impl KindsPermit<'_> {
     }
 }
 
-/// RELEASE or FORGET the vector `counts` through the handle that holds it,
-/// then pool a private handle; one that failed is closed instead, which
-/// gives back whatever it still holds.
+/// RELEASE or FORGET the vector `counts` through the handle that holds it.
+/// Only EBADFD could fail, and both handles are bound.
 fn finish(
     sem: &KindsSemaphore,
     holder: &mut Option<Holder>,
@@ -147,13 +148,9 @@ fn finish(
 ) {
     let counts = &counts[..sem.nkinds()];
     match holder.take() {
-        // Only EBADFD could fail, and the semaphore's handle is bound.
         Some(Holder::Main) => drop(op(sem.fd.as_raw_fd(), counts)),
-        Some(Holder::Own(fd)) => {
-            if op(fd.as_raw_fd(), counts).is_ok() {
-                sem.pool.put(fd);
-            }
-        }
+        #[cfg(feature = "tokio")]
+        Some(Holder::Waiting(w)) => drop(op(w.raw_fd(), counts)),
         None => {}
     }
 }
@@ -252,7 +249,12 @@ impl KindsSemaphore {
         let i = sys::info_kinds(fd.as_raw_fd())?;
         let n = (i.nkinds as usize).min(MAX_KINDS);
         let labels = i.kind[..n].iter().map(|k| label_of(&k.label)).collect();
-        Ok(KindsSemaphore { fd, labels, pool: HandlePool::new() })
+        Ok(KindsSemaphore {
+            fd,
+            labels,
+            #[cfg(feature = "tokio")]
+            waiting: crate::tokio::LazyWaiting::new(),
+        })
     }
 
     /// Another handle on the same semaphore, with its own accounting.
@@ -392,20 +394,11 @@ mod asynchronous {
         /// had not collected goes back whole.
         pub async fn acquire_async(&self, counts: &[u64]) -> Result<KindsPermit<'_>, AcquireError> {
             let v = self.check(counts).map_err(AcquireError)?;
-            let nkinds = self.nkinds();
-            let (fd, got) = crate::tokio::request(
-                &self.pool,
-                self.fd.as_raw_fd(),
-                |fd| sys::acquire_kinds(fd, counts, sys::NO_DEADLINE, sys::ACQ_ASYNC),
-                |fd| sys::collect_kinds(fd, nkinds),
-            )
-            .await?;
-            let permit = self.permit(Holder::Own(fd), v);
-            // The kernel grants what was asked, whole; anything else is EIO.
-            if got.map_or(false, |got| got != v) {
-                return Err(AcquireError(io::Error::from_raw_os_error(libc::EIO)));
+            let waiting = self.waiting.get(self.fd.as_raw_fd()).map_err(AcquireError)?;
+            if let Some(request) = waiting.submit(counts).map_err(AcquireError)? {
+                request.await.map_err(AcquireError)?;
             }
-            Ok(permit)
+            Ok(self.permit(Holder::Waiting(waiting), v))
         }
 
         /// As [`acquire_async`](Self::acquire_async), for a permit that

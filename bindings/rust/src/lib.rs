@@ -27,7 +27,7 @@ use std::fmt;
 use std::io;
 use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[doc(hidden)]
@@ -41,38 +41,6 @@ pub use kinds::{KindsPermit, KindsSemaphore, OwnedKindsPermit};
 
 /// The largest limit, count or sum of permits the kernel accepts (2^62).
 pub const MAX_PERMITS: u64 = sys::MAX_PERMITS;
-
-/// Idle asynchronous handles kept per semaphore handle for later acquires.
-const POOL_MAX: usize = 64;
-
-/// The idle private handles of a [`Semaphore`] or a [`KindsSemaphore`]:
-/// each asynchronous request queues on one of its own, which holds what it
-/// gets (the kernel allows one asynchronous request per handle).
-struct HandlePool(Mutex<Vec<OwnedFd>>);
-
-impl HandlePool {
-    fn new() -> HandlePool {
-        HandlePool(Mutex::new(Vec::new()))
-    }
-
-    /// An idle private handle for one asynchronous request, or a new one
-    /// on the semaphore of `main`.
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
-    fn take(&self, main: RawFd) -> io::Result<OwnedFd> {
-        if let Some(fd) = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-            return Ok(fd);
-        }
-        sys::new_handle(main, true)
-    }
-
-    /// Back to the pool: a handle that holds nothing and has no request.
-    fn put(&self, fd: OwnedFd) {
-        let mut pool = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if pool.len() < POOL_MAX {
-            pool.push(fd);
-        }
-    }
-}
 
 /// How often [`Semaphore::open_or_create`] goes round when names come and
 /// go under it (open: ENOENT, create: EEXIST, open: ENOENT, ...), as
@@ -110,11 +78,13 @@ impl Order {
 ///
 /// `Semaphore` is `Send + Sync`: threads may share it.  Blocking acquires
 /// from several threads all wait on this handle, and their permits are
-/// held by it; asynchronous acquires each use a private handle on the same
-/// semaphore (the kernel allows one asynchronous request per handle).
+/// held by it.  The asynchronous acquires of [`tokio::Semaphore`] all wait
+/// on one more handle on the same semaphore, made by the first of them,
+/// which holds what they are granted.
 pub struct Semaphore {
     fd: OwnedFd,
-    pool: HandlePool,
+    #[cfg(feature = "tokio")]
+    waiting: tokio::LazyWaiting,
 }
 
 /// A snapshot of the semaphore and of the handle it was taken through.
@@ -317,20 +287,22 @@ impl From<io::Error> for TryAcquireError {
 }
 
 /// Which handle holds a part of a permit's count.
-#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
 enum Slot {
     /// The `Semaphore`'s own handle (blocking acquires).
     Main,
-    /// A private handle (asynchronous acquires), back to the pool after;
-    /// shared by the permits split from one acquire.
-    Own(Arc<OwnedFd>),
+    /// Its waiting handle (asynchronous acquires), shared by every permit
+    /// acquired asynchronously.
+    #[cfg(feature = "tokio")]
+    Waiting(Arc<tokio::Waiting>),
 }
 
 impl Slot {
     fn same(&self, other: &Slot) -> bool {
         match (self, other) {
             (Slot::Main, Slot::Main) => true,
-            (Slot::Own(a), Slot::Own(b)) => Arc::ptr_eq(a, b),
+            #[cfg(feature = "tokio")]
+            (Slot::Waiting(a), Slot::Waiting(b)) => Arc::ptr_eq(a, b),
+            #[cfg(feature = "tokio")]
             _ => false,
         }
     }
@@ -338,7 +310,8 @@ impl Slot {
     fn share(&self) -> Slot {
         match self {
             Slot::Main => Slot::Main,
-            Slot::Own(fd) => Slot::Own(Arc::clone(fd)),
+            #[cfg(feature = "tokio")]
+            Slot::Waiting(w) => Slot::Waiting(Arc::clone(w)),
         }
     }
 }
@@ -350,23 +323,15 @@ struct Part {
 }
 
 impl Part {
-    /// RELEASE or FORGET the count, then recycle a private handle that no
-    /// other permit shares.  A private handle that failed is closed
-    /// instead: closing it gives back whatever it still holds.
+    /// RELEASE or FORGET the count through the handle that holds it.  Only
+    /// EBADFD (unbound) could fail, and both handles are bound.
     fn finish(self, sem: &Semaphore, op: fn(RawFd, u64) -> io::Result<()>) {
-        match self.slot {
-            Slot::Main => {
-                // Only EBADFD (unbound) could fail here, and `sem` is bound.
-                let _ = op(sem.fd.as_raw_fd(), self.n);
-            }
-            Slot::Own(fd) => {
-                if op(fd.as_raw_fd(), self.n).is_ok() {
-                    if let Ok(fd) = Arc::try_unwrap(fd) {
-                        sem.pool.put(fd);
-                    }
-                }
-            }
-        }
+        let fd = match &self.slot {
+            Slot::Main => sem.fd.as_raw_fd(),
+            #[cfg(feature = "tokio")]
+            Slot::Waiting(w) => w.raw_fd(),
+        };
+        let _ = op(fd, self.n);
     }
 }
 
@@ -389,9 +354,9 @@ impl Held {
         Held { head: Some(Part { slot: Slot::Main, n }), rest: Vec::new() }
     }
 
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
-    fn own(fd: OwnedFd, n: u64) -> Held {
-        Held { head: Some(Part { slot: Slot::Own(Arc::new(fd)), n }), rest: Vec::new() }
+    #[cfg(feature = "tokio")]
+    fn waiting(w: Arc<tokio::Waiting>, n: u64) -> Held {
+        Held { head: Some(Part { slot: Slot::Waiting(w), n }), rest: Vec::new() }
     }
 
     fn total(&self) -> u64 {
@@ -583,7 +548,11 @@ impl Semaphore {
     }
 
     fn wrap(fd: OwnedFd) -> Semaphore {
-        Semaphore { fd, pool: HandlePool::new() }
+        Semaphore {
+            fd,
+            #[cfg(feature = "tokio")]
+            waiting: tokio::LazyWaiting::new(),
+        }
     }
 
     /// A new semaphore with `permits` permits, first come first served.
@@ -919,7 +888,7 @@ impl AsFd for Semaphore {
 }
 
 impl IntoRawFd for Semaphore {
-    /// The handle's descriptor; the pooled private handles are closed.
+    /// The handle's descriptor; the waiting handle, if any, is closed.
     fn into_raw_fd(self) -> RawFd {
         self.fd.into_raw_fd()
     }

@@ -100,6 +100,14 @@ pub struct Counts {
     pub reserved: u32,
 }
 
+/// `struct fairsem_reap`: FAIRSEM_IOC_REAP's argument.
+#[repr(C)]
+pub struct Reap {
+    pub ids: u64,
+    pub max: u32,
+    pub reserved: u32,
+}
+
 #[repr(C)]
 #[derive(Default, Clone, Copy, Debug)]
 pub struct Kind {
@@ -150,6 +158,9 @@ pub const IOC_FORGET_KINDS: u64 = iow(14, size_of::<Counts>());
 pub const IOC_ADD_KINDS: u64 = iow(15, size_of::<Counts>());
 pub const IOC_REMOVE_KINDS: u64 = iow(16, size_of::<Counts>());
 pub const IOC_INFO_KINDS: u64 = ioc(2, 17, size_of::<InfoKinds>());
+pub const IOC_SUBMIT: u64 = iow(18, size_of::<Counts>());
+pub const IOC_REAP: u64 = iow(19, size_of::<Reap>());
+pub const IOC_WITHDRAW: u64 = iow(20, 4);
 
 fn ioctl<T>(fd: RawFd, req: u64, arg: *mut T) -> io::Result<i32> {
     // SAFETY: every request above takes a pointer to its own struct (or
@@ -417,6 +428,31 @@ pub fn collect_kinds(fd: RawFd, nkinds: usize) -> io::Result<[u64; MAX_KINDS]> {
         n if n as usize == len => Ok(v),
         _ => Err(io::Error::from_raw_os_error(libc::EIO)),
     }
+}
+
+/// FAIRSEM_IOC_SUBMIT of the vector `counts` (one count on a semaphore of
+/// one kind): `None` when granted at once (the handle holds it), else the
+/// new request's id.
+pub fn submit(fd: RawFd, counts: &[u64]) -> io::Result<Option<u32>> {
+    let (count, nkinds) = vector(counts)?;
+    let mut arg = Counts { count, nkinds, reserved: 0 };
+    let id = ioctl(fd, IOC_SUBMIT, &mut arg)?;
+    Ok(if id == 0 { None } else { Some(id as u32) })
+}
+
+/// FAIRSEM_IOC_REAP into `ids`: how many granted ids it stored, oldest
+/// grant first.  `EAGAIN`: none granted; `EIDRM`: none, and closed.
+pub fn reap(fd: RawFd, ids: &mut [u32]) -> io::Result<usize> {
+    let max = u32::try_from(ids.len()).unwrap_or(u32::MAX);
+    let mut arg = Reap { ids: ids.as_mut_ptr() as u64, max, reserved: 0 };
+    ioctl(fd, IOC_REAP, &mut arg).map(|n| n as usize)
+}
+
+/// FAIRSEM_IOC_WITHDRAW of the submitted request `id`, queued or granted
+/// and not reaped.  `ENOENT`: the handle has no such request.
+pub fn withdraw(fd: RawFd, id: u32) -> io::Result<()> {
+    let mut arg = id;
+    ioctl(fd, IOC_WITHDRAW, &mut arg).map(drop)
 }
 
 /// CLOCK_MONOTONIC now, in nanoseconds.

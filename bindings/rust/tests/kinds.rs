@@ -297,3 +297,27 @@ async fn owned_async_permit_moves_into_a_spawned_task() {
     drop(permit);
     assert_eq!(taken(&sem), [0, 0]);
 }
+
+#[tokio::test]
+async fn pending_vector_acquires_share_one_handle_and_are_granted_in_order() {
+    let sem = Arc::new(two_kinds(0, 0));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    for i in 0..100u64 {
+        let (mine, tx) = (sem.clone(), tx.clone());
+        tokio::spawn(async move {
+            let p = mine.acquire_owned_async(vec![1, 10]).await.unwrap();
+            tx.send(i).unwrap();
+            p.forget();
+        });
+        while sem.info().unwrap().waiters != i + 1 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+    // The semaphore's handle and the one waiting handle.
+    assert_eq!(sem.info().unwrap().handles, 2);
+    sem.add(&[100, 1000]).unwrap();
+    for i in 0..100 {
+        assert_eq!(rx.recv().await, Some(i));
+    }
+    assert_eq!(taken(&sem), [0, 0]);
+}

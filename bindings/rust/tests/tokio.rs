@@ -334,3 +334,174 @@ async fn semaphore_permits_and_acquire_futures_are_send_and_sync() {
     drop((permit, owned));
     assert_eq!(sem.available_permits(), 2);
 }
+
+/// A waker of our own for a future polled by hand: it only notes that it
+/// was woken, so the test sees when another task reaped the future's grant.
+struct Flag(std::sync::atomic::AtomicBool);
+
+impl std::task::Wake for Flag {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Flag {
+    fn new() -> Arc<Flag> {
+        Arc::new(Flag(std::sync::atomic::AtomicBool::new(false)))
+    }
+
+    fn is_set(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Polls `fut` once with this waker: it must still be pending.
+    fn poll_pending<F: std::future::Future>(self: &Arc<Self>, fut: std::pin::Pin<&mut F>) {
+        let waker = std::task::Waker::from(Arc::clone(self));
+        let mut cx = std::task::Context::from_waker(&waker);
+        assert!(fut.poll(&mut cx).is_pending());
+    }
+
+    /// Sleeps until woken (10 s at most: a wakeup that never comes fails).
+    async fn until_set(&self) {
+        for _ in 0..10_000 {
+            if self.is_set() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        panic!("never woken");
+    }
+}
+
+#[tokio::test]
+async fn dropped_acquire_withdraws_its_request() {
+    let sem = Arc::new(Semaphore::new(0).unwrap());
+    let mut first = Box::pin(sem.clone().acquire_many_owned(2));
+    Flag::new().poll_pending(first.as_mut());
+    let second = tokio::spawn(sem.clone().acquire_owned());
+    until_waiters(&sem, 2).await;
+    drop(first);
+    // Out of the queue: the one behind it is now first.
+    assert_eq!(waiters(&sem), 1);
+    sem.add_permits(1).unwrap();
+    let permit = second.await.unwrap().unwrap();
+    let info = sem.info().unwrap();
+    assert_eq!((info.taken, info.available, info.waiters), (1, 0, 0));
+    drop(permit);
+    assert_eq!(sem.available_permits(), 1);
+}
+
+#[tokio::test]
+async fn dropped_after_grant_gives_permits_back() {
+    let sem = Arc::new(Semaphore::new(0).unwrap());
+    let mut first = Box::pin(sem.clone().acquire_owned());
+    let flag = Flag::new();
+    flag.poll_pending(first.as_mut());
+    // The second waits for more than will be free, and reaps the grants.
+    let second = tokio::spawn(sem.clone().acquire_many_owned(2));
+    until_waiters(&sem, 2).await;
+    sem.add_permits(1).unwrap();
+    // Granted, reaped by the second's task, which woke the first's waker;
+    // the first future never completes.
+    flag.until_set().await;
+    let info = sem.info().unwrap();
+    assert_eq!((info.taken, info.available, info.waiters), (1, 0, 1));
+    drop(first);
+    let info = sem.info().unwrap();
+    assert_eq!((info.taken, info.available, info.waiters), (0, 1, 1));
+    sem.add_permits(1).unwrap();
+    assert_eq!(second.await.unwrap().unwrap().num_permits(), 2);
+}
+
+#[tokio::test]
+async fn close_fails_every_pending_task() {
+    // More tasks than a descriptor each would allow under a small
+    // RLIMIT_NOFILE: they all wait on one handle.
+    const TASKS: u64 = 2_000;
+    let sem = Arc::new(Semaphore::new(0).unwrap());
+    let tasks: Vec<_> = (0..TASKS).map(|_| tokio::spawn(sem.clone().acquire_owned())).collect();
+    until_waiters(&sem, TASKS).await;
+    sem.close().unwrap();
+    for t in tasks {
+        assert!(t.await.unwrap().unwrap_err().is_closed());
+    }
+    let info = sem.info().unwrap();
+    assert_eq!((info.taken, info.waiters), (0, 0));
+    assert!(sem.acquire().await.unwrap_err().is_closed());
+}
+
+#[tokio::test]
+async fn a_grant_reaped_before_a_close_is_still_granted() {
+    let sem = Arc::new(Semaphore::new(0).unwrap());
+    let mut first = Box::pin(sem.clone().acquire_owned());
+    let flag = Flag::new();
+    flag.poll_pending(first.as_mut());
+    let second = tokio::spawn(sem.clone().acquire_owned());
+    until_waiters(&sem, 2).await;
+    sem.add_permits(1).unwrap();
+    flag.until_set().await;
+    sem.close().unwrap();
+    assert!(second.await.unwrap().unwrap_err().is_closed());
+    let permit = first.await.unwrap();
+    assert_eq!((permit.num_permits(), sem.info().unwrap().taken), (1, 1));
+    drop(permit);
+    assert_eq!(sem.info().unwrap().taken, 0);
+}
+
+/// Whichever waiting task reaps the grants, even one granted in the middle
+/// of what it reaps, the tasks run in the order the kernel granted them.
+#[tokio::test(flavor = "current_thread")]
+async fn grants_reach_the_tasks_in_the_kernels_order_whoever_reaps_them() {
+    const TASKS: usize = 10;
+    const REAPER: usize = 5;
+    let sem = Arc::new(Semaphore::new(0).unwrap());
+    let done = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let again = Arc::new(tokio::sync::Notify::new());
+    let (polled_tx, mut polled_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut tasks = Vec::new();
+    for i in 0..TASKS {
+        let (mine, done, again, polled) = (sem.clone(), done.clone(), again.clone(), polled_tx.clone());
+        tasks.push(tokio::spawn(async move {
+            let acquire = mine.acquire_owned();
+            tokio::pin!(acquire);
+            // The REAPER task polls its acquire again after all the others
+            // have submitted theirs: the reactor then wakes it, and it
+            // reaps every grant, its own in the middle.
+            let permit = loop {
+                tokio::select! {
+                    biased;
+                    p = &mut acquire => break p.unwrap(),
+                    _ = again.notified(), if i == REAPER => polled.send(()).unwrap(),
+                }
+            };
+            done.lock().unwrap().push(i);
+            permit.forget();
+        }));
+        until_waiters(&sem, i as u64 + 1).await;
+    }
+    again.notify_one();
+    polled_rx.recv().await.unwrap();
+    sem.add_permits(TASKS as u64).unwrap();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(*done.lock().unwrap(), (0..TASKS).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn many_pending_acquires_share_one_descriptor() {
+    let sem = Arc::new(Semaphore::new(0).unwrap());
+    // The waiting handle is made by the first acquire that waits.
+    let first = tokio::spawn(sem.clone().acquire_owned());
+    until_waiters(&sem, 1).await;
+    let handles = sem.info().unwrap().handles;
+    let more: Vec<_> = (0..100).map(|_| tokio::spawn(sem.clone().acquire_owned())).collect();
+    until_waiters(&sem, 101).await;
+    assert_eq!((handles, sem.info().unwrap().handles), (2, 2));
+    sem.add_permits(101).unwrap();
+    first.await.unwrap().unwrap().forget();
+    for t in more {
+        t.await.unwrap().unwrap().forget();
+    }
+    assert_eq!(sem.info().unwrap().limit, 0);
+}
