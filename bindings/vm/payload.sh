@@ -90,11 +90,25 @@ run_rust() {
 	report rust $rc $p $f $s
 }
 
+# go_test OUT ARGS...: a Go test binary, its output to the log as it runs
+# (a run the VM's timeout ends still shows how far it got) and to OUT; its
+# status in go_rc.  -test.timeout is in ARGS: a hang panics with every
+# goroutine's stack (GOTRACEBACK=all) and counts as a failure.
+go_test() {
+	o=$1
+	shift
+	{
+		GOTRACEBACK=all "$@" 2>&1
+		echo $? >"$o.rc"
+	} | tee "$o"
+	go_rc=$(cat "$o.rc")
+}
+
 # go test -v: top-level "--- PASS:/--- FAIL:/--- SKIP:" lines.
 run_go() {
 	rc=0
-	"$P"/go/fairsem.test -test.v -test.count=1 >/tmp/go.out 2>&1 || rc=$?
-	cat /tmp/go.out
+	go_test /tmp/go.out "$P"/go/fairsem.test -test.v -test.count=1 -test.timeout=900s
+	rc=$go_rc
 	set -- $(awk '/^--- PASS:/ { p++ } /^--- FAIL:/ { f++ } /^--- SKIP:/ { s++ }
 		END { print p + 0, f + 0, s + 0 }' /tmp/go.out)
 	# --- Go: x/sync's own tests (bindings/go/xsync), counted in the go runner ---
@@ -117,9 +131,9 @@ run_go_xsync() {
 	# One test at a time: TestWeightedAcquire's 10 ms deadlines do not
 	# survive TestWeighted's 18 s of goroutines beside it under TCG (seen
 	# once: the first Acquire's context expired before it began).
-	"$P"/go/xsync.test -test.v -test.count=1 -test.parallel=1 -test.timeout=600s \
-		-test.run "^($re)\$" >/tmp/xsync.out 2>&1 || r=$?
-	cat /tmp/xsync.out
+	go_test /tmp/xsync.out "$P"/go/xsync.test -test.v -test.count=1 -test.parallel=1 \
+		-test.timeout=600s -test.run "^($re)\$"
+	r=$go_rc
 	[ $r -eq 0 ] || rc=$r
 	np=0 nf=0
 	while read -r t; do
