@@ -114,6 +114,7 @@ run_go() {
 	# --- Go: x/sync's own tests (bindings/go/xsync), counted in the go runner ---
 	gp=$1 gf=$2 gs=$3
 	[ ! -e "$P/go/xsync.tests" ] || run_go_xsync
+	[ ! -e "$P/go/bench-go" ] || run_go_bench
 	set -- "$gp" "$gf" "$gs"
 	# --- end Go ---
 	report go $rc "$@"
@@ -148,6 +149,37 @@ run_go_xsync() {
 	while read -r l; do echo "FAIRSEM-XSYNC: not applicable: $l"; done <"$P/go/xsync.na"
 	echo "FAIRSEM-XSYNC: $np of $((np + nf)) passed; $nn not applicable"
 	gp=$((gp + np)) gf=$((gf + nf)) gs=$((gs + nn))
+}
+
+# The binding's uncontended Acquire(ctx, 1) + Release(1) against
+# libfairsem's fairsem_acquire + fairsem_release, five runs of each of
+# bench/bindings' programs, interleaved: "FAIRSEM-GOBENCH: ..." with the
+# best and the median of each and their ratios.  A figure, never judged
+# (timing under TCG); a program that fails or prints no figure fails.
+run_go_bench() {
+	: >/tmp/gobench.out
+	for i in 1 2 3 4 5; do
+		"$P/go/bench-c" >>/tmp/gobench.out 2>&1 || echo "FAILED bench-c" >>/tmp/gobench.out
+		"$P/go/bench-go" >>/tmp/gobench.out 2>&1 || echo "FAILED bench-go" >>/tmp/gobench.out
+	done
+	cat /tmp/gobench.out
+	if grep -q '^FAILED' /tmp/gobench.out; then
+		echo "FAIRSEM-GOBENCH: FAIL a program failed"
+		gf=$((gf + 1))
+		return
+	fi
+	# best and median of 5 for NAME
+	stat() {
+		awk -v n="$1" '$1 == "RESULT" && $2 == n { print $3 }' /tmp/gobench.out | sort -n |
+			awk '{ v[NR] = $1 } END { if (NR) print v[1], v[int((NR + 1) / 2)]; else print "none" }'
+	}
+	set -- $(stat go) $(stat c-libfairsem)
+	if [ $# -ne 4 ]; then
+		echo "FAIRSEM-GOBENCH: FAIL a figure is missing"
+		gf=$((gf + 1))
+		return
+	fi
+	echo "FAIRSEM-GOBENCH: uncontended Acquire+Release: go best $1 ns median $2 ns; libfairsem best $3 ns median $4 ns; go/C $(awk -v a="$1" -v b="$3" -v c="$2" -v d="$4" 'BEGIN { printf "%.2fx best, %.2fx median", a / b, c / d }') (guest loadavg $(cut -d' ' -f1-3 /proc/loadavg))"
 }
 # --- end Go ---
 
