@@ -19,7 +19,7 @@ import (
 // its waiter, in that order.  It starts with the first request queued and
 // ends when a wakeup finds none queued (or at CloseHandle).
 
-// reapBatch is how many ids one REAP takes.
+// reapBatch is how many ids one REAP asks for; the kernel may store fewer.
 const reapBatch = 256
 
 // waiter is one Acquire whose request is queued on the waiting handle.
@@ -126,7 +126,10 @@ func (p *pool[H]) reap() {
 }
 
 // reapAll reaps every grant made so far and hands each to its waiter in
-// the kernel's order.  wq.mu is held.
+// the kernel's order.  It reaps until EAGAIN: a reap may store fewer ids
+// than it asked for while more grants wait (the kernel takes at most 64 a
+// call), and the netpoller is edge-triggered, so grants left unreaped
+// would wait for a wakeup that never comes.  wq.mu is held.
 func (p *pool[H]) reapAll(b *handle) error {
 	wq := &p.wq
 	for {
@@ -148,9 +151,6 @@ func (p *pool[H]) reapAll(b *handle) error {
 			wq.held(wq.h, &w.v)
 			p.mu.Unlock()
 			w.done <- nil
-		}
-		if n < len(wq.ids0) {
-			return nil
 		}
 	}
 }

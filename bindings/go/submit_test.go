@@ -121,6 +121,23 @@ func TestHundredThousandWaitersUseABoundedNumberOfDescriptors(t *testing.T) {
 	}
 }
 
+// One Add grants more requests than a reap stores (the kernel's 64 a call,
+// the binding's 256): the reaper reaps until none is left, as one edge of
+// the netpoller is all it gets.
+func TestOneAddGrantingMoreThanAReapStoresReachesEveryWaiter(t *testing.T) {
+	s := mustNewHeld(t, 1)
+	const n = 300
+	got := make(chan int, n)
+	queueInOrder(t, s, context.Background(), 0, n, got)
+	if err := s.Add(n); err != nil {
+		t.Fatal(err)
+	}
+	expectGranted(t, got, 0, n)
+	if i := info(t, s); i.Holds != n+1 || i.Waiters != 0 {
+		t.Fatalf("after the grants: %+v", i)
+	}
+}
+
 func TestAnotherProcessWaiterKeepsItsPlaceAmongTheGoroutines(t *testing.T) {
 	s := mustNewHeld(t, 1)
 	got := make(chan int, 100)
