@@ -92,6 +92,7 @@ func TestHundredThousandWaitersUseABoundedNumberOfDescriptors(t *testing.T) {
 	fds := openFDs(t) // with the waiting handle and the netpoller's own
 	queueInOrder(t, s, context.Background(), 1, n, got)
 	queued := time.Since(start)
+	goroutines := runtime.NumGoroutine()
 	if now := openFDs(t); now != fds {
 		t.Fatalf("%d descriptors with %d waiters, %d with 1", now, n, fds)
 	}
@@ -110,8 +111,8 @@ func TestHundredThousandWaitersUseABoundedNumberOfDescriptors(t *testing.T) {
 		}
 		expectGranted(t, got, done, k)
 	}
-	t.Logf("%d waiters on %d descriptors: queued in %v, granted in order in %v",
-		n, fds, queued, time.Since(start))
+	t.Logf("%d waiters (%d goroutines in all) on %d descriptors of the process: queued in %v, granted in order in %v",
+		n, goroutines, fds, queued, time.Since(start))
 	if i := info(t, s); i.Taken != uint64(n)+1 || i.Holds != uint64(n)+1 || i.Waiters != 0 {
 		t.Fatalf("after every grant: %+v", i)
 	}
