@@ -158,8 +158,10 @@ run_go_xsync() {
 # C then Go, seven rounds.  The load of a shared TCG host swings the
 # figures by twice from one second to the next, so each round's ratio
 # (Go over the C measured just before it) is the figure, and the median of
-# the rounds' ratios the result: "FAIRSEM-GOBENCH: ...".  Never judged
-# (timing under TCG); a program that fails or prints no figure fails.
+# the rounds' ratios the result: "FAIRSEM-GOBENCH: ...".  Then the same in
+# one process against the two bare ioctls, in alternating blocks.  Never
+# judged (timing under TCG); a program that fails or prints no figure
+# fails.
 run_go_bench() {
 	: >/tmp/gobench.out
 	for i in 1 2 3 4 5 6 7; do
@@ -190,6 +192,20 @@ run_go_bench() {
 		return
 	fi
 	echo "FAIRSEM-GOBENCH: uncontended Acquire(ctx, 1)+Release(1): $line (guest loadavg $(cut -d' ' -f1-3 /proc/loadavg))"
+	# In one process, blocks of the binding's calls and of the two bare
+	# ioctls alternating (bindings/go/overhead_test.go): the load's
+	# swings fall on both.
+	r=0
+	"$P"/go/fairsem.test -test.run '^$' -test.bench '^BenchmarkAcquireReleaseOverTheRawIoctls$' \
+		-test.benchtime 100000x -test.timeout=300s >/tmp/gobench2.out 2>&1 || r=$?
+	cat /tmp/gobench2.out
+	line=$(grep '^BenchmarkAcquireReleaseOverTheRawIoctls' /tmp/gobench2.out | grep 'binding/ioctls' || true)
+	if [ $r -ne 0 ] || [ -z "$line" ]; then
+		echo "FAIRSEM-GOBENCH: FAIL the in-process benchmark (exit $r)"
+		gf=$((gf + 1))
+		return
+	fi
+	echo "FAIRSEM-GOBENCH: in one process: $line"
 }
 # --- end Go ---
 
