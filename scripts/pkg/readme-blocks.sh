@@ -12,6 +12,10 @@
 #                them is what CI and the reader do
 #   host         run on the build machine from the tree's top, bash -e
 #                (the "deb" part of make check-install)
+#   vm-image     as root in a chroot of the Debian VM's root filesystem,
+#                from a copy of this tree with its build/deb/: what they
+#                install is the image vm-packages boots
+#                (scripts/pkg/test-vm-install.sh)
 #   vm-packages  in the Debian VM with the packages installed, after apt
 #                put them there (scripts/pkg/vm-install-checks.sh)
 #   vm-source    in the Debian VM, from a copy of this tree, as root, once
@@ -32,7 +36,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 readme=${README:-$root/README.md}
-places="entry host vm-packages vm-source"
+places="entry host vm-image vm-packages vm-source"
 
 # One line per ```sh block: NUMBER PLACE NAME FIRST-LINE (PLACE "-" when
 # unmarked); with BLOCK=N, that block's text instead.

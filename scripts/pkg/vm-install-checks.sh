@@ -2,20 +2,21 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Inside the Debian VM (scripts/pkg/test-vm-install.sh boots it with
-# scripts/debvm/run.sh): a bookworm system where apt installed fairsem-dkms,
-# libfairsem1, libfairsem-dev and fairsem in a chroot, so DKMS built the
+# scripts/debvm/run.sh): a bookworm system where README's apt line
+# installed fairsem-dkms, libfairsem1, libfairsem-dev and fairsem in a
+# chroot (its vm-image block, run by test-vm-install.sh), so DKMS built the
 # module there.  Checks that the installed system works as booted, then
 # purges the packages and checks that nothing of theirs is left.
 #
-# Then README's install blocks, as written, from a copy of the source tree:
-# the packages with apt, DKMS by hand, make install; each is checked and
-# undone before the next.
+# Then README's other install blocks, as written, from a copy of the
+# source tree: DKMS by hand, make install; each is checked and undone
+# before the next.
 #
-#   bash ./vm-install-checks.sh packages   the installed system, the purge,
-#                                          then README's apt block (in the
-#                                          image with the packages installed)
-#   bash ./vm-install-checks.sh source     README's other vm-source blocks:
-#                                          DKMS, by hand, uninstall (in the
+#   bash ./vm-install-checks.sh packages   the installed system, the purge
+#                                          (in the image with the packages
+#                                          installed)
+#   bash ./vm-install-checks.sh source     README's vm-source blocks: DKMS,
+#                                          by hand, uninstall (in the
 #                                          plain Debian VM, as a machine that
 #                                          never had the packages)
 #
@@ -244,17 +245,6 @@ no_fairsem_module() {
 	! grep -q '^fairsem ' /proc/modules
 }
 
-# The packages again, with README's apt line, DKMS building the module here.
-readme_block_apt() {
-	cd "$src" && run_block readme-source apt
-	dkms status fairsem | grep -q "fairsem/$version, $kver, .*: installed"
-	expect_eq module "$(modinfo -n fairsem)" "/lib/modules/$kver/updates/dkms/fairsem.ko"
-	modprobe fairsem && [ -c /dev/fairsem ]
-	# shellcheck disable=SC2086
-	DEBIAN_FRONTEND=noninteractive apt-get purge -y -q $packages >/dev/null
-	no_fairsem_module
-}
-
 readme_block_dkms() {
 	cd "$src" && run_block readme-source dkms
 	dkms status "fairsem/$version" | grep -q ", $kver, .*: installed"
@@ -326,7 +316,8 @@ run_blocks() {	# run_blocks DIR [--only NAME | --except NAME]
 	done
 }
 
-# The packages as apt installed them, then purged, then README's apt line.
+# The packages as README's apt line installed them (in the chroot that made
+# the image: scripts/pkg/test-vm-install.sh), then purged.
 if [ "$group" = packages ]; then
 	run_test module_loaded_at_boot
 	run_test module_is_the_dkms_build
@@ -344,8 +335,6 @@ if [ "$group" = packages ]; then
 	run_test purge_leaves_no_file
 	run_test purge_leaves_no_dkms_entry
 	run_test purge_leaves_no_module_loaded
-	mkdir -p "$src" && cp -a "$payload/src/." "$src/"
-	run_blocks readme-source --only apt
 else
 	# A system that never had the packages: none of their files, no
 	# module, no DKMS entry, before README's source blocks run.
@@ -357,6 +346,6 @@ else
 		install -D -m 644 "$payload/dkms-mok/mok.pub" /var/lib/dkms/mok.pub
 	fi
 	mkdir -p "$src" && cp -a "$payload/src/." "$src/"
-	run_blocks readme-source --except apt
+	run_blocks readme-source
 fi
 test_summary
