@@ -11,9 +11,12 @@
 // ends, however it ends.
 //
 // Acquire waits in the runtime's netpoller, not in a blocked thread: each
-// waiting Acquire queues an asynchronous request on a handle of its own
-// (O_NONBLOCK), which polls readable when granted.  Cancelling ctx withdraws
-// the request (FAIRSEM_IOC_CANCEL), giving back a grant not yet collected.
+// waiting Acquire is a submitted request (FAIRSEM_IOC_SUBMIT), with an id
+// and its own place in the kernel's queue, on one waiting handle of the
+// Semaphore (O_NONBLOCK), which polls readable when requests are granted.
+// A Semaphore uses two descriptors however many goroutines wait.
+// Cancelling ctx withdraws the request (FAIRSEM_IOC_WITHDRAW), giving back
+// a grant not yet handed out.
 //
 // Where Weighted and the kernel differ, Acquire follows Weighted:
 //
@@ -296,18 +299,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, sized bool) error {
 	default:
 		return errno("fairsem acquire", err)
 	}
-	h, err := s.takeIdle(func(h *handle) *handle { return h })
-	if err != nil {
-		return err
-	}
-	err = s.request(ctx, h, uint64(n), sized)
-	if err == nil {
-		s.mu.Lock()
-		h.holds += uint64(n)
-		s.mu.Unlock()
-	}
-	s.putIdle(h)
-	return err
+	return s.request(ctx, uint64(n), sized)
 }
 
 func (s *Semaphore) acquireZero() error {
@@ -320,72 +312,68 @@ func (s *Semaphore) acquireZero() error {
 	return errno("fairsem acquire", err)
 }
 
-// request queues n on h and waits for it: nil when h holds the n permits.
-func (s *Semaphore) request(ctx context.Context, h *handle, n uint64, sized bool) error {
-	err := sysAcquireCall(h.fd, n, acqAsync)
-	if err != syscall.EINPROGRESS {
-		return errno("fairsem acquire", err) // nil: granted at once
+func own(h *handle) *handle { return h }
+
+func heldN(h *handle, v *[MaxKinds]uint64) { h.holds += v[0] }
+
+// submit queues n on the waiting handle: a nil waiter when granted at once.
+func (s *Semaphore) submit(n uint64) (*waiter, error) {
+	v := [MaxKinds]uint64{n}
+	return s.pool.submit(&v, 1, own, heldN)
+}
+
+// request queues n and waits for it: nil when the Semaphore holds n more.
+func (s *Semaphore) request(ctx context.Context, n uint64, sized bool) error {
+	w, err := s.submit(n)
+	if err != nil || w == nil {
+		return err // nil: granted at once
 	}
 	if sized {
-		id, above, err := s.aboveLimit(h, n)
+		id, above, err := s.aboveLimit(w, n)
 		if err != nil {
 			return err
 		}
 		if above {
-			return s.park(ctx, h, n, id)
+			return s.park(ctx, n, id)
 		}
 	}
-	return s.collect(ctx, h, n)
+	return s.await(ctx, w, s.giveBack)
 }
 
-// aboveLimit: is h's queued request for n above the limit?  If so it is
+// aboveLimit: is w's queued request for n above the limit?  If so it is
 // withdrawn (a grant that landed meanwhile goes back) to wait parked.  The
 // look comes after the request is queued, so that it costs nothing to an
 // Acquire granted at once.
-func (s *Semaphore) aboveLimit(h *handle, n uint64) (uint64, bool, error) {
+func (s *Semaphore) aboveLimit(w *waiter, n uint64) (uint64, bool, error) {
 	var i sysInfo
-	if err := sysInfoCall(h.fd, &i); err != nil {
+	err := sysInfoCall(s.main.fd, &i)
+	runtime.KeepAlive(s.main.f)
+	if err != nil {
+		if !s.withdraw(w) && <-w.done == nil {
+			s.giveBack(&w.v) // granted meanwhile: this Acquire fails
+		}
 		return 0, false, errno("fairsem info", err)
 	}
-	if n <= i.limit {
-		return i.id, false, nil
+	if n <= i.limit || !s.withdraw(w) {
+		return i.id, false, nil // fits, or was granted already
 	}
-	// ENOENT: a close removed the request; read it for EIDRM.
-	if err := h.cancel(); err != nil {
-		if err != syscall.ENOENT {
-			return 0, false, errno("fairsem cancel", err)
-		}
+	if i.flags&infoClosed != 0 {
 		return 0, false, errno("fairsem acquire", syscall.EIDRM)
 	}
 	return i.id, true, nil
 }
 
-// collect waits for h's queued request of n; cancellation wins.
-func (s *Semaphore) collect(ctx context.Context, h *handle, n uint64) error {
-	if err := h.wait(ctx, 8); err != nil {
-		return err
-	}
-	return s.unlessDone(ctx, h, n)
-}
-
-// unlessDone keeps a grant of n on h only if ctx is not done.
-func (s *Semaphore) unlessDone(ctx context.Context, h *handle, n uint64) error {
-	return unlessDone(ctx, h, func(fd int) error { return ioctlCount(fd, iocRelease, n) })
-}
-
-// Release gives back n permits held by this Semaphore.  Like Weighted, it
-// panics when n is more than it holds.
-func (s *Semaphore) Release(n int64) {
+// giveBack returns a grant the Acquire will not keep: n permits from the
+// Semaphore's holds, as many as are held.
+func (s *Semaphore) giveBack(v *[MaxKinds]uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var held uint64
-	for _, h := range s.all {
-		held += h.holds
-	}
-	if n < 0 || uint64(n) > held {
-		panic("fairsem: released more than held")
-	}
-	left := uint64(n)
+	s.releaseLocked(v[0])
+}
+
+// releaseLocked gives back up to n of the handles' holds.  s.mu is held.
+func (s *Semaphore) releaseLocked(n uint64) {
+	left := n
 	for _, h := range s.all {
 		k := h.holds
 		if k > left {
@@ -401,6 +389,21 @@ func (s *Semaphore) Release(n int64) {
 		h.holds -= k
 		left -= k
 	}
+}
+
+// Release gives back n permits held by this Semaphore.  Like Weighted, it
+// panics when n is more than it holds.
+func (s *Semaphore) Release(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var held uint64
+	for _, h := range s.all {
+		held += h.holds
+	}
+	if n < 0 || uint64(n) > held {
+		panic("fairsem: released more than held")
+	}
+	s.releaseLocked(uint64(n))
 }
 
 func (s *Semaphore) count(op string, req uintptr, n int64) error {

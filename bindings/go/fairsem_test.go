@@ -723,7 +723,7 @@ func TestParkingLeavesNoHandleBehind(t *testing.T) {
 	if err := <-errc; err != context.Canceled {
 		t.Fatalf("Acquire(2) of 1: %v", err)
 	}
-	// What stays: the pooled handle the Acquire used, idle.
+	// What stays: the waiting handle the Acquire's request was queued on.
 	for k := 0; k < 5000 && info(t, s).Handles != before+1; k++ {
 		time.Sleep(2 * time.Millisecond)
 	}

@@ -259,32 +259,25 @@ func (k *Kinds) Acquire(ctx context.Context, vec []int64) error {
 	default:
 		return errno("fairsem acquire", err)
 	}
-	h, err := k.takeIdle(newKindsHandle)
-	if err != nil {
-		return err
+	w, err := k.pool.submit(&v, len(k.labels), newKindsHandle, heldV)
+	if err != nil || w == nil {
+		return err // nil: granted at once
 	}
-	err = k.request(ctx, h, &v)
-	if err == nil {
-		k.held(h, &v)
-	}
-	k.putIdle(h)
-	return err
+	return k.await(ctx, w, k.giveBack)
 }
 
-// request queues v on h and waits: nil when h holds v.
-func (k *Kinds) request(ctx context.Context, h *kindsHandle, v *[MaxKinds]uint64) error {
-	err := sysAcquireKindsCall(h.fd, v, len(k.labels), acqAsync)
-	runtime.KeepAlive(h.f)
-	if err != syscall.EINPROGRESS {
-		return errno("fairsem acquire", err) // nil: granted at once
+func heldV(h *kindsHandle, v *[MaxKinds]uint64) {
+	for i := range v {
+		h.holds[i] += v[i]
 	}
-	if err := h.wait(ctx, 8*len(k.labels)); err != nil {
-		return err
-	}
-	// Cancellation wins: ctx done before the grant was seen fails.
-	return unlessDone(ctx, h.handle, func(fd int) error {
-		return sysCountsCall(fd, iocReleaseKinds, v, len(k.labels))
-	})
+}
+
+// giveBack returns a grant the Acquire will not keep: v from the holds,
+// as much of each kind as is held.
+func (k *Kinds) giveBack(v *[MaxKinds]uint64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.releaseLocked(*v)
 }
 
 // Release gives back the vector vec held by this Kinds.  Like Weighted's,
@@ -308,6 +301,12 @@ func (k *Kinds) Release(vec []int64) {
 			panic("fairsem: released more than held")
 		}
 	}
+	k.releaseLocked(v)
+}
+
+// releaseLocked gives back up to v of the handles' holds, each handle's
+// share in one step.  k.mu is held.
+func (k *Kinds) releaseLocked(v [MaxKinds]uint64) {
 	for _, h := range k.all {
 		var part [MaxKinds]uint64
 		some := false

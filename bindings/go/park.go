@@ -29,9 +29,16 @@ const (
 
 // parked is one Acquire waiting for the limit to cover n.
 type parked struct {
-	h    *handle
+	s    *Semaphore
 	n    uint64
-	done chan error // the watcher's asynchronous acquire on h, or EIDRM
+	done chan promoted // the watcher's submit of n, or EIDRM
+}
+
+// promoted is what the watcher's submit of a parked request gave: its
+// waiter (nil: granted at once), or why it failed.
+type promoted struct {
+	w   *waiter
+	err error
 }
 
 type parkedSem struct {
@@ -144,10 +151,10 @@ func (l *parkingLot) promote(ps *parkedSem, i *sysInfo, err error) {
 	for _, p := range ps.reqs {
 		switch {
 		case err != nil:
-			p.done <- err
+			p.done <- promoted{err: errno("fairsem acquire", err)}
 		case p.n <= i.limit:
-			p.done <- sysAcquireCall(p.h.fd, p.n, acqAsync)
-			runtime.KeepAlive(p.h.f)
+			w, err := p.s.submit(p.n)
+			p.done <- promoted{w: w, err: err}
 		default:
 			keep = append(keep, p)
 		}
@@ -155,28 +162,33 @@ func (l *parkingLot) promote(ps *parkedSem, i *sysInfo, err error) {
 	ps.reqs = keep
 }
 
-// park waits, outside the queue, for the limit to cover h's request of n.
-func (s *Semaphore) park(ctx context.Context, h *handle, n uint64, id uint64) error {
-	p := &parked{h: h, n: n, done: make(chan error, 1)}
+// park waits, outside the queue, for the limit to cover a request of n.
+func (s *Semaphore) park(ctx context.Context, n uint64, id uint64) error {
+	p := &parked{s: s, n: n, done: make(chan promoted, 1)}
 	if err := lot.add(s, id, p); err != nil {
 		return errno("fairsem acquire", err)
 	}
-	var err error
+	var r promoted
 	select {
-	case err = <-p.done:
+	case r = <-p.done:
 	case <-ctx.Done():
 		if lot.remove(id, p) {
 			return ctx.Err()
 		}
-		err = <-p.done
+		r = <-p.done
 	}
-	switch err {
-	case nil: // granted as soon as queued
-		return s.unlessDone(ctx, h, n)
-	case syscall.EINPROGRESS:
-		return s.collect(ctx, h, n)
+	switch {
+	case r.err != nil:
+		return r.err
+	case r.w == nil: // granted as soon as queued; cancellation wins
+		if ctx.Err() != nil {
+			v := [MaxKinds]uint64{n}
+			s.giveBack(&v)
+			return ctx.Err()
+		}
+		return nil
 	default:
-		return errno("fairsem acquire", err)
+		return s.await(ctx, r.w, s.giveBack)
 	}
 }
 

@@ -3,13 +3,10 @@
 package fairsem
 
 import (
-	"context"
-	"errors"
 	"os"
 	"runtime"
 	"sync"
 	"syscall"
-	"time"
 	"unsafe"
 )
 
@@ -23,63 +20,34 @@ type pooled interface{ base() *handle }
 
 func (h *handle) base() *handle { return h }
 
-// pool is the handles of one Semaphore or Kinds: main, its own, and those
-// made for asynchronous requests; idle ones have none queued.  Every
-// handle that may hold permits is in all (main first).  mu guards all,
-// idle and every handle's holds.
+// pool is the handles of one Semaphore or Kinds: main, its own, and the
+// waiting handle of its submitted requests (wq).  Every handle that may
+// hold permits is in all (main first).  mu guards all and every handle's
+// holds.
 type pool[H pooled] struct {
 	main H
 	mu   sync.Mutex
 	all  []H
-	idle []H
+	wq   waitq[H]
 }
 
 func newPool[H pooled](main H) pool[H] { return pool[H]{main: main, all: []H{main}} }
 
-// takeIdle is an idle handle, or a new O_NONBLOCK one that mk wraps.
-func (p *pool[H]) takeIdle(mk func(*handle) H) (H, error) {
-	var none H
-	p.mu.Lock()
-	if k := len(p.idle); k > 0 {
-		h := p.idle[k-1]
-		p.idle = p.idle[:k-1]
-		p.mu.Unlock()
-		return h, nil
-	}
-	p.mu.Unlock()
-	h, err := p.main.base().open(true)
-	if err != nil {
-		return none, err
-	}
-	if h.rc == nil {
-		h.f.Close()
-		return none, errno("fairsem acquire", syscall.EINVAL)
-	}
-	ph := mk(h)
-	p.mu.Lock()
-	p.all = append(p.all, ph)
-	p.mu.Unlock()
-	return ph, nil
-}
-
-// putIdle gives back a handle takeIdle gave, its request done.
-func (p *pool[H]) putIdle(h H) {
-	p.mu.Lock()
-	p.idle = append(p.idle, h)
-	p.mu.Unlock()
-}
-
-// CloseHandle's work: whatever the handles hold goes back.
+// CloseHandle's work: whatever the handles hold goes back, and the
+// requests still queued fail.
 func (p *pool[H]) closeAll() error {
+	// The files close without p.mu held: closing the waiting handle waits
+	// for the reaper's Read, whose callback may be waiting for p.mu.
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	all := p.all
+	p.all = nil
+	p.mu.Unlock()
 	var first error
-	for _, h := range p.all {
+	for _, h := range all {
 		if err := h.base().f.Close(); err != nil && first == nil {
 			first = err
 		}
 	}
-	p.all, p.idle = nil, nil
 	return first
 }
 
@@ -132,80 +100,4 @@ func (h *handle) closeSem() error {
 	_, err := ioctl(h.fd, iocClose, nil)
 	runtime.KeepAlive(h.f)
 	return errno("fairsem close", err)
-}
-
-func (h *handle) cancel() error {
-	err := rawIoctl(h.fd, iocCancel, nil)
-	runtime.KeepAlive(h.f)
-	return err
-}
-
-// unlessDone keeps a grant on h only if ctx is not done: ctx done before
-// the grant was seen means the Acquire failed (x/sync's rule), and
-// giveBack returns the grant.
-func unlessDone(ctx context.Context, h *handle, giveBack func(fd int) error) error {
-	if ctx.Err() == nil {
-		return nil
-	}
-	err := giveBack(h.fd)
-	runtime.KeepAlive(h.f)
-	if err != nil {
-		return errno("fairsem release", err)
-	}
-	return ctx.Err()
-}
-
-// The past: a read deadline there wakes a waiting Read at once.
-var longAgo = time.Unix(1, 0)
-
-// wait collects h's queued request through the netpoller: the grant reads
-// back as size bytes (one __u64 a kind).  On failure the request is out of
-// the queue, and a grant that landed meanwhile goes back whole.
-func (h *handle) wait(ctx context.Context, size int) error {
-	var stop, done chan struct{}
-	fired := false
-	if ctx.Done() != nil {
-		stop, done = make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(done)
-			select {
-			case <-ctx.Done():
-				h.f.SetReadDeadline(longAgo)
-				fired = true
-			case <-stop:
-			}
-		}()
-	}
-	var rerr error
-	err := h.rc.Read(func(fd uintptr) bool {
-		var buf [8 * MaxKinds]byte
-		var n int
-		n, rerr = syscall.Read(int(fd), buf[:size])
-		if rerr == nil && n != size {
-			rerr = syscall.EIO
-		}
-		return rerr != syscall.EAGAIN
-	})
-	if stop != nil {
-		// The watcher is gone before the handle can be reused.
-		close(stop)
-		<-done
-		if fired {
-			h.f.SetReadDeadline(time.Time{})
-		}
-	}
-	if err == nil && rerr == nil {
-		return nil
-	}
-	// ENOENT: a close already removed the request.
-	if cerr := h.cancel(); cerr != nil && cerr != syscall.ENOENT {
-		return errno("fairsem cancel", cerr)
-	}
-	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if err == nil {
-		err = rerr
-	}
-	return errno("fairsem acquire", err)
 }

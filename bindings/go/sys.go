@@ -79,6 +79,12 @@ type sysCounts struct {
 	reserved uint32
 }
 
+type sysReap struct {
+	ids      uint64 // user pointer to max __u32
+	max      uint32
+	reserved uint32
+}
+
 type sysKind struct {
 	limit, available, taken, holds uint64
 	label                          [labelLen]byte
@@ -115,6 +121,10 @@ var (
 	iocAddKinds     = ioc(1, 15, unsafe.Sizeof(sysCounts{}))
 	iocRemoveKinds  = ioc(1, 16, unsafe.Sizeof(sysCounts{}))
 	iocInfoKinds    = ioc(2, 17, unsafe.Sizeof(sysInfoKinds{}))
+
+	iocSubmit   = ioc(1, 18, unsafe.Sizeof(sysCounts{}))
+	iocReap     = ioc(1, 19, unsafe.Sizeof(sysReap{}))
+	iocWithdraw = ioc(1, 20, 4)
 )
 
 func ioctl(fd int, req uintptr, arg unsafe.Pointer) (int, error) {
@@ -162,4 +172,30 @@ func sysCountsCall(fd int, req uintptr, v *[MaxKinds]uint64, n int) error {
 
 func sysInfoKindsCall(fd int, i *sysInfoKinds) error {
 	return rawIoctl(fd, iocInfoKinds, unsafe.Pointer(i))
+}
+
+// sysSubmit queues one submitted request (FAIRSEM_IOC_SUBMIT): 0 when
+// granted at once, else its id.  It allocates, so it is no raw call.
+func sysSubmit(fd int, v *[MaxKinds]uint64, n int) (uint32, error) {
+	arg := sysCounts{count: *v, nkinds: uint32(n)}
+	id, err := ioctl(fd, iocSubmit, unsafe.Pointer(&arg))
+	return uint32(id), err
+}
+
+// sysReapCall stores the ids of granted submitted requests in ids, oldest
+// grant first, and says how many (FAIRSEM_IOC_REAP): EAGAIN none, EIDRM
+// closed.
+func sysReapCall(fd int, ids []uint32) (int, error) {
+	arg := sysReap{ids: uint64(uintptr(unsafe.Pointer(&ids[0]))), max: uint32(len(ids))}
+	n, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, uintptr(fd), iocReap, uintptr(unsafe.Pointer(&arg)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+// sysWithdraw withdraws submitted request id (FAIRSEM_IOC_WITHDRAW); a
+// grant not reaped goes back with it.  ENOENT: no such request.
+func sysWithdraw(fd int, id uint32) error {
+	return rawIoctl(fd, iocWithdraw, unsafe.Pointer(&id))
 }

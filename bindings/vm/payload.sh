@@ -90,16 +90,33 @@ run_rust() {
 	report rust $rc $p $f $s
 }
 
+# go_test OUT ARGS...: a Go test binary, its output to the log as it runs
+# (a run the VM's timeout ends still shows how far it got) and to OUT; its
+# status in go_rc.  -test.timeout is in ARGS: a hang panics with every
+# goroutine's stack (GOTRACEBACK=all) and counts as a failure.
+go_test() {
+	o=$1
+	shift
+	{
+		GOTRACEBACK=all "$@" 2>&1
+		echo $? >"$o.rc"
+	} | tee "$o"
+	go_rc=$(cat "$o.rc")
+}
+
 # go test -v: top-level "--- PASS:/--- FAIL:/--- SKIP:" lines.
 run_go() {
 	rc=0
-	"$P"/go/fairsem.test -test.v -test.count=1 >/tmp/go.out 2>&1 || rc=$?
-	cat /tmp/go.out
+	[ ! -f "$P/go/waiters" ] || FAIRSEM_TEST_WAITERS=$(cat "$P/go/waiters")
+	[ -z "${FAIRSEM_TEST_WAITERS:-}" ] || export FAIRSEM_TEST_WAITERS
+	go_test /tmp/go.out "$P"/go/fairsem.test -test.v -test.count=1 -test.timeout=900s
+	rc=$go_rc
 	set -- $(awk '/^--- PASS:/ { p++ } /^--- FAIL:/ { f++ } /^--- SKIP:/ { s++ }
 		END { print p + 0, f + 0, s + 0 }' /tmp/go.out)
 	# --- Go: x/sync's own tests (bindings/go/xsync), counted in the go runner ---
 	gp=$1 gf=$2 gs=$3
 	[ ! -e "$P/go/xsync.tests" ] || run_go_xsync
+	[ ! -e "$P/go/bench-go" ] || run_go_bench
 	set -- "$gp" "$gf" "$gs"
 	# --- end Go ---
 	report go $rc "$@"
@@ -117,9 +134,9 @@ run_go_xsync() {
 	# One test at a time: TestWeightedAcquire's 10 ms deadlines do not
 	# survive TestWeighted's 18 s of goroutines beside it under TCG (seen
 	# once: the first Acquire's context expired before it began).
-	"$P"/go/xsync.test -test.v -test.count=1 -test.parallel=1 -test.timeout=600s \
-		-test.run "^($re)\$" >/tmp/xsync.out 2>&1 || r=$?
-	cat /tmp/xsync.out
+	go_test /tmp/xsync.out "$P"/go/xsync.test -test.v -test.count=1 -test.parallel=1 \
+		-test.timeout=600s -test.run "^($re)\$"
+	r=$go_rc
 	[ $r -eq 0 ] || rc=$r
 	np=0 nf=0
 	while read -r t; do
@@ -134,6 +151,61 @@ run_go_xsync() {
 	while read -r l; do echo "FAIRSEM-XSYNC: not applicable: $l"; done <"$P/go/xsync.na"
 	echo "FAIRSEM-XSYNC: $np of $((np + nf)) passed; $nn not applicable"
 	gp=$((gp + np)) gf=$((gf + nf)) gs=$((gs + nn))
+}
+
+# The binding's uncontended Acquire(ctx, 1) + Release(1) against
+# libfairsem's fairsem_acquire + fairsem_release: bench/bindings' programs,
+# C then Go, seven rounds.  The load of a shared TCG host swings the
+# figures by twice from one second to the next, so each round's ratio
+# (Go over the C measured just before it) is the figure, and the median of
+# the rounds' ratios the result: "FAIRSEM-GOBENCH: ...".  Then the same in
+# one process against the two bare ioctls, in alternating blocks.  Never
+# judged (timing under TCG); a program that fails or prints no figure
+# fails.
+run_go_bench() {
+	: >/tmp/gobench.out
+	for i in 1 2 3 4 5 6 7; do
+		"$P/go/bench-c" >>/tmp/gobench.out 2>&1 || echo "FAILED bench-c" >>/tmp/gobench.out
+		"$P/go/bench-go" >>/tmp/gobench.out 2>&1 || echo "FAILED bench-go" >>/tmp/gobench.out
+	done
+	cat /tmp/gobench.out
+	if grep -q '^FAILED' /tmp/gobench.out; then
+		echo "FAIRSEM-GOBENCH: FAIL a program failed"
+		gf=$((gf + 1))
+		return
+	fi
+	line=$(awk '$1 == "RESULT" && $2 == "c-libfairsem" { c[++nc] = $3 }
+		$1 == "RESULT" && $2 == "go" { g[++ng] = $3 }
+		function med(a, n,   i, j, t) {
+			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		}
+		END {
+			if (nc != 7 || ng != 7) exit 1
+			for (i = 1; i <= 7; i++) { r[i] = g[i] / c[i]; rs = rs sprintf(" %.2f", r[i]) }
+			printf "go median %.0f ns, libfairsem median %.0f ns; go/C by round%s; median %.2fx",
+				med(g, 7), med(c, 7), rs, med(r, 7)
+		}' /tmp/gobench.out) || line=
+	if [ -z "$line" ]; then
+		echo "FAIRSEM-GOBENCH: FAIL a figure is missing"
+		gf=$((gf + 1))
+		return
+	fi
+	echo "FAIRSEM-GOBENCH: uncontended Acquire(ctx, 1)+Release(1): $line (guest loadavg $(cut -d' ' -f1-3 /proc/loadavg))"
+	# In one process, blocks of the binding's calls and of the two bare
+	# ioctls alternating (bindings/go/overhead_test.go): the load's
+	# swings fall on both.
+	r=0
+	"$P"/go/fairsem.test -test.run '^$' -test.bench '^BenchmarkAcquireReleaseOverTheRawIoctls$' \
+		-test.benchtime 100000x -test.timeout=300s >/tmp/gobench2.out 2>&1 || r=$?
+	cat /tmp/gobench2.out
+	line=$(grep '^BenchmarkAcquireReleaseOverTheRawIoctls' /tmp/gobench2.out | grep 'binding/ioctls' || true)
+	if [ $r -ne 0 ] || [ -z "$line" ]; then
+		echo "FAIRSEM-GOBENCH: FAIL the in-process benchmark (exit $r)"
+		gf=$((gf + 1))
+		return
+	fi
+	echo "FAIRSEM-GOBENCH: in one process: $line"
 }
 # --- end Go ---
 
