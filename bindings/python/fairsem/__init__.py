@@ -286,7 +286,9 @@ class _Handles:
                     self._held(self._wfd, w.v)
                     w.granted = True
                     out.append(w)
-            if len(ids) < self._reap.batch:
+            # A reap stores fewer ids than asked for (the kernel's batch is
+            # 64) while more grants wait: only an empty one means none left.
+            if not ids:
                 break
         return out
 
