@@ -150,6 +150,24 @@ TEST(reap_answers_the_ids_oldest_grant_first)
 	close(fd);
 }
 
+/* At most 64 a call, whatever max says: only EAGAIN means none is left. */
+TEST(reap_stores_at_most_64_ids_a_call)
+{
+	int fd = fs_new(0, 0), i;
+	uint32_t got[100];
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 100; i++)
+		ASSERT_LE(1, fsub(fd, 1));
+	ASSERT_EQ(0, fs_add(fd, 100));
+	EXPECT_EQ(64, freap(fd, got, 100));
+	EXPECT_EQ(POLLIN, fs_revents(fd, POLLIN));
+	EXPECT_EQ(36, freap(fd, got + 64, 100));
+	EXPECT_EQ(-EAGAIN, freap(fd, got, 100));
+	EXPECT_EQ(100, fs_holds(fd));
+	close(fd);
+}
+
 TEST(submitted_requests_keep_their_places_among_other_handles)
 {
 	int fd = fs_new(0, 0), other, a, b;
