@@ -16,6 +16,17 @@
 # ($JS_SLOTS) has been busy at once and its own make runs a second job (so
 # that make holds a token it read), it logs "K BUILD MAKEPID HELD" and
 # kill -9s its make, inside the lock so that no job starts or ends between.
+#
+# Scenario "two" with ninja (run.sh) sets two more, by environment (ninja
+# has no command-line variables):
+#   JS_KILL="BUILD N"  this job, at its start and inside the lock, kills
+#                      build BUILD's process group ($JS_RUN/pg.BUILD) if
+#                      BUILD runs N jobs or more and no K line is logged
+#                      yet, and logs "K BUILD PGID HELD" (HELD: its running
+#                      jobs less its client's implicit slot)
+#   JS_HOLD="COUNT N"  this job, once counted, waits (gate.sh) until
+#                      $JS_RUN/COUNT is at least N before it sleeps: build
+#                      1 keeps its tokens until build 2 runs a job
 set -eu
 b=$1 t=$2 mk=$3 run=$JS_RUN
 exec 9>>"$run/lock"
@@ -28,7 +39,18 @@ add total 1; add "b.$b" 1; add "m.$mk" 1
 tot=$(get total)
 [ "$tot" -le "$(get maxtotal)" ] || echo "$tot" >"$run/maxtotal"
 echo "S $b $t $mk $tot $(get "b.$b") $(get "m.$mk")" >>"$run/log"
+if [ -n "${JS_KILL:-}" ]; then
+	kb=${JS_KILL% *} kn=${JS_KILL#* }
+	if [ -r "$run/pg.$kb" ] && ! grep -q '^K ' "$run/log" &&
+		[ "$(get "b.$kb")" -ge "$kn" ]; then
+		pg=$(cat "$run/pg.$kb")
+		kill -9 "-$pg"
+		echo "K $kb $pg $(($(get "b.$kb") - 1))" >>"$run/log"
+	fi
+fi
 flock -u 9
+# shellcheck disable=SC2086 # two words
+[ -z "${JS_HOLD:-}" ] || "$JS_DIR/gate.sh" $JS_HOLD
 
 if [ "${4:-}" = kill ]; then
 	i=0
