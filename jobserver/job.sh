@@ -16,6 +16,10 @@
 # ($JS_SLOTS) has been busy at once and its own make runs a second job (so
 # that make holds a token it read), it logs "K BUILD MAKEPID HELD" and
 # kill -9s its make, inside the lock so that no job starts or ends between.
+# With "killnow" (the jobs of cargo's victim, rustc-job.sh: cargo orders
+# its crates itself, so no one job can be the killer), the job looks once,
+# at its start: if every slot has been busy and its client runs a second
+# job, and no K line is logged yet, it logs it and kill -9s its client.
 #
 # Scenario "two" with ninja (run.sh) sets two more, by environment (ninja
 # has no command-line variables):
@@ -39,6 +43,11 @@ add total 1; add "b.$b" 1; add "m.$mk" 1
 tot=$(get total)
 [ "$tot" -le "$(get maxtotal)" ] || echo "$tot" >"$run/maxtotal"
 echo "S $b $t $mk $tot $(get "b.$b") $(get "m.$mk")" >>"$run/log"
+if [ "${4:-}" = killnow ] && ! grep -q '^K ' "$run/log" &&
+	[ "$(get maxtotal)" -ge "$JS_SLOTS" ] && [ "$(get "m.$mk")" -ge 2 ]; then
+	echo "K $b $mk $(($(get "m.$mk") - 1))" >>"$run/log"
+	kill -9 "$mk"
+fi
 if [ -n "${JS_KILL:-}" ]; then
 	kb=${JS_KILL% *} kn=${JS_KILL#* }
 	if [ -r "$run/pg.$kb" ] && ! grep -q '^K ' "$run/log" &&

@@ -17,6 +17,10 @@
 #             through clients.sh) or ninja113 (sid's ninja 1.13, through
 #             clients.sh: fifo:PATH only, so not on a pipe; scenarios one
 #             and two, with builds/*.ninja: ninja never polls the jobserver)
+#             or cargo185 (trixie's cargo 1.85 and rustc, through
+#             clients.sh: scenario one, builds/one-cargo.mk, whose victim
+#             is a cargo build of the workspace builds/cargo, run by
+#             make 4.4.1)
 #   BACKEND   pipe or fifo (the controls: backends/*.sh); a fairsem backend
 #             is one more file there
 #
@@ -34,7 +38,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-[ $# -eq 3 ] || { sed -n 4,24p "$0" >&2; exit 2; }
+[ $# -eq 3 ] || { sed -n 4,28p "$0" >&2; exit 2; }
 scen=$1 client=$2 backend=$3
 name="$scen $client $backend"
 export JS_DIR=$here
@@ -68,12 +72,22 @@ ninja113) MAKE_BIN=${JS_NINJA:-$("$here/clients.sh" ninja113)} ||
 	# The sub-ninjas of builds/one.ninja run the same wrapper.
 	export JS_NINJA=$MAKE_BIN
 	want=1.13.2 ;;
+cargo185) MAKE_BIN=${JS_MAKE44:-$("$here/clients.sh" make44)} ||
+	fail "no make 4.4.1"
+	want='GNU Make 4.4.1'
+	JS_CARGO=${JS_CARGO:-$("$here/clients.sh" cargo185)} ||
+		fail "no cargo 1.85"
+	[[ $("$JS_CARGO" --version) == "cargo 1.85."* ]] ||
+		fail "$JS_CARGO is not cargo 1.85"
+	export JS_CARGO ;;
 *) fail "unknown client $client" ;;
 esac
 [[ $("$MAKE_BIN" --version | head -n 1) == "$want" ]] ||
 	fail "$MAKE_BIN is not $want"
 [[ $client != ninja113 || $scen != poll ]] ||
 	fail "ninja never polls the jobserver: it tries a non-blocking read only when it starts or a job of its own ends (README.md)"
+[[ $client != cargo185 || $scen == one || $scen == bad ]] ||
+	fail "cargo runs scenario one only (a cargo build as the victim sub-build)"
 
 JS_RUNDIR=$(mktemp -d /tmp/jobserver-XXXXXX)
 export JS_RUNDIR
@@ -94,7 +108,7 @@ makeflags() {
 		# ninja 1.13 on POSIX: fifo:PATH or nothing.  No -j on its
 		# command line: an explicit -j makes it ignore MAKEFLAGS.
 		echo "-j$1 --jobserver-auth=fifo:$JS_FIFO"
-	elif [[ $client == make441 && -n $JS_FIFO ]]; then
+	elif [[ $client == make441 || $client == cargo185 ]] && [[ -n $JS_FIFO ]]; then
 		echo "-j$1 --jobserver-auth=fifo:$JS_FIFO"
 	else
 		echo "-j$1 --jobserver-auth=$JS_R,$JS_W"
@@ -128,6 +142,21 @@ ninja_client() {
 	((n >= $2)) || fail "$n of $2 ninjas said they detected the jobserver"
 }
 
+# cargo_client: every rustc that cargo ran must have been handed the
+# jobserver cargo was given (CARGO_MAKEFLAGS, rustc-job.sh's record): a
+# cargo that did not take it makes a jobserver of its own and builds at
+# its own -j.
+cargo_client() {
+	local auth n
+	[[ $client == cargo185 ]] || return 0
+	[[ -s $JS_RUN/cargo-auth ]] || fail "cargo ran no counted rustc job"
+	auth=--jobserver-auth=fifo:$JS_FIFO
+	[[ -n $JS_FIFO ]] || auth=--jobserver-auth=
+	n=$(grep -c -v -F -- "$auth" "$JS_RUN/cargo-auth")
+	fig "cargo handed rustc: $(head -n 1 "$JS_RUN/cargo-auth" | cut -d' ' -f2-)"
+	((n == 0)) || fail "$n rustc job(s) of cargo not on the jobserver ($auth)"
+}
+
 # maxof LOG FIELD [AWK-CONDITION]: the highest FIELD of the S lines.
 # after=1 once the K line has gone by.
 maxof() {
@@ -146,6 +175,14 @@ scen_one() {
 	if [[ $client == ninja113 ]]; then
 		JS_SLOTS=4 JS_SLEEP=0.4 runninja "$JS_RUN/top" one.ninja \
 			>"$JS_RUN/out" 2>&1
+	elif [[ $client == cargo185 ]]; then
+		# No network, no home: the workspace, cargo's home and its
+		# target in the run's directory.
+		cp -r "$here/builds/cargo" "$JS_RUN/ws"
+		JS_WS=$JS_RUN/ws CARGO_HOME=$JS_RUN/cargo-home \
+			CARGO_TARGET_DIR=$JS_RUN/target JS_SLOTS=4 JS_SLEEP=0.4 \
+			runmake -k -f "$here/builds/one-cargo.mk" \
+			>"$JS_RUN/out" 2>&1
 	else
 		JS_SLOTS=4 JS_SLEEP=0.4 runmake -k -f "$here/builds/one.mk" \
 			>"$JS_RUN/out" 2>&1
@@ -156,6 +193,7 @@ scen_one() {
 	# The top ninja and the survivor (the victim's own words may die
 	# with it in its stdio buffer).
 	ninja_client "$JS_RUN/out" 2
+	cargo_client
 	grep -q '^K ' "$log" || fail "the victim never held a token: no kill"
 	left=$(js_count) lost=$((3 - left))
 	held=$(awk '$1 == "K" { print $4 }' "$log")
