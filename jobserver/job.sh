@@ -3,7 +3,7 @@
 #
 # One job of a test build, which counts concurrency itself:
 #
-#   job.sh BUILD TARGET MAKEPID [kill]
+#   job.sh BUILD TARGET MAKEPID [kill|killnow|-] [-- COMMAND...]
 #
 # Under flock on $JS_RUN/lock it adds one to the running counts of all
 # builds ($JS_RUN/total), of its build (b.BUILD) and of its make (m.MAKEPID),
@@ -11,6 +11,9 @@
 # keeps the highest total in $JS_RUN/maxtotal; sleeps $JS_SLEEP; then takes
 # its counts back off and appends an "E" line.  The harness reads counts in
 # log order, never times.
+#
+# With "-- COMMAND...", COMMAND runs after the sleep, still counted, and
+# its exit status is the job's (rustc-job.sh: a rustc is the job).
 #
 # With "kill", the job is the killer of scenario "one": once every slot
 # ($JS_SLOTS) has been busy at once and its own make runs a second job (so
@@ -81,6 +84,12 @@ if [ "${4:-}" = kill ]; then
 fi
 
 sleep "${JS_SLEEP:-0.4}"
+rc=0
+if [ "${5:-}" = -- ]; then
+	shift 5
+	"$@" 9>&- || rc=$?
+fi
 flock 9
 add total -1; add "b.$b" -1; add "m.$mk" -1
 echo "E $b $t $mk" >>"$run/log"
+exit "$rc"

@@ -9,9 +9,11 @@
 # of build "victim" counted by job.sh, in killnow mode: its client, the
 # cargo that ran this wrapper ($PPID), is kill -9ed by the first job that
 # finds every slot busy once and cargo running a second job (on a token it
-# read).  The count covers job.sh's sleep ($JS_SLEEP) and then rustc runs:
-# cargo holds the job's token for the whole wrapper.  cargo's version
-# probes (-vV, --print) run rustc at once, uncounted.
+# read).  The job is job.sh's sleep ($JS_SLEEP) and then the rustc, both
+# counted: cargo holds the job's token for the whole wrapper, and a count
+# of the sleep alone would see cargo's jobs one at a time in the VM, where
+# a rustc outlasts the sleep many times.  cargo's version probes (-vV,
+# --print) run rustc at once, uncounted.
 #
 # Each job also records the jobserver that cargo handed rustc
 # (CARGO_MAKEFLAGS) in $JS_RUN/cargo-auth: run.sh checks that it is the
@@ -27,5 +29,4 @@ case $crate in
 "" | ___) exec "$@" ;;
 esac
 echo "$crate ${CARGO_MAKEFLAGS:-}" >>"$JS_RUN/cargo-auth"
-"$JS_DIR/job.sh" victim "$crate" "$PPID" killnow
-exec "$@"
+exec "$JS_DIR/job.sh" victim "$crate" "$PPID" killnow -- "$@"
