@@ -12,6 +12,10 @@
 #               gets R,W fds opened on it)
 #   one, two    ninja 1.13 (sid's, through clients.sh) on a fifo: it speaks
 #               fifo:PATH only, and never polls (no poll scenario)
+#   one         cargo 1.85 (trixie's, through clients.sh) as the victim
+#               sub-build under make 4.4.1, on the fifo and on a fairsem
+#               backend, with JS_WITH_CARGO=1 only (its 121 MB of debs and
+#               440 MB unpacked are not every lane's)
 #   bad         each jobserver once (no client)
 #   bench       jsbench on a pipe and a fifo: runs and gives a figure
 #
@@ -69,6 +73,7 @@ for b in "$@"; do
 		t "$here/run.sh" poll make441 fifo
 		t "$here/run.sh" two make43 fifo
 		t "$here/run.sh" two make441 fifo
+		[[ ${JS_WITH_CARGO:-} != 1 ]] || t "$here/run.sh" one cargo185 fifo
 		t "$here/run.sh" bad make43 fifo
 		# shellcheck disable=SC2086 # empty or one number
 		t bench fifo "$JS_BENCH" fifo "$(mktemp -u /tmp/jsbench-XXXXXX)" $JS_BENCH_PAIRS ;;
@@ -76,10 +81,8 @@ for b in "$@"; do
 			for c in make43 make441; do t "$here/run.sh" $s $c "$b"; done
 		done
 		t "$here/run.sh" one ninja113 "$b"
-		# Not "two ninja113" on fairsem: in the VM (2026-12-01, the
-		# names fifos now) it waited over 20 minutes for build 1 to
-		# hold a token, and the cause is not known yet (README.md,
-		# "ninja"); on the fifo control it runs.
+		t "$here/run.sh" two ninja113 "$b"
+		[[ ${JS_WITH_CARGO:-} != 1 ]] || t "$here/run.sh" one cargo185 "$b"
 		t "$here/run.sh" bad make43 "$b"
 		[[ $b != fairsem ]] || t bench_fairsem ;;
 	esac

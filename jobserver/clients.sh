@@ -11,6 +11,10 @@
 #   jobserver/clients.sh ninja113 prints the path of a runnable ninja 1.13
 #                                 (sid: the only suite whose ninja is a
 #                                 jobserver client), fetching it on first use
+#   jobserver/clients.sh cargo185 prints the path of a runnable cargo 1.85
+#                                 (trixie: the first Debian cargo that speaks
+#                                 fifo:PATH), with trixie's rustc beside it
+#                                 (bin/rustc), fetching them on first use
 #
 # Packages come through the private apt of scripts/kernels/lib.sh (its own
 # sources list under $FAIRSEM_CACHE/apt-<suite>-amd64/; the machine's apt
@@ -83,6 +87,54 @@ ninja113() {
 		libc6 libstdc++6 libgcc-s1
 }
 
+# trixie's cargo and rustc (GLIBC_2.39) with every library they load, and
+# the standard library's rlibs (libstd-rust-dev): the build of a workspace
+# of library crates, which links nothing (no build script, no binary), so
+# the host's gcc never has to link trixie's std against bookworm's libc.
+# The Depends closure of cargo and rustc, libraries only (gcc, binutils and
+# the C headers they also name are the host's), by apt-cache of trixie on
+# 2026-12-01: 52 packages, 121 MB of debs.
+cargo_libs=(
+	rustc libstd-rust-1.85 libstd-rust-dev libllvm19
+	libc6 libgcc-s1 libstdc++6 zlib1g libzstd1 liblzma5 libffi8
+	libedit2 libbsd0 libmd0 libtinfo6 libxml2 libz3-4
+	libcurl4t64 libgit2-1.9 libhttp-parser2.9 libsqlite3-0 libssh2-1t64
+	libssl3t64 openssl-provider-legacy libbrotli1 libnghttp2-14
+	libnghttp3-9 libidn2-0 libunistring5 libpsl5t64 librtmp1
+	libgnutls30t64 libgmp10 libhogweed6t64 libnettle8t64 libp11-kit0
+	libtasn1-6 libgssapi-krb5-2 libk5crypto3 libkrb5-3 libkrb5support0
+	libkeyutils1 libcom-err2 libldap2 libsasl2-2 libsasl2-modules-db
+	libdb5.3t64 libmbedcrypto16 libmbedtls21 libmbedx509-7
+	libpcre2-8-0
+)
+
+# cargo 1.85.1 vendors the jobserver crate 0.1.32: CARGO_MAKEFLAGS, then
+# MAKEFLAGS; fifo:PATH opened twice O_RDWR, no S_IFIFO test.  Run through
+# an explicit loader, rustc's current_exe() is ld.so and its sysroot would
+# be wrong: bin/rustc passes --sysroot, and bin/cargo runs it (RUSTC).
+cargo185() {
+	local w dir r
+	w=$(unpack_client trixie cargo '1.85.*' usr/bin/cargo '^cargo 1\.85\.' \
+		"${cargo_libs[@]}")
+	dir=$(dirname "$(dirname "$w")")
+	r=$dir/root
+	klock "jobserver-cargo-rustc"
+	if [[ ! -x $dir/bin/rustc ]]; then
+		cat >"$dir/bin/rustc.tmp" <<-WRAP
+		#!/bin/sh
+		# trixie's rustc on trixie's loader and libraries ($here/clients.sh)
+		exec "$r/usr/lib64/ld-linux-x86-64.so.2" --library-path "$r/usr/lib/x86_64-linux-gnu" --argv0 "\$0" "$r/usr/bin/rustc" --sysroot "$r/usr" "\$@"
+		WRAP
+		chmod +x "$dir/bin/rustc.tmp"
+		mv "$dir/bin/rustc.tmp" "$dir/bin/rustc"
+		# cargo runs the wrapper, not a rustc of PATH.
+		sed -i "2a export RUSTC=\${RUSTC:-$dir/bin/rustc}" "$w"
+	fi
+	"$dir/bin/rustc" --version | grep -Eq '^rustc 1\.85\.' ||
+		kdie "$dir/bin/rustc does not run as rustc 1.85"
+	echo "$w"
+}
+
 # speaks BINARY: the jobserver forms a client binary's strings name.
 speaks() {
 	local s forms=()
@@ -119,6 +171,7 @@ survey() {
 case ${1:-} in
 make44) make44 ;;
 ninja113) ninja113 ;;
+cargo185) cargo185 ;;
 survey) survey ;;
-*) echo "usage: $0 survey|make44|ninja113" >&2; exit 2 ;;
+*) echo "usage: $0 survey|make44|ninja113|cargo185" >&2; exit 2 ;;
 esac

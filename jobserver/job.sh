@@ -3,7 +3,7 @@
 #
 # One job of a test build, which counts concurrency itself:
 #
-#   job.sh BUILD TARGET MAKEPID [kill]
+#   job.sh BUILD TARGET MAKEPID [kill|killnow|-] [-- COMMAND...]
 #
 # Under flock on $JS_RUN/lock it adds one to the running counts of all
 # builds ($JS_RUN/total), of its build (b.BUILD) and of its make (m.MAKEPID),
@@ -12,10 +12,28 @@
 # its counts back off and appends an "E" line.  The harness reads counts in
 # log order, never times.
 #
+# With "-- COMMAND...", COMMAND runs after the sleep, still counted, and
+# its exit status is the job's (rustc-job.sh: a rustc is the job).
+#
 # With "kill", the job is the killer of scenario "one": once every slot
 # ($JS_SLOTS) has been busy at once and its own make runs a second job (so
 # that make holds a token it read), it logs "K BUILD MAKEPID HELD" and
 # kill -9s its make, inside the lock so that no job starts or ends between.
+# With "killnow" (the jobs of cargo's victim, rustc-job.sh: cargo orders
+# its crates itself, so no one job can be the killer), the job looks once,
+# at its start: if every slot has been busy and its client runs a second
+# job, and no K line is logged yet, it logs it and kill -9s its client.
+#
+# Scenario "two" with ninja (run.sh) sets two more, by environment (ninja
+# has no command-line variables):
+#   JS_KILL="BUILD N"  this job, at its start and inside the lock, kills
+#                      build BUILD's process group ($JS_RUN/pg.BUILD) if
+#                      BUILD runs N jobs or more and no K line is logged
+#                      yet, and logs "K BUILD PGID HELD" (HELD: its running
+#                      jobs less its client's implicit slot)
+#   JS_HOLD="COUNT N"  this job, once counted, waits (gate.sh) until
+#                      $JS_RUN/COUNT is at least N before it sleeps: build
+#                      1 keeps its tokens until build 2 runs a job
 set -eu
 b=$1 t=$2 mk=$3 run=$JS_RUN
 exec 9>>"$run/lock"
@@ -28,7 +46,23 @@ add total 1; add "b.$b" 1; add "m.$mk" 1
 tot=$(get total)
 [ "$tot" -le "$(get maxtotal)" ] || echo "$tot" >"$run/maxtotal"
 echo "S $b $t $mk $tot $(get "b.$b") $(get "m.$mk")" >>"$run/log"
+if [ "${4:-}" = killnow ] && ! grep -q '^K ' "$run/log" &&
+	[ "$(get maxtotal)" -ge "$JS_SLOTS" ] && [ "$(get "m.$mk")" -ge 2 ]; then
+	echo "K $b $mk $(($(get "m.$mk") - 1))" >>"$run/log"
+	kill -9 "$mk"
+fi
+if [ -n "${JS_KILL:-}" ]; then
+	kb=${JS_KILL% *} kn=${JS_KILL#* }
+	if [ -r "$run/pg.$kb" ] && ! grep -q '^K ' "$run/log" &&
+		[ "$(get "b.$kb")" -ge "$kn" ]; then
+		pg=$(cat "$run/pg.$kb")
+		kill -9 "-$pg"
+		echo "K $kb $pg $(($(get "b.$kb") - 1))" >>"$run/log"
+	fi
+fi
 flock -u 9
+# shellcheck disable=SC2086 # two words
+[ -z "${JS_HOLD:-}" ] || "$JS_DIR/gate.sh" $JS_HOLD
 
 if [ "${4:-}" = kill ]; then
 	i=0
@@ -50,6 +84,12 @@ if [ "${4:-}" = kill ]; then
 fi
 
 sleep "${JS_SLEEP:-0.4}"
+rc=0
+if [ "${5:-}" = -- ]; then
+	shift 5
+	"$@" 9>&- || rc=$?
+fi
 flock 9
 add total -1; add "b.$b" -1; add "m.$mk" -1
 echo "E $b $t $mk" >>"$run/log"
+exit "$rc"

@@ -17,6 +17,10 @@
 #             through clients.sh) or ninja113 (sid's ninja 1.13, through
 #             clients.sh: fifo:PATH only, so not on a pipe; scenarios one
 #             and two, with builds/*.ninja: ninja never polls the jobserver)
+#             or cargo185 (trixie's cargo 1.85 and rustc, through
+#             clients.sh: scenario one, builds/one-cargo.mk, whose victim
+#             is a cargo build of the workspace builds/cargo, run by
+#             make 4.4.1)
 #   BACKEND   pipe or fifo (the controls: backends/*.sh); a fairsem backend
 #             is one more file there
 #
@@ -34,7 +38,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-[ $# -eq 3 ] || { sed -n 4,24p "$0" >&2; exit 2; }
+[ $# -eq 3 ] || { sed -n 4,28p "$0" >&2; exit 2; }
 scen=$1 client=$2 backend=$3
 name="$scen $client $backend"
 export JS_DIR=$here
@@ -68,12 +72,22 @@ ninja113) MAKE_BIN=${JS_NINJA:-$("$here/clients.sh" ninja113)} ||
 	# The sub-ninjas of builds/one.ninja run the same wrapper.
 	export JS_NINJA=$MAKE_BIN
 	want=1.13.2 ;;
+cargo185) MAKE_BIN=${JS_MAKE44:-$("$here/clients.sh" make44)} ||
+	fail "no make 4.4.1"
+	want='GNU Make 4.4.1'
+	JS_CARGO=${JS_CARGO:-$("$here/clients.sh" cargo185)} ||
+		fail "no cargo 1.85"
+	[[ $("$JS_CARGO" --version) == "cargo 1.85."* ]] ||
+		fail "$JS_CARGO is not cargo 1.85"
+	export JS_CARGO ;;
 *) fail "unknown client $client" ;;
 esac
 [[ $("$MAKE_BIN" --version | head -n 1) == "$want" ]] ||
 	fail "$MAKE_BIN is not $want"
 [[ $client != ninja113 || $scen != poll ]] ||
 	fail "ninja never polls the jobserver: it tries a non-blocking read only when it starts or a job of its own ends (README.md)"
+[[ $client != cargo185 || $scen == one || $scen == bad ]] ||
+	fail "cargo runs scenario one only (a cargo build as the victim sub-build)"
 
 JS_RUNDIR=$(mktemp -d /tmp/jobserver-XXXXXX)
 export JS_RUNDIR
@@ -94,7 +108,7 @@ makeflags() {
 		# ninja 1.13 on POSIX: fifo:PATH or nothing.  No -j on its
 		# command line: an explicit -j makes it ignore MAKEFLAGS.
 		echo "-j$1 --jobserver-auth=fifo:$JS_FIFO"
-	elif [[ $client == make441 && -n $JS_FIFO ]]; then
+	elif [[ $client == make441 || $client == cargo185 ]] && [[ -n $JS_FIFO ]]; then
 		echo "-j$1 --jobserver-auth=fifo:$JS_FIFO"
 	else
 		echo "-j$1 --jobserver-auth=$JS_R,$JS_W"
@@ -128,6 +142,21 @@ ninja_client() {
 	((n >= $2)) || fail "$n of $2 ninjas said they detected the jobserver"
 }
 
+# cargo_client: every rustc that cargo ran must have been handed the
+# jobserver cargo was given (CARGO_MAKEFLAGS, rustc-job.sh's record): a
+# cargo that did not take it makes a jobserver of its own and builds at
+# its own -j.
+cargo_client() {
+	local auth n
+	[[ $client == cargo185 ]] || return 0
+	[[ -s $JS_RUN/cargo-auth ]] || fail "cargo ran no counted rustc job"
+	auth=--jobserver-auth=fifo:$JS_FIFO
+	[[ -n $JS_FIFO ]] || auth=--jobserver-auth=
+	n=$(grep -c -v -F -- "$auth" "$JS_RUN/cargo-auth")
+	fig "cargo handed rustc: $(head -n 1 "$JS_RUN/cargo-auth" | cut -d' ' -f2-)"
+	((n == 0)) || fail "$n rustc job(s) of cargo not on the jobserver ($auth)"
+}
+
 # maxof LOG FIELD [AWK-CONDITION]: the highest FIELD of the S lines.
 # after=1 once the K line has gone by.
 maxof() {
@@ -137,7 +166,7 @@ maxof() {
 }
 
 scen_one() {
-	local log rc left lost held before after ndone want
+	local log rc left lost held before after ndone want i
 	newrun one
 	# -j4: 3 tokens, and the top make's implicit slot.
 	js_open 3 || fail "js_open"
@@ -146,6 +175,14 @@ scen_one() {
 	if [[ $client == ninja113 ]]; then
 		JS_SLOTS=4 JS_SLEEP=0.4 runninja "$JS_RUN/top" one.ninja \
 			>"$JS_RUN/out" 2>&1
+	elif [[ $client == cargo185 ]]; then
+		# No network, no home: the workspace, cargo's home and its
+		# target in the run's directory.
+		cp -r "$here/builds/cargo" "$JS_RUN/ws"
+		JS_WS=$JS_RUN/ws CARGO_HOME=$JS_RUN/cargo-home \
+			CARGO_TARGET_DIR=$JS_RUN/target JS_SLOTS=4 JS_SLEEP=0.4 \
+			runmake -k -f "$here/builds/one-cargo.mk" \
+			>"$JS_RUN/out" 2>&1
 	else
 		JS_SLOTS=4 JS_SLEEP=0.4 runmake -k -f "$here/builds/one.mk" \
 			>"$JS_RUN/out" 2>&1
@@ -153,9 +190,21 @@ scen_one() {
 	rc=$?
 	log=$JS_RUN/log
 	[[ $rc != 124 ]] || fail "the build hung (timeout)"
+	# The killed cargo's rustc jobs run on as orphans: the tokens are
+	# counted once they have ended (bounded; a job left is a failure).
+	if [[ $client == cargo185 ]]; then
+		for ((i = 0; i < 2400; i++)); do
+			(($(grep -c '^S victim' "$log") == $(grep -c '^E victim' "$log"))) &&
+				break
+			sleep 0.025
+		done
+		(($(grep -c '^S victim' "$log") == $(grep -c '^E victim' "$log"))) ||
+			fail "a rustc job of the killed cargo never ended"
+	fi
 	# The top ninja and the survivor (the victim's own words may die
 	# with it in its stdio buffer).
 	ninja_client "$JS_RUN/out" 2
+	cargo_client
 	grep -q '^K ' "$log" || fail "the victim never held a token: no kill"
 	left=$(js_count) lost=$((3 - left))
 	held=$(awk '$1 == "K" { print $4 }' "$log")
@@ -191,54 +240,46 @@ startbuild() {
 		# flat.ninja: 20 jobs ($2 is 20 in every call).
 		mkdir -p "$JS_RUN/$1.d"
 		MAKEFLAGS=$(makeflags 4) JS_B=$1 JS_SLEEP=0.4 \
-			JS_GATE=${JS_GATE:-} setsid timeout 300 \
+			JS_GATE=${JS_GATE:-} JS_HOLD=${JS_HOLD:-} \
+			JS_KILL=${JS_KILL:-} setsid timeout 300 \
 			"$MAKE_BIN" -k 0 -C "$JS_RUN/$1.d" \
 			-f "$here/builds/flat.ninja" >"$JS_RUN/$1.out" 2>&1 &
 		return
 	fi
-	MAKEFLAGS=$(makeflags 4) JS_SLEEP=0.4 setsid timeout 300 \
+	MAKEFLAGS=$(makeflags 4) JS_SLEEP=0.4 JS_GATE=${JS_GATE:-} \
+		JS_HOLD=${JS_HOLD:-} JS_KILL=${JS_KILL:-} setsid timeout 300 \
 		"$MAKE_BIN" --no-print-directory -f "$here/builds/flat.mk" \
 		B="$1" N="$2" >"$JS_RUN/$1.out" 2>&1 &
 }
 
-# bget NAME: running jobs of build NAME (0 while job.sh rewrites the file,
-# when read outside the lock).
-bget() {
-	local n
-	n=$(cat "$JS_RUN/b.$1" 2>/dev/null)
-	echo "${n:-0}"
-}
-
 scen_two() {
-	local log pg1 pid2 i held left lost after2 max3 accts pid ok=
+	local log pg1 pid2 held left lost after2 max3 accts pid
 	newrun two
 	js_open 3 || fail "js_open"
 	[[ -n $JS_FIFO ]] || fail "a system-wide jobserver needs a name (fifo)"
-	startbuild b1 20
+	# Build 1 holds its tokens while build 2 runs, then its whole group
+	# is killed: the moment is made by the jobs, not looked for.  ninja
+	# reads tokens only when it starts or a job of its own ends, and two
+	# makes started together split the tokens by a race: build 1 might
+	# hold none, or build 2 be nearly done when build 1 gets 2.  So build
+	# 2's jobs wait behind a gate (gate.sh, on its implicit slot, no
+	# token read) until build 1 runs 3; build 1's jobs hold (JS_HOLD)
+	# until build 2 runs one; build 2's first job kills build 1's group
+	# (JS_KILL, job.sh), inside the jobs' lock, and 19 jobs of build 2
+	# are left to show what the kill did.  (A harness that looked for
+	# that moment from outside, with forks a look, took longer than a
+	# 0.4 s job in the VM: it saw build 2's fourth job beside build 1 at
+	# best, and when build 1 ended first it looked 800 times more, 20
+	# minutes in a loaded VM: the "hang" of two ninja113 fairsem.)
+	JS_HOLD="b.b2 1" startbuild b1 20
 	pg1=$!
-	# ninja reads tokens only when it starts or a job of its own ends:
-	# started together, two ninjas would split the tokens by a race and
-	# build 1 might hold none.  Build 2's jobs wait behind a gate
-	# (gate.sh, on its implicit slot, no token read) until build 1 runs 3.
-	JS_GATE="b.b1 3" startbuild b2 20
+	echo "$pg1" >"$JS_RUN/pg.b1"
+	JS_GATE="b.b1 3" JS_KILL="b1 2" startbuild b2 20
 	pid2=$!
-	# Kill b1 once it holds a token (2 jobs: one on its implicit slot) and
-	# b2 is running, inside the jobs' lock so that the count is exact.
-	exec {lk}>>"$JS_RUN/lock"
-	for ((i = 0; i < 800; i++)); do
-		flock "$lk"
-		if (($(bget b1) >= 2 && $(bget b2) >= 1)); then
-			held=$(($(bget b1) - 1))
-			kill -9 -- "-$pg1"
-			echo "K b1 $pg1 $held" >>"$JS_RUN/log"
-			ok=1
-		fi
-		flock -u "$lk"
-		[[ -z $ok ]] || break
-		sleep 0.025
-	done
-	[[ -n $ok ]] || fail "build 1 never held a token"
 	wait "$pid2"
+	grep -q '^K b1 ' "$JS_RUN/log" ||
+		fail "build 1 never held a token beside build 2: no kill"
+	held=$(awk '$1 == "K" { print $4 }' "$JS_RUN/log")
 	# A reclaiming jobserver shows its accounts: none may be of a dead
 	# process (build 1's), and with build 2 done none is left at all.
 	if declare -F js_accounts >/dev/null; then

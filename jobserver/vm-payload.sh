@@ -15,12 +15,16 @@ for f in bash:/bin/bash flock:/usr/bin/flock make43:/usr/bin/make; do
 done
 tar -xf make44.tar -C / || fail "cannot unpack make 4.4.1"
 tar -xf ninja.tar -C / || fail "cannot unpack ninja 1.13"
+if [ -n "$JS_CARGO" ]; then
+	tar -xf cargo.tar -C / || fail "cannot unpack cargo 1.85"
+	rm -f cargo.tar
+fi
 insmod /modules/fairsem.ko || fail "insmod fairsem.ko"
 export PATH="/payload/bin:$PATH" FAIRSEM=/payload/bin/fairsem \
 	JS_TOOL=/payload/bin/jstool JS_BENCH=/payload/bin/jsbench JS_MAKE44 \
-	JS_NINJA JS_BENCH_PAIRS
+	JS_NINJA JS_CARGO JS_WITH_CARGO JS_BENCH_PAIRS
 fairsem mount || fail "fairsem mount"
-echo "jobserver-vm: $(uname -r), $(nproc) CPUs, $(/usr/bin/make --version | head -n 1), $("$JS_MAKE44" --version | head -n 1), ninja $("$JS_NINJA" --version)"
+echo "jobserver-vm: $(uname -r), $(nproc) CPUs, $(/usr/bin/make --version | head -n 1), $("$JS_MAKE44" --version | head -n 1), ninja $("$JS_NINJA" --version)${JS_CARGO:+, $("$JS_CARGO" --version)}"
 if [ -n "$JS_VM_RUN" ]; then
 	bash -c "$JS_VM_RUN"
 else

@@ -20,8 +20,11 @@
 # console problems, a timeout, or no boot (scripts/vm/run.sh's status).
 # Env: BUILD (default build/), JS_VM_RUN (a bash command line to run
 # inside instead of check.sh, for one scenario: "jobserver/run.sh one
-# make43 fairsem"; JS_VM_EXTRA, files put in /payload/bin beside it), and
-# the VM_* knobs of scripts/vm/run.sh.
+# make43 fairsem"; JS_VM_EXTRA, files put in /payload/bin beside it),
+# JS_WITH_CARGO=1 (carry trixie's cargo and rustc as clients.sh unpacked
+# them, about 440 MB in the initramfs, so VM_MEM defaults to 3072 then,
+# and check.sh runs scenario one with cargo), and the VM_* knobs of
+# scripts/vm/run.sh.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,6 +46,11 @@ make44_dir=$(dirname "$(dirname "$make44")")
 # A missing client fails the run here (clients.sh exits 1), not a scenario.
 ninja=$("$here/clients.sh" ninja113)
 ninja_dir=$(dirname "$(dirname "$ninja")")
+cargo='' cargo_dir=''
+if [[ ${JS_WITH_CARGO:-} == 1 ]]; then
+	cargo=$("$here/clients.sh" cargo185)
+	cargo_dir=$(dirname "$(dirname "$cargo")")
+fi
 
 payload=$build/jobserver/vm-payload
 rm -rf "$payload"
@@ -53,14 +61,21 @@ cp "$build/jobserver/jstool" "$build/jobserver/jsbench" "$payload/bin/"
 # Dynamic: scripts/vm/run.sh copies their libraries along.
 cp /bin/bash /usr/bin/flock "$payload/bin/"
 cp /usr/bin/make "$payload/bin/make43"
-(cd "$here" && cp -a run.sh check.sh job.sh gate.sh builds backends expect "$payload/jobserver/")
+(cd "$here" && cp -a run.sh check.sh job.sh gate.sh rustc-job.sh builds backends expect "$payload/jobserver/")
 # Not executable inside the tar: run.sh's library scan skips trixie's
 # and sid's binaries, which the host's ldd cannot resolve.
 tar -C / -cf "$payload/make44.tar" "${make44_dir#/}"
 tar -C / -cf "$payload/ninja.tar" "${ninja_dir#/}"
+# Without the documentation and iconv's modules, which no build reads.
+[[ -z $cargo_dir ]] || tar -C / -cf "$payload/cargo.tar" \
+	--exclude="${cargo_dir#/}/root/usr/share" \
+	--exclude="${cargo_dir#/}/root/usr/lib/x86_64-linux-gnu/gconv" \
+	"${cargo_dir#/}"
 {
 	echo "JS_MAKE44=$make44"
 	echo "JS_NINJA=$ninja"
+	echo "JS_CARGO=$cargo"
+	echo "JS_WITH_CARGO=${JS_WITH_CARGO:-}"
 	echo "JS_BACKENDS='$*'"
 	printf 'JS_VM_RUN=%q\n' "${JS_VM_RUN:-}"
 	echo "JS_BENCH_PAIRS=${JS_BENCH_PAIRS:-}"
@@ -71,6 +86,7 @@ tar -C / -cf "$payload/ninja.tar" "${ninja_dir#/}"
 echo "jobserver-vm: host load before the boot: $(uptime)"
 rc=0
 # 3600 s: ci8, beside six other lanes at a load of 20, outlasted 2400.
+[[ -z $cargo ]] || export VM_MEM=${VM_MEM:-3072}
 VM_QUIET=${VM_QUIET:-1} VM_TIMEOUT=${VM_TIMEOUT:-3600} \
 	"$root/scripts/vm/run.sh" -n "$name" -m "$module" "$kernel" "$payload" || rc=$?
 [ $((rc & 64)) -eq 0 ] || { echo "0 passed, 1 failed"; exit 1; }

@@ -26,6 +26,12 @@
 #                                   picks the jobservers (check-all: fairsem
 #                                   and the pipe; the fifo control runs on
 #                                   the host in check-jobserver-controls).
+#   JS_WITH_CARGO=1                 with either check: scenario one with
+#                                   cargo 1.85 (trixie's, jobserver/
+#                                   clients.sh cargo185: 121 MB of debs,
+#                                   cached) on the fifo, and on fairsem in
+#                                   the VM (which then carries ~440 MB and
+#                                   gets VM_MEM=3072).
 
 JS_OUT := $(BUILD)/jobserver
 JS_CFLAGS := -O2 -Wall -Wextra -Werror -static
