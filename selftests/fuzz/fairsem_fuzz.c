@@ -1227,6 +1227,7 @@ static bool is_known_cmd(unsigned long cmd)
 	case FAIRSEM_IOC_ADD_KINDS: case FAIRSEM_IOC_REMOVE_KINDS:
 	case FAIRSEM_IOC_INFO_KINDS:
 	case FAIRSEM_IOC_SUBMIT: case FAIRSEM_IOC_REAP: case FAIRSEM_IOC_WITHDRAW:
+	case FAIRSEM_IOC_RELEASE_FAST:
 		return true;
 	}
 	return false;
@@ -1452,11 +1453,13 @@ static void op_unbound(struct ctx *c)
 			init.permits = chance(c, 70) ? below(c, 9) : gen_count(c);
 			init.flags = chance(c, 85) ? below(c, 2) : rnd(c);
 			/*
-			 * PRIO and JOBSERVER alone are valid too, but make
-			 * semaphores this fuzzer does not model: a random word
-			 * that is one of them gets a bit no flag has.
+			 * PRIO, JOBSERVER and FAST (with LIFO or PRIO) are
+			 * valid too, but make semaphores this fuzzer does not
+			 * model: a random word that is one of them gets a bit
+			 * no flag has.
 			 */
-			if (init.flags == FAIRSEM_PRIO || init.flags == FAIRSEM_JOBSERVER)
+			if (init.flags == FAIRSEM_PRIO || init.flags == FAIRSEM_JOBSERVER ||
+			    (init.flags & ~(FAIRSEM_LIFO | FAIRSEM_PRIO)) == FAIRSEM_FAST)
 				init.flags |= 1u << 31;
 			init.reserved = chance(c, 8);
 			uarg_place(c, &ua, pick_ptr(c), &init, sizeof(init), sizeof(init));
