@@ -52,7 +52,7 @@ rm -rf "$payload"
 mkdir -p "$payload"
 cp "$out"/bench_pair "$out"/bench_pingpong "$out"/bench_fair \
 	"$out"/bench_herd "$out"/bench_scale "$out"/bench_mem "$out"/bench_named \
-	"$out"/bench_kinds "$payload/"
+	"$out"/bench_kinds "$out"/bench_fast "$payload/"
 cp "$here/run-in-vm.sh" "$payload/"
 echo "$mode" >"$payload/mode"
 

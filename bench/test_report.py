@@ -66,7 +66,7 @@ def full_report_shows_every_section_of_every_run():
             text = f.read()
     heads = [line.split(".")[0][3:] for line in text.split("\n")
              if line.startswith("## ") and line[3:4].isdigit()]
-    assert heads == [str(i) for i in range(1, 13)], heads
+    assert heads == [str(i) for i in range(1, 14)], heads
     assert "## 8. Side by side with GNU parallel" in text
     assert "<!-- bindings begin -->" in text
 

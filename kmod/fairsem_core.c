@@ -27,6 +27,7 @@
  * counts after it, under sem->lock: the device traces it (fairsem_trace.h),
  * the model test checks it.
  */
+#include <linux/compiler.h>
 #include <linux/err.h>
 #include <linux/errno.h>
 #include <linux/lockdep.h>
@@ -82,6 +83,7 @@ void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u32 nkinds,
 	sem->handles = 0;
 	sem->lifo = flags & FAIRSEM_LIFO;
 	sem->prio = flags & FAIRSEM_PRIO;
+	sem->is_fast = false;	/* the glue makes it fast, with its @fast */
 	sem->closed = false;
 	sem->nkinds = nkinds;
 	for (k = 0; k < nkinds; k++) {
@@ -106,7 +108,10 @@ void fairsem_sem_get(struct fairsem_sem *sem)
 void fairsem_sem_put(struct fairsem_sem *sem)
 {
 	if (refcount_dec_and_test(&sem->ref)) {
-		kfree(sem->accounts);
+		if (sem->is_fast)
+			fairsem_fast_destroy(sem->fast);
+		else
+			kfree(sem->accounts);
 		kfree(sem);
 	}
 }
@@ -163,8 +168,15 @@ u64 *fairsem_holds_alloc(u32 nkinds)
 u64 fairsem_available(const struct fairsem_sem *sem, unsigned int k)
 {
 	const struct fairsem_kind_state *kind = &sem->kind[k];
+	u64 avail = kind->limit > kind->taken ? kind->limit - kind->taken : 0;
 
-	return kind->limit > kind->taken ? kind->limit - kind->taken : 0;
+	/*
+	 * Fast paths take from W unseen: W is what is free, and the clamp
+	 * keeps what the ioctls grant within the limit whatever W says.
+	 */
+	if (unlikely(sem->is_fast))
+		return min(avail, fairsem_fast_free(sem));
+	return avail;
 }
 
 /* Does @count fit in what is available, in every kind? */
@@ -210,6 +222,8 @@ static void fairsem_give_back(struct fairsem_holder *holder, const u64 *count)
 		holder->holds[k] -= count[k];
 		sem->kind[k].taken -= count[k];
 	}
+	if (unlikely(sem->is_fast))
+		fairsem_fast_give(sem, count[0]);
 }
 
 /*
@@ -277,6 +291,9 @@ static void fairsem_queue_add(struct fairsem_sem *sem, struct fairsem_request *r
 	else
 		list_add_tail(&req->node, &sem->queue);
 	sem->waiters++;
+	/* Before the caller looks at W again: no fast acquire passes it. */
+	if (unlikely(sem->is_fast))
+		fairsem_fast_sync(sem);
 }
 
 static void fairsem_queue_del(struct fairsem_sem *sem, struct fairsem_request *req)
@@ -285,6 +302,9 @@ static void fairsem_queue_del(struct fairsem_sem *sem, struct fairsem_request *r
 		fairsem_prio_del(sem, req);
 	list_del_init(&req->node);
 	sem->waiters--;
+	/* After the grant's take from W: WAITERS is cleared last. */
+	if (unlikely(sem->is_fast))
+		fairsem_fast_sync(sem);
 }
 
 /* Does @a come before @b in grant order (both with their arrivals)? */
@@ -371,6 +391,9 @@ static void fairsem_grant_waiters(struct fairsem_sem *sem,
 		head = fairsem_queue_first(sem);
 		if (!fairsem_fits(sem, head->count))
 			break;
+		/* WAITERS is set: only a bad writer can change W meanwhile. */
+		if (unlikely(sem->is_fast) && !fairsem_fast_take(sem, head->count[0]))
+			break;
 		fairsem_queue_del(sem, head);
 		fairsem_take(sem, head);
 		fairsem_req_set(head, FAIRSEM_REQ_GRANTED);
@@ -402,9 +425,33 @@ int fairsem_try_grant(struct fairsem_request *req)
 		return -EAGAIN;
 	if (!fairsem_fits(sem, req->count))
 		return -EAGAIN;
+	/* A fast acquire may take what fit a moment ago: it then queues. */
+	if (unlikely(sem->is_fast) && !fairsem_fast_take(sem, req->count[0]))
+		return -EAGAIN;
 	fairsem_take(sem, req);
 	fairsem_traced(sem, FAIRSEM_TRACE_GRANT_NOW, req->count);
 	return 0;
+}
+
+/*
+ * The re-check of a fast semaphore, once fairsem_queue_add() has set
+ * WAITERS with a fully ordered operation: a fast release that landed in W
+ * after fairsem_try_grant() looked, and before WAITERS was set, went to no
+ * kernel path, so nobody else would grant the new head from it.  If the
+ * new request is the head and fits now, it is granted at once, as if
+ * fairsem_try_grant() had seen the release.
+ */
+static bool fairsem_fast_recheck(struct fairsem_request *req)
+{
+	struct fairsem_sem *sem = req->holder->sem;
+
+	if (fairsem_queue_first(sem) != req || !fairsem_fits(sem, req->count) ||
+	    !fairsem_fast_take(sem, req->count[0]))
+		return false;
+	fairsem_queue_del(sem, req);
+	fairsem_take(sem, req);
+	fairsem_traced(sem, FAIRSEM_TRACE_GRANT_NOW, req->count);
+	return true;
 }
 
 /**
@@ -422,6 +469,8 @@ int fairsem_enqueue(struct fairsem_request *req)
 	if (ret != -EAGAIN)
 		return ret;
 	fairsem_queue_add(sem, req);
+	if (unlikely(sem->is_fast) && fairsem_fast_recheck(req))
+		return 0;
 	fairsem_req_set(req, FAIRSEM_REQ_QUEUED);
 	return -EINPROGRESS;
 }
@@ -449,6 +498,9 @@ int fairsem_enqueue_again(struct fairsem_request *req,
 	if (sem->closed)
 		return -EIDRM;
 	fairsem_queue_insert(sem, req);
+	/* fairsem_grant_waiters() below is the re-check. */
+	if (unlikely(sem->is_fast))
+		fairsem_fast_sync(sem);
 	fairsem_req_set(req, FAIRSEM_REQ_QUEUED);
 	if (fairsem_queue_first(sem) == req)
 		fairsem_grant_waiters(sem, wake);
@@ -492,6 +544,19 @@ void fairsem_unqueue(struct fairsem_request *req)
 }
 
 /**
+ * fairsem_grant_onward() - grant the head for as long as it fits
+ * @sem: the semaphore
+ * @wake: the caller's batch of tasks to wake
+ *
+ * For the glue's own changes of the permits: a fast semaphore's W given
+ * back or reconciled (fairsem_fast.c).
+ */
+void fairsem_grant_onward(struct fairsem_sem *sem, struct fairsem_wake *wake)
+{
+	fairsem_grant_waiters(sem, wake);
+}
+
+/**
  * fairsem_release() - give back held permits (FAIRSEM_IOC_RELEASE)
  * @holder: the holder giving them back
  * @count: how many of each kind
@@ -525,16 +590,25 @@ int fairsem_forget(struct fairsem_holder *holder, const u64 *count,
 {
 	struct fairsem_sem *sem = holder->sem;
 	struct fairsem_kind_state *kind;
+	u64 limit = sem->kind[0].limit;
 	unsigned int k;
 
 	lockdep_assert_held(&sem->lock);
 	if (!fairsem_holds_enough(holder, count))
 		return -EINVAL;
+	/*
+	 * W gets the permits back and loses as much limit in two steps: with
+	 * WAITERS set in between, no fast acquire can take what is gone.
+	 */
+	if (unlikely(sem->is_fast))
+		fairsem_fast_hold(sem);
 	fairsem_give_back(holder, count);
 	for (k = 0; k < sem->nkinds; k++) {
 		kind = &sem->kind[k];
 		kind->limit = kind->limit > count[k] ? kind->limit - count[k] : 0;
 	}
+	if (unlikely(sem->is_fast))
+		fairsem_fast_owe(sem, limit - sem->kind[0].limit);
 	fairsem_traced(sem, FAIRSEM_TRACE_FORGET, count);
 	fairsem_grant_waiters(sem, wake);
 	return 0;
@@ -555,11 +629,17 @@ int fairsem_add(struct fairsem_sem *sem, const u64 *count,
 	unsigned int k;
 
 	lockdep_assert_held(&sem->lock);
+	/* W's free permits are 32 bits: a fast limit stays below them. */
+	if (unlikely(sem->is_fast) &&
+	    count[0] > FAIRSEM_FAST_MAX_PERMITS - sem->kind[0].limit)
+		return -EOVERFLOW;
 	for (k = 0; k < sem->nkinds; k++)
 		if (count[k] > FAIRSEM_MAX_PERMITS - sem->kind[k].limit)
 			return -EOVERFLOW;
 	for (k = 0; k < sem->nkinds; k++)
 		sem->kind[k].limit += count[k];
+	if (unlikely(sem->is_fast))
+		fairsem_fast_give(sem, count[0]);
 	fairsem_traced(sem, FAIRSEM_TRACE_ADD, count);
 	fairsem_grant_waiters(sem, wake);
 	return 0;
@@ -583,6 +663,8 @@ int fairsem_remove(struct fairsem_sem *sem, const u64 *count)
 			return -EINVAL;
 	for (k = 0; k < sem->nkinds; k++)
 		sem->kind[k].limit -= count[k];
+	if (unlikely(sem->is_fast))
+		fairsem_fast_owe(sem, count[0]);
 	fairsem_traced(sem, FAIRSEM_TRACE_REMOVE, count);
 	return 0;
 }
@@ -610,6 +692,9 @@ void fairsem_close(struct fairsem_sem *sem, struct fairsem_wake *wake)
 		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 		fairsem_request_done(req, wake);
 	}
+	/* WAITERS for good: every fast acquire now meets EIDRM. */
+	if (unlikely(sem->is_fast))
+		fairsem_fast_sync(sem);
 	fairsem_traced(sem, FAIRSEM_TRACE_CLOSE, &refused);
 	list_for_each_entry(holder, &sem->holder_list, sibling)
 		fairsem_holder_wake(holder);

@@ -123,12 +123,19 @@ struct fairsem_kind_state {
  *	other semaphore.  A list head of its own, set before the semaphore
  *	is published and freed with it, so that a semaphore of one kind
  *	stays within kmalloc-128
+ * @fast: in its place on a fast semaphore (@is_fast, %FAIRSEM_FAST), the
+ *	glue's fast-path state (fairsem_fast.c): the shared page with W, the
+ *	live mappings, the debt; the core only calls fairsem_fast_*() on it
  * @id: unique while the module is loaded
  * @waiters: length of @queue
  * @arrivals: requests ever queued: the last one's &fairsem_request.seq
  * @handles: attached holders (open handles), as INFO reports them
  * @lifo: queue newest first
  * @prio: queue by task priority (%FAIRSEM_PRIO), arrival order among equals
+ * @is_fast: a fast semaphore (%FAIRSEM_FAST): @fast is set, and W, the
+ *	free permits userspace sees, follows every change of the permits.
+ *	Bits, like @lifo and @prio, set before the semaphore is published
+ *	and never changed, so that the semaphore keeps its size
  * @closed: FAIRSEM_IOC_CLOSE was called; never cleared
  * @nkinds: its kinds, 1 to %FAIRSEM_MAX_KINDS, fixed at INIT
  * @kind: each kind's limit, taken and label
@@ -141,13 +148,17 @@ struct fairsem_sem {
 	struct list_head queue;
 	struct list_head levels;
 	struct list_head holder_list;
-	struct list_head *accounts;
+	union {
+		struct list_head *accounts;
+		struct fairsem_fast *fast;
+	};
 	u64 id;
 	u64 waiters;
 	u64 arrivals;
 	u32 handles;
-	bool lifo;
-	bool prio;
+	bool lifo:1;
+	bool prio:1;
+	bool is_fast:1;
 	bool closed;
 	u8 nkinds;
 	struct fairsem_kind_state kind[];
@@ -241,8 +252,36 @@ void fairsem_traced(const struct fairsem_sem *sem,
 /* A jobserver: read(2), write(2) and poll(2) speak the jobserver protocol. */
 static inline bool fairsem_is_jobserver(const struct fairsem_sem *sem)
 {
-	return sem->accounts;
+	return !sem->is_fast && sem->accounts;
 }
+
+/*
+ * The fast path's word W (fairsem_fast.c), provided by the glue and called
+ * by the core under sem->lock, only on a semaphore with @is_fast: each call
+ * site costs any other semaphore one predictable branch.  W's free permits
+ * plus the glue's debt always equal limit minus every permit taken, fast
+ * or slow, once the fast paths under way have ended.
+ *
+ * fairsem_fast_take() takes @n free permits from W if it has them (a fast
+ * acquire may race it: one compare-and-swap decides); fairsem_fast_give()
+ * gives @n back, paying the debt first; fairsem_fast_owe() takes @n the
+ * limit lost, what W has free at once and the rest as debt, and ends a
+ * fairsem_fast_hold(), which keeps WAITERS set until then (FORGET gives
+ * back and lowers the limit in two steps, which no fast path may see);
+ * fairsem_fast_sync() sets WAITERS while a request is queued, a debt is
+ * owed or the semaphore is closed, and clears it otherwise, with a fully
+ * ordered operation either way; fairsem_fast_free() is W's free permits,
+ * clamped to the limit; fairsem_fast_destroy() frees the state, with the
+ * semaphore, after its last reference.
+ */
+struct fairsem_fast;
+void fairsem_fast_hold(struct fairsem_sem *sem);
+bool fairsem_fast_take(struct fairsem_sem *sem, u64 n);
+void fairsem_fast_give(struct fairsem_sem *sem, u64 n);
+void fairsem_fast_owe(struct fairsem_sem *sem, u64 n);
+void fairsem_fast_sync(struct fairsem_sem *sem);
+u64 fairsem_fast_free(const struct fairsem_sem *sem);
+void fairsem_fast_destroy(struct fairsem_fast *fast);
 
 struct fairsem_sem *fairsem_sem_alloc(u32 nkinds);
 void fairsem_sem_get(struct fairsem_sem *sem);
@@ -262,6 +301,7 @@ int fairsem_enqueue_again(struct fairsem_request *req,
 			  struct fairsem_wake *wake);
 void fairsem_dequeue(struct fairsem_request *req, struct fairsem_wake *wake);
 void fairsem_unqueue(struct fairsem_request *req);
+void fairsem_grant_onward(struct fairsem_sem *sem, struct fairsem_wake *wake);
 int fairsem_request_cancel(struct fairsem_request *req,
 			   struct fairsem_wake *wake);
 

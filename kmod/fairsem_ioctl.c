@@ -31,6 +31,7 @@
 #include <uapi/linux/fairsem.h>
 
 #include "fairsem_dev.h"
+#include "fairsem_fast.h"
 #include "fairsem_submit.h"
 #include "fairsem_trace.h"
 
@@ -159,13 +160,20 @@ static bool fairsem_labels_valid(const struct fairsem_init_kinds *args)
 static bool fairsem_init_flags_valid(u32 flags, bool scalar)
 {
 	const u32 order = FAIRSEM_LIFO | FAIRSEM_PRIO;
-	u32 known = order | (scalar ? FAIRSEM_JOBSERVER : 0);
+	u32 known = order | FAIRSEM_FAST | (scalar ? FAIRSEM_JOBSERVER : 0);
 
 	if (flags & ~known)
 		return false;
-	if ((flags & FAIRSEM_JOBSERVER) && (flags & order))
+	if ((flags & FAIRSEM_JOBSERVER) && (flags & (order | FAIRSEM_FAST)))
 		return false;
 	return (flags & order) != order;
+}
+
+/* A fast semaphore's free permits fit W's 32 bits; it has one kind. */
+static bool fairsem_init_fast_valid(const struct fairsem_init_kinds *args)
+{
+	return !(args->flags & FAIRSEM_FAST) ||
+	       (args->nkinds == 1 && args->limit[0] <= FAIRSEM_FAST_MAX_PERMITS);
 }
 
 /* A jobserver's list of accounts, before the semaphore is published. */
@@ -202,6 +210,9 @@ static int fairsem_init_sem(struct fairsem_file *ff,
 	fairsem_sem_setup(sem, atomic64_inc_return(&fairsem_last_id),
 			  args->nkinds, args->limit, args->flags);
 	ret = fairsem_init_jobserver(sem, args->flags);
+	if (ret)
+		goto err_free_holds;
+	ret = fairsem_fast_init(sem, args->flags);
 	if (ret)
 		goto err_free_holds;
 	for (k = 0; k < args->nkinds; k++)
@@ -241,6 +252,8 @@ static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
 		return -EINVAL;
 	kargs.limit[0] = args.permits;
 	kargs.flags = args.flags;
+	if (!fairsem_init_fast_valid(&kargs))
+		return -EINVAL;
 	return fairsem_init_sem(ff, &kargs);
 }
 
@@ -259,6 +272,8 @@ static int fairsem_ioctl_init_kinds(struct fairsem_file *ff, void __user *argp)
 		if (k >= args.nkinds ? args.limit[k] :
 		    args.limit[k] > FAIRSEM_MAX_PERMITS)
 			return -EINVAL;
+	if (!fairsem_init_fast_valid(&args))
+		return -EINVAL;
 	return fairsem_init_sem(ff, &args);
 }
 
@@ -806,6 +821,7 @@ static bool fairsem_ioctl_known(unsigned int cmd)
 	case FAIRSEM_IOC_SUBMIT:
 	case FAIRSEM_IOC_REAP:
 	case FAIRSEM_IOC_WITHDRAW:
+	case FAIRSEM_IOC_RELEASE_FAST:
 		return true;
 	default:
 		return false;
@@ -854,6 +870,8 @@ long fairsem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return fairsem_ioctl_reap(ff, argp);
 	case FAIRSEM_IOC_WITHDRAW:
 		return fairsem_ioctl_withdraw(ff, argp);
+	case FAIRSEM_IOC_RELEASE_FAST:
+		return fairsem_fast_ioctl_release(file, argp);
 	default:
 		return -ENOTTY;
 	}

@@ -54,6 +54,54 @@ void fairsem_traced(const struct fairsem_sem *sem,
 }
 
 /*
+ * The fast path's W lives in the device glue (fairsem_fast.c), tested in
+ * the VM by selftests/fairsem_fast_test.c.  No semaphore here is made
+ * fast (fairsem_sem_setup() leaves @is_fast clear), so the core never
+ * calls these: if it does, the test fails.
+ */
+static void kt_no_fast(const struct fairsem_sem *sem)
+{
+	WARN(1, "fairsem_kunit: fast path called on semaphore %llu\n", sem->id);
+}
+
+void fairsem_fast_hold(struct fairsem_sem *sem)
+{
+	kt_no_fast(sem);
+}
+
+bool fairsem_fast_take(struct fairsem_sem *sem, u64 n)
+{
+	kt_no_fast(sem);
+	return false;
+}
+
+void fairsem_fast_give(struct fairsem_sem *sem, u64 n)
+{
+	kt_no_fast(sem);
+}
+
+void fairsem_fast_owe(struct fairsem_sem *sem, u64 n)
+{
+	kt_no_fast(sem);
+}
+
+void fairsem_fast_sync(struct fairsem_sem *sem)
+{
+	kt_no_fast(sem);
+}
+
+u64 fairsem_fast_free(const struct fairsem_sem *sem)
+{
+	kt_no_fast(sem);
+	return 0;
+}
+
+void fairsem_fast_destroy(struct fairsem_fast *fast)
+{
+	WARN(1, "fairsem_kunit: a fast semaphore freed\n");
+}
+
+/*
  * Each expectation in a function of its own: a KUNIT_EXPECT_*() keeps its
  * assertion on the caller's stack, and with KASAN's stack redzones a test
  * of a dozen would pass CONFIG_FRAME_WARN (1024 on the debug kernel).

@@ -20,6 +20,7 @@
 #include <uapi/linux/fairsem.h>
 
 #include "fairsem_dev.h"
+#include "fairsem_fast.h"
 #include "fairsem_fs.h"
 #include "fairsem_jobserver.h"
 #include "fairsem_submit.h"
@@ -266,6 +267,8 @@ static u32 fairsem_info_flags(struct fairsem_file *ff, struct fairsem_sem *sem)
 		flags |= FAIRSEM_PRIO;
 	if (fairsem_is_jobserver(sem))
 		flags |= FAIRSEM_JOBSERVER;
+	if (sem->is_fast)
+		flags |= FAIRSEM_FAST;
 	if (sem->closed)
 		flags |= FAIRSEM_INFO_CLOSED;
 	if (sem->nkinds > 1)
@@ -300,6 +303,8 @@ void fairsem_fill_info_kinds(struct fairsem_file *ff, struct fairsem_sem *sem,
 		kind->holds = ff->holder.holds[k];
 		memcpy(kind->label, sem->kind[k].label, FAIRSEM_LABEL_LEN);
 	}
+	if (sem->is_fast)
+		fairsem_fast_fill(ff, sem, &info->kind[0]);
 	info->id = sem->id;
 	info->waiters = sem->waiters;
 	info->handles = sem->handles;
@@ -523,6 +528,7 @@ const struct file_operations fairsem_fops = {
 	.poll = fairsem_fop_poll,
 	.unlocked_ioctl = fairsem_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = fairsem_fast_mmap,
 	.show_fdinfo = fairsem_fop_show_fdinfo,
 };
 

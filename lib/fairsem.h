@@ -114,6 +114,32 @@ int fairsem_submit_kinds(int fd, unsigned int nkinds, const uint64_t *counts);
 int fairsem_reap(int fd, uint32_t *ids, unsigned int max);
 int fairsem_withdraw(int fd, uint32_t id);
 
+/*
+ * The fast path (since LIBFAIRSEM_1.5): on a semaphore made with
+ * FAIRSEM_FAST, an acquire and a release that nobody waits for are one
+ * atomic instruction each, through a mapping of the semaphore; with
+ * waiters, or on a kernel or a semaphore without the fast path, they are
+ * the ioctls, with the same semantics.  A struct fairsem_fast is one
+ * mapping, held by the caller (its fields are the library's): one per
+ * process, made after fork(2) in the child (a mapping is not inherited).
+ * Permits taken through it are given back through it, or by the kernel
+ * when the mapping goes (fairsem_fast_unmap(), exit, any death).
+ */
+struct fairsem_fast {
+	int fd;
+	unsigned int reserved0;
+	void *base;
+	size_t len;
+	uint64_t reserved[2];
+};
+
+int fairsem_fast_map(int fd, struct fairsem_fast *fast);
+int fairsem_fast_mapped(const struct fairsem_fast *fast);
+int fairsem_fast_acquire(struct fairsem_fast *fast, uint64_t count);
+int fairsem_fast_try_acquire(struct fairsem_fast *fast, uint64_t count);
+int fairsem_fast_release(struct fairsem_fast *fast, uint64_t count);
+int fairsem_fast_unmap(struct fairsem_fast *fast);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,10 +11,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,7 +28,7 @@
 #define FAIRSEM_OPEN_FLAGS	(O_CLOEXEC | O_NONBLOCK)
 
 /* What INIT takes: the order of the queue. */
-#define FAIRSEM_INIT_FLAGS	(FAIRSEM_LIFO | FAIRSEM_PRIO)
+#define FAIRSEM_INIT_FLAGS	(FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_FAST)
 
 _Static_assert(!(FAIRSEM_INIT_FLAGS & FAIRSEM_OPEN_FLAGS),
 	       "the INIT flags must not collide with the open(2) flags");
@@ -1299,4 +1301,232 @@ FAIRSEM_EXPORT int fairsem_reap(int fd, uint32_t *ids, unsigned int max)
 FAIRSEM_EXPORT int fairsem_withdraw(int fd, uint32_t id)
 {
 	return fs_ioctl(fd, FAIRSEM_IOC_WITHDRAW, &id);
+}
+
+/*
+ * The fast path: the steps of models/fastpath/README.md (A1 to A6, R1 to
+ * R6), each with the memory order it proves necessary.  W is shared by
+ * every mapping of the semaphore; the slot is this mapping's alone.
+ */
+#define FS_FAST_BITS	(FAIRSEM_FAST_WAITERS | FAIRSEM_FAST_RECONCILE)
+
+static _Atomic uint64_t *fs_fast_word(const struct fairsem_fast *fast)
+{
+	return (_Atomic uint64_t *)&((struct fairsem_fast_page *)fast->base)->word;
+}
+
+static struct fairsem_fast_slot *fs_fast_slot(const struct fairsem_fast *fast)
+{
+	return (struct fairsem_fast_slot *)((char *)fast->base + fast->len /
+					    FAIRSEM_FAST_MAP_PAGES);
+}
+
+static _Atomic uint32_t *fs_fast_holds(const struct fairsem_fast *fast)
+{
+	return (_Atomic uint32_t *)&fs_fast_slot(fast)->holds;
+}
+
+static _Atomic uint32_t *fs_fast_inflight(const struct fairsem_fast *fast)
+{
+	return (_Atomic uint32_t *)&fs_fast_slot(fast)->inflight;
+}
+
+/**
+ * fairsem_fast_map() - map a handle's semaphore for the fast path
+ * @fd: a read-write handle
+ * @fast: filled in: the mapping, the caller's to keep until
+ *	fairsem_fast_unmap()
+ *
+ * On a semaphore that is not fast, on a kernel without the fast path
+ * (both answer ENODEV), and where 8-byte atomics are not lock-free (a lock
+ * of libatomic would not be shared between processes), @fast is still made,
+ * unmapped: every call on it is the ioctl path.  fairsem_fast_mapped()
+ * tells which.
+ *
+ * Return: 0; -EACCES on a read-only handle, -EBADFD on an unbound one,
+ * -ENOMEM, or any other error of mmap(2) as -errno.
+ */
+FAIRSEM_EXPORT int fairsem_fast_map(int fd, struct fairsem_fast *fast)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int saved = errno;
+	void *base;
+	int ret;
+
+	memset(fast, 0, sizeof(*fast));
+	fast->fd = fd;
+	if (page <= 0)
+		return -EINVAL;
+	if (!atomic_is_lock_free((_Atomic uint64_t *)NULL) ||
+	    !atomic_is_lock_free((_Atomic uint32_t *)NULL))
+		return 0;
+	fast->len = (size_t)page * FAIRSEM_FAST_MAP_PAGES;
+	base = mmap(NULL, fast->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		ret = errno == ENODEV ? 0 : -errno;
+		errno = saved;
+		fast->len = 0;
+		return ret;
+	}
+	fast->base = base;
+	return 0;
+}
+
+/**
+ * fairsem_fast_mapped() - is the fast path on?
+ * @fast: from fairsem_fast_map()
+ *
+ * Return: 1 when @fast maps the semaphore, 0 when it takes the ioctl path.
+ */
+FAIRSEM_EXPORT int fairsem_fast_mapped(const struct fairsem_fast *fast)
+{
+	return fast->base != NULL;
+}
+
+/* A1 to A6: 0 when taken here, -EAGAIN when the kernel must decide. */
+static int fs_fast_take(struct fairsem_fast *fast, uint64_t count)
+{
+	_Atomic uint64_t *word = fs_fast_word(fast);
+	_Atomic uint32_t *inflight = fs_fast_inflight(fast);
+	uint64_t w;
+	int ret = -EAGAIN;
+
+	/* A1: seq_cst, ordered before the CAS: the reconcile's Dekker pair. */
+	atomic_fetch_add_explicit(inflight, 1, memory_order_seq_cst);
+	w = atomic_load_explicit(word, memory_order_relaxed);		/* A2 */
+	while (!(w & FS_FAST_BITS) && (w & FAIRSEM_FAST_FREE) >= count) { /* A3 */
+		if (atomic_compare_exchange_weak_explicit(word, &w, w - count,
+				memory_order_seq_cst, memory_order_relaxed)) { /* A4 */
+			atomic_fetch_add_explicit(fs_fast_holds(fast),
+						  (uint32_t)count,
+						  memory_order_relaxed);	/* A5 */
+			ret = 0;
+			break;
+		}
+	}
+	/* A6: release, so that a reconcile that sees 0 sees holds too. */
+	atomic_fetch_sub_explicit(inflight, 1, memory_order_release);
+	return ret;
+}
+
+/* R1 to R6: 0 when given back here, -EAGAIN when the kernel must grant. */
+static int fs_fast_give(struct fairsem_fast *fast, uint64_t count)
+{
+	_Atomic uint64_t *word = fs_fast_word(fast);
+	_Atomic uint32_t *inflight = fs_fast_inflight(fast);
+	uint64_t w;
+	int ret = -EAGAIN;
+
+	atomic_fetch_add_explicit(inflight, 1, memory_order_seq_cst);	/* R1 */
+	w = atomic_load_explicit(word, memory_order_relaxed);		/* R2 */
+	while (!(w & FS_FAST_BITS)) {					/* R3 */
+		if (atomic_compare_exchange_weak_explicit(word, &w, w + count,
+				memory_order_seq_cst, memory_order_relaxed)) { /* R4 */
+			atomic_fetch_sub_explicit(fs_fast_holds(fast),
+						  (uint32_t)count,
+						  memory_order_relaxed);	/* R5 */
+			ret = 0;
+			break;
+		}
+	}
+	atomic_fetch_sub_explicit(inflight, 1, memory_order_release);	/* R6 */
+	return ret;
+}
+
+static int fs_fast_acquire(struct fairsem_fast *fast, uint64_t count,
+			   unsigned int flags)
+{
+	if (!count)
+		return -EINVAL;
+	if (fast->base && count <= FAIRSEM_FAST_MAX_PERMITS &&
+	    !fs_fast_take(fast, count))
+		return 0;
+	/* Today's path: queued in order, behind whoever waits. */
+	return fs_acquire(fast->fd, count, FAIRSEM_NO_DEADLINE, flags);
+}
+
+/**
+ * fairsem_fast_acquire() - take permits, through the page if nobody waits
+ * @fast: from fairsem_fast_map()
+ * @count: 1 to FAIRSEM_MAX_PERMITS
+ *
+ * Never passes a queued request: with one queued, the call waits in the
+ * queue as fairsem_acquire() does.  Permits taken through the page belong
+ * to the mapping (fairsem_fast_release() gives them back); those the
+ * kernel granted, to the handle.
+ *
+ * Return: 0, or any error of fairsem_acquire().
+ */
+FAIRSEM_EXPORT int fairsem_fast_acquire(struct fairsem_fast *fast,
+					uint64_t count)
+{
+	return fs_fast_acquire(fast, count, 0);
+}
+
+/**
+ * fairsem_fast_try_acquire() - take permits now or not at all
+ * @fast: from fairsem_fast_map()
+ * @count: 1 to FAIRSEM_MAX_PERMITS
+ *
+ * Return: 0, -EAGAIN when they cannot be granted at once, or any error of
+ * fairsem_try_acquire().
+ */
+FAIRSEM_EXPORT int fairsem_fast_try_acquire(struct fairsem_fast *fast,
+					    uint64_t count)
+{
+	return fs_fast_acquire(fast, count, FAIRSEM_ACQ_TRY);
+}
+
+/**
+ * fairsem_fast_release() - give back permits, through the page if nobody
+ *	waits
+ * @fast: from fairsem_fast_map()
+ * @count: at least 1
+ *
+ * Permits the mapping holds go back through the page, or, with a request
+ * queued, through FAIRSEM_IOC_RELEASE_FAST, which grants it; when the
+ * mapping holds fewer than @count, they are the handle's, given back by
+ * fairsem_release() (so a release that mixes the two fails with -EINVAL:
+ * give back what each path granted through it).
+ *
+ * Return: 0; -EINVAL when neither the mapping nor the handle holds @count.
+ */
+FAIRSEM_EXPORT int fairsem_fast_release(struct fairsem_fast *fast,
+					uint64_t count)
+{
+	struct fairsem_fast_release arg = { .count = count };
+
+	if (!count)
+		return -EINVAL;
+	if (!fast->base ||
+	    count > atomic_load_explicit(fs_fast_holds(fast), memory_order_relaxed))
+		return fs_ioctl_count(fast->fd, FAIRSEM_IOC_RELEASE, count);
+	if (!fs_fast_give(fast, count))
+		return 0;
+	arg.addr = (uintptr_t)fast->base;
+	return fs_ioctl(fast->fd, FAIRSEM_IOC_RELEASE_FAST, &arg);
+}
+
+/**
+ * fairsem_fast_unmap() - end a mapping
+ * @fast: from fairsem_fast_map(); unmapped afterwards (the ioctl path)
+ *
+ * The permits the mapping holds go back to the semaphore at once, as when
+ * its process dies; the handle stays open, and keeps its own.
+ *
+ * Return: 0, or munmap(2)'s error as -errno.
+ */
+FAIRSEM_EXPORT int fairsem_fast_unmap(struct fairsem_fast *fast)
+{
+	int saved = errno;
+	int ret = 0;
+
+	if (fast->base && munmap(fast->base, fast->len))
+		ret = -errno;
+	errno = saved;
+	if (!ret) {
+		fast->base = NULL;
+		fast->len = 0;
+	}
+	return ret;
 }

@@ -269,7 +269,7 @@ TEST(init)
 	fd = LIB(fairsem_open(O_CLOEXEC));
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-EINVAL, LIB(fairsem_init(fd, FAIRSEM_MAX_PERMITS + 1, 0)));
-	EXPECT_EQ(-EINVAL, LIB(fairsem_init(fd, 1, 1u << 7)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_init(fd, 1, 1u << 8)));
 	EXPECT_EQ(0, LIB(fairsem_init(fd, 3, FAIRSEM_LIFO)));
 	EXPECT_EQ(-EBUSY, LIB(fairsem_init(fd, 3, 0)));
 	ASSERT_EQ(0, LIB(fairsem_info(fd, &info)));
@@ -1693,6 +1693,107 @@ TEST(many_requests_on_one_handle_are_granted_in_order)
 	EXPECT_EQ(-ENOENT, LIB(fairsem_withdraw(fd, c)));
 	EXPECT_EQ(0, LIB(fairsem_release(fd, 3)));
 	EXPECT_EQ(0, LIB(fairsem_submit(fd, 3)));
+	close(fd);
+}
+
+/* ---- the fast path ---- */
+
+TEST(fast_acquire_and_release_go_through_the_page)
+{
+	struct fairsem_fast fast;
+	struct fairsem_info info;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create(3, O_CLOEXEC | FAIRSEM_FAST);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, LIB(fairsem_fast_map(fd, &fast)));
+	ASSERT_EQ(1, fairsem_fast_mapped(&fast));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_fast_acquire(&fast, 0)));
+	EXPECT_EQ(0, LIB(fairsem_fast_acquire(&fast, 2)));
+	info = info_of(fd);
+	EXPECT_EQ(2, info.taken);
+	EXPECT_EQ(2, info.holds);
+	EXPECT_EQ(1, info.available);
+	EXPECT_TRUE(info.flags & FAIRSEM_FAST);
+	/* Taken through the page: the handle's own release does not reach it. */
+	EXPECT_EQ(-EINVAL, LIB(fairsem_release(fd, 1)));
+	EXPECT_EQ(-EAGAIN, LIB(fairsem_fast_try_acquire(&fast, 2)));
+	EXPECT_EQ(0, LIB(fairsem_fast_release(&fast, 2)));
+	EXPECT_EQ(3, info_of(fd).available);
+	EXPECT_EQ(0, info_of(fd).taken);
+	EXPECT_EQ(0, LIB(fairsem_fast_unmap(&fast)));
+	EXPECT_EQ(0, fairsem_fast_mapped(&fast));
+	close(fd);
+}
+
+TEST(fast_release_of_more_than_held_fails)
+{
+	struct fairsem_fast fast;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create(3, O_CLOEXEC | FAIRSEM_FAST);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, LIB(fairsem_fast_map(fd, &fast)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_fast_release(&fast, 1)));
+	ASSERT_EQ(0, LIB(fairsem_fast_acquire(&fast, 1)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_fast_release(&fast, 2)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_fast_release(&fast, 0)));
+	EXPECT_EQ(0, LIB(fairsem_fast_release(&fast, 1)));
+	EXPECT_EQ(3, info_of(fd).available);
+	EXPECT_EQ(0, LIB(fairsem_fast_unmap(&fast)));
+	close(fd);
+}
+
+TEST(fast_unmap_gives_back_what_the_mapping_held)
+{
+	struct fairsem_fast fast;
+	struct fairsem_info info;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create(4, O_CLOEXEC | FAIRSEM_FAST);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, LIB(fairsem_fast_map(fd, &fast)));
+	ASSERT_EQ(0, LIB(fairsem_fast_acquire(&fast, 3)));
+	ASSERT_EQ(0, LIB(fairsem_acquire(fd, 1)));
+	EXPECT_EQ(0, LIB(fairsem_fast_unmap(&fast)));
+	info = info_of(fd);
+	EXPECT_EQ(1, info.taken);
+	EXPECT_EQ(1, info.holds);
+	EXPECT_EQ(3, info.available);
+	close(fd);
+}
+
+TEST(fast_map_of_a_plain_semaphore_takes_the_ioctl_path)
+{
+	struct fairsem_fast fast;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create(2, O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, LIB(fairsem_fast_map(fd, &fast)));
+	EXPECT_EQ(0, fairsem_fast_mapped(&fast));
+	EXPECT_EQ(0, LIB(fairsem_fast_acquire(&fast, 2)));
+	EXPECT_EQ(2, info_of(fd).holds);
+	EXPECT_EQ(0, LIB(fairsem_fast_release(&fast, 2)));
+	EXPECT_EQ(2, info_of(fd).available);
+	EXPECT_EQ(0, LIB(fairsem_fast_unmap(&fast)));
+	close(fd);
+}
+
+TEST(fast_map_of_an_unbound_handle_fails)
+{
+	struct fairsem_fast fast;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_open(O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADFD, LIB(fairsem_fast_map(fd, &fast)));
+	EXPECT_EQ(0, fairsem_fast_mapped(&fast));
 	close(fd);
 }
 

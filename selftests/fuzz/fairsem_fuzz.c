@@ -52,6 +52,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -119,7 +120,7 @@ enum { OP_ACQUIRE, OP_COUNT, OP_INFO, OP_CANCEL, OP_READ, OP_POLL, OP_EPOLL,
 	OP_INIT_RACE, OP_NONBLOCK, OP_SIGNAL, OP_FORK, OP_CHILD_SIGNAL, OP_REAP,
 	OP_PASS_FD, OP_FDINFO, OP_SEND_FD, OP_RECV_FD, OP_PRIVATE, OP_EXIT,
 	OP_CLOSE_RACE, OP_LINK, OP_OPEN_NAME, OP_UNLINK, OP_RENAME, OP_CHMOD,
-	OP_KINDS, OP_NR };
+	OP_KINDS, OP_FAST, OP_NR };
 
 static const char *const op_names[OP_NR] = {
 	"acquire", "release/forget/add/remove", "info", "cancel", "read", "poll",
@@ -127,7 +128,7 @@ static const char *const op_names[OP_NR] = {
 	"init race", "O_NONBLOCK", "signal", "fork", "signal child", "reap",
 	"pass fd", "fdinfo", "send fd", "recv fd", "private sem", "exit",
 	"close race", "link", "open name", "unlink", "rename", "chmod",
-	"kinds",
+	"kinds", "fast",
 };
 
 /* Per 10000; the parent's workers and the children draw from these. */
@@ -139,7 +140,7 @@ static const int parent_weights[OP_NR] = {
 	[OP_FORK] = 150, [OP_CHILD_SIGNAL] = 150, [OP_REAP] = 200, [OP_PASS_FD] = 200,
 	[OP_FDINFO] = 100, [OP_CLOSE_RACE] = 50, [OP_LINK] = 150,
 	[OP_OPEN_NAME] = 200, [OP_UNLINK] = 80, [OP_RENAME] = 80, [OP_CHMOD] = 50,
-	[OP_KINDS] = 600,
+	[OP_KINDS] = 600, [OP_FAST] = 400,
 };
 
 static const int child_weights[OP_NR] = {
@@ -148,6 +149,7 @@ static const int child_weights[OP_NR] = {
 	[OP_CLOSE_SLOT] = 400, [OP_CLOSE_SEM] = 1, [OP_RANDOM_IOCTL] = 500,
 	[OP_UNBOUND] = 300, [OP_NONBLOCK] = 100, [OP_SIGNAL] = 50, [OP_SEND_FD] = 400,
 	[OP_RECV_FD] = 400, [OP_PRIVATE] = 200, [OP_FDINFO] = 100, [OP_EXIT] = 80,
+	[OP_FAST] = 600,
 };
 
 /* Counters shared with the children (MAP_SHARED). */
@@ -1227,6 +1229,7 @@ static bool is_known_cmd(unsigned long cmd)
 	case FAIRSEM_IOC_ADD_KINDS: case FAIRSEM_IOC_REMOVE_KINDS:
 	case FAIRSEM_IOC_INFO_KINDS:
 	case FAIRSEM_IOC_SUBMIT: case FAIRSEM_IOC_REAP: case FAIRSEM_IOC_WITHDRAW:
+	case FAIRSEM_IOC_RELEASE_FAST:
 		return true;
 	}
 	return false;
@@ -1452,11 +1455,13 @@ static void op_unbound(struct ctx *c)
 			init.permits = chance(c, 70) ? below(c, 9) : gen_count(c);
 			init.flags = chance(c, 85) ? below(c, 2) : rnd(c);
 			/*
-			 * PRIO and JOBSERVER alone are valid too, but make
-			 * semaphores this fuzzer does not model: a random word
-			 * that is one of them gets a bit no flag has.
+			 * PRIO, JOBSERVER and FAST (with LIFO or PRIO) are
+			 * valid too, but make semaphores this fuzzer does not
+			 * model: a random word that is one of them gets a bit
+			 * no flag has.
 			 */
-			if (init.flags == FAIRSEM_PRIO || init.flags == FAIRSEM_JOBSERVER)
+			if (init.flags == FAIRSEM_PRIO || init.flags == FAIRSEM_JOBSERVER ||
+			    (init.flags & ~(FAIRSEM_LIFO | FAIRSEM_PRIO)) == FAIRSEM_FAST)
 				init.flags |= 1u << 31;
 			init.reserved = chance(c, 8);
 			uarg_place(c, &ua, pick_ptr(c), &init, sizeof(init), sizeof(init));
@@ -2207,6 +2212,167 @@ static void kinds_die(struct ctx *c, int fd, uint32_t n)
 	close(p[0]);
 }
 
+/*
+ * OP_FAST: a fast semaphore (FAIRSEM_FAST) apart from the table, FLIMIT
+ * permits, taken and given back through each process's own mapping (a
+ * child maps its own at its first OP_FAST, on a handle of its own: the
+ * mapping is not inherited, and what the ioctls grant belongs to the
+ * handle), by the fast path or the ioctls as the page says, and always
+ * given back before the op ends, so children die at random inside it.
+ * At every check, the children reaped: no bit set in W, taken 0, and
+ * available and W's free the limit, exactly (check_fast()).
+ */
+#define FLIMIT	3
+#define FBITS	(FAIRSEM_FAST_WAITERS | FAIRSEM_FAST_RECONCILE)
+
+static int fast_fd = -1;
+static pid_t fast_pid;		/* __atomic: whose mapping fast_base is */
+static char *fast_base;
+static int fast_own_fd;		/* the process's handle (the parent's: fast_fd) */
+static size_t fast_len;
+
+static int fast_setup(void)
+{
+	fast_fd = open(DEV, O_RDWR | O_CLOEXEC);
+	if (fast_fd < 0 || do_ioctl(fast_fd, FAIRSEM_IOC_INIT,
+				    &(struct fairsem_init){ .permits = FLIMIT,
+							    .flags = FAIRSEM_FAST }))
+		return -1;
+	fast_len = 2 * (size_t)sysconf(_SC_PAGESIZE);
+	fast_base = mmap(NULL, fast_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 fast_fd, 0);
+	if (fast_base == MAP_FAILED)
+		return -1;
+	fast_own_fd = fast_fd;
+	__atomic_store_n(&fast_pid, getpid(), __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * This process's mapping; a child makes its own.  Two threads of a child
+ * racing here make two mappings, and the first stays live and idle: no
+ * harm, a live slot holding nothing.
+ */
+static char *fast_map(struct ctx *c, int *fd)
+{
+	pid_t me = getpid();
+	char *b;
+	int h;
+
+	if (__atomic_load_n(&fast_pid, __ATOMIC_ACQUIRE) == me) {
+		*fd = fast_own_fd;
+		return fast_base;
+	}
+	h = do_ioctl(fast_fd, FAIRSEM_IOC_NEW_HANDLE,
+		     &(struct fairsem_handle){ .flags = O_CLOEXEC });
+	if (h < 0) {
+		/* A child's descriptors are few (CHILD_FDS): that is no bug. */
+		if (h != -EMFILE)
+			fail(c, "fast: NEW_HANDLE: %s", en(-h));
+		return NULL;
+	}
+	b = mmap(NULL, fast_len, PROT_READ | PROT_WRITE, MAP_SHARED, h, 0);
+	if (b == MAP_FAILED) {
+		fail(c, "fast: mmap in a child: %s", en(errno));
+		close(h);
+		return NULL;
+	}
+	fast_base = b;
+	fast_own_fd = h;
+	__atomic_store_n(&fast_pid, me, __ATOMIC_RELEASE);
+	*fd = h;
+	return b;
+}
+
+/* The README's A1 to A6 (acquire) or R1 to R6 (release) on the page. */
+static bool fast_step(char *b, uint64_t n, bool acquire)
+{
+	_Atomic uint64_t *w = (_Atomic uint64_t *)b;
+	_Atomic uint32_t *holds = (_Atomic uint32_t *)(b + fast_len / 2);
+	uint64_t v;
+	bool done = false;
+
+	atomic_fetch_add_explicit(holds + 1, 1, memory_order_seq_cst);
+	v = atomic_load_explicit(w, memory_order_relaxed);
+	while (!(v & FBITS) && (!acquire || (v & FAIRSEM_FAST_FREE) >= n)) {
+		if (atomic_compare_exchange_weak_explicit(w, &v,
+				acquire ? v - n : v + n,
+				memory_order_seq_cst, memory_order_relaxed)) {
+			if (acquire)
+				atomic_fetch_add_explicit(holds, n, memory_order_relaxed);
+			else
+				atomic_fetch_sub_explicit(holds, n, memory_order_relaxed);
+			done = true;
+			break;
+		}
+	}
+	atomic_fetch_sub_explicit(holds + 1, 1, memory_order_release);
+	return done;
+}
+
+static void op_fast(struct ctx *c)
+{
+	struct fairsem_acquire acq = { .deadline_ns = NODL,
+				       .flags = FAIRSEM_ACQ_TRY };
+	struct fairsem_fast_release rel;
+	uint64_t n = 1 + below(c, 2);
+	bool mine;
+	char *b;
+	int fd, ret;
+
+	b = fast_map(c, &fd);
+	if (!b)
+		return;
+	mine = fast_step(b, n, true);
+	if (!mine) {
+		acq.count = n;
+		ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq);
+		if (ret == -EAGAIN)
+			return;
+		if (ret) {
+			fail(c, "fast: TRY of %" PRIu64 ": %s", n, en(-ret));
+			return;
+		}
+	}
+	if (chance(c, 30))
+		sleep_ns(below(c, 300) * 1000);
+	if (!mine) {
+		ret = do_ioctl(fd, FAIRSEM_IOC_RELEASE, &n);
+	} else if (fast_step(b, n, false)) {
+		ret = 0;
+	} else {
+		rel = (struct fairsem_fast_release){ .addr = (uintptr_t)b,
+						     .count = n };
+		ret = do_ioctl(fd, FAIRSEM_IOC_RELEASE_FAST, &rel);
+	}
+	if (ret)
+		fail(c, "fast: release of %" PRIu64 " %s: %s", n,
+		     mine ? "taken through the page" : "the kernel granted",
+		     en(-ret));
+}
+
+/* The children reaped, the workers parked: nothing is held, exactly. */
+static void check_fast(struct ctx *c)
+{
+	struct fairsem_info in = { 0 };
+	uint64_t w = 0;
+	int tries;
+
+	/* A child's handle may still be on its way out (deferred fput). */
+	for (tries = 0; tries < 200; tries++) {
+		w = atomic_load((_Atomic uint64_t *)fast_base);
+		if (!do_ioctl(fast_fd, FAIRSEM_IOC_INFO, &in) && !in.taken &&
+		    w == FLIMIT)
+			break;
+		sleep_ns(10 * MSEC);
+	}
+	check(c, !in.taken && in.available == FLIMIT && !in.waiters &&
+	      w == FLIMIT, "fast: taken %llu available %llu waiters %llu, "
+	      "W %#" PRIx64 " (want %d free, no bit)",
+	      (unsigned long long)in.taken, (unsigned long long)in.available,
+	      (unsigned long long)in.waiters, w, FLIMIT);
+}
+
 static void op_kinds(struct ctx *c)
 {
 	struct fairsem_acquire_kinds acq = { .deadline_ns = NODL };
@@ -2623,6 +2789,7 @@ static bool run_op(struct ctx *c, int op)
 	case OP_RENAME: op_rename(c); break;
 	case OP_CHMOD: op_chmod(c); break;
 	case OP_KINDS: op_kinds(c); break;
+	case OP_FAST: op_fast(c); break;
 	}
 	c->op = NULL;
 	return true;
@@ -2890,8 +3057,8 @@ static void check_fd_census(struct ctx *c)
 		link[n] = 0;
 		if (!strstr(link, "fairsem") && !is_name_path(link))
 			continue;
-		if (is_kinds_fd(fd))
-			continue;	/* the kinds' own, apart from the table */
+		if (is_kinds_fd(fd) || fd == fast_fd)
+			continue;	/* the kinds' and the fast one's, apart */
 		for (i = 0; i < MAX_SLOTS; i++)
 			if (tab.s[i].state == SLOT_LIVE && tab.s[i].fd == fd)
 				break;
@@ -3209,6 +3376,7 @@ static void check_all(struct ctx *c)
 		probe(c, si);
 	}
 	check_kinds(c);
+	check_fast(c);
 	pthread_mutex_unlock(&tab.mu);
 	__atomic_add_fetch(&sh->rounds, 1, __ATOMIC_RELAXED);
 }
@@ -3383,6 +3551,10 @@ int main(int argc, char **argv)
 		say("Bail out! kinds setup: %s", strerror(errno));
 		return 1;
 	}
+	if (fast_setup()) {
+		say("Bail out! fast setup: %s", strerror(errno));
+		return 1;
+	}
 	install_handlers();
 
 	coord = ctx_new(-2, (uint64_t)lrand48() << 20 ^ (uint64_t)lrand48());
@@ -3449,6 +3621,8 @@ int main(int argc, char **argv)
 		check_fd_census(coord);
 		pthread_mutex_unlock(&tab.mu);
 		kinds_teardown();
+		munmap(fast_base, fast_len);
+		close(fast_fd);
 		names_teardown(coord);
 		for (i = 0; i < 200; i++) {
 			ref1 = module_refcnt();

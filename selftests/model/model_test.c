@@ -323,6 +323,58 @@ void fairsem_traced(const struct fairsem_sem *sem,
 	}
 }
 
+/*
+ * The fast path's W lives in the device glue (kmod/fairsem_fast.c) and is
+ * tested in the VM (selftests/fairsem_fast_test.c); no semaphore of this
+ * world is made fast, so the core must never call these.
+ */
+static void no_fast(const struct fairsem_sem *sem)
+{
+	(void)sem;
+	fail(&the_world, "the core called the fast path of a semaphore not fast");
+}
+
+void fairsem_fast_hold(struct fairsem_sem *sem)
+{
+	no_fast(sem);
+}
+
+bool fairsem_fast_take(struct fairsem_sem *sem, u64 n)
+{
+	(void)n;
+	no_fast(sem);
+	return false;
+}
+
+void fairsem_fast_give(struct fairsem_sem *sem, u64 n)
+{
+	(void)n;
+	no_fast(sem);
+}
+
+void fairsem_fast_owe(struct fairsem_sem *sem, u64 n)
+{
+	(void)n;
+	no_fast(sem);
+}
+
+void fairsem_fast_sync(struct fairsem_sem *sem)
+{
+	no_fast(sem);
+}
+
+u64 fairsem_fast_free(const struct fairsem_sem *sem)
+{
+	no_fast(sem);
+	return 0;
+}
+
+void fairsem_fast_destroy(struct fairsem_fast *fast)
+{
+	(void)fast;
+	fail(&the_world, "a fast semaphore was freed");
+}
+
 /* The core asks the glue to wake a handle's readers and pollers. */
 void fairsem_holder_wake(struct fairsem_holder *holder)
 {

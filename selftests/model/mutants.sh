@@ -44,7 +44,7 @@ mutants=(
 'detach_stays_listed|s/\tlist_del_init\(&holder->sibling\);\n//'
 'cancel_granted_skips_grant|s/(fairsem_traced\(holder->sem, FAIRSEM_TRACE_CANCEL, given\);\n)\t\tfairsem_grant_waiters\(holder->sem, wake\);\n/$1/'
 'cancel_gives_back_full_count|s/given\[k\] = min\(req->count\[k\], holder->holds\[k\]\);/given[k] = req->count[k];/'
-'forget_above_holds|s/\tif \(!fairsem_holds_enough\(holder, count\)\)\n\t\treturn -EINVAL;\n(\tfairsem_give_back\(holder, count\);\n\tfor)/$1/'
+'forget_above_holds|s/\tif \(!fairsem_holds_enough\(holder, count\)\)\n\t\treturn -EINVAL;\n(\t\/\*\n\t \* W gets the permits back)/$1/'
 'forget_wraps_limit|s/kind->limit = kind->limit > count\[k\] \? kind->limit - count\[k\] : 0;/kind->limit -= count[k];/'
 'forget_keeps_limit|s/kind->limit = kind->limit > count\[k\] \? kind->limit - count\[k\] : 0;/(void)kind;/'
 'add_overflow_off_by_one|s/count\[k\] > FAIRSEM_MAX_PERMITS - sem->kind\[k\].limit/count[k] >= FAIRSEM_MAX_PERMITS - sem->kind[k].limit/'

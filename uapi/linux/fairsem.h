@@ -28,6 +28,13 @@
  * the caller's descriptor table (Documentation/userspace-api/fairsem.rst).
  */
 #define FAIRSEM_JOBSERVER	_BITUL(6)
+/*
+ * FAIRSEM_FAST: a fast semaphore, of one kind, any order: mmap(2) of a
+ * read-write handle maps its shared page and a slot of the mapping's own,
+ * through which permits are taken and given back without a system call
+ * while nobody waits (Documentation/userspace-api/fairsem.rst, "Fast path").
+ */
+#define FAIRSEM_FAST		_BITUL(7)
 
 /* fairsem_acquire.flags */
 #define FAIRSEM_ACQ_TRY		_BITUL(0)
@@ -239,6 +246,56 @@ struct fairsem_reap {
 	__u32 reserved;
 };
 
+/*
+ * The fast path.  A mapping is FAIRSEM_FAST_MAP_PAGES pages at offset 0:
+ * the semaphore's shared page (struct fairsem_fast_page) first, then the
+ * mapping's own slot page (struct fairsem_fast_slot at its start).
+ */
+#define FAIRSEM_FAST_MAP_PAGES		2
+#define FAIRSEM_FAST_MAX_PERMITS	0x7fffffffULL	/* a fast limit's most */
+#define FAIRSEM_FAST_FREE		0xffffffffULL	/* W's free permits */
+#define FAIRSEM_FAST_WAITERS		_BITULL(32)	/* go to the kernel */
+#define FAIRSEM_FAST_RECONCILE		_BITULL(33)	/* go to the kernel */
+
+/**
+ * struct fairsem_fast_page - the start of a fast semaphore's shared page
+ * @word: W: the free permits (%FAIRSEM_FAST_FREE), %FAIRSEM_FAST_WAITERS
+ *	and %FAIRSEM_FAST_RECONCILE; changed by userspace only by a 64-bit
+ *	compare-and-swap, and only while both bits are clear
+ * @reserved: zero
+ */
+struct fairsem_fast_page {
+	__u64 word;
+	__u64 reserved[7];
+};
+
+/**
+ * struct fairsem_fast_slot - the start of a mapping's slot page
+ * @holds: permits taken through this mapping's fast path, not given back
+ * @inflight: fast paths under way in this mapping
+ * @reserved: zero
+ *
+ * 32-bit fields, so that every architecture reads them with one native
+ * atomic access (the kernel's smp_load_acquire() included).
+ */
+struct fairsem_fast_slot {
+	__u32 holds;
+	__u32 inflight;
+	__u64 reserved[7];
+};
+
+/**
+ * struct fairsem_fast_release - FAIRSEM_IOC_RELEASE_FAST's argument
+ * @addr: an address inside a mapping of this handle, in the caller's process
+ * @count: permits to give back from that mapping's slot, at least 1
+ * @reserved: must be zero
+ */
+struct fairsem_fast_release {
+	__u64 addr;
+	__u64 count;
+	__u64 reserved;
+};
+
 /* statfs(2) f_type of a fairsem filesystem instance. */
 #define FAIRSEM_FS_MAGIC	0x6673656d	/* "fsem" */
 
@@ -271,6 +328,8 @@ struct fairsem_reap {
  *   submitted requests, oldest grant first; returns how many.
  * - %FAIRSEM_IOC_WITHDRAW (__u32 id): withdraw a submitted request, queued
  *   or granted and not reaped.
+ * - %FAIRSEM_IOC_RELEASE_FAST (&struct fairsem_fast_release): give back
+ *   permits a mapping of the handle took through the fast path.
  *
  * Kinds: each of these is its scalar namesake over a vector, atomic over
  * every kind; they work on a semaphore of one kind too.  On a semaphore of
@@ -310,5 +369,7 @@ struct fairsem_reap {
 #define FAIRSEM_IOC_SUBMIT	_IOW(FAIRSEM_IOC_MAGIC, 18, struct fairsem_counts)
 #define FAIRSEM_IOC_REAP	_IOW(FAIRSEM_IOC_MAGIC, 19, struct fairsem_reap)
 #define FAIRSEM_IOC_WITHDRAW	_IOW(FAIRSEM_IOC_MAGIC, 20, __u32)
+#define FAIRSEM_IOC_RELEASE_FAST \
+	_IOW(FAIRSEM_IOC_MAGIC, 21, struct fairsem_fast_release)
 
 #endif /* _UAPI_LINUX_FAIRSEM_H */

@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fairsem's fast path (FAIRSEM_FAST): the kernel's half of the protocol
+ * proven in models/fastpath/ (its README is the spec; the step names
+ * below, K3, C1, D1 to D5, are its).
+ *
+ * A fast semaphore has a shared page whose first word, W, holds its free
+ * permits and two bits, WAITERS and RECONCILE.  Every mapping of it also
+ * maps a slot page of its own: the permits taken through that mapping's
+ * fast path (holds) and the fast paths under way in it (inflight).
+ * Userspace takes and gives permits by compare-and-swap on W while both
+ * bits are clear; with either set it comes here, through the ioctls.
+ *
+ * The kernel keeps W's free permits plus @debt equal to the limit minus
+ * every permit taken, fast or slow, once the fast paths under way have
+ * ended: every change of the permits under sem->lock changes W too
+ * (fairsem_fast_take(), _give(), _owe(), called by the core).  WAITERS is
+ * set while anything is queued, so that a fast acquire never passes a
+ * queued request and every release reaches the kernel that grants the
+ * head; RECONCILE is set from a mapping's death until W is recomputed
+ * from the live slots alone, so that the dead slot is never read.
+ *
+ * Memory ordering: every operation on W here is a fully ordered atomic
+ * (atomic64_fetch_or(), atomic64_try_cmpxchg(), atomic64_xchg()), the
+ * kernel's side of the two Dekker pairs of the protocol: WAITERS set, then
+ * W read again (K3, K4); RECONCILE set, then the slots' inflight read (C1,
+ * D1).  inflight is read with smp_load_acquire(), which pairs with the
+ * fast paths' release decrement, so that a slot seen quiescent shows its
+ * final holds.  atomic64_t is native on every architecture the module is
+ * built for, 32-bit ARM's ldrexd/strexd included; the slot's fields are 32
+ * bits, so that smp_load_acquire() is a native load there too.
+ *
+ * Nothing read from the pages is trusted: W's free permits are clamped to
+ * the limit, a slot's holds to %FAIRSEM_FAST_MAX_PERMITS, and no page value
+ * indexes or sizes anything.
+ */
+#include <linux/atomic.h>
+#include <linux/gfp.h>
+#include <linux/list.h>
+#include <linux/lockdep.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/mmap_lock.h>
+#include <linux/refcount.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+#include <uapi/linux/fairsem.h>
+
+#include "fairsem_fast.h"
+#include "fairsem_fs_compat.h"
+
+/**
+ * struct fairsem_fast - the fast-path state of a fast semaphore
+ * @sem: its semaphore, which frees this with itself (no reference)
+ * @page: the shared page, mapped by every mapping
+ * @word: W, at the start of @page
+ * @maps: the live mappings, &fairsem_fast_map.node; under sem->lock
+ * @debt: permits the limit lost (REMOVE, FORGET) while they were taken,
+ *	which every give-back pays first; under sem->lock
+ * @work: the reconcile that a live slot busy in a fast path deferred
+ * @due: a mapping died since the last reconcile; under sem->lock
+ * @held_off: WAITERS is kept set by fairsem_fast_hold(); under sem->lock
+ */
+struct fairsem_fast {
+	struct fairsem_sem *sem;
+	struct page *page;
+	atomic64_t *word;
+	struct list_head maps;
+	u64 debt;
+	struct delayed_work work;
+	bool due;
+	bool held_off;
+};
+
+/**
+ * struct fairsem_fast_map - one mapping of a fast semaphore, and its slot
+ * @node: in &fairsem_fast.maps while the mapping lives
+ * @fast: its semaphore's fast-path state
+ * @ff: the handle it maps (compared, never dereferenced)
+ * @page: the slot page
+ * @slot: at the start of @page, written by its process at will
+ * @users: the VMAs of the mapping: one, two while mremap() moves it or
+ *	once munmap() split it; the slot dies with the last
+ */
+struct fairsem_fast_map {
+	struct list_head node;
+	struct fairsem_fast *fast;
+	const struct fairsem_file *ff;
+	struct page *page;
+	struct fairsem_fast_slot *slot;
+	refcount_t users;
+};
+
+/* Retry a reconcile that waits for a live slot after this long. */
+#define FAIRSEM_FAST_RETRY	1	/* jiffy */
+
+/* vm_flags became read-only, behind accessors, in 6.3. */
+static void fairsem_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+#if FAIRSEM_KERNEL_SINCE(6, 3)
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
+#endif
+}
+
+static u64 fairsem_w_free(s64 w)
+{
+	return (u64)w & FAIRSEM_FAST_FREE;
+}
+
+/* A slot's holds as the kernel counts them: whatever its process wrote. */
+static u64 fairsem_slot_holds(const struct fairsem_fast_map *map)
+{
+	return min_t(u64, READ_ONCE(map->slot->holds), FAIRSEM_FAST_MAX_PERMITS);
+}
+
+/* Must W send every fast path to the kernel? */
+static bool fairsem_fast_waiters_due(const struct fairsem_sem *sem)
+{
+	const struct fairsem_fast *fast = sem->fast;
+
+	return !list_empty(&sem->queue) || fast->debt || fast->held_off ||
+	       sem->closed;
+}
+
+/**
+ * fairsem_fast_free() - W's free permits, as far as the kernel believes them
+ * @sem: a fast semaphore
+ *
+ * Return: the free permits, clamped to the limit.
+ */
+u64 fairsem_fast_free(const struct fairsem_sem *sem)
+{
+	return min(fairsem_w_free(atomic64_read(sem->fast->word)),
+		   sem->kind[0].limit);
+}
+
+/**
+ * fairsem_fast_sync() - set or clear WAITERS as the semaphore's state asks
+ * @sem: a fast semaphore, its lock held
+ *
+ * Set, fully ordered, before the caller reads W again (K3: the re-check
+ * that sees a fast release that landed before); cleared only once every
+ * grant has taken its permits from W.
+ */
+void fairsem_fast_sync(struct fairsem_sem *sem)
+{
+	atomic64_t *word = sem->fast->word;
+
+	lockdep_assert_held(&sem->lock);
+	if (fairsem_fast_waiters_due(sem))
+		atomic64_fetch_or(FAIRSEM_FAST_WAITERS, word);
+	else
+		atomic64_fetch_andnot(FAIRSEM_FAST_WAITERS, word);
+}
+
+/**
+ * fairsem_fast_take() - take permits from W, if it has them free
+ * @sem: a fast semaphore, its lock held
+ * @n: how many
+ *
+ * Return: true when taken; false when W has fewer free (a fast acquire
+ * may have taken them since the caller looked).
+ */
+bool fairsem_fast_take(struct fairsem_sem *sem, u64 n)
+{
+	atomic64_t *word = sem->fast->word;
+	s64 w = atomic64_read(word);
+
+	lockdep_assert_held(&sem->lock);
+	do {
+		if (fairsem_w_free(w) < n)
+			return false;
+	} while (!atomic64_try_cmpxchg(word, &w, (s64)((u64)w - n)));
+	return true;
+}
+
+/**
+ * fairsem_fast_give() - give permits back to W
+ * @sem: a fast semaphore, its lock held
+ * @n: how many
+ *
+ * The debt is paid first; the rest goes to W, its free permits clamped to
+ * the limit, so that whatever a bad writer left there never carries into
+ * the bits.
+ */
+void fairsem_fast_give(struct fairsem_sem *sem, u64 n)
+{
+	struct fairsem_fast *fast = sem->fast;
+	u64 pay = min(n, fast->debt);
+	s64 w, new;
+
+	lockdep_assert_held(&sem->lock);
+	fast->debt -= pay;
+	n -= pay;
+	if (n) {
+		w = atomic64_read(fast->word);
+		do {
+			new = ((u64)w & ~FAIRSEM_FAST_FREE) |
+			      min(fairsem_w_free(w) + n, sem->kind[0].limit);
+		} while (!atomic64_try_cmpxchg(fast->word, &w, new));
+	}
+	if (pay && !fast->debt)
+		fairsem_fast_sync(sem);
+}
+
+/**
+ * fairsem_fast_hold() - keep WAITERS set until fairsem_fast_owe()
+ * @sem: a fast semaphore, its lock held
+ */
+void fairsem_fast_hold(struct fairsem_sem *sem)
+{
+	lockdep_assert_held(&sem->lock);
+	sem->fast->held_off = true;
+	atomic64_fetch_or(FAIRSEM_FAST_WAITERS, sem->fast->word);
+}
+
+/**
+ * fairsem_fast_owe() - the limit fell by @n: take them from W, or owe them
+ * @sem: a fast semaphore, its lock held
+ * @n: how many
+ *
+ * WAITERS is set first, so that a fast release made after the take comes
+ * to the kernel and pays the debt instead of freeing a permit the limit no
+ * longer has.  Ends a fairsem_fast_hold().
+ */
+void fairsem_fast_owe(struct fairsem_sem *sem, u64 n)
+{
+	struct fairsem_fast *fast = sem->fast;
+	s64 w;
+	u64 take;
+
+	lockdep_assert_held(&sem->lock);
+	atomic64_fetch_or(FAIRSEM_FAST_WAITERS, fast->word);
+	w = atomic64_read(fast->word);
+	do {
+		take = min(n, fairsem_w_free(w));
+	} while (!atomic64_try_cmpxchg(fast->word, &w, (s64)((u64)w - take)));
+	fast->debt += n - take;
+	fast->held_off = false;
+	fairsem_fast_sync(sem);
+}
+
+/*
+ * D1: is every live slot out of the fast path?  A slot seen at 0 after
+ * RECONCILE was set stays exact: its next fast path sees the bit and comes
+ * to the kernel, which waits for sem->lock.  The acquire pairs with the
+ * fast path's release decrement, so its holds are read after it.
+ */
+static bool fairsem_fast_quiescent(const struct fairsem_fast *fast)
+{
+	const struct fairsem_fast_map *map;
+
+	list_for_each_entry(map, &fast->maps, node) {
+		/* Pairs with the fast path's release of inflight (A6, R6). */
+		if (smp_load_acquire(&map->slot->inflight))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * D3 to D5: W anew from the live slots and the handles, never from a dead
+ * slot: whatever instruction a dead mapping's process stopped at, its
+ * permits are the ones no live slot and no handle holds.  RECONCILE is
+ * cleared and WAITERS set as due in one exchange, so that no fast path sees
+ * W without the bit a queued request needs.
+ */
+static void fairsem_fast_reconcile(struct fairsem_fast *fast,
+				   struct fairsem_wake *wake)
+{
+	struct fairsem_sem *sem = fast->sem;
+	u64 limit = sem->kind[0].limit, sum = sem->kind[0].taken;
+	const struct fairsem_fast_map *map;
+	u64 w;
+
+	list_for_each_entry(map, &fast->maps, node)
+		sum += fairsem_slot_holds(map);
+	fast->debt = sum > limit ? sum - limit : 0;
+	fast->due = false;
+	w = limit > sum ? limit - sum : 0;
+	if (fairsem_fast_waiters_due(sem))
+		w |= FAIRSEM_FAST_WAITERS;
+	atomic64_xchg(fast->word, w);
+	fairsem_grant_onward(sem, wake);
+}
+
+/* Reconcile now if no live slot is busy, else retry soon: never sleep. */
+static void fairsem_fast_try_reconcile(struct fairsem_fast *fast,
+				       struct fairsem_wake *wake)
+{
+	lockdep_assert_held(&fast->sem->lock);
+	if (!fast->due)
+		return;
+	if (fairsem_fast_quiescent(fast))
+		fairsem_fast_reconcile(fast, wake);
+	else
+		schedule_delayed_work(&fast->work, FAIRSEM_FAST_RETRY);
+}
+
+static void fairsem_fast_work(struct work_struct *work)
+{
+	struct fairsem_fast *fast = container_of(to_delayed_work(work),
+						 struct fairsem_fast, work);
+	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
+
+	spin_lock(&fast->sem->lock);
+	fairsem_fast_try_reconcile(fast, &wake);
+	fairsem_unlock_wake(fast->sem, &wake);
+}
+
+/**
+ * fairsem_fast_init() - make a new semaphore fast, if INIT asked for it
+ * @sem: the semaphore, set up, not yet published
+ * @flags: INIT's flags, checked: %FAIRSEM_FAST with one kind
+ *
+ * Return: 0, or -ENOMEM; the semaphore then stays as it was.
+ */
+int fairsem_fast_init(struct fairsem_sem *sem, u32 flags)
+{
+	struct fairsem_fast *fast;
+
+	if (!(flags & FAIRSEM_FAST))
+		return 0;
+	fast = kzalloc(sizeof(*fast), GFP_KERNEL_ACCOUNT);
+	if (!fast)
+		return -ENOMEM;
+	/* Low memory (no __GFP_HIGHMEM): page_address() is always valid. */
+	fast->page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	if (!fast->page) {
+		kfree(fast);
+		return -ENOMEM;
+	}
+	fast->sem = sem;
+	fast->word = page_address(fast->page);
+	INIT_LIST_HEAD(&fast->maps);
+	INIT_DELAYED_WORK(&fast->work, fairsem_fast_work);
+	atomic64_set(fast->word, sem->kind[0].limit);
+	sem->fast = fast;
+	sem->is_fast = true;
+	return 0;
+}
+
+/**
+ * fairsem_fast_destroy() - free a fast semaphore's state
+ * @fast: the state of a semaphore whose last reference is gone
+ *
+ * Its mappings are gone (each held a reference on a handle); a reconcile
+ * still queued has nothing left to wait for, and is cancelled.  Sleeps.
+ */
+void fairsem_fast_destroy(struct fairsem_fast *fast)
+{
+	cancel_delayed_work_sync(&fast->work);
+	__free_page(fast->page);
+	kfree(fast);
+}
+
+/*
+ * C1: the slot is off the live list, so no reconcile waits on it or counts
+ * it; RECONCILE, fully ordered before the live slots' inflight is read,
+ * sends every fast path that has not seen it yet to the kernel.  The pages'
+ * last user-space references went with the VMA's page tables.
+ */
+static void fairsem_fast_map_gone(struct fairsem_fast_map *map)
+{
+	struct fairsem_fast *fast = map->fast;
+	struct fairsem_sem *sem = fast->sem;
+	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
+
+	spin_lock(&sem->lock);
+	list_del(&map->node);
+	atomic64_fetch_or(FAIRSEM_FAST_RECONCILE, fast->word);
+	fast->due = true;
+	fairsem_fast_try_reconcile(fast, &wake);
+	fairsem_unlock_wake(sem, &wake);
+	__free_page(map->page);
+	kfree(map);
+}
+
+/* A VMA copied from another: mremap() moving it, munmap() splitting it. */
+static void fairsem_fast_vm_open(struct vm_area_struct *vma)
+{
+	struct fairsem_fast_map *map = vma->vm_private_data;
+
+	refcount_inc(&map->users);
+}
+
+static void fairsem_fast_vm_close(struct vm_area_struct *vma)
+{
+	struct fairsem_fast_map *map = vma->vm_private_data;
+
+	if (refcount_dec_and_test(&map->users))
+		fairsem_fast_map_gone(map);
+}
+
+static const struct vm_operations_struct fairsem_fast_vm_ops = {
+	.open = fairsem_fast_vm_open,
+	.close = fairsem_fast_vm_close,
+};
+
+static struct fairsem_fast_map *fairsem_fast_map_alloc(struct fairsem_fast *fast,
+						       const struct fairsem_file *ff)
+{
+	struct fairsem_fast_map *map;
+
+	map = kzalloc(sizeof(*map), GFP_KERNEL_ACCOUNT);
+	if (!map)
+		return NULL;
+	map->page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	if (!map->page) {
+		kfree(map);
+		return NULL;
+	}
+	map->fast = fast;
+	map->ff = ff;
+	map->slot = page_address(map->page);
+	refcount_set(&map->users, 1);
+	return map;
+}
+
+/**
+ * fairsem_fast_mmap() - map a fast semaphore's shared page and a new slot
+ * @file: a handle
+ * @vma: MAP_SHARED, %FAIRSEM_FAST_MAP_PAGES pages at offset 0
+ *
+ * Not inherited across fork (VM_DONTCOPY), and VM_IO so that neither
+ * MADV_DOFORK nor another process's ptrace() or /proc/PID/mem reaches the
+ * slot: the slot dies with the mapping, and only its own process writes it.
+ *
+ * Return: 0; -EACCES on a read-only handle, -EBADFD unbound, -ENODEV on a
+ * semaphore that is not fast, -EINVAL for another mapping, -ENOMEM.
+ */
+int fairsem_fast_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct fairsem_file *ff = file->private_data;
+	struct fairsem_sem *sem = fairsem_bound(ff);
+	struct fairsem_fast_map *map;
+	int ret;
+
+	if (!(file->f_mode & FMODE_WRITE))
+		return -EACCES;
+	if (!sem)
+		return -EBADFD;
+	if (!sem->is_fast)
+		return -ENODEV;
+	if (!(vma->vm_flags & VM_SHARED) || vma->vm_pgoff ||
+	    vma_pages(vma) != FAIRSEM_FAST_MAP_PAGES)
+		return -EINVAL;
+	map = fairsem_fast_map_alloc(sem->fast, ff);
+	if (!map)
+		return -ENOMEM;
+	fairsem_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP |
+			     VM_IO);
+	ret = vm_insert_page(vma, vma->vm_start, sem->fast->page);
+	if (ret)
+		goto err_free;
+	ret = vm_insert_page(vma, vma->vm_start + PAGE_SIZE, map->page);
+	if (ret)
+		goto err_free;
+	vma->vm_private_data = map;
+	vma->vm_ops = &fairsem_fast_vm_ops;
+	spin_lock(&sem->lock);
+	list_add_tail(&map->node, &sem->fast->maps);
+	spin_unlock(&sem->lock);
+	return 0;
+
+err_free:
+	/* mmap() unmaps what was inserted; the page tables hold their refs. */
+	__free_page(map->page);
+	kfree(map);
+	return ret;
+}
+
+/* The caller's mapping of @file around @addr; mmap_lock held. */
+static struct fairsem_fast_map *fairsem_fast_map_at(struct file *file,
+						    unsigned long addr)
+{
+	struct vm_area_struct *vma = find_vma(current->mm, addr);
+
+	if (!vma || vma->vm_start > addr || vma->vm_ops != &fairsem_fast_vm_ops ||
+	    vma->vm_file != file)
+		return NULL;
+	return vma->vm_private_data;
+}
+
+/*
+ * Take @n from the slot's holds, which the mapping's other threads may
+ * change at the same moment: one compare-and-swap, never a lost update.
+ */
+static int fairsem_slot_take(struct fairsem_fast_map *map, u64 n)
+{
+	u32 *holds = &map->slot->holds;
+	u32 old = READ_ONCE(*holds), seen;
+
+	for (;;) {
+		if (old < n)
+			return -EINVAL;
+		seen = cmpxchg(holds, old, old - (u32)n);
+		if (seen == old)
+			return 0;
+		old = seen;
+	}
+}
+
+/**
+ * fairsem_fast_ioctl_release() - FAIRSEM_IOC_RELEASE_FAST
+ * @file: a read-write handle
+ * @argp: its &struct fairsem_fast_release
+ *
+ * The fast release's way through the kernel, when W has a bit set: the
+ * slot gives back @count, W gets them (the debt first), the head is
+ * granted.  Lock order: mmap_lock, then sem->lock, as in ->close.
+ *
+ * Return: 0, -EFAULT, -EBADFD, -ENODEV, or -EINVAL (a reserved field, a
+ * count of 0 or above what the slot holds, an address in no mapping of
+ * this handle in the caller's process).
+ */
+int fairsem_fast_ioctl_release(struct file *file, void __user *argp)
+{
+	struct fairsem_file *ff = file->private_data;
+	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
+	struct fairsem_fast_release args;
+	struct fairsem_fast_map *map;
+	struct fairsem_sem *sem;
+	int ret;
+
+	if (copy_from_user(&args, argp, sizeof(args)))
+		return -EFAULT;
+	sem = fairsem_bound(ff);
+	if (!sem)
+		return -EBADFD;
+	if (!sem->is_fast)
+		return -ENODEV;
+	if (args.reserved || !args.count || args.count > FAIRSEM_FAST_MAX_PERMITS ||
+	    args.addr != (unsigned long)args.addr)
+		return -EINVAL;
+	mmap_read_lock(current->mm);
+	map = fairsem_fast_map_at(file, args.addr);
+	if (!map) {
+		ret = -EINVAL;
+		goto out_unlock_mm;
+	}
+	spin_lock(&sem->lock);
+	ret = fairsem_slot_take(map, args.count);
+	if (!ret) {
+		fairsem_fast_give(sem, args.count);
+		fairsem_grant_onward(sem, &wake);
+	}
+	fairsem_unlock_wake(sem, &wake);
+out_unlock_mm:
+	mmap_read_unlock(current->mm);
+	return ret;
+}
+
+/**
+ * fairsem_fast_fill() - a fast semaphore's kind 0, for INFO and fdinfo
+ * @ff: the handle asking
+ * @sem: its semaphore, fast, its lock held
+ * @kind: filled in by the caller from the core's counts, which know only
+ *	the ioctls' permits: taken and holds get the fast paths' too
+ *
+ * Taken is what W is missing (the debt included), and never less than the
+ * ioctls' own; a dead mapping's permits count as taken until the reconcile
+ * gives them back.  The handle holds its own permits and its live
+ * mappings' slots'.
+ */
+void fairsem_fast_fill(struct fairsem_file *ff, struct fairsem_sem *sem,
+		       struct fairsem_kind *kind)
+{
+	const struct fairsem_fast *fast = sem->fast;
+	const struct fairsem_fast_map *map;
+	u64 taken;
+
+	lockdep_assert_held(&sem->lock);
+	taken = sem->kind[0].limit - fairsem_fast_free(sem) + fast->debt;
+	kind->taken = max(taken, sem->kind[0].taken);
+	list_for_each_entry(map, &fast->maps, node)
+		if (map->ff == ff)
+			kind->holds += fairsem_slot_holds(map);
+}

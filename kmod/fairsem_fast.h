@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The fast path (fairsem_fast.c): what the rest of the glue calls. */
+#ifndef _FAIRSEM_FAST_H
+#define _FAIRSEM_FAST_H
+
+#include <linux/fs.h>
+#include <linux/mm_types.h>
+
+#include "fairsem_dev.h"
+
+int fairsem_fast_init(struct fairsem_sem *sem, u32 flags);
+int fairsem_fast_mmap(struct file *file, struct vm_area_struct *vma);
+int fairsem_fast_ioctl_release(struct file *file, void __user *argp);
+void fairsem_fast_fill(struct fairsem_file *ff, struct fairsem_sem *sem,
+		       struct fairsem_kind *kind);
+
+#endif /* _FAIRSEM_FAST_H */

@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The fast path (FAIRSEM_FAST), as the contract's "Fast path" section
+ * states it.  The fast acquire and release are written here with their own
+ * C11 atomics, step for step as models/fastpath/README.md gives them (A1
+ * to A6, R1 to R6), so that this test holds any user of the page to the
+ * protocol, not only libfairsem.
+ *
+ * Accounting is checked exactly after every death: taken and available
+ * from FAIRSEM_IOC_INFO, and W itself through the test's own mapping.
+ */
+#include <stdatomic.h>
+#include <sys/ptrace.h>
+
+#include "kselftest_harness.h"
+#include "fairsem_test_util.h"
+
+#define BITS	(FAIRSEM_FAST_WAITERS | FAIRSEM_FAST_RECONCILE)
+
+struct fmap {
+	int fd;
+	size_t len;
+	char *base;
+};
+
+static int fmap_map(struct fmap *m, int fd)
+{
+	m->fd = fd;
+	m->len = 2 * (size_t)sysconf(_SC_PAGESIZE);
+	m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m->base == MAP_FAILED) {
+		m->base = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+static void fmap_unmap(struct fmap *m)
+{
+	if (m->base)
+		munmap(m->base, m->len);
+	m->base = NULL;
+}
+
+static _Atomic uint64_t *fmap_w(const struct fmap *m)
+{
+	return (_Atomic uint64_t *)m->base;
+}
+
+static _Atomic uint32_t *fmap_holds(const struct fmap *m)
+{
+	return (_Atomic uint32_t *)(m->base + m->len / 2);
+}
+
+static _Atomic uint32_t *fmap_inflight(const struct fmap *m)
+{
+	return (_Atomic uint32_t *)(m->base + m->len / 2 + 4);
+}
+
+static uint64_t fmap_word(const struct fmap *m)
+{
+	return atomic_load(fmap_w(m));
+}
+
+/* A1 to A6; the kernel's ACQUIRE when the page says so. */
+static __attribute__((noinline)) int fast_acquire(struct fmap *m, uint64_t n)
+{
+	_Atomic uint64_t *w = fmap_w(m);
+	uint64_t v;
+	int done = 0;
+
+	atomic_fetch_add_explicit(fmap_inflight(m), 1, memory_order_seq_cst);
+	v = atomic_load_explicit(w, memory_order_relaxed);
+	while (!(v & BITS) && (v & FAIRSEM_FAST_FREE) >= n) {
+		if (atomic_compare_exchange_weak_explicit(w, &v, v - n,
+				memory_order_seq_cst, memory_order_relaxed)) {
+			atomic_fetch_add_explicit(fmap_holds(m), (uint32_t)n,
+						  memory_order_relaxed);
+			done = 1;
+			break;
+		}
+	}
+	atomic_fetch_sub_explicit(fmap_inflight(m), 1, memory_order_release);
+	return done ? 0 : fs_get(m->fd, n);
+}
+
+static int release_fast_ioctl(struct fmap *m, uint64_t n)
+{
+	struct fairsem_fast_release arg = {
+		.addr = (uintptr_t)m->base, .count = n,
+	};
+
+	return fs_ret(ioctl(m->fd, FAIRSEM_IOC_RELEASE_FAST, &arg));
+}
+
+/* R1 to R6; RELEASE_FAST when the page says so. */
+static __attribute__((noinline)) int fast_release(struct fmap *m, uint64_t n)
+{
+	_Atomic uint64_t *w = fmap_w(m);
+	uint64_t v;
+	int done = 0;
+
+	if (atomic_load_explicit(fmap_holds(m), memory_order_relaxed) < n)
+		return fs_release(m->fd, n);
+	atomic_fetch_add_explicit(fmap_inflight(m), 1, memory_order_seq_cst);
+	v = atomic_load_explicit(w, memory_order_relaxed);
+	while (!(v & BITS)) {
+		if (atomic_compare_exchange_weak_explicit(w, &v, v + n,
+				memory_order_seq_cst, memory_order_relaxed)) {
+			atomic_fetch_sub_explicit(fmap_holds(m), (uint32_t)n,
+						  memory_order_relaxed);
+			done = 1;
+			break;
+		}
+	}
+	atomic_fetch_sub_explicit(fmap_inflight(m), 1, memory_order_release);
+	return done ? 0 : release_fast_ioctl(m, n);
+}
+
+/* Poll until W has neither bit: 0 or -ETIMEDOUT (a reconcile deferred). */
+static int wait_reconciled(const struct fmap *m)
+{
+	uint64_t end = now_ns() + (uint64_t)FS_WAIT_MS * 1000000ULL;
+
+	while (fmap_word(m) & FAIRSEM_FAST_RECONCILE) {
+		if (now_ns() > end)
+			return -ETIMEDOUT;
+		fs_sleep_us(500);
+	}
+	return 0;
+}
+
+/* A thread in fast_acquire(), which the kernel makes wait. */
+struct fast_thread {
+	pthread_t thread;
+	struct fmap *m;
+	uint64_t n;
+	int ret;
+	int done;	/* __atomic only */
+};
+
+static void *fast_thread_fn(void *arg)
+{
+	struct fast_thread *t = arg;
+
+	t->ret = fast_acquire(t->m, t->n);
+	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int fast_thread_start(struct fast_thread *t, struct fmap *m, uint64_t n)
+{
+	memset(t, 0, sizeof(*t));
+	t->m = m;
+	t->n = n;
+	t->ret = -EPROTO;
+	return -pthread_create(&t->thread, NULL, fast_thread_fn, t);
+}
+
+static int fast_thread_join(struct fast_thread *t)
+{
+	pthread_join(t->thread, NULL);
+	return t->ret;
+}
+
+FIXTURE(fast) {
+	int fd;
+	struct fmap m;
+};
+
+FIXTURE_SETUP(fast)
+{
+	self->fd = fs_new(4, FAIRSEM_FAST);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, fmap_map(&self->m, self->fd));
+}
+
+FIXTURE_TEARDOWN(fast)
+{
+	fmap_unmap(&self->m);
+	close(self->fd);
+}
+
+/* W, taken and available agree, exactly, with what is held. */
+static int exact(const struct fmap *m, int fd, uint64_t limit, uint64_t held)
+{
+	struct fairsem_info info;
+
+	if (fs_info(fd, &info))
+		return -1;
+	if (info.taken != held || info.available != limit - held)
+		return -2;
+	if ((fmap_word(m) & FAIRSEM_FAST_FREE) != limit - held)
+		return -3;
+	return 0;
+}
+
+TEST_F(fast, uncontended_acquire_and_release_go_through_the_page)
+{
+	EXPECT_TRUE(fs_flags(self->fd) & FAIRSEM_FAST);
+	EXPECT_EQ(4, fmap_word(&self->m));
+	ASSERT_EQ(0, fast_acquire(&self->m, 3));
+	/* The page alone changed: the kernel's own count has nothing. */
+	EXPECT_EQ(1, fmap_word(&self->m));
+	EXPECT_EQ(3, atomic_load(fmap_holds(&self->m)));
+	EXPECT_EQ(3, fs_taken(self->fd));
+	EXPECT_EQ(3, fs_holds(self->fd));
+	EXPECT_EQ(1, fs_available(self->fd));
+	ASSERT_EQ(0, fast_release(&self->m, 3));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+	EXPECT_EQ(0, atomic_load(fmap_holds(&self->m)));
+}
+
+TEST_F(fast, fast_acquire_with_a_waiter_queued_queues_behind_it)
+{
+	struct fast_thread small;
+	struct fs_waiter big;
+	int h = fs_new_handle(self->fd, O_CLOEXEC);
+
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, fast_acquire(&self->m, 3));
+	/* A head asking 2 while 1 is free: WAITERS, and 1 stays free. */
+	ASSERT_EQ(0, fs_waiter_start(&big, h, 2, FAIRSEM_NO_DEADLINE, 0));
+	ASSERT_EQ(0, fs_wait_for_waiters(self->fd, 1));
+	EXPECT_EQ(FAIRSEM_FAST_WAITERS | 1, fmap_word(&self->m));
+	/* A fast acquire of 1 would fit: it must not pass the head. */
+	ASSERT_EQ(0, fast_thread_start(&small, &self->m, 1));
+	ASSERT_EQ(0, fs_wait_for_waiters(self->fd, 2));
+	EXPECT_EQ(0, __atomic_load_n(&big.done, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(0, __atomic_load_n(&small.done, __ATOMIC_ACQUIRE));
+	/* A fast release goes to the kernel, which grants the head first. */
+	ASSERT_EQ(0, fast_release(&self->m, 1));
+	EXPECT_EQ(0, fs_waiter_join(&big));
+	EXPECT_EQ(0, fs_wait_for_waiters(self->fd, 1));
+	EXPECT_EQ(0, __atomic_load_n(&small.done, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(2, fs_holds(h));
+	ASSERT_EQ(0, fs_release(h, 2));
+	EXPECT_EQ(0, fast_thread_join(&small));
+	/* Nothing queued: WAITERS is clear again. */
+	EXPECT_EQ(0, fmap_word(&self->m) & BITS);
+	EXPECT_EQ(3, fs_taken(self->fd));
+	ASSERT_EQ(0, fs_release(self->fd, 1));	/* the kernel granted it */
+	ASSERT_EQ(0, fast_release(&self->m, 2));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+	close(h);
+}
+
+TEST_F(fast, release_fast_of_more_than_the_slot_holds_fails_einval)
+{
+	struct fairsem_fast_release arg = { .addr = (uintptr_t)self->m.base };
+
+	ASSERT_EQ(0, fast_acquire(&self->m, 1));
+	EXPECT_EQ(-EINVAL, release_fast_ioctl(&self->m, 2));
+	EXPECT_EQ(-EINVAL, release_fast_ioctl(&self->m, 0));
+	EXPECT_EQ(-EINVAL, fs_release(self->fd, 1));	/* not the handle's */
+	arg.count = 1;
+	arg.reserved = 1;
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(self->fd, FAIRSEM_IOC_RELEASE_FAST, &arg)));
+	arg.reserved = 0;
+	arg.addr = (uintptr_t)&arg;	/* no mapping of the handle */
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(self->fd, FAIRSEM_IOC_RELEASE_FAST, &arg)));
+	EXPECT_EQ(0, release_fast_ioctl(&self->m, 1));
+	EXPECT_EQ(-EINVAL, release_fast_ioctl(&self->m, 1));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+}
+
+TEST(mmap_is_for_read_write_bound_fast_handles_only)
+{
+	int ro = open(FAIRSEM_DEV, O_RDONLY | O_CLOEXEC);
+	int unbound = fs_open();
+	int plain = fs_new(1, 0);
+	int fast = fs_new(1, FAIRSEM_FAST);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct fairsem_fast_release arg = { .count = 1 };
+	struct fmap m;
+	void *p;
+
+	ASSERT_LE(0, ro);
+	ASSERT_LE(0, unbound);
+	ASSERT_LE(0, plain);
+	ASSERT_LE(0, fast);
+	EXPECT_EQ(-EACCES, fmap_map(&m, ro));
+	EXPECT_EQ(-EBADFD, fmap_map(&m, unbound));
+	EXPECT_EQ(-ENODEV, fmap_map(&m, plain));
+	EXPECT_EQ(-ENODEV, fs_ret(ioctl(plain, FAIRSEM_IOC_RELEASE_FAST, &arg)));
+	p = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fast, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fast, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fast, page);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, fmap_map(&m, fast));
+	/* Not inherited: the child maps its own (MADV_DOFORK is refused). */
+	EXPECT_EQ(-1, madvise(m.base, m.len, MADV_DOFORK));
+	EXPECT_EQ(EINVAL, errno);
+	fmap_unmap(&m);
+	close(fast);
+	close(plain);
+	close(unbound);
+	close(ro);
+}
+
+TEST(fast_init_refuses_jobserver_kinds_and_big_limits)
+{
+	struct fairsem_init_kinds k = { .nkinds = 2, .flags = FAIRSEM_FAST,
+					.limit = { 1, 1 } };
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_init(fd, 1, FAIRSEM_FAST | FAIRSEM_JOBSERVER));
+	EXPECT_EQ(-EINVAL, fs_init(fd, FAIRSEM_FAST_MAX_PERMITS + 1, FAIRSEM_FAST));
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &k)));
+	ASSERT_EQ(0, fs_init(fd, FAIRSEM_FAST_MAX_PERMITS, FAIRSEM_FAST | FAIRSEM_PRIO));
+	EXPECT_EQ(-EOVERFLOW, fs_add(fd, 1));
+	close(fd);
+}
+
+TEST_F(fast, a_fast_release_wakes_one_poller_per_grant)
+{
+	int a = fs_new_handle(self->fd, O_CLOEXEC);
+	int b = fs_new_handle(self->fd, O_CLOEXEC);
+
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, fast_acquire(&self->m, 4));
+	ASSERT_EQ(-EINPROGRESS, fs_async(a, 1));
+	ASSERT_EQ(-EINPROGRESS, fs_async(b, 1));
+	EXPECT_EQ(0, fs_revents(a, POLLIN));
+	EXPECT_EQ(0, fs_revents(b, POLLIN));
+	ASSERT_EQ(0, fast_release(&self->m, 1));
+	EXPECT_EQ(POLLIN, fs_revents(a, POLLIN));
+	EXPECT_EQ(0, fs_revents(b, POLLIN));
+	EXPECT_EQ(1, fs_waiters(self->fd));
+	ASSERT_EQ(0, fast_release(&self->m, 1));
+	EXPECT_EQ(POLLIN, fs_revents(b, POLLIN));
+	EXPECT_EQ(0, fmap_word(&self->m) & BITS);
+	ASSERT_EQ(0, fast_release(&self->m, 2));
+	close(a);
+	close(b);
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+}
+
+TEST_F(fast, a_closed_semaphore_sends_fast_acquires_to_eidrm)
+{
+	ASSERT_EQ(0, fast_acquire(&self->m, 1));
+	ASSERT_EQ(0, fs_close_sem(self->fd));
+	EXPECT_EQ(FAIRSEM_FAST_WAITERS, fmap_word(&self->m) & BITS);
+	EXPECT_EQ(-EIDRM, fast_acquire(&self->m, 1));
+	EXPECT_EQ(0, fast_release(&self->m, 1));
+	EXPECT_EQ(4, fs_available(self->fd));
+}
+
+TEST_F(fast, remove_below_taken_keeps_the_fast_path_out_until_paid)
+{
+	ASSERT_EQ(0, fast_acquire(&self->m, 3));
+	ASSERT_EQ(0, fs_remove(self->fd, 3));	/* limit 1, 3 taken */
+	EXPECT_EQ(FAIRSEM_FAST_WAITERS, fmap_word(&self->m));
+	EXPECT_EQ(0, fs_available(self->fd));
+	ASSERT_EQ(0, fast_release(&self->m, 2));	/* pays the debt */
+	EXPECT_EQ(0, fmap_word(&self->m));	/* 1 taken of 1 */
+	EXPECT_EQ(-EAGAIN, fs_try(self->fd, 1));
+	ASSERT_EQ(0, fast_release(&self->m, 1));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 1, 0));
+}
+
+TEST_F(fast, a_killed_mapping_gives_back_its_permits_at_once)
+{
+	int p[2];
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(p));
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct fmap own;
+
+		if (fmap_map(&own, self->fd) || fast_acquire(&own, 3))
+			_exit(1);
+		fs_put(p[1], 'x');
+		pause();
+		_exit(2);
+	}
+	ASSERT_EQ('x', fs_take(p[0]));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 3));
+	/* The child's mapping is of the same handle, shared by fork. */
+	EXPECT_EQ(3, fs_holds(self->fd));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(SIGKILL, WTERMSIG(fs_wait_child(pid)));
+	EXPECT_EQ(0, wait_reconciled(&self->m));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+	EXPECT_EQ(0, fast_acquire(&self->m, 4));
+	EXPECT_EQ(0, fast_release(&self->m, 4));
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * The handle lives on in the parent while the child, which maps its own
+ * slot, dies between its CAS and its holds update (A4 done, A5 not): the
+ * kernel never reads the dead slot, and waits on no dead inflight.
+ */
+TEST_F(fast, a_forked_child_dying_mid_fast_path_loses_nothing)
+{
+	pid_t pid = fs_fork();
+
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct fmap own;
+		uint64_t v;
+
+		if (fmap_map(&own, self->fd))
+			_exit(1);
+		atomic_fetch_add(fmap_inflight(&own), 1);
+		v = atomic_load(fmap_w(&own));
+		if (!atomic_compare_exchange_strong(fmap_w(&own), &v, v - 2))
+			_exit(1);
+		_exit(0);	/* inflight 1, holds 0, W short of 2 */
+	}
+	ASSERT_EQ(0, WEXITSTATUS(fs_wait_child(pid)));
+	EXPECT_EQ(0, wait_reconciled(&self->m));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+	EXPECT_EQ(0, fast_acquire(&self->m, 4));
+	EXPECT_EQ(0, fmap_word(&self->m));
+	EXPECT_EQ(0, fast_release(&self->m, 4));
+}
+
+/* A child does not inherit the mapping: the address is not mapped there. */
+TEST_F(fast, the_mapping_is_not_inherited_by_fork)
+{
+	pid_t pid = fs_fork();
+	int status;
+
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		(void)*(volatile char *)self->m.base;
+		_exit(0);
+	}
+	status = fs_wait_child(pid);
+	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_EQ(SIGSEGV, WTERMSIG(status));
+}
+
+/*
+ * A process stopped inside the inflight window delays the reconcile of a
+ * dead mapping, and only that: meanwhile the ioctls work, fast paths go to
+ * the kernel, the dead permits count as taken; SIGCONT ends it.
+ */
+TEST_F(fast, a_stopped_fast_path_delays_only_the_reconcile)
+{
+	pid_t stopped, dying;
+	int p[2];
+
+	ASSERT_EQ(0, pipe(p));
+	stopped = fs_fork();
+	ASSERT_LE(0, stopped);
+	if (stopped == 0) {
+		struct fmap own;
+
+		if (fmap_map(&own, self->fd))
+			_exit(1);
+		atomic_fetch_add(fmap_inflight(&own), 1);	/* A1 */
+		fs_put(p[1], 's');
+		raise(SIGSTOP);
+		atomic_fetch_sub(fmap_inflight(&own), 1);	/* undone */
+		_exit(0);
+	}
+	ASSERT_EQ('s', fs_take(p[0]));
+	dying = fs_fork();
+	ASSERT_LE(0, dying);
+	if (dying == 0) {
+		struct fmap own;
+
+		if (fmap_map(&own, self->fd) || fast_acquire(&own, 1))
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(0, WEXITSTATUS(fs_wait_child(dying)));
+	/* The reconcile waits for the stopped one's inflight. */
+	EXPECT_EQ(FAIRSEM_FAST_RECONCILE, fmap_word(&self->m) & BITS);
+	EXPECT_EQ(1, fs_taken(self->fd));
+	/* The ioctl path works meanwhile, short of the dead permit only. */
+	EXPECT_EQ(0, fast_acquire(&self->m, 3));
+	EXPECT_EQ(3, fs_holds(self->fd));
+	EXPECT_EQ(-EAGAIN, fs_try(self->fd, 1));
+	ASSERT_EQ(0, fast_release(&self->m, 3));
+	ASSERT_EQ(0, kill(stopped, SIGCONT));
+	ASSERT_EQ(0, WEXITSTATUS(fs_wait_child(stopped)));
+	EXPECT_EQ(0, wait_reconciled(&self->m));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * Kill at every instruction: a child single-stepped by ptrace through a
+ * fast acquire and release (of 1, then of 2) is killed after its k-th
+ * instruction, for every k from the first to the last; each time, no
+ * permit is lost and none is made, whatever the parent holds meanwhile.
+ * One sweep over every instruction by default (each kill costs k single
+ * steps, slow under TCG); FAIRSEM_FAST_KILLS=1000 in the environment runs
+ * sweeps until that many kills, the parent holding 0, 1 or 2 in turn.
+ * The markers are bare kill(2) calls, so that few of the instructions
+ * stepped are libc's.
+ */
+static pid_t stepped_child(struct fmap *m)
+{
+	pid_t pid = fs_fork();
+	struct fmap own;
+
+	if (pid)
+		return pid;
+	if (fmap_map(&own, m->fd))
+		_exit(1);
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+		_exit(1);
+	kill(getpid(), SIGSTOP);
+	if (fast_acquire(&own, 1) || fast_release(&own, 1) ||
+	    fast_acquire(&own, 2) || fast_release(&own, 2))
+		_exit(1);
+	kill(getpid(), SIGUSR2);	/* the end: never reached when killed */
+	_exit(0);
+}
+
+/*
+ * Step until the end marker: the instructions, -1 on failure, -EIO when
+ * the architecture has no PTRACE_SINGLESTEP (32-bit ARM, RISC-V), or
+ * -ELOOP past MAX_STEPS: an arm64 CPU without LSE atomics does its
+ * compare-and-swap as a load-exclusive/store-exclusive loop, and the
+ * single-step exception clears the exclusive monitor, so that the store
+ * never succeeds under ptrace (as debuggers know, who step over such
+ * loops).  amd64 takes about 140 steps.
+ */
+#define MAX_STEPS	2000
+
+static long count_steps(struct fmap *m)
+{
+	pid_t pid = stepped_child(m);
+	long steps = 0;
+	int status;
+
+	if (pid < 0 || fs_wait_child(pid) < 0)
+		return -1;
+	for (;;) {
+		if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL)) {
+			steps = !steps && errno == EIO ? -EIO : -1;
+			kill(pid, SIGKILL);
+			fs_wait_child(pid);
+			return steps;
+		}
+		status = fs_wait_child(pid);
+		if (!WIFSTOPPED(status))
+			return -1;
+		if (WSTOPSIG(status) == SIGUSR2)
+			break;
+		if (++steps > MAX_STEPS) {
+			kill(pid, SIGKILL);
+			fs_wait_child(pid);
+			return -ELOOP;
+		}
+	}
+	kill(pid, SIGKILL);
+	fs_wait_child(pid);
+	return steps;
+}
+
+/* Kill after k steps: 0 when it died there, -1 otherwise. */
+static int kill_after(struct fmap *m, long k)
+{
+	pid_t pid = stepped_child(m);
+	int status;
+	long i;
+
+	if (pid < 0 || fs_wait_child(pid) < 0)
+		return -1;
+	for (i = 0; i < k; i++) {
+		if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL))
+			return -1;
+		status = fs_wait_child(pid);
+		if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP)
+			return -1;
+	}
+	kill(pid, SIGKILL);
+	status = fs_wait_child(pid);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? 0 : -1;
+}
+
+/* TCG single-steps slowly: order and counts only, never durations. */
+TEST_F_TIMEOUT(fast, a_holder_killed_at_every_instruction_loses_and_makes_nothing, 1200)
+{
+	long n = count_steps(&self->m), k, kills = 0, bad = 0, want = 1;
+	const char *env = getenv("FAIRSEM_FAST_KILLS");
+	uint64_t held;
+	int round;
+
+	if (n == -EIO)
+		SKIP(return, "no PTRACE_SINGLESTEP on this architecture");
+	if (n == -ELOOP)
+		SKIP(return, "an exclusive-monitor CAS loop never completes single-stepped");
+	ASSERT_LT(10, n);
+	TH_LOG("%ld instructions from the first step to the end", n);
+	if (env)
+		want = atol(env);
+	/* Sweeps until enough kills, the parent holding 1, 2, 0, 1... */
+	for (round = 0; kills < want; round++) {
+		held = (round + 1) % 3;
+		if (held)
+			ASSERT_EQ(0, fast_acquire(&self->m, held));
+		for (k = 0; k <= n; k++, kills++) {
+			ASSERT_EQ(0, kill_after(&self->m, k));
+			if (wait_reconciled(&self->m) ||
+			    exact(&self->m, self->fd, 4, held)) {
+				if (bad++ < 5)
+					TH_LOG("killed after %ld: W %#llx taken %llu",
+					       k, (unsigned long long)fmap_word(&self->m),
+					       (unsigned long long)fs_taken(self->fd));
+			}
+		}
+		if (held)
+			ASSERT_EQ(0, fast_release(&self->m, held));
+		TH_LOG("round %d: %ld kills so far", round, kills);
+	}
+	TH_LOG("%ld kills in %d rounds", kills, round);
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+}
+
+TEST_HARNESS_MAIN
