@@ -588,7 +588,7 @@ static int kill_after(struct fmap *m, long k)
 }
 
 /* TCG single-steps slowly: order and counts only, never durations. */
-TEST_F_TIMEOUT(fast, a_holder_killed_at_every_instruction_loses_and_makes_nothing, 1200)
+TEST_F_TIMEOUT(fast, a_holder_killed_at_every_instruction_loses_and_makes_nothing, 3600)
 {
 	long n = count_steps(&self->m), k, kills = 0, bad = 0, want = 1;
 	const char *env = getenv("FAIRSEM_FAST_KILLS");

@@ -22,7 +22,9 @@
 # counts also go to build/vm/NAME.results.  Exit status 1 on any failure.
 #
 # Environment: VM_TIMEOUT (whole run, default 900 s), PROG_TIMEOUT (one test
-# program, default 600 s), and everything scripts/vm/run.sh reads.
+# program, default 600 s), FAIRSEM_TEST_ENV (NAME=VALUE words exported to
+# every program, e.g. FAIRSEM_FAST_KILLS=1000), and everything
+# scripts/vm/run.sh reads.
 set -euo pipefail
 
 [ $# -ge 3 ] && [ $# -le 4 ] ||
@@ -62,6 +64,11 @@ mkdir -p "$payload/tests"
 cp "$here/selftests-payload.sh" "$payload/run"
 echo "PROG_TIMEOUT=${PROG_TIMEOUT:-600}" >"$payload/config"
 [ -n "$module" ] || echo "BUILTIN=1" >>"$payload/config"
+for kv in ${FAIRSEM_TEST_ENV:-}; do
+	[[ $kv =~ ^[A-Z_][A-Z0-9_]*=[A-Za-z0-9_.,:/-]*$ ]] ||
+		{ echo "selftests: FAIRSEM_TEST_ENV: not NAME=VALUE: $kv" >&2; exit 2; }
+	echo "export $kv" >>"$payload/config"
+done
 for p in ${programs[@]+"${programs[@]}"}; do
 	cp "$tests/$p" "$payload/tests/"
 done
