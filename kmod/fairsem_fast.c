@@ -96,16 +96,6 @@ struct fairsem_fast_map {
 /* Retry a reconcile that waits for a live slot after this long. */
 #define FAIRSEM_FAST_RETRY	1	/* jiffy */
 
-/* vm_flags became read-only, behind accessors, in 6.3. */
-static void fairsem_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
-{
-#if FAIRSEM_KERNEL_SINCE(6, 3)
-	vm_flags_set(vma, flags);
-#else
-	vma->vm_flags |= flags;
-#endif
-}
-
 static u64 fairsem_w_free(s64 w)
 {
 	return (u64)w & FAIRSEM_FAST_FREE;

@@ -10,12 +10,17 @@
  *   6.19  pinned dentries are made with d_make_persistent() (and unpinned
  *         by simple_unlink() with d_make_discardable()); kill_litter_super()
  *         is gone, kill_anon_super() lets them go
+ *
+ * and one thing the fast path's mapping needs (fairsem_fast.c):
+ *
+ *   6.3   a VMA's vm_flags are read-only, behind accessors
  */
 #ifndef _FAIRSEM_FS_COMPAT_H
 #define _FAIRSEM_FS_COMPAT_H
 
 #include <linux/dcache.h>
 #include <linux/fs.h>
+#include <linux/mm.h>
 #include <linux/version.h>
 
 /* The one place that asks which kernel this is. */
@@ -152,6 +157,17 @@ static inline void fairsem_kill_names(struct super_block *sb)
 	kill_anon_super(sb);
 #else
 	kill_litter_super(sb);
+#endif
+}
+
+/* Flags for a new mapping, set in its ->mmap(). */
+static inline void fairsem_vm_flags_set(struct vm_area_struct *vma,
+					vm_flags_t flags)
+{
+#if FAIRSEM_KERNEL_SINCE(6, 3)
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
 #endif
 }
 
