@@ -144,24 +144,31 @@ make_image() {
 			mkdir -p "$img_dir"
 			scratch=$img_dir/root
 			mkdir -p "$scratch"
+			rc=0
 			zstd -dcq "$dir/rootfs.tar.zst" | tar -C "$scratch" --numeric-owner \
-				--xattrs --xattrs-include='*' -xf - ||
-				fail "cannot unpack $dir/rootfs.tar.zst"
+				--xattrs --xattrs-include='*' -xf - || rc=1
 			echo "vm-install: README's vm-image blocks in the root filesystem (${debs[*]##*/})"
 			: >"$work/image.log"
-			(. "$root/scripts/debvm/common.sh" && debvm_mount "$scratch")
-			image_blocks "$scratch" "$work/image.log"
-			rc=$?
-			(. "$root/scripts/debvm/common.sh" && debvm_umount "$scratch")
+			if [ "$rc" -eq 0 ]; then
+				# The chroot's mounts (a bind of /dev among them) go
+				# however this ends: nothing may delete through them.
+				trap '(. "$root/scripts/debvm/common.sh" && debvm_umount "$scratch")' EXIT
+				(. "$root/scripts/debvm/common.sh" && debvm_mount "$scratch")
+				image_blocks "$scratch" "$work/image.log"
+				rc=$?
+				(. "$root/scripts/debvm/common.sh" && debvm_umount "$scratch")
+				trap - EXIT
+			fi
 			if [ "$rc" -eq 0 ]; then
 				"$root/scripts/debvm/mkimage.sh" "$scratch" "$img_dir/disk.img" || rc=1
 			fi
-			(. "$root/scripts/debvm/common.sh" && debvm_rm "$scratch")
+			# debvm_rm refuses a tree with anything still mounted below it.
 			if [ "$rc" -ne 0 ]; then
 				cat "$work/image.log"
-				rm -rf "$img_dir"
+				(. "$root/scripts/debvm/common.sh" && debvm_rm "$img_dir")
 				fail "the image was not made"
 			fi
+			(. "$root/scripts/debvm/common.sh" && debvm_rm "$scratch")
 			cp "$work/image.log" "$img_dir/image.log"
 			touch "$img_dir/.done"
 			echo "vm-install: image made in $((SECONDS - t0)) s"
