@@ -46,52 +46,6 @@ static void fmap_map(struct fmap *m, int fd)
 		die("fairsem mmap");
 }
 
-static const uint64_t bits = FAIRSEM_FAST_WAITERS | FAIRSEM_FAST_RECONCILE;
-
-/* A1 to A6; false when the kernel must decide. */
-static bool fast_take(struct fmap *m)
-{
-	_Atomic uint64_t *w = (_Atomic uint64_t *)m->base;
-	_Atomic uint32_t *holds = (_Atomic uint32_t *)(m->base + m->len / 2);
-	uint64_t v;
-	bool done = false;
-
-	atomic_fetch_add_explicit(holds + 1, 1, memory_order_seq_cst);
-	v = atomic_load_explicit(w, memory_order_relaxed);
-	while (!(v & bits) && (v & FAIRSEM_FAST_FREE) >= 1) {
-		if (atomic_compare_exchange_weak_explicit(w, &v, v - 1,
-				memory_order_seq_cst, memory_order_relaxed)) {
-			atomic_fetch_add_explicit(holds, 1, memory_order_relaxed);
-			done = true;
-			break;
-		}
-	}
-	atomic_fetch_sub_explicit(holds + 1, 1, memory_order_release);
-	return done;
-}
-
-/* R1 to R6; false when the kernel must grant. */
-static bool fast_give(struct fmap *m)
-{
-	_Atomic uint64_t *w = (_Atomic uint64_t *)m->base;
-	_Atomic uint32_t *holds = (_Atomic uint32_t *)(m->base + m->len / 2);
-	uint64_t v;
-	bool done = false;
-
-	atomic_fetch_add_explicit(holds + 1, 1, memory_order_seq_cst);
-	v = atomic_load_explicit(w, memory_order_relaxed);
-	while (!(v & bits)) {
-		if (atomic_compare_exchange_weak_explicit(w, &v, v + 1,
-				memory_order_seq_cst, memory_order_relaxed)) {
-			atomic_fetch_sub_explicit(holds, 1, memory_order_relaxed);
-			done = true;
-			break;
-		}
-	}
-	atomic_fetch_sub_explicit(holds + 1, 1, memory_order_release);
-	return done;
-}
-
 struct handoff {
 	struct fmap *m;
 	int fd;		/* each thread's own handle */
@@ -139,12 +93,12 @@ static void *handoff_main(void *arg)
 			ioctl_release(h->fd);
 		} else {
 			/* Taken through the page: the mapping's; else the handle's. */
-			mine = fast_take(h->m);
+			mine = fast_step(h->m->base, h->m->len, 1, true);
 			if (!mine)
 				ioctl_acquire(h->m->fd);
 			if (!mine)
 				ioctl_release(h->m->fd);
-			else if (!fast_give(h->m))
+			else if (!fast_step(h->m->base, h->m->len, 1, false))
 				fast_release_slow(h);
 		}
 		h->ops++;
@@ -200,7 +154,7 @@ static double reconcile(int n, const struct bench_opts *o)
 		fmap_map(&live[i], fd);
 	for (i = 0; i < rounds; i++) {
 		fmap_map(&extra, fd);
-		if (!fast_take(&extra))
+		if (!fast_step(extra.base, extra.len, 1, true))
 			die("fast acquire went to the kernel");
 		t0 = now_ns();
 		if (munmap(extra.base, extra.len))

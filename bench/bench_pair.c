@@ -81,7 +81,8 @@ static void fairsem_try_batch(struct pair_ctx *c)
 
 /*
  * The fast path (FAIRSEM_FAST), as libfairsem takes it (the README's A1
- * to A6 and R1 to R6), inline: uncontended, it never enters the kernel.
+ * to A6 and R1 to R6, fast_step() in common.c): uncontended, it never
+ * enters the kernel.
  */
 static void fast_setup(struct pair_ctx *c)
 {
@@ -93,60 +94,14 @@ static void fast_setup(struct pair_ctx *c)
 	check(c->map != MAP_FAILED, "fairsem mmap");
 }
 
-static bool fast_take(struct pair_ctx *c, uint64_t n)
-{
-	_Atomic uint64_t *w = (_Atomic uint64_t *)c->map;
-	_Atomic uint32_t *holds = (_Atomic uint32_t *)(c->map + c->len / 2);
-	_Atomic uint32_t *inflight = holds + 1;
-	const uint64_t bits = FAIRSEM_FAST_WAITERS | FAIRSEM_FAST_RECONCILE;
-	uint64_t v;
-	bool done = false;
-
-	atomic_fetch_add_explicit(inflight, 1, memory_order_seq_cst);
-	v = atomic_load_explicit(w, memory_order_relaxed);
-	while (!(v & bits) && (v & FAIRSEM_FAST_FREE) >= n) {
-		if (atomic_compare_exchange_weak_explicit(w, &v, v - n,
-				memory_order_seq_cst, memory_order_relaxed)) {
-			atomic_fetch_add_explicit(holds, n, memory_order_relaxed);
-			done = true;
-			break;
-		}
-	}
-	atomic_fetch_sub_explicit(inflight, 1, memory_order_release);
-	return done;
-}
-
-static bool fast_give(struct pair_ctx *c, uint64_t n)
-{
-	_Atomic uint64_t *w = (_Atomic uint64_t *)c->map;
-	_Atomic uint32_t *holds = (_Atomic uint32_t *)(c->map + c->len / 2);
-	_Atomic uint32_t *inflight = holds + 1;
-	const uint64_t bits = FAIRSEM_FAST_WAITERS | FAIRSEM_FAST_RECONCILE;
-	uint64_t v;
-	bool done = false;
-
-	atomic_fetch_add_explicit(inflight, 1, memory_order_seq_cst);
-	v = atomic_load_explicit(w, memory_order_relaxed);
-	while (!(v & bits)) {
-		if (atomic_compare_exchange_weak_explicit(w, &v, v + n,
-				memory_order_seq_cst, memory_order_relaxed)) {
-			atomic_fetch_sub_explicit(holds, n, memory_order_relaxed);
-			done = true;
-			break;
-		}
-	}
-	atomic_fetch_sub_explicit(inflight, 1, memory_order_release);
-	return done;
-}
-
 /* Nobody else uses the semaphore: the kernel path here is a failure. */
 static void fast_batch(struct pair_ctx *c)
 {
 	int i;
 
 	for (i = 0; i < BATCH; i++) {
-		check(fast_take(c, 1), "fast acquire went to the kernel");
-		check(fast_give(c, 1), "fast release went to the kernel");
+		check(fast_step(c->map, c->len, 1, true), "fast acquire went to the kernel");
+		check(fast_step(c->map, c->len, 1, false), "fast release went to the kernel");
 	}
 }
 

@@ -3,6 +3,8 @@
 #include "common.h"
 
 #include <errno.h>
+#include <linux/fairsem.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,4 +166,32 @@ void pin_cpu(int cpu)
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
 		die("sched_setaffinity(%d)", cpu);
+}
+
+bool fast_step(char *base, size_t len, uint64_t n, bool take)
+{
+	_Atomic uint64_t *w = (_Atomic uint64_t *)base;
+	_Atomic uint32_t *holds = (_Atomic uint32_t *)(base + len / 2);
+	_Atomic uint32_t *inflight = holds + 1;
+	const uint64_t bits = FAIRSEM_FAST_WAITERS | FAIRSEM_FAST_RECONCILE;
+	uint64_t v;
+	bool done = false;
+
+	atomic_fetch_add_explicit(inflight, 1, memory_order_seq_cst);
+	v = atomic_load_explicit(w, memory_order_relaxed);
+	while (!(v & bits) && (!take || (v & FAIRSEM_FAST_FREE) >= n)) {
+		if (atomic_compare_exchange_weak_explicit(w, &v,
+							  take ? v - n : v + n,
+							  memory_order_seq_cst,
+							  memory_order_relaxed)) {
+			if (take)
+				atomic_fetch_add_explicit(holds, n, memory_order_relaxed);
+			else
+				atomic_fetch_sub_explicit(holds, n, memory_order_relaxed);
+			done = true;
+			break;
+		}
+	}
+	atomic_fetch_sub_explicit(inflight, 1, memory_order_release);
+	return done;
 }

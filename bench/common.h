@@ -69,4 +69,12 @@ double jain_index(const double *x, int n);
 void spin_calibrate(void);
 void spin_ns(unsigned int ns);
 
+/*
+ * The fast path's steps on a mapping of a FAIRSEM_FAST semaphore (the
+ * shared page, then the slot: len bytes at base), as libfairsem takes
+ * them (models/fastpath/README.md, A1 to A6 and R1 to R6): true when
+ * done in W, false when the kernel must decide (a bit set, too few free).
+ */
+bool fast_step(char *base, size_t len, uint64_t n, bool take);
+
 #endif /* _BENCH_COMMON_H */
