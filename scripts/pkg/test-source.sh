@@ -22,6 +22,17 @@ every_readme_block_is_run_by_a_test() {
 readme_entry_commands_are_make_targets() {
 	"$here/readme-blocks.sh" --run entry
 }
+# Checking that `make check` is a target must not run it: nothing under
+# build/ may change (`make -n check` once ran check-parts' parts and wrote
+# their counts over those of the check-all that ran this test).
+readme_entry_check_runs_nothing() {
+	local mark changed
+	mark=$(mktemp)
+	"$here/readme-blocks.sh" --run entry >/dev/null
+	changed=$(find "$root/build" -newer "$mark" 2>/dev/null | head -n 5)
+	rm -f "$mark"
+	[ -z "$changed" ] || { echo "changed under build/:"; echo "$changed"; return 1; }
+}
 version_file_holds_one_version() {
 	[[ $version =~ ^[0-9]+(\.[0-9]+)*$ ]] || { echo "VERSION: '$version'"; return 1; }
 }
@@ -36,6 +47,7 @@ dkms_conf_has_the_version_of_VERSION() {
 }
 run_test every_readme_block_is_run_by_a_test
 run_test readme_entry_commands_are_make_targets
+run_test readme_entry_check_runs_nothing
 run_test version_file_holds_one_version
 run_test changelog_has_the_version_of_VERSION
 run_test dkms_conf_has_the_version_of_VERSION
