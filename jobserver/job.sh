@@ -34,6 +34,14 @@
 #   JS_HOLD="COUNT N"  this job, once counted, waits (gate.sh) until
 #                      $JS_RUN/COUNT is at least N before it sleeps: build
 #                      1 keeps its tokens until build 2 runs a job
+#
+# Scenario "one" sets JS_MEET=N: a survivor job that starts after the K
+# line, once counted, waits until N survivor jobs run at once, and then
+# none waits again ($JS_RUN/met).  So "N at once after the kill" is a
+# count, not a race between the sleeps of the jobs and make's reaping and
+# forking under a loaded TCG host (3 of 4 once at a load of 12, with 1 s
+# jobs and nothing lost).  Bounded: after 30 s the jobs go on, met is set
+# and the scenario's count fails, if the tokens are not there.
 set -eu
 b=$1 t=$2 mk=$3 run=$JS_RUN
 exec 9>>"$run/lock"
@@ -63,6 +71,16 @@ fi
 flock -u 9
 # shellcheck disable=SC2086 # two words
 [ -z "${JS_HOLD:-}" ] || "$JS_DIR/gate.sh" $JS_HOLD
+if [ -n "${JS_MEET:-}" ] && [ "$b" = survivor ] && grep -q '^K ' "$run/log"; then
+	i=0
+	while [ ! -e "$run/met" ] && [ $i -lt 1200 ]; do
+		n=$(get b.survivor)	# outside the lock: may read as empty
+		[ "${n:-0}" -lt "$JS_MEET" ] || break
+		i=$((i + 1))
+		sleep 0.025
+	done
+	: >"$run/met"
+fi
 
 if [ "${4:-}" = kill ]; then
 	i=0

@@ -430,7 +430,17 @@ TEST(kinds_deadlock_two_scalar_semaphores_in_opposite_orders)
 	ASSERT_EQ(0, start_pair(slots, bytes, -1, pid));
 	ASSERT_TRUE(deadlocked(slots, bytes));
 	ksft_print_msg("deadlock detected: each worker holds one, waits for the other\n");
-	/* Both killed before either is reaped: neither ever finished. */
+	/*
+	 * Both stopped before either is killed: the first one's death gives
+	 * its permit to the other, which, running, would finish (seen on
+	 * PREEMPT_RT under load); stopped, it never returns to userspace.
+	 */
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, kill(pid[i], SIGSTOP));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(pid[i], waitpid(pid[i], &status, WUNTRACED));
+		ASSERT_TRUE(WIFSTOPPED(status));
+	}
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, kill(pid[i], SIGKILL));
 	for (i = 0; i < 2; i++) {
