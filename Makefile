@@ -229,13 +229,13 @@ check-all:
 #   jobserver-vm  1378  447
 #   the matrix    about 1500 CPU-s for ten kernels
 # So the lanes (build/results/*.time has every part's wall and CPU):
-#   lane-rfc      rfc, model-fastpath
+#   lane-rfc      rfc (the longest: a cold run's critical path)
 #   lane-debug    check-parts, debug-tests, module-debug, vm-debug,
 #                 bindings
 #   lane-install  check-parts, check-install's host parts, the packages'
 #                 image (when they changed), vm-install, 6.12 (with the
 #                 fast path's 1,000 kills), recipes-debvm
-#   lane-source   vm-source alone, beside check-parts (the longest VM)
+#   lane-source   vm-source, beside check-parts, then model-fastpath
 #   lane-matrix   check-parts, recipes-slow, the kernel matrix (two
 #                 VMs at a time), footprint
 #   lane-jobserver  check-parts, every jobserver scenario on fairsem and
@@ -255,7 +255,6 @@ lane-jobserver: check-parts
 
 lane-rfc:
 	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
-	@$(PART) model-fastpath $(MAKE) model-fastpath || true
 
 lane-debug: check-parts
 	@$(PART) debug-tests sh -c '$(MAKE) -C $(TOP)/selftests/faults && \
@@ -303,6 +302,7 @@ lane-install: check-parts
 install-source:
 	@$(PART) install-source $(MAKE) check-install CHECK_INSTALL=vm-source || true
 lane-source: install-source
+	@$(PART) model-fastpath $(MAKE) model-fastpath || true
 
 # The matrix built fairsem.ko for every kernel: README's footprint table
 # must be what they measure (make readme-footprint writes it).
