@@ -214,28 +214,25 @@ check-all:
 # tree, tests and kernels) and README's source blocks in the Debian VM
 # (lane-source).  The others wait for check-parts, which builds what they
 # share (the host's selftests, the library, the 6.1 module) once: no lane
-# builds them again.  The whole is bound by CPU, not by waiting: ci9 (a
-# quiet machine, 72 min) spent 7775 CPU-seconds in its parts, 65 min of
-# two cores.  Its heaviest parts, wall and CPU seconds at a load of about
-# 10, and what became of them:
-#   vm-debug      3225 1298   runs only what the RFC's =y kernel does not
-#                             (scripts/debug-tests.sh): 358 s at a load of 4
-#   install       3420 1233   README's apt line makes vm-install's image
-#                             natively (scripts/pkg/test-vm-install.sh):
-#                             VM run 285 s at a load of 6
-#   install-source 3057 1060  vm-source: 1496 s, 900 CPU-s at a load of 9
-#   rfc           2509  941   vm-y: the submitted requests' test at a tenth
-#   bindings       793  553
-#   jobserver-vm  1378  447
-#   the matrix    about 1500 CPU-s for ten kernels
+# builds them again.  The whole is bound by CPU, not by waiting: a warm
+# run of 2026-12-02 (28 min) spent 2740 CPU-seconds in its parts, 1.6 of
+# the two cores.  Its heaviest parts, wall and CPU seconds at a load of
+# about 10:
+#   install-source 1123 429   vm-source: now its make runs natively
+#                             (scripts/pkg/test-vm-install.sh): 121 s idle
+#   jobserver-vm  1038  374   scenarios that count, with cargo
+#   rfc            857  338   vm-y kills the fast path at every tenth step
+#   install        653  194   the packages' image, vm-install
+#   bindings       512  231   rust, go (x/sync), python (asyncio), cross
+#   vm-debug       508  157   what the RFC's =y kernel does not run
+#   the matrix    about 460 CPU-s for eight kernels
 # So the lanes (build/results/*.time has every part's wall and CPU):
-#   lane-rfc      rfc (the longest: a cold run's critical path)
-#   lane-debug    check-parts, debug-tests, module-debug, vm-debug,
-#                 bindings
+#   lane-rfc      rfc, model-fastpath
+#   lane-debug    check-parts, debug-tests, module-debug, vm-debug
 #   lane-install  check-parts, check-install's host parts, the packages'
 #                 image (when they changed), vm-install, 6.12 (with the
 #                 fast path's 1,000 kills), recipes-debvm
-#   lane-source   vm-source, beside check-parts, then model-fastpath
+#   lane-source   vm-source beside check-parts, then the bindings
 #   lane-matrix   check-parts, recipes-slow, the kernel matrix (two
 #                 VMs at a time), footprint
 #   lane-jobserver  check-parts, every jobserver scenario on fairsem and
@@ -255,6 +252,7 @@ lane-jobserver: check-parts
 
 lane-rfc:
 	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
+	@$(PART) model-fastpath $(MAKE) model-fastpath || true
 
 lane-debug: check-parts
 	@$(PART) debug-tests sh -c '$(MAKE) -C $(TOP)/selftests/faults && \
@@ -278,7 +276,6 @@ lane-debug: check-parts
 		$(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
-	@BINDINGS_BUSYBOX=0 $(PART) bindings $(MAKE) check-bindings BINDINGS_MODULE= || true
 
 # check-install but vm-source (lane-source runs that).
 INSTALL_HOST_PARTS := lintian source deb destdir dkms embedded vm-install
@@ -297,12 +294,12 @@ lane-install: check-parts
 
 # vm-source copies the tree as git has it (never build/) and boots the
 # cached Debian VM: it needs nothing built, so it starts at once, beside
-# check-parts; the Debian VM's other two parts follow.
+# check-parts; the bindings (which need check-parts' 6.1 module) follow.
 .PHONY: install-source
 install-source:
 	@$(PART) install-source $(MAKE) check-install CHECK_INSTALL=vm-source || true
-lane-source: install-source
-	@$(PART) model-fastpath $(MAKE) model-fastpath || true
+lane-source: install-source check-parts
+	@BINDINGS_BUSYBOX=0 $(PART) bindings $(MAKE) check-bindings BINDINGS_MODULE= || true
 
 # The matrix built fairsem.ko for every kernel: README's footprint table
 # must be what they measure (make readme-footprint writes it).
