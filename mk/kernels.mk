@@ -96,26 +96,25 @@ define matrix-no-cmd
 		rm $(BUILD)/tests-k-$(1)/bin/fairsem_cmd_test' || true
 endef
 
+# MATRIX_ENV_NAME: the environment of one kernel's VM (scripts/vm/run.sh's
+# VM_* knobs), one word each.
 # 6.12-arm64 boots a CPU with LSE atomics (ARMv8.2, cortex-a76) where the
 # other arm64 kernels boot ARMv8.0's cortex-a57: libgcc's compare-and-swap
 # is then one CAS instruction, not a load/store-exclusive loop, so the fast
 # path's kill at every instruction (which single-stepping cannot take
 # through an exclusive loop) runs on arm64 too, while the other two keep
 # the exclusive loops under the fuzzer.
-MATRIX_CPU_6.12-arm64 := cortex-a76
+MATRIX_ENV_6.12-arm64 := VM_CPU=cortex-a76
 # 6.12-riscv64: in one warm check-all of 2026-12-02 three boots in a row
 # spun both vCPUs silently after OpenSBI for 120 s each (they boot in 2 s on
 # an idle host; the other runs booted at once).  Five tries, and the SBI
 # early console, so that the next hang shows where the kernel stopped.
-MATRIX_TRIES_6.12-riscv64 := 5
-MATRIX_APPEND_6.12-riscv64 := earlycon=sbi
+MATRIX_ENV_6.12-riscv64 := VM_TRIES=5 VM_APPEND=earlycon=sbi
 define matrix-kernel
 matrix-$(1): $(if $(filter-out amd64,$(call matrix-arch,$(1))),matrix-cross-$(call matrix-arch,$(1)),matrix-native)
 	@$$(PART) module-$(1) $(KS)/build-module.sh $(1) $(BUILD)/kmod-$(1) || true
 $(if $(filter $(1),$(MATRIX_NO_CMD)),$(call matrix-no-cmd,$(1)))
-	@$(if $(MATRIX_CPU_$(1)),VM_CPU=$(MATRIX_CPU_$(1))) \
-		$(if $(MATRIX_TRIES_$(1)),VM_TRIES=$(MATRIX_TRIES_$(1))) \
-		$(if $(MATRIX_APPEND_$(1)),VM_APPEND="$(MATRIX_APPEND_$(1))") VM_ARCH=$(call matrix-arch,$(1)) $$(PART) vm-$(1) $(TOP)/scripts/vm/selftests.sh \
+	@$(MATRIX_ENV_$(1)) VM_ARCH=$(call matrix-arch,$(1)) $$(PART) vm-$(1) $(TOP)/scripts/vm/selftests.sh \
 		$$$$($(KS)/kernel.sh $(1) --print image) $(BUILD)/kmod-$(1)/fairsem.ko \
 		$(call matrix-dir,$(1)) $(1) || true
 endef

@@ -611,8 +611,9 @@ static int kill_after(struct fmap *m, long k)
 static long env_long(const char *name, long def)
 {
 	const char *v = getenv(name);
+	long n = v ? atol(v) : 0;
 
-	return v && atol(v) > 0 ? atol(v) : def;
+	return n > 0 ? n : def;
 }
 
 /*

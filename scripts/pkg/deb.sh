@@ -32,9 +32,9 @@ version=$(dpkg-parsechangelog -l "$root/debian/changelog" -S Version)
 src=$out/src/fairsem-$version
 rm -rf "$out/src" "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes
 mkdir -p "$src"
-(cd "$root" && git ls-files -z -co --exclude-standard |
-	xargs -0 -I{} sh -c 'test -e "{}" && echo "{}"' |
-	grep -v '^build/' | cpio --quiet -pdm "$src")
+# shellcheck source=testlib.sh
+. "$here/testlib.sh"
+copy_tree "$root" "$src"
 
 dpkg-checkbuilddeps "$src/debian/control" ||
 	{ echo "deb: build dependencies missing (scripts/deps.sh)" >&2; exit 1; }
@@ -58,8 +58,6 @@ changes=$(ls "$out"/*.changes)
 lintian_rc=0
 "$here/lintian.sh" "$changes" "$out/lintian.txt" || lintian_rc=$?
 
-# shellcheck source=testlib.sh
-. "$here/testlib.sh"
 package_built() {
 	ls "$out/${1}_"*.deb >/dev/null
 }

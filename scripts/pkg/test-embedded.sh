@@ -40,14 +40,6 @@ echo "cross setup: scripts/kernels ($KVER, $CROSS_BIN)"
 PATH=$CROSS_BIN:$PATH
 cross=aarch64-linux-gnu-
 
-# A copy of the tree as the build systems fetch it: its files without .git
-# and without the tree's own build/.
-copy_tree() {
-	mkdir -p "$1"
-	(cd "$root" && git ls-files -z -co --exclude-standard | grep -zv '^build/' |
-		xargs -0 -I{} sh -c 'test -e "{}" && echo "{}"' | cpio --quiet -pdm "$1")
-}
-
 is_arm64_module_for_kver() {
 	file "$1" | grep -q 'ARM aarch64' || { file "$1"; return 1; }
 	expect_eq vermagic "$(modinfo -F vermagic "$1" | cut -d' ' -f1)" "$KVER"
@@ -64,7 +56,7 @@ yocto_tools=(CC="${cross}gcc -fuse-ld=bfd" LD="${cross}ld.bfd"
 	AR="${cross}ar" OBJCOPY="${cross}objcopy" STRIP="${cross}strip")
 
 yocto_do_compile_builds_the_module() {
-	copy_tree "$ys"
+	copy_tree "$root" "$ys"
 	# module_do_compile; MAKE_TARGETS from fairsem-mod_0.1.bb
 	local targets
 	targets=$(sed -n 's/^MAKE_TARGETS = "\(.*\)"/\1/p' \
@@ -116,7 +108,7 @@ br_flags=(HOSTCC="gcc" ARCH=arm64 KCFLAGS="" INSTALL_MOD_PATH="$bt"
 	CROSS_COMPILE="$cross" WERROR=0 REGENERATE_PARSERS=1 DEPMOD=true)
 
 buildroot_kernel_modules_build_builds_the_module() {
-	copy_tree "$bd"
+	copy_tree "$root" "$bd"
 	# FAIRSEM_KERNEL_MODULES_BUILD, FAIRSEM_MODULE_SUBDIRS = .
 	make -C "$KDIR" "${br_flags[@]}" PWD="$bd/." M="$bd/." modules \
 		>"$work/br-build.log" 2>&1 || { tail -n 30 "$work/br-build.log"; return 1; }

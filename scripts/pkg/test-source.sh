@@ -29,9 +29,7 @@ readme_entry_commands_are_make_targets() {
 readme_entry_check_runs_nothing() {
 	local copy rc=0
 	copy=$(mktemp -d)
-	(cd "$root" && git ls-files -z -co --exclude-standard |
-		xargs -0 -I{} sh -c 'test -e "{}" && echo "{}"' |
-		grep -v '^build/' | cpio --quiet -pdm "$copy") &&
+	copy_tree "$root" "$copy" &&
 		"$copy/scripts/pkg/readme-blocks.sh" --run entry >/dev/null || rc=1
 	if [ -e "$copy/build" ]; then
 		echo "the entry check made build/:"

@@ -76,9 +76,8 @@ block_after "The C API" c >"$work/payload/readme.c"
 	"$here/readme-blocks.sh" --extract vm-image "$work/payload/readme-image" ||
 	fail "README's blocks are not all marked (scripts/pkg/readme-blocks.sh --check)"
 mkdir -p "$work/payload/src/build/deb"
-(cd "$root" && git ls-files -z -co --exclude-standard |
-	xargs -0 -I{} sh -c 'test -e "{}" && echo "{}"' |
-	grep -v '^build/' | cpio --quiet -pdm "$work/payload/src")
+# shellcheck source=testlib.sh
+(. "$here/testlib.sh" && copy_tree "$root" "$work/payload/src")
 [ ${#debs[@]} -eq 0 ] || cp "${debs[@]}" "$work/payload/src/build/deb/"
 cp "$here/vm-install-checks.sh" "$here/testlib.sh" "$work/payload/"
 

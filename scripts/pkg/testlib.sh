@@ -10,6 +10,14 @@
 tests_passed=0 tests_failed=0 tests_skipped=0
 failed_names=()
 
+# copy_tree ROOT DEST: the tree's files as git has them (tracked, and
+# untracked but not ignored), without .git and without its own build/.
+copy_tree() {
+	mkdir -p "$2"
+	(cd "$1" && git ls-files -z -co --exclude-standard | grep -zv '^build/' |
+		xargs -0 -I{} sh -c 'test -e "{}" && echo "{}"' | cpio --quiet -pdm "$2")
+}
+
 run_test() {
 	local name=$1 rc t0=$SECONDS
 	echo "--- $name"
