@@ -478,9 +478,9 @@ static int core_queue(struct world *w, int s, int *ids)
  * Priority order: the queue is sorted by priority, and sem->levels links
  * exactly the first request of each priority, in the queue's order.
  */
-static void check_levels(struct world *w, int s)
+static void check_levels_of(struct world *w, struct fairsem_sem *sem,
+			    const char *s)
 {
-	struct fairsem_sem *sem = w->sem[s];
 	struct fairsem_request *req, *prev = NULL;
 	struct list_head *lead = sem->levels.next;
 
@@ -489,24 +489,32 @@ static void check_levels(struct world *w, int s)
 
 		if (!sem->prio) {
 			check(w, list_empty(&req->level),
-			      "sem%d: level linked outside priority order", s);
+			      "%s: level linked outside priority order", s);
 			continue;
 		}
 		check(w, !prev || prev->prio <= req->prio,
-		      "sem%d: queue out of priority order", s);
+		      "%s: queue out of priority order", s);
 		if (leads) {
 			check(w, lead == &req->level,
-			      "sem%d: level list misses a priority's first", s);
+			      "%s: level list misses a priority's first", s);
 			lead = lead->next;
 		} else {
 			check(w, list_empty(&req->level),
-			      "sem%d: a request leads a level it does not start", s);
+			      "%s: a request leads a level it does not start", s);
 		}
 		prev = req;
 		if (w->failed)
 			return;
 	}
-	check(w, lead == &sem->levels, "sem%d: level list too long", s);
+	check(w, lead == &sem->levels, "%s: level list too long", s);
+}
+
+static void check_levels(struct world *w, int s)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "sem%d", s);
+	check_levels_of(w, w->sem[s], name);
 }
 
 static void check_sem(struct world *w, int s)
@@ -2132,6 +2140,7 @@ struct kworld {
 	/* The queue before the current op, in grant order. */
 	struct fairsem_request *queue[K_HANDLES + K_WAITERS];
 	int queued;
+	int prio;		/* the calling task's priority (PRIO mode) */
 };
 
 /* A new handle in slot i; the first keeps the reference setup gave. */
@@ -2160,6 +2169,7 @@ static void k_start(struct kworld *kw, struct world *w, unsigned int nkinds,
 	memset(kw, 0, sizeof(*kw));
 	kw->w = w;
 	kw->nkinds = nkinds;
+	kw->prio = 100;
 	kw->sem = fairsem_sem_alloc(nkinds);
 	check(w, kw->sem, "fairsem_sem_alloc failed");
 	fairsem_sem_setup(kw->sem, w->next_sem_id++, nkinds, limit, flags);
@@ -2193,12 +2203,22 @@ static int k_request_id(struct fairsem_request *req)
 	return request_id(req);
 }
 
+/* Does @a stand rightly before @b in the queue (the contract's order)? */
+static bool k_in_order(const struct fairsem_sem *sem,
+		       const struct fairsem_request *a,
+		       const struct fairsem_request *b)
+{
+	if (sem->prio && a->prio != b->prio)
+		return a->prio < b->prio;
+	return sem->lifo ? a->seq > b->seq : a->seq < b->seq;
+}
+
 /* After an op: the invariants of the section's head comment. */
 static void k_check(struct kworld *kw)
 {
 	struct fairsem_sem *sem = kw->sem;
 	struct world *w = kw->w;
-	struct fairsem_request *head;
+	struct fairsem_request *head, *req, *prev = NULL;
 	unsigned int k;
 	int e, i, j;
 	bool fits = true;
@@ -2222,6 +2242,15 @@ static void k_check(struct kworld *kw)
 				fits = false;
 		check(w, !fits, "the head fits in every kind and was not granted");
 	}
+	/* FIFO, LIFO or priority then arrival, from head to tail. */
+	list_for_each_entry(req, &sem->queue, node) {
+		check(w, !prev || k_in_order(sem, prev, req),
+		      "request %d (prio %d) queued before %d (prio %d)",
+		      prev ? k_request_id(prev) : 0, prev ? prev->prio : 0,
+		      k_request_id(req), req->prio);
+		prev = req;
+	}
+	check_levels_of(w, sem, "kinds");
 	/* Granted only once everything queued before it has gone. */
 	for (e = 0; e < w->nr_events; e++) {
 		if (!w->event[e].granted)
@@ -2234,6 +2263,21 @@ static void k_check(struct kworld *kw)
 			      "request %d granted while %d, before it, waits",
 			      w->event[e].id, k_request_id(kw->queue[j]));
 	}
+}
+
+/*
+ * A new request granted at once passed whatever was queued before it: only
+ * a LIFO semaphore, or a priority above every queued one, lets it.
+ */
+static void k_check_at_once(struct kworld *kw, int prio)
+{
+	const struct fairsem_sem *sem = kw->sem;
+
+	if (!kw->queued || sem->lifo)
+		return;
+	check(kw->w, sem->prio && prio < kw->queue[0]->prio,
+	      "granted at once (prio %d) past request %d (prio %d)", prio,
+	      k_request_id(kw->queue[0]), kw->queue[0]->prio);
 }
 
 /* What a refused op must leave as it was. */
@@ -2272,7 +2316,7 @@ static int k_try(struct kworld *kw, int h, const u64 *count)
 {
 	u64 vec[FAIRSEM_MAX_KINDS] = { 0 };
 	struct fairsem_request req = {
-		.holder = &kw->h[h]->h, .count = vec, .prio = 100,
+		.holder = &kw->h[h]->h, .count = vec, .prio = kw->prio,
 	};
 	struct k_snap before;
 	int ret;
@@ -2287,6 +2331,8 @@ static int k_try(struct kworld *kw, int h, const u64 *count)
 	spin_unlock(&kw->sem->lock);
 	if (ret)
 		k_unchanged(kw, &before, ret);
+	else
+		k_check_at_once(kw, req.prio);
 	k_check(kw);
 	return ret;
 }
@@ -2307,7 +2353,7 @@ static int k_wait(struct kworld *kw, int h, const u64 *count, int *slot)
 	INIT_LIST_HEAD(&tw->req.level);
 	tw->req.holder = &kw->h[h]->h;
 	tw->req.count = tw->count;
-	tw->req.prio = 100;
+	tw->req.prio = kw->prio;
 	tw->id = kw->w->next_id++;
 	k_begin(kw, "wait");
 	spin_lock(&kw->sem->lock);
@@ -2318,6 +2364,8 @@ static int k_wait(struct kworld *kw, int h, const u64 *count, int *slot)
 		if (slot)
 			*slot = i;
 	} else {
+		if (!ret)
+			k_check_at_once(kw, tw->req.prio);
 		free(tw);
 	}
 	k_check(kw);
@@ -2348,8 +2396,10 @@ static int k_async(struct kworld *kw, int h, const u64 *count)
 
 	k_begin(kw, "async");
 	spin_lock(&kw->sem->lock);
-	ret = fairsem_async_start(&kw->h[h]->h, count, 100);
+	ret = fairsem_async_start(&kw->h[h]->h, count, kw->prio);
 	spin_unlock(&kw->sem->lock);
+	if (!ret)
+		k_check_at_once(kw, kw->prio);
 	k_check(kw);
 	return ret;
 }
@@ -2526,6 +2576,35 @@ static void kinds_head_holds_back_a_request_that_fits(struct world *w)
 	k_end(&kw);
 }
 
+/* Priority order over vectors: priority, then arrival; a try only above. */
+static void kinds_prio_orders_vectors_by_priority_then_arrival(struct world *w)
+{
+	struct kworld kw;
+	int w1, w2, w3, w4;
+
+	k_start(&kw, w, 2, k_limit2, FAIRSEM_PRIO);
+	EXPECT(w, k_try(&kw, 0, V(1, 10)) == 0);
+	EXPECT(w, k_wait(&kw, 1, V(1, 1), &w1) == -EINPROGRESS);
+	kw.prio = 50;
+	EXPECT(w, k_wait(&kw, 2, V(1, 5), &w2) == -EINPROGRESS);
+	EXPECT(w, k_wait(&kw, 2, V(0, 1), &w3) == -EINPROGRESS);
+	kw.prio = -1;
+	EXPECT(w, k_wait(&kw, 3, V(1, 10), &w4) == -EINPROGRESS);
+	EXPECT(w, k_counts(&kw, K_RELEASE, 0, V(1, 10)) == 0);
+	EXPECT(w, w->nr_events == 1 && kw.h[3]->h.holds[1] == 10 &&
+	       kw.wt[w4]->req.state == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, k_counts(&kw, K_RELEASE, 3, V(1, 10)) == 0);
+	EXPECT(w, w->nr_events == 2);
+	EXPECT(w, kw.wt[w2]->req.state == FAIRSEM_REQ_GRANTED &&
+	       kw.wt[w3]->req.state == FAIRSEM_REQ_GRANTED &&
+	       kw.wt[w1]->req.state == FAIRSEM_REQ_QUEUED);
+	kw.prio = 100;	/* {0, 1} fits, but equal to the head's is not above */
+	EXPECT(w, k_try(&kw, 0, V(0, 1)) == -EAGAIN);
+	kw.prio = 99;
+	EXPECT(w, k_try(&kw, 0, V(0, 1)) == 0);
+	k_end(&kw);
+}
+
 static void kinds_release_above_holds_in_one_kind_changes_nothing(struct world *w)
 {
 	struct kworld kw;
@@ -2581,6 +2660,7 @@ static void k_rnd_vec(struct world *w, unsigned int n, u64 max, u64 *v)
 static void random_kinds(struct world *w)
 {
 	static const u32 modes[] = { 0, FAIRSEM_LIFO, FAIRSEM_PRIO };
+	static const int prio[] = { 100, 100, 99, 50, 0, -1 };
 	u64 limit[FAIRSEM_MAX_KINDS], v[FAIRSEM_MAX_KINDS];
 	struct kworld kw;
 	unsigned int n, k;
@@ -2596,6 +2676,7 @@ static void random_kinds(struct world *w)
 			h = rnd(w, K_HANDLES);
 			if (!kw.h[h])
 				k_handle_new(&kw, h, false);
+			kw.prio = prio[rnd(w, ARRAY_SIZE(prio))];
 			k_rnd_vec(w, n, 7, v);
 			switch (rnd(w, 10)) {
 			case 0:
@@ -2677,6 +2758,7 @@ static const struct test tests[] = {
 	TEST(prio_level_survives_its_first_leaving),
 	TEST(kinds_grant_needs_every_kind),
 	TEST(kinds_head_holds_back_a_request_that_fits),
+	TEST(kinds_prio_orders_vectors_by_priority_then_arrival),
 	TEST(kinds_release_above_holds_in_one_kind_changes_nothing),
 	TEST(kinds_add_overflow_in_one_kind_changes_nothing),
 	TEST(kinds_dead_holder_gives_its_vector_back_in_one_grant),
