@@ -36,6 +36,7 @@
  */
 #include <linux/atomic.h>
 #include <linux/gfp.h>
+#include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
@@ -60,6 +61,8 @@
  * @debt: permits the limit lost (REMOVE, FORGET) while they were taken,
  *	which every give-back pays first; under sem->lock
  * @work: the reconcile that a live slot busy in a fast path deferred
+ * @delay: @work's last delay, 0 after a reconcile; under sem->lock
+ * @retries: reconciles deferred, for fdinfo; under sem->lock
  * @due: a mapping died since the last reconcile; under sem->lock
  * @held_off: WAITERS is kept set by fairsem_fast_hold(); under sem->lock
  */
@@ -70,6 +73,8 @@ struct fairsem_fast {
 	struct list_head maps;
 	u64 debt;
 	struct delayed_work work;
+	unsigned long delay;
+	u64 retries;
 	bool due;
 	bool held_off;
 };
@@ -93,8 +98,13 @@ struct fairsem_fast_map {
 	refcount_t users;
 };
 
-/* Retry a reconcile that waits for a live slot after this long. */
+/*
+ * Retry a reconcile that waits for a live slot after a jiffy, then twice as
+ * long each time up to 100 ms: a slot kept in flight (its process stopped
+ * there) must not cost the kernel HZ wakeups a second for ever.
+ */
 #define FAIRSEM_FAST_RETRY	1	/* jiffy */
+#define FAIRSEM_FAST_RETRY_MAX	msecs_to_jiffies(100)
 
 static u64 fairsem_w_free(s64 w)
 {
@@ -271,6 +281,7 @@ static void fairsem_fast_reconcile(struct fairsem_fast *fast,
 		sum += fairsem_slot_holds(map);
 	fast->debt = sum > limit ? sum - limit : 0;
 	fast->due = false;
+	fast->delay = 0;
 	w = limit > sum ? limit - sum : 0;
 	if (fairsem_fast_waiters_due(sem))
 		w |= FAIRSEM_FAST_WAITERS;
@@ -278,7 +289,19 @@ static void fairsem_fast_reconcile(struct fairsem_fast *fast,
 	fairsem_grant_onward(sem, wake);
 }
 
-/* Reconcile now if no live slot is busy, else retry soon: never sleep. */
+/* Back off: a retry already queued keeps its time. */
+static void fairsem_fast_retry(struct fairsem_fast *fast)
+{
+	unsigned long delay = clamp_t(unsigned long, fast->delay * 2,
+				      FAIRSEM_FAST_RETRY, FAIRSEM_FAST_RETRY_MAX);
+
+	if (schedule_delayed_work(&fast->work, delay)) {
+		fast->delay = delay;
+		fast->retries++;
+	}
+}
+
+/* Reconcile now if no live slot is busy, else retry later: never sleep. */
 static void fairsem_fast_try_reconcile(struct fairsem_fast *fast,
 				       struct fairsem_wake *wake)
 {
@@ -288,7 +311,7 @@ static void fairsem_fast_try_reconcile(struct fairsem_fast *fast,
 	if (fairsem_fast_quiescent(fast))
 		fairsem_fast_reconcile(fast, wake);
 	else
-		schedule_delayed_work(&fast->work, FAIRSEM_FAST_RETRY);
+		fairsem_fast_retry(fast);
 }
 
 static void fairsem_fast_work(struct work_struct *work)
@@ -570,4 +593,26 @@ void fairsem_fast_fill(struct fairsem_file *ff, struct fairsem_sem *sem,
 	list_for_each_entry(map, &fast->maps, node)
 		if (map->ff == ff)
 			kind->holds += fairsem_slot_holds(map);
+}
+
+/**
+ * fairsem_fast_show_fdinfo() - the fdinfo line of a fast semaphore
+ * @m: the fdinfo file
+ * @sem: the semaphore, fast
+ *
+ * Its live mappings, whether a reconcile waits for a slot in flight (a
+ * process stopped in a fast path), and the retries made so far.
+ */
+void fairsem_fast_show_fdinfo(struct seq_file *m, struct fairsem_sem *sem)
+{
+	const struct fairsem_fast *fast = sem->fast;
+	const struct fairsem_fast_map *map;
+	unsigned int maps = 0;
+
+	spin_lock(&sem->lock);
+	list_for_each_entry(map, &fast->maps, node)
+		maps++;
+	seq_printf(m, "fairsem-fast:\tmaps=%u reconcile=%s retries=%llu\n",
+		   maps, fast->due ? "waiting" : "idle", fast->retries);
+	spin_unlock(&sem->lock);
 }

@@ -5,6 +5,7 @@
 
 #include <linux/fs.h>
 #include <linux/mm_types.h>
+#include <linux/seq_file.h>
 
 #include "fairsem_dev.h"
 
@@ -13,5 +14,6 @@ int fairsem_fast_mmap(struct file *file, struct vm_area_struct *vma);
 int fairsem_fast_ioctl_release(struct file *file, void __user *argp);
 void fairsem_fast_fill(struct fairsem_file *ff, struct fairsem_sem *sem,
 		       struct fairsem_kind *kind);
+void fairsem_fast_show_fdinfo(struct seq_file *m, struct fairsem_sem *sem);
 
 #endif /* _FAIRSEM_FAST_H */

@@ -516,6 +516,8 @@ static void fairsem_fop_show_fdinfo(struct seq_file *m, struct file *file)
 		fairsem_show_kinds(m, &info);
 	if (info.flags & FAIRSEM_JOBSERVER)
 		fairsem_js_show_fdinfo(m, sem);
+	if (sem->is_fast)
+		fairsem_fast_show_fdinfo(m, sem);
 }
 
 const struct file_operations fairsem_fops = {

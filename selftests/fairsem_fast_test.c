@@ -468,36 +468,50 @@ TEST_F(fast, the_mapping_is_not_inherited_by_fork)
  * dead mapping, and only that: meanwhile the ioctls work, fast paths go to
  * the kernel, the dead permits count as taken; SIGCONT ends it.
  */
+/*
+ * A child stopped inside a fast path, between A1 and A6: it has said 's' on
+ * p[1]; once continued it leaves the path, then waits for a byte on
+ * go[0] before it exits (go NULL: it exits at once).
+ */
+static pid_t stopped_in_flight(int fd, const int *p, const int *go)
+{
+	pid_t pid = fs_fork();
+	struct fmap own;
+
+	if (pid)
+		return pid;
+	if (fmap_map(&own, fd))
+		_exit(1);
+	atomic_fetch_add(fmap_inflight(&own), 1);	/* A1 */
+	fs_put(p[1], 's');
+	raise(SIGSTOP);
+	atomic_fetch_sub(fmap_inflight(&own), 1);	/* undone */
+	if (go && fs_take(go[0]) != 'x')
+		_exit(2);
+	_exit(0);
+}
+
+/* A child that takes a permit by the fast path and dies with it: 0. */
+static int died_holding_one(int fd)
+{
+	pid_t pid = fs_fork();
+	struct fmap own;
+
+	if (pid == 0)
+		_exit(fmap_map(&own, fd) || fast_acquire(&own, 1));
+	return pid < 0 ? -1 : WEXITSTATUS(fs_wait_child(pid));
+}
+
 TEST_F(fast, a_stopped_fast_path_delays_only_the_reconcile)
 {
-	pid_t stopped, dying;
+	pid_t stopped;
 	int p[2];
 
 	ASSERT_EQ(0, pipe(p));
-	stopped = fs_fork();
+	stopped = stopped_in_flight(self->fd, p, NULL);
 	ASSERT_LE(0, stopped);
-	if (stopped == 0) {
-		struct fmap own;
-
-		if (fmap_map(&own, self->fd))
-			_exit(1);
-		atomic_fetch_add(fmap_inflight(&own), 1);	/* A1 */
-		fs_put(p[1], 's');
-		raise(SIGSTOP);
-		atomic_fetch_sub(fmap_inflight(&own), 1);	/* undone */
-		_exit(0);
-	}
 	ASSERT_EQ('s', fs_take(p[0]));
-	dying = fs_fork();
-	ASSERT_LE(0, dying);
-	if (dying == 0) {
-		struct fmap own;
-
-		if (fmap_map(&own, self->fd) || fast_acquire(&own, 1))
-			_exit(1);
-		_exit(0);
-	}
-	ASSERT_EQ(0, WEXITSTATUS(fs_wait_child(dying)));
+	ASSERT_EQ(0, died_holding_one(self->fd));
 	/* The reconcile waits for the stopped one's inflight. */
 	EXPECT_EQ(FAIRSEM_FAST_RECONCILE, fmap_word(&self->m) & BITS);
 	EXPECT_EQ(1, fs_taken(self->fd));
@@ -512,6 +526,90 @@ TEST_F(fast, a_stopped_fast_path_delays_only_the_reconcile)
 	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
 	close(p[0]);
 	close(p[1]);
+}
+
+/* fdinfo's fairsem-fast line: 0, or -1 when it is missing or malformed. */
+static int fast_fdinfo(int fd, unsigned int *maps, char *state,
+		       unsigned long long *retries)
+{
+	char v[128];
+
+	if (fs_fdinfo(fd, "fairsem-fast", v, sizeof(v)))
+		return -1;
+	return sscanf(v, "maps=%u reconcile=%15s retries=%llu", maps, state,
+		      retries) == 3 ? 0 : -1;
+}
+
+TEST_F(fast, fdinfo_shows_the_mappings_and_an_idle_reconcile)
+{
+	unsigned long long retries;
+	unsigned int maps;
+	char state[16];
+	struct fmap two;
+	int plain;
+
+	ASSERT_EQ(0, fast_fdinfo(self->fd, &maps, state, &retries));
+	EXPECT_EQ(1, maps);
+	EXPECT_STREQ("idle", state);
+	EXPECT_EQ(0, retries);
+	ASSERT_EQ(0, fmap_map(&two, self->fd));
+	ASSERT_EQ(0, fast_fdinfo(self->fd, &maps, state, &retries));
+	EXPECT_EQ(2, maps);
+	fmap_unmap(&two);
+	ASSERT_EQ(0, fast_fdinfo(self->fd, &maps, state, &retries));
+	EXPECT_EQ(1, maps);
+	EXPECT_STREQ("idle", state);
+	EXPECT_EQ(0, retries);	/* nothing was in flight at the death */
+	plain = fs_new(1, 0);
+	ASSERT_LE(0, plain);
+	EXPECT_EQ(-1, fast_fdinfo(plain, &maps, state, &retries));
+	close(plain);
+}
+
+/*
+ * The retries back off (one jiffy, doubling, up to 100 ms): however long a
+ * slot stays in flight, at most ten a second after the first few.  A timer
+ * may fire up to a jiffy early, so at most 8 (the doublings to 100 ms at
+ * HZ=1000, and one) + one per 80 ms (HZ=100: 90 ms) + 1.  A retry
+ * then reconciles once the stopped process has left the path, while it
+ * lives on.  Every jiffy, as before, would be HZ a second.
+ */
+TEST_F(fast, a_stopped_fast_path_is_retried_at_most_ten_times_a_second)
+{
+	unsigned long long retries, bound;
+	unsigned int maps;
+	char state[16];
+	uint64_t t0;
+	pid_t stopped;
+	int p[2], go[2];
+
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, pipe(go));
+	stopped = stopped_in_flight(self->fd, p, go);
+	ASSERT_LE(0, stopped);
+	ASSERT_EQ('s', fs_take(p[0]));
+	t0 = now_ns();
+	ASSERT_EQ(0, died_holding_one(self->fd));
+	fs_sleep_us(1500000);
+	ASSERT_EQ(0, fast_fdinfo(self->fd, &maps, state, &retries));
+	bound = 8 + (now_ns() - t0) / 80000000ULL + 1;
+	TH_LOG("%llu retries, at most %llu allowed", retries, bound);
+	EXPECT_EQ(2, maps);
+	EXPECT_STREQ("waiting", state);
+	EXPECT_LE(1, retries);
+	EXPECT_GE(bound, retries);
+	ASSERT_EQ(0, kill(stopped, SIGCONT));
+	EXPECT_EQ(0, wait_reconciled(&self->m));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+	ASSERT_EQ(0, fast_fdinfo(self->fd, &maps, state, &retries));
+	EXPECT_EQ(2, maps);	/* reconciled by a retry: it still lives */
+	EXPECT_STREQ("idle", state);
+	ASSERT_EQ(0, fs_put(go[1], 'x'));
+	EXPECT_EQ(0, WEXITSTATUS(fs_wait_child(stopped)));
+	close(p[0]);
+	close(p[1]);
+	close(go[0]);
+	close(go[1]);
 }
 
 /*
