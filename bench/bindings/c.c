@@ -3,9 +3,12 @@
  * Uncontended acquire(1) + release(1): libfairsem and eventfd, the
  * baselines of the bindings' table; and acquire + release of the vector
  * {1, 4096} on a semaphore of two kinds, by the ioctls themselves, the
- * baseline of the kinds rows.  Prints "RESULT NAME NS_PER_OP ITERS".
+ * baseline of the kinds rows; and the fast path (libfairsem's, on a
+ * FAIRSEM_FAST semaphore) against a process-shared POSIX sem_t, the
+ * baselines of the fast rows.  Prints "RESULT NAME NS_PER_OP ITERS".
  */
 #include <fcntl.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -96,7 +99,51 @@ static int bench_kinds(void)
 	return 0;
 }
 
+static int bench_fast(void)
+{
+	int fd = fairsem_create(1, FAIRSEM_FAST);
+	struct fairsem_fast fast;
+	double t0, t;
+	long n = 0;
+
+	if (fd < 0 || fairsem_fast_map(fd, &fast) || !fairsem_fast_mapped(&fast))
+		return 1;
+	t0 = now();
+	do {
+		for (int i = 0; i < 1000; i++, n++)
+			if (fairsem_fast_acquire(&fast, 1) ||
+			    fairsem_fast_release(&fast, 1))
+				return 1;
+		t = now() - t0;
+	} while (t < SECONDS);
+	printf("RESULT c-fast %.0f %ld\n", t * 1e9 / n, n);
+	fairsem_fast_unmap(&fast);
+	close(fd);
+	return 0;
+}
+
+static int bench_sem_t(void)
+{
+	sem_t sem;
+	double t0, t;
+	long n = 0;
+
+	if (sem_init(&sem, 1, 1))
+		return 1;
+	t0 = now();
+	do {
+		for (int i = 0; i < 1000; i++, n++)
+			if (sem_wait(&sem) || sem_post(&sem))
+				return 1;
+		t = now() - t0;
+	} while (t < SECONDS);
+	printf("RESULT c-semt %.0f %ld\n", t * 1e9 / n, n);
+	sem_destroy(&sem);
+	return 0;
+}
+
 int main(void)
 {
-	return bench_fairsem() || bench_eventfd() || bench_kinds();
+	return bench_fairsem() || bench_eventfd() || bench_kinds() ||
+	       bench_fast() || bench_sem_t();
 }

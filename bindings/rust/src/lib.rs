@@ -33,6 +33,8 @@ use std::time::Duration;
 #[doc(hidden)]
 pub mod sys;
 
+mod fast;
+
 #[cfg(feature = "tokio")]
 pub mod tokio;
 
@@ -83,6 +85,7 @@ impl Order {
 /// which holds what they are granted.
 pub struct Semaphore {
     fd: OwnedFd,
+    fast: Option<fast::Mapping>,
     #[cfg(feature = "tokio")]
     waiting: tokio::LazyWaiting,
 }
@@ -290,6 +293,9 @@ impl From<io::Error> for TryAcquireError {
 enum Slot {
     /// The `Semaphore`'s own handle (blocking acquires).
     Main,
+    /// The `Semaphore`'s mapping of a fast semaphore (acquires that went
+    /// through the page).
+    Fast,
     /// Its waiting handle (asynchronous acquires), shared by every permit
     /// acquired asynchronously.
     #[cfg(feature = "tokio")]
@@ -299,7 +305,7 @@ enum Slot {
 impl Slot {
     fn same(&self, other: &Slot) -> bool {
         match (self, other) {
-            (Slot::Main, Slot::Main) => true,
+            (Slot::Main, Slot::Main) | (Slot::Fast, Slot::Fast) => true,
             #[cfg(feature = "tokio")]
             (Slot::Waiting(a), Slot::Waiting(b)) => Arc::ptr_eq(a, b),
             #[cfg(feature = "tokio")]
@@ -310,6 +316,7 @@ impl Slot {
     fn share(&self) -> Slot {
         match self {
             Slot::Main => Slot::Main,
+            Slot::Fast => Slot::Fast,
             #[cfg(feature = "tokio")]
             Slot::Waiting(w) => Slot::Waiting(Arc::clone(w)),
         }
@@ -322,16 +329,41 @@ struct Part {
     n: u64,
 }
 
+/// What becomes of permits that a permit gives up.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// Back to the semaphore (`FAIRSEM_IOC_RELEASE`).
+    Release,
+    /// Off its limit (`FAIRSEM_IOC_FORGET`).
+    Forget,
+}
+
 impl Part {
     /// RELEASE or FORGET the count through the handle that holds it.  Only
-    /// EBADFD (unbound) could fail, and both handles are bound.
-    fn finish(self, sem: &Semaphore, op: fn(RawFd, u64) -> io::Result<()>) {
+    /// EBADFD (unbound) could fail, and both handles are bound.  The
+    /// mapping's go back through the page, and a forget then lowers the
+    /// limit (`FAIRSEM_IOC_REMOVE`): the kernel's FORGET knows only what
+    /// handles hold.
+    fn finish(self, sem: &Semaphore, end: End) {
         let fd = match &self.slot {
             Slot::Main => sem.fd.as_raw_fd(),
+            Slot::Fast => {
+                let fd = sem.fd.as_raw_fd();
+                if let Some(map) = &sem.fast {
+                    let _ = map.give(fd, self.n);
+                    if end == End::Forget {
+                        let _ = sys::remove(fd, self.n);
+                    }
+                }
+                return;
+            }
             #[cfg(feature = "tokio")]
             Slot::Waiting(w) => w.raw_fd(),
         };
-        let _ = op(fd, self.n);
+        let _ = match end {
+            End::Release => sys::release(fd, self.n),
+            End::Forget => sys::forget(fd, self.n),
+        };
     }
 }
 
@@ -352,6 +384,10 @@ impl Held {
 
     fn main(n: u64) -> Held {
         Held { head: Some(Part { slot: Slot::Main, n }), rest: Vec::new() }
+    }
+
+    fn fast(n: u64) -> Held {
+        Held { head: Some(Part { slot: Slot::Fast, n }), rest: Vec::new() }
     }
 
     #[cfg(feature = "tokio")]
@@ -411,9 +447,9 @@ impl Held {
         Some(out)
     }
 
-    fn finish(&mut self, sem: &Semaphore, op: fn(RawFd, u64) -> io::Result<()>) {
+    fn finish(&mut self, sem: &Semaphore, end: End) {
         for part in self.take_parts() {
-            part.finish(sem, op);
+            part.finish(sem, end);
         }
     }
 }
@@ -434,7 +470,7 @@ impl<'a> Permit<'a> {
     /// Drops the permits without giving them back: the semaphore's limit
     /// falls by as many (`FAIRSEM_IOC_FORGET`).
     pub fn forget(mut self) {
-        self.held.finish(self.sem, sys::forget);
+        self.held.finish(self.sem, End::Forget);
     }
 
     /// Takes over the permits of `other`, to be released with these.
@@ -456,7 +492,7 @@ impl<'a> Permit<'a> {
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        self.held.finish(self.sem, sys::release);
+        self.held.finish(self.sem, End::Release);
     }
 }
 
@@ -486,7 +522,7 @@ impl<S: AsRef<Semaphore>> OwnedPermit<S> {
 
     /// As [`Permit::forget`].
     pub fn forget(mut self) {
-        self.held.finish(self.sem.as_ref().as_ref(), sys::forget);
+        self.held.finish(self.sem.as_ref().as_ref(), End::Forget);
     }
 
     /// As [`Permit::merge`].
@@ -514,7 +550,7 @@ pub(crate) fn try_owned<S: AsRef<Semaphore>>(sem: Arc<S>, n: u64) -> Result<Owne
 
 impl<S: AsRef<Semaphore>> Drop for OwnedPermit<S> {
     fn drop(&mut self) {
-        self.held.finish(self.sem.as_ref().as_ref(), sys::release);
+        self.held.finish(self.sem.as_ref().as_ref(), End::Release);
     }
 }
 
@@ -549,6 +585,7 @@ impl Semaphore {
 
     fn wrap(fd: OwnedFd) -> Semaphore {
         Semaphore {
+            fast: fast::Mapping::map(fd.as_raw_fd()),
             fd,
             #[cfg(feature = "tokio")]
             waiting: tokio::LazyWaiting::new(),
@@ -579,6 +616,36 @@ impl Semaphore {
     /// A new semaphore with `permits` permits, served in `order`.
     pub fn with_order(permits: u64, order: Order) -> io::Result<Semaphore> {
         Semaphore::create(permits, order.flags())
+    }
+
+    /// A new *fast* semaphore (`FAIRSEM_FAST`) of `permits` permits, served
+    /// in `order`: every handle on it, in any process, maps it, and an
+    /// acquire or a release that nobody waits for is then one atomic
+    /// instruction, no system call.  With a waiter queued it is the same
+    /// call as on any other semaphore, so fairness is unchanged; permits
+    /// taken through the mapping still come back when the process dies.
+    /// `EINVAL` above 2^31 - 1 permits (`FAIRSEM_FAST_MAX_PERMITS`) and on
+    /// a module without the fast path.  See [`is_fast`](Self::is_fast).
+    pub fn new_fast(permits: u64, order: Order) -> io::Result<Semaphore> {
+        Semaphore::create(permits, order.flags() | sys::FAST)
+    }
+
+    /// Whether this handle maps its semaphore's fast path: a fast
+    /// semaphore, a read-write handle, and not a child forked since the
+    /// handle was made (a mapping is not inherited; there every call is
+    /// an ioctl).
+    pub fn is_fast(&self) -> bool {
+        self.fast.as_ref().map_or(false, |m| m.is_live())
+    }
+
+    /// `n` permits through the mapping, when nobody waits and they are free.
+    fn fast_held(&self, n: u64) -> Option<Held> {
+        let map = self.fast.as_ref()?;
+        if map.take(n) {
+            Some(Held::fast(n))
+        } else {
+            None
+        }
     }
 
     /// Takes over a handle received from elsewhere (inherited, `SCM_RIGHTS`).
@@ -741,6 +808,9 @@ impl Semaphore {
                 Err(e) => Err(TryAcquireError::from(io::Error::from(e))),
             };
         }
+        if let Some(held) = self.fast_held(n) {
+            return Ok(held);
+        }
         sys::acquire(self.fd.as_raw_fd(), n, sys::NO_DEADLINE, sys::ACQ_TRY)?;
         Ok(Held::main(n))
     }
@@ -758,6 +828,9 @@ impl Semaphore {
     fn wait(&self, n: u64, deadline: u64) -> Result<Held, AcquireError> {
         if n == 0 {
             return self.zero_permits();
+        }
+        if let Some(held) = self.fast_held(n) {
+            return Ok(held);
         }
         loop {
             match sys::acquire(self.fd.as_raw_fd(), n, deadline, 0) {

@@ -28,6 +28,14 @@ pub const INFO_KINDS: u32 = 1 << 5;
 pub const MAX_KINDS: usize = 8;
 pub const LABEL_LEN: usize = 16;
 
+pub const FAST: u32 = 1 << 7;
+pub const FAST_MAP_PAGES: usize = 2;
+pub const FAST_MAX_PERMITS: u64 = 0x7fff_ffff;
+pub const FAST_FREE: u64 = 0xffff_ffff;
+pub const FAST_WAITERS: u64 = 1 << 32;
+pub const FAST_RECONCILE: u64 = 1 << 33;
+pub const FAST_BITS: u64 = FAST_WAITERS | FAST_RECONCILE;
+
 #[repr(C)]
 #[derive(Default)]
 pub struct Init {
@@ -100,6 +108,14 @@ pub struct Counts {
     pub reserved: u32,
 }
 
+/// `struct fairsem_fast_release`: FAIRSEM_IOC_RELEASE_FAST's argument.
+#[repr(C)]
+pub struct FastRelease {
+    pub addr: u64,
+    pub count: u64,
+    pub reserved: u64,
+}
+
 /// `struct fairsem_reap`: FAIRSEM_IOC_REAP's argument.
 #[repr(C)]
 pub struct Reap {
@@ -161,6 +177,7 @@ pub const IOC_INFO_KINDS: u64 = ioc(2, 17, size_of::<InfoKinds>());
 pub const IOC_SUBMIT: u64 = iow(18, size_of::<Counts>());
 pub const IOC_REAP: u64 = iow(19, size_of::<Reap>());
 pub const IOC_WITHDRAW: u64 = iow(20, 4);
+pub const IOC_RELEASE_FAST: u64 = iow(21, size_of::<FastRelease>());
 
 fn ioctl<T>(fd: RawFd, req: u64, arg: *mut T) -> io::Result<i32> {
     // SAFETY: every request above takes a pointer to its own struct (or
@@ -465,4 +482,27 @@ pub fn now_ns() -> u64 {
 
 pub fn errno(e: &io::Error) -> i32 {
     e.raw_os_error().unwrap_or(0)
+}
+
+pub fn page_size() -> Option<usize> {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(page).ok().filter(|&p| p > 0)
+}
+
+/// mmap(2) of a fast semaphore's `len` bytes (shared page, slot page).
+pub fn map_fast(fd: RawFd, len: usize) -> io::Result<*mut u8> {
+    let prot = libc::PROT_READ | libc::PROT_WRITE;
+    // SAFETY: a new mapping at an address of the kernel's choosing.
+    let base = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, libc::MAP_SHARED, fd, 0) };
+    if base == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(base.cast())
+}
+
+/// FAIRSEM_IOC_RELEASE_FAST: `count` back from the slot of the mapping at `addr`.
+pub fn release_fast(fd: RawFd, addr: u64, count: u64) -> io::Result<()> {
+    let mut arg = FastRelease { addr, count, reserved: 0 };
+    ioctl(fd, IOC_RELEASE_FAST, &mut arg).map(drop)
 }

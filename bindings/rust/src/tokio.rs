@@ -93,6 +93,14 @@ impl Semaphore {
         crate::Semaphore::with_order(permits, order).map(Semaphore::from)
     }
 
+    /// A new fast semaphore; see [`crate::Semaphore::new_fast`].  An
+    /// acquire that nobody waits ahead of is ready at its first poll,
+    /// without a system call; one that must wait is submitted as on any
+    /// other semaphore.
+    pub fn new_fast(permits: u64, order: Order) -> io::Result<Semaphore> {
+        crate::Semaphore::new_fast(permits, order).map(Semaphore::from)
+    }
+
     /// Creates a named semaphore; see [`crate::Semaphore::create_named`].
     pub fn create_named<P: AsRef<Path>>(path: P, permits: u64, order: Order, mode: u32) -> io::Result<Semaphore> {
         crate::Semaphore::create_named(path, permits, order, mode).map(Semaphore::from)
@@ -224,6 +232,9 @@ fn forbid_in_runtime() {
 async fn wait(sem: &crate::Semaphore, n: u64) -> Result<Held, AcquireError> {
     if n == 0 {
         return sem.zero_permits();
+    }
+    if let Some(held) = sem.fast_held(n) {
+        return Ok(held);
     }
     let waiting = sem.waiting.get(sem.fd.as_raw_fd()).map_err(AcquireError)?;
     if let Some(request) = waiting.submit(&[n]).map_err(AcquireError)? {
