@@ -27,8 +27,9 @@
 
 #define FAIRSEM_OPEN_FLAGS	(O_CLOEXEC | O_NONBLOCK)
 
-/* What INIT takes: the order of the queue. */
-#define FAIRSEM_INIT_FLAGS	(FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_FAST)
+/* What INIT takes: the order of the queue, a fast path, a jobserver. */
+#define FAIRSEM_INIT_FLAGS	(FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_FAST | \
+				 FAIRSEM_JOBSERVER)
 
 _Static_assert(!(FAIRSEM_INIT_FLAGS & FAIRSEM_OPEN_FLAGS),
 	       "the INIT flags must not collide with the open(2) flags");
@@ -122,8 +123,8 @@ FAIRSEM_EXPORT int fairsem_init(int fd, uint64_t permits, unsigned int flags)
 /**
  * fairsem_create() - open /dev/fairsem and bind the handle to a new semaphore
  * @permits: the semaphore's limit, 0 to FAIRSEM_MAX_PERMITS
- * @flags: any of FAIRSEM_LIFO or FAIRSEM_PRIO (not both), O_CLOEXEC and
- *	O_NONBLOCK
+ * @flags: FAIRSEM_LIFO or FAIRSEM_PRIO (not both), or FAIRSEM_JOBSERVER
+ *	(alone of the three); FAIRSEM_FAST; O_CLOEXEC and O_NONBLOCK
  *
  * fairsem_open() and fairsem_init() in one call; on failure no file
  * descriptor is left open.

@@ -198,7 +198,8 @@ static int new_jobserver(uint64_t tokens, int oflags)
 
 /*
  * Give the semaphore of handle fd the name path, as fairsem_create_named()
- * does (libfairsem's INIT flags do not include FAIRSEM_JOBSERVER): 0 or
+ * does; made here in two steps, so that an error of INIT (a module without
+ * jobservers) and one of LINK (the name) each get their own message: 0 or
  * -errno.
  */
 static int link_name(int fd, const char *path, mode_t mode)

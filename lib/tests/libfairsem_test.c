@@ -1101,6 +1101,49 @@ TEST(create_named_then_open_named)
 	unmount_instance(dir);
 }
 
+/*
+ * FAIRSEM_JOBSERVER, as fairsem_create() and fairsem_create_named() take it:
+ * a byte read is a token, a byte written gives it back; with an order flag
+ * it is the kernel's EINVAL, and no descriptor is left.
+ */
+TEST(create_and_create_named_take_jobserver)
+{
+	char dir[] = "/tmp/libfairsem_js.XXXXXX", path[64], tok[3];
+	int c, h, before;
+
+	NEED_INSTANCE(dir);
+	c = LIB(fairsem_create(2, FAIRSEM_JOBSERVER | O_CLOEXEC));
+	ASSERT_LE(0, c);
+	EXPECT_EQ(FAIRSEM_JOBSERVER, info_of(c).flags & FAIRSEM_JOBSERVER);
+	EXPECT_EQ(2, read(c, tok, 3));
+	EXPECT_EQ(0, info_of(c).available);
+	EXPECT_EQ(2, write(c, tok, 2));
+	EXPECT_EQ(2, info_of(c).available);
+	close(c);
+	c = LIB(fairsem_create_named("make", 4, FAIRSEM_JOBSERVER, 0600));
+	ASSERT_LE(0, c);
+	h = LIB(fairsem_open_named("make", O_NONBLOCK));
+	ASSERT_LE(0, h);
+	EXPECT_EQ(FAIRSEM_JOBSERVER, info_of(h).flags & FAIRSEM_JOBSERVER);
+	EXPECT_EQ(1, read(h, tok, 1));
+	EXPECT_EQ(3, info_of(c).available);
+	/* The token is the process's (its account), not the descriptor's. */
+	close(h);
+	EXPECT_EQ(3, info_of(c).available);
+	EXPECT_EQ(1, write(c, tok, 1));
+	EXPECT_EQ(4, info_of(c).available);
+	close(c);
+	before = next_fd();
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create(2, FAIRSEM_JOBSERVER | FAIRSEM_LIFO)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_create_named("bad", 2,
+						     FAIRSEM_JOBSERVER | FAIRSEM_PRIO,
+						     0600)));
+	EXPECT_EQ(before, next_fd());
+	snprintf(path, sizeof(path), "%s/make", dir);
+	unlink(path);
+	unmount_instance(dir);
+}
+
 TEST(open_or_create_opens_an_existing_name)
 {
 	char dir[] = "/tmp/libfairsem_named.XXXXXX";
