@@ -48,6 +48,7 @@ enum {
 	OPT_OPTIONS	= 1 << 9,
 	OPT_ANY_OWNER	= 1 << 10,
 	OPT_USER	= 1 << 11,
+	OPT_FAST	= 1 << 12,
 };
 
 #define MAX_PERMITS ((unsigned long long)FAIRSEM_MAX_PERMITS)
@@ -75,6 +76,7 @@ struct opts {
 	bool try;		/* --try */
 	bool lifo;		/* --lifo */
 	bool prio;		/* --prio */
+	bool fast;		/* --fast */
 	const char *name;	/* --name, NULL if not given */
 	bool create;		/* --create given */
 	uint64_t permits;	/* --create PERMITS */
@@ -120,6 +122,7 @@ const char *plural(uint64_t n);
 void check_handle(struct opts *o);
 void take_permits(struct opts *o, int fd);
 unsigned int init_flags(const struct opts *o);
+void fail_fast_refused(struct opts *o, uint64_t permits, int err);
 void print_info(const struct fairsem_info *info);
 
 /* kinds.c */

@@ -34,7 +34,7 @@ static const char main_usage[] =
 	"  fairsem run --name build --create 2 -- make    # from any shell\n"
 	"\n"
 	"Commands:\n"
-	"  init     --fd N PERMITS [--lifo | --prio]\n"
+	"  init     --fd N PERMITS [--lifo | --prio] [--fast]\n"
 	"                                        bind handle N to a new semaphore\n"
 	"  run      (--fd N | --name NAME [--create PERMITS]) [-n COUNT]\n"
 	"           [--timeout SECONDS | --try] -- CMD [ARG]...\n"
@@ -48,7 +48,8 @@ static const char main_usage[] =
 	"  info     --fd N | NAME                show a handle or a named semaphore\n"
 	"  status                                show every semaphore, its names\n"
 	"                                        and its holders\n"
-	"  create   NAME PERMITS|LABEL=LIMIT,... [--lifo | --prio] [--mode MODE]\n"
+	"  create   NAME PERMITS|LABEL=LIMIT,... [--lifo | --prio] [--fast]\n"
+	"           [--mode MODE]\n"
 	"                                        create a named semaphore\n"
 	"  rm       NAME...                      remove names\n"
 	"  mount    [DIR] [-o OPTIONS] [--user]  mount a fairsem filesystem\n"
@@ -210,6 +211,7 @@ static const struct option long_options[] = {
 	{ "try",	no_argument,		NULL, 'T' },
 	{ "lifo",	no_argument,		NULL, 'L' },
 	{ "prio",	no_argument,		NULL, 'P' },
+	{ "fast",	no_argument,		NULL, 'F' },
 	{ "name",	required_argument,	NULL, 'N' },
 	{ "create",	required_argument,	NULL, 'C' },
 	{ "mode",	required_argument,	NULL, 'M' },
@@ -290,6 +292,7 @@ static unsigned int option_bit(int c)
 	case 'T': return OPT_TRY;
 	case 'L': return OPT_LIFO;
 	case 'P': return OPT_PRIO;
+	case 'F': return OPT_FAST;
 	case 'N': return OPT_NAME;
 	case 'C': return OPT_CREATE;
 	case 'M': return OPT_MODE;
@@ -331,6 +334,9 @@ static void set_option(struct opts *o, int c)
 		break;
 	case 'L':
 		o->lifo = true;
+		break;
+	case 'F':
+		o->fast = true;
 		break;
 	default:
 		set_named_option(o, c);
@@ -394,8 +400,8 @@ static void check_operands(const struct subcommand *sc, struct opts *o)
 	if (o->lifo && o->prio)
 		usage_error(o->sub, "--lifo and --prio exclude each other");
 	if ((sc->allowed & OPT_CREATE) && !o->create &&
-	    (o->lifo || o->prio || o->mode >= 0 || o->any_owner))
-		usage_error(o->sub, "--lifo, --prio, --mode and --any-owner need --create");
+	    (o->lifo || o->prio || o->fast || o->mode >= 0 || o->any_owner))
+		usage_error(o->sub, "--lifo, --prio, --fast, --mode and --any-owner need --create");
 }
 
 /*

@@ -149,6 +149,8 @@ static int do_create(struct opts *o)
 	permits = operand_u64(o, 1, "PERMITS", 0);
 	name_path(o->operands[0], path, sizeof(path));
 	fd = fairsem_create_named(path, permits, init_flags(o) | O_CLOEXEC, mode);
+	if (fd < 0)
+		fail_fast_refused(o, permits, -fd);
 	if (fd == -EINVAL && permits > FAIRSEM_MAX_PERMITS)
 		fail(EXIT_REFUSED, o->sub, "PERMITS %" PRIu64
 		     " is above the maximum %llu", permits,
@@ -312,11 +314,11 @@ static int do_mount(struct opts *o)
 
 const struct subcommand cmd_create = {
 	.name = "create", .run = do_create,
-	.allowed = OPT_LIFO | OPT_PRIO | OPT_MODE,
+	.allowed = OPT_LIFO | OPT_PRIO | OPT_FAST | OPT_MODE,
 	.min_operands = 2, .max_operands = 2,
 	.missing = "NAME and PERMITS are wanted",
 	.usage =
-	"Usage: fairsem create NAME PERMITS [--lifo | --prio] [--mode MODE]\n"
+	"Usage: fairsem create NAME PERMITS [--lifo | --prio] [--fast] [--mode MODE]\n"
 	"       fairsem create NAME LABEL=LIMIT,... [--lifo | --prio] [--mode MODE]\n"
 	"Create a semaphore of PERMITS permits named NAME, a file of a fairsem\n"
 	"filesystem: any process that may open the file may use it.  A NAME\n"
@@ -331,6 +333,10 @@ const struct subcommand cmd_create = {
 	"\n"
 	"  --lifo       grant the newest request first\n"
 	"  --prio       serve real-time tasks first, by priority\n"
+	"  --fast       a fast semaphore (one kind, at most 2147483647 permits):\n"
+	"               programs that map it (libfairsem's fairsem_fast_*, the\n"
+	"               Rust binding) acquire and release without a system call\n"
+	"               while nobody waits\n"
 	"  --mode MODE  the file's permission bits, octal (default 0666; the\n"
 	"               umask applies)\n"
 	"  --help       show this help\n",

@@ -224,6 +224,11 @@ void fail_kinds_refused(struct opts *o, const struct vector *v, int err)
 		fail(EXIT_REFUSED, o->sub, "this fairsem module has no kinds");
 	if (err != EINVAL)
 		return;
+	if (o->fast && v->n > 1)
+		fail(EXIT_REFUSED, o->sub, "--fast makes a semaphore of one kind, not %u",
+		     v->n);
+	if (o->fast)
+		fail_fast_refused(o, v->count[0], err);
 	for (k = 0; k < v->n; k++)
 		if (v->count[k] > FAIRSEM_MAX_PERMITS)
 			fail(EXIT_REFUSED, o->sub, "the limit %s%s%" PRIu64
@@ -235,10 +240,28 @@ void fail_kinds_refused(struct opts *o, const struct vector *v, int err)
 	     o->prio ? " (or this module has no --prio)" : "");
 }
 
-/* FAIRSEM_LIFO or FAIRSEM_PRIO, as --lifo and --prio ask. */
+/* FAIRSEM_LIFO or FAIRSEM_PRIO, and FAIRSEM_FAST, as the options ask. */
 unsigned int init_flags(const struct opts *o)
 {
-	return (o->lifo ? FAIRSEM_LIFO : 0) | (o->prio ? FAIRSEM_PRIO : 0);
+	return (o->lifo ? FAIRSEM_LIFO : 0) | (o->prio ? FAIRSEM_PRIO : 0) |
+	       (o->fast ? FAIRSEM_FAST : 0);
+}
+
+/*
+ * INIT (or INIT_KINDS of one kind) with --fast said err: what --fast
+ * wants, if that is why.  The fast path's limit is its own, far below
+ * FAIRSEM_MAX_PERMITS: the free permits live in half of a 64-bit word.
+ */
+void fail_fast_refused(struct opts *o, uint64_t permits, int err)
+{
+	if (!o->fast || err != EINVAL || permits > FAIRSEM_MAX_PERMITS)
+		return;
+	if (permits > FAIRSEM_FAST_MAX_PERMITS)
+		fail(EXIT_REFUSED, o->sub, "PERMITS %" PRIu64
+		     " is above the fast path's maximum %llu", permits,
+		     (unsigned long long)FAIRSEM_FAST_MAX_PERMITS);
+	fail(EXIT_REFUSED, o->sub, "this fairsem module has no fast path (--fast)%s",
+	     o->prio ? " or no priority order (--prio)" : "");
 }
 
 static int init_vector(struct opts *o)
@@ -272,6 +295,8 @@ static int do_init(struct opts *o)
 
 	check_handle(o);
 	ret = fairsem_init(o->fd, permits, init_flags(o));
+	if (ret < 0)
+		fail_fast_refused(o, permits, -ret);
 	if (ret == -EINVAL && permits <= FAIRSEM_MAX_PERMITS && o->prio)
 		fail(EXIT_REFUSED, o->sub,
 		     "this fairsem module has no priority order (--prio)");
@@ -485,6 +510,8 @@ void print_info(const struct fairsem_info *info)
 	/* Only where it is one: the keys of other semaphores are unchanged. */
 	if (info->flags & FAIRSEM_JOBSERVER)
 		printf("jobserver:\t1\n");
+	if (info->flags & FAIRSEM_FAST)
+		printf("fast:\t1\n");
 }
 
 /*
@@ -550,10 +577,12 @@ static int do_info(struct opts *o)
 }
 
 const struct subcommand cmd_init = {
-	.name = "init", .run = do_init, .allowed = OPT_FD | OPT_LIFO | OPT_PRIO,
+	.name = "init", .run = do_init,
+	.allowed = OPT_FD | OPT_LIFO | OPT_PRIO | OPT_FAST,
 	.min_operands = 1, .max_operands = 1, .missing = "PERMITS is missing",
 	.usage =
 	"Usage: fairsem init --fd N PERMITS|LABEL=LIMIT,... [--lifo | --prio]\n"
+	"                   [--fast]\n"
 	"Bind handle N, a fresh open of /dev/fairsem, to a new semaphore of\n"
 	"PERMITS permits (0 to 4611686018427387904), or of kinds, each with\n"
 	"its limit (see 'fairsem create --help').\n"
@@ -564,6 +593,7 @@ const struct subcommand cmd_init = {
 	"  --lifo      grant the newest request first (default: oldest first)\n"
 	"  --prio      serve real-time tasks first, by priority, then in\n"
 	"              arrival order\n"
+	"  --fast      a fast semaphore (see 'fairsem create --help')\n"
 	"  --help      show this help\n",
 };
 

@@ -107,6 +107,8 @@ static int named_handle(struct opts *o)
 					    mode);
 	else
 		fd = fairsem_open_named(path, 0);
+	if (fd < 0 && o->create)
+		fail_fast_refused(o, o->permits, -fd);
 	if (fd == -EINVAL && o->create && o->permits > FAIRSEM_MAX_PERMITS)
 		fail(EXIT_REFUSED, o->sub, "--create %" PRIu64
 		     " is above the maximum %llu", o->permits,
@@ -144,13 +146,14 @@ static int do_run(struct opts *o)
 const struct subcommand cmd_run = {
 	.name = "run", .run = do_run,
 	.allowed = OPT_FD | OPT_COUNT | OPT_TIMEOUT | OPT_TRY | OPT_NAME |
-		   OPT_CREATE | OPT_LIFO | OPT_PRIO | OPT_MODE | OPT_ANY_OWNER,
+		   OPT_CREATE | OPT_LIFO | OPT_PRIO | OPT_FAST | OPT_MODE |
+		   OPT_ANY_OWNER,
 	.stop_at_operand = true, .min_operands = 1,
 	.usage =
 	"Usage: fairsem run --fd N [-n COUNT] [--timeout SECONDS | --try]\n"
 	"                   [--] CMD [ARG]...\n"
 	"       fairsem run --name NAME [--create PERMITS|LABEL=LIMIT,...\n"
-	"                   [--lifo | --prio]\n"
+	"                   [--lifo | --prio] [--fast]\n"
 	"                   [--mode MODE] [--any-owner]] [-n COUNT]\n"
 	"                   [--timeout SECONDS | --try]\n"
 	"                   [--] CMD [ARG]...\n"
@@ -175,7 +178,7 @@ const struct subcommand cmd_run = {
 	"                     that exists must have these kinds and labels,\n"
 	"                     in this order: else exit 73, naming its kinds\n"
 	"  --any-owner        with --create, use NAME whoever owns it\n"
-	"  --lifo, --prio, --mode MODE\n"
+	"  --lifo, --prio, --fast, --mode MODE\n"
 	"                     how --create makes it (see 'fairsem create')\n"
 	"  -n, --count COUNT  permits to hold (default 1)\n"
 	"  -n LABEL=COUNT,... of a semaphore of kinds: each kind's count, all\n"

@@ -254,7 +254,7 @@ t "run with --fd and --name" 64 "--fd and --name exclude each other" \
 	"$F" run --fd 7 --name x -- true
 t "run without --fd or --name" 64 "--fd N or --name NAME is required" \
 	"$F" run -- true
-t "run --lifo without --create" 64 "--lifo, --prio, --mode and --any-owner need --create" \
+t "run --lifo without --create" 64 "--lifo, --prio, --fast, --mode and --any-owner need --create" \
 	"$F" run --name x --lifo -- true
 # jobserver parses its own line: -j N, --fifo, --name, --create NAME.
 t "jobserver without a command" 64 "no command given" "$F" jobserver -j 4
@@ -322,7 +322,7 @@ t "info refuses an empty NAME" 64 "argument 1 is empty" "$F" info ""
 t "init refuses an empty PERMITS" 64 "argument 1 is empty" "$F" init --fd 7 ""
 t "mount refuses empty options" 64 "-o/--options wants options, not ''" \
 	"$F" mount "$tmp/x" -o ""
-t "run --any-owner without --create" 64 "--lifo, --prio, --mode and --any-owner need --create" \
+t "run --any-owner without --create" 64 "--lifo, --prio, --fast, --mode and --any-owner need --create" \
 	"$F" run --name x --any-owner -- true
 t "--user is mount's" 64 "option '--user' does not apply to run" \
 	"$F" run --fd 7 --user -- true
@@ -434,6 +434,22 @@ expect_value "info: prio" 4 mode prio
 exec 4<&-
 t "init --lifo --prio" 64 "--lifo and --prio exclude each other" \
 	"$F" init --fd 8 1 --lifo --prio
+exec 4<>/dev/fairsem
+t "init --fast" 0 "" "$F" init --fd 4 2 --fast --lifo
+t "info of an init --fast semaphore" 0 "" "$F" info --fd 4
+has "init --fast: info says fast" "fast:	1"
+has "init --fast: in any order" "mode:	lifo"
+exec 4<&-
+exec 4<>/dev/fairsem
+t "init --fast above the fast path's maximum" 65 \
+	"PERMITS 2147483648 is above the fast path's maximum 2147483647" \
+	"$F" init --fd 4 2147483648 --fast
+t "init --fast of two kinds" 65 "--fast makes a semaphore of one kind, not 2" \
+	"$F" init --fd 4 a=1,b=2 --fast
+t "init --fast of one labelled kind" 0 "" "$F" init --fd 4 jobs=3 --fast
+exec 4<&-
+t "run --fast without --create" 64 "--lifo, --prio, --fast, --mode and --any-owner need --create" \
+	"$F" run --name x --fast -- true
 
 # run: CMD's own exit status, and the permits always come back.
 t "run true" 0 "" "$F" run --fd 7 -- true
@@ -748,6 +764,16 @@ else
 	t "info of a --prio semaphore" 0 "" "$F" info rt
 	has "create --prio: mode prio" "mode:	prio"
 	t "rm rt" 0 "" "$F" rm rt
+	t "create --fast" 0 "" "$F" create quick 4 --fast
+	t "info of a --fast semaphore" 0 "" "$F" info quick
+	has "create --fast: info says fast" "fast:	1"
+	t "create --fast above the fast path's maximum" 65 \
+		"PERMITS 2147483648 is above the fast path's maximum 2147483647" \
+		"$F" create quick2 2147483648 --fast
+	t "run --create --fast makes a fast one" 0 "" \
+		"$F" run --name quick3 --create 2 --fast -- sh -c '"$FAIRSEM" info --fd $FAIRSEM_FD'
+	has "run --create --fast: info says fast" "fast:	1"
+	t "rm quick quick3" 0 "" "$F" rm quick quick3
 	t "create a taken name" 73 "$names/build exists already" "$F" create build 5
 	t "info NAME" 0 "" "$F" info build
 	has "info NAME shows the path" "path:	$names/build"
