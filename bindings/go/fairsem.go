@@ -32,6 +32,16 @@
 //   - Acquire(ctx, 0) returns nil at once and TryAcquire(0) reports true
 //     when no one is queued.
 //
+// A fast semaphore (NewFast) takes and gives back permits without a
+// system call while nobody waits: every Semaphore on one maps its shared
+// page (FAIRSEM_FAST), and an Acquire, TryAcquire or Release that finds
+// no request queued is one compare-and-swap there.  With a request
+// queued, every call goes to the kernel as on any other semaphore, so
+// fairness is unchanged, and what the page granted still comes back when
+// the process ends.  Its limit is at most 2^31-1.  IsFast tells whether
+// a Semaphore maps its semaphore: not on a read-only handle, nor on a
+// module without the fast path.
+//
 // Only the standard library is used.
 package fairsem
 
@@ -48,12 +58,14 @@ import (
 var ErrClosed error = syscall.EIDRM
 
 // Info is a consistent snapshot of a semaphore and of one handle on it.
+// Holds counts what this Semaphore's mapping of a fast semaphore took
+// too.
 type Info struct {
 	ID        uint64 // unique while the module is loaded
 	Limit     uint64 // permits in all
 	Available uint64 // permits free now
 	Taken     uint64 // held by all handles
-	Holds     uint64 // held by this Semaphore's handles
+	Holds     uint64 // held by this Semaphore's handles and its mapping
 	Waiters   uint64 // queued requests, blocking and asynchronous
 	Handles   uint32 // open handles on the semaphore
 	LIFO      bool   // newest request first
@@ -77,6 +89,12 @@ type handle struct {
 // so does the end of the process.
 type Semaphore struct {
 	pool[*handle]
+	// fast is the mapping of a fast semaphore through main (fast.go),
+	// nil when there is none; fastHolds, guarded by mu, what its page
+	// granted that the Semaphore holds.  The page's permits belong to
+	// the mapping, not to a handle: they go back through it.
+	fast      *mapping
+	fastHolds uint64
 }
 
 func errno(op string, err error) error {
@@ -107,8 +125,12 @@ func isNonblock(fd int) (bool, error) {
 	return fl&syscall.O_NONBLOCK != 0, nil
 }
 
+// wrap makes h a Semaphore's own handle, and maps it if its semaphore is
+// fast (one mmap, which fails at once on any other).
 func wrap(h *handle) *Semaphore {
-	return &Semaphore{pool: newPool(h)}
+	s := &Semaphore{pool: newPool(h), fast: mapFast(h.fd)}
+	runtime.KeepAlive(h.f)
+	return s
 }
 
 func create(n int64, flags uint32) (*Semaphore, error) {
@@ -147,6 +169,39 @@ func NewLIFO(n int64) (*Semaphore, error) { return create(n, uint32(LIFO)) }
 // every other thread alike, in arrival order.  A goroutine's priority is
 // its thread's: runtime.LockOSThread, then sched_setscheduler(2).
 func NewPrio(n int64) (*Semaphore, error) { return create(n, uint32(Prio)) }
+
+// NewFast makes a fast semaphore (FAIRSEM_FAST) of n permits, served in
+// order: every Semaphore on it, in any process, maps its shared page, and
+// an Acquire, TryAcquire or Release that nobody waits for is then one
+// atomic instruction, no system call.  With a request queued it is the
+// same call as on any other semaphore: no one overtakes a waiter.  The
+// permits the page granted belong to the Semaphore's mapping, which
+// CloseHandle, or the end of the process, gives back.  EINVAL above
+// 2^31-1 permits (FAIRSEM_FAST_MAX_PERMITS), and on a module without the
+// fast path; an Add past that limit is EOVERFLOW.
+func NewFast(n int64, order Order) (*Semaphore, error) {
+	if !order.valid() {
+		return nil, errno("fairsem init", syscall.EINVAL)
+	}
+	return create(n, uint32(order)|flagFast)
+}
+
+// IsFast reports whether this Semaphore maps its semaphore's fast path:
+// a fast semaphore (NewFast), and a read-write handle.  Without the
+// mapping every call is an ioctl, with the same semantics.
+func (s *Semaphore) IsFast() bool { return s.fast != nil }
+
+// takeFast takes n permits through the page, when nobody waits and they
+// are free.
+func (s *Semaphore) takeFast(n uint64) bool {
+	if s.fast == nil || !s.fast.take(n) {
+		return false
+	}
+	s.mu.Lock()
+	s.fastHolds += n
+	s.mu.Unlock()
+	return true
+}
 
 // FromFile takes over a handle received from elsewhere, such as an
 // inherited descriptor (os.NewFile(3, "sem")).  It fails with EBADFD if the
@@ -223,6 +278,9 @@ func (s *Semaphore) TryAcquire(n int64) bool {
 	if n <= 0 {
 		return n == 0 && s.tryZero()
 	}
+	if s.takeFast(uint64(n)) {
+		return true
+	}
 	err := sysAcquireCall(s.main.fd, uint64(n), acqTry)
 	runtime.KeepAlive(s.main.f)
 	if err != nil {
@@ -284,6 +342,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, sized bool) error {
 	}
 	if n < 0 {
 		return errno("fairsem acquire", syscall.EINVAL)
+	}
+	// The page first: nobody waits, and the permits are free.
+	if s.takeFast(uint64(n)) {
+		return nil
 	}
 	// Granted at once, a try on the Semaphore's own handle is the whole
 	// Acquire: it is granted exactly when an asynchronous request would be
@@ -371,9 +433,19 @@ func (s *Semaphore) giveBack(v *[MaxKinds]uint64) {
 	s.releaseLocked(v[0])
 }
 
-// releaseLocked gives back up to n of the handles' holds.  s.mu is held.
+// releaseLocked gives back up to n of what the Semaphore holds: the
+// mapping's first, through the page, then the handles'.  s.mu is held.
 func (s *Semaphore) releaseLocked(n uint64) {
 	left := n
+	if k := min64(s.fastHolds, left); k > 0 {
+		err := s.fast.give(s.main.fd, k)
+		runtime.KeepAlive(s.main.f)
+		if err != nil {
+			panic("fairsem: release: " + err.Error())
+		}
+		s.fastHolds -= k
+		left -= k
+	}
 	for _, h := range s.all {
 		k := h.holds
 		if k > left {
@@ -396,7 +468,7 @@ func (s *Semaphore) releaseLocked(n uint64) {
 func (s *Semaphore) Release(n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var held uint64
+	held := s.fastHolds
 	for _, h := range s.all {
 		held += h.holds
 	}
@@ -441,12 +513,22 @@ func (s *Semaphore) Close() error {
 	return err
 }
 
-// CloseHandle closes this Semaphore's descriptors: whatever they hold goes
-// back to the semaphore.  No other method may be called after it.
-func (s *Semaphore) CloseHandle() error { return s.closeAll() }
+// CloseHandle closes this Semaphore's descriptors, and ends its mapping of
+// a fast semaphore: whatever they hold goes back to the semaphore.  No
+// other method may be called after it.
+func (s *Semaphore) CloseHandle() error {
+	s.mu.Lock()
+	m := s.fast
+	s.fast, s.fastHolds = nil, 0
+	s.mu.Unlock()
+	if m != nil {
+		m.unmap() // the kernel gives back what the page granted
+	}
+	return s.closeAll()
+}
 
 // Info takes a consistent snapshot of the semaphore; Holds adds up what
-// this Semaphore's handles hold.
+// this Semaphore's handles and its mapping hold.
 func (s *Semaphore) Info() (Info, error) {
 	var i sysInfo
 	err := sysInfoCall(s.main.fd, &i)
@@ -455,7 +537,7 @@ func (s *Semaphore) Info() (Info, error) {
 		return Info{}, errno("fairsem info", err)
 	}
 	s.mu.Lock()
-	var holds uint64
+	holds := s.fastHolds
 	for _, h := range s.all {
 		holds += h.holds
 	}

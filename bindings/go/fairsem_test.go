@@ -20,6 +20,7 @@ import (
 )
 
 // Children: "holdkinds" (TestHolderKilledGivesItsVectorBack, kinds_test.go);
+// "holdfast" (TestHolderKilledGivesBackWhatItsPageGranted, fast_test.go);
 // "hold" (TestHolderKilledGivesBack) holds one permit on its own
 // handle of the inherited semaphore, says so, and waits to be killed;
 // "add" and "close" (TestRequestAboveTheLimitSeesAnotherProcess...) add
@@ -40,6 +41,9 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv("FAIRSEM_TEST_CHILD") == "holdkinds" {
 		holdChild(holdKinds)
+	}
+	if os.Getenv("FAIRSEM_TEST_CHILD") == "holdfast" {
+		holdChild(holdFast)
 	}
 	if os.Getenv("FAIRSEM_TEST_CHILD") == "hold" {
 		holdChild(func() error {

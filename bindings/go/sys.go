@@ -20,6 +20,14 @@ const (
 	infoAsyncPending = 1 << 2 // FAIRSEM_INFO_ASYNC_PENDING
 	infoAsyncGranted = 1 << 3 // FAIRSEM_INFO_ASYNC_GRANTED
 	infoKinds        = 1 << 5 // FAIRSEM_INFO_KINDS
+	flagFast         = 1 << 7 // FAIRSEM_FAST
+
+	fastMapPages   = 2          // FAIRSEM_FAST_MAP_PAGES
+	fastMaxPermits = 0x7fffffff // FAIRSEM_FAST_MAX_PERMITS
+	fastFree       = 0xffffffff // FAIRSEM_FAST_FREE: W's free permits
+	fastWaiters    = 1 << 32    // FAIRSEM_FAST_WAITERS
+	fastReconcile  = 1 << 33    // FAIRSEM_FAST_RECONCILE
+	fastBits       = fastWaiters | fastReconcile
 
 	MaxKinds = 8  // FAIRSEM_MAX_KINDS
 	labelLen = 16 // FAIRSEM_LABEL_LEN, the NUL included
@@ -42,6 +50,12 @@ type sysInfo struct {
 	id, limit, available, taken, holds, waiters uint64
 	flags, handles                              uint32
 	reserved                                    [4]uint64
+}
+
+type sysFastRelease struct {
+	addr     uint64 // an address inside a mapping of the handle
+	count    uint64
+	reserved uint64
 }
 
 type sysHandle struct {
@@ -125,6 +139,8 @@ var (
 	iocSubmit   = ioc(1, 18, unsafe.Sizeof(sysCounts{}))
 	iocReap     = ioc(1, 19, unsafe.Sizeof(sysReap{}))
 	iocWithdraw = ioc(1, 20, 4)
+
+	iocReleaseFast = ioc(1, 21, unsafe.Sizeof(sysFastRelease{}))
 )
 
 func ioctl(fd int, req uintptr, arg unsafe.Pointer) (int, error) {
