@@ -71,5 +71,14 @@ int main(void)
 	OFF(fairsem_info_kinds, flags);
 	OFF(fairsem_info_kinds, handles);
 	OFF(fairsem_info_kinds, nkinds);
+	P(FAIRSEM_FAST);
+	P(FAIRSEM_FAST_MAP_PAGES);
+	P(FAIRSEM_FAST_MAX_PERMITS);
+	P(FAIRSEM_FAST_FREE);
+	P(FAIRSEM_FAST_WAITERS);
+	P(FAIRSEM_FAST_RECONCILE);
+	P(FAIRSEM_IOC_RELEASE_FAST);
+	SZ(fairsem_fast_release);
+	OFF(fairsem_fast_slot, inflight);
 	return 0;
 }

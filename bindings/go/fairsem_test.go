@@ -539,6 +539,12 @@ func TestConstantsMatchTheUapiHeader(t *testing.T) {
 		"FAIRSEM_ACQ_TRY": acqTry, "FAIRSEM_ACQ_ASYNC": acqAsync,
 		"FAIRSEM_INFO_CLOSED": infoClosed, "FAIRSEM_INFO_ASYNC_PENDING": infoAsyncPending,
 		"FAIRSEM_INFO_ASYNC_GRANTED": infoAsyncGranted,
+		"FAIRSEM_FAST":               flagFast, "FAIRSEM_FAST_MAP_PAGES": fastMapPages,
+		"FAIRSEM_FAST_MAX_PERMITS": fastMaxPermits, "FAIRSEM_FAST_FREE": fastFree,
+		"FAIRSEM_FAST_WAITERS": fastWaiters, "FAIRSEM_FAST_RECONCILE": fastReconcile,
+		"FAIRSEM_IOC_RELEASE_FAST":            uint64(iocReleaseFast),
+		"SIZEOF_fairsem_fast_release":         uint64(unsafe.Sizeof(sysFastRelease{})),
+		"OFFSETOF_fairsem_fast_slot_inflight": 4, // fast.go's inflight: the slot's second u32
 	}
 	checkABI(t, ours)
 }

@@ -115,7 +115,12 @@ run_go() {
 		END { print p + 0, f + 0, s + 0 }' /tmp/go.out)
 	# --- Go: x/sync's own tests (bindings/go/xsync), counted in the go runner ---
 	gp=$1 gf=$2 gs=$3
-	[ ! -e "$P/go/xsync.tests" ] || run_go_xsync
+	[ ! -e "$P/go/xsync.tests" ] || run_go_xsync XSYNC
+	if [ -e "$P/go/xsync.tests" ]; then
+		export FAIRSEM_XSYNC_FAST=1
+		run_go_xsync XSYNC-FAST
+		unset FAIRSEM_XSYNC_FAST
+	fi
 	[ ! -e "$P/go/bench-go" ] || run_go_bench
 	set -- "$gp" "$gf" "$gs"
 	# --- end Go ---
@@ -127,8 +132,11 @@ run_go() {
 # failure or a test that never reports is a failure); those of go/xsync.na
 # are not run and count as skipped, each printed with its reason.  Adds
 # to the go runner's counts gp, gf, gs and sets rc; prints
-# "FAIRSEM-XSYNC: N of M passed; K not applicable".
+# "FAIRSEM-TAG: N of M passed; K not applicable".  TAG XSYNC-FAST: with
+# FAIRSEM_XSYNC_FAST=1, whose constructor makes fast semaphores (the fast
+# path under x/sync's own tests).
 run_go_xsync() {
+	tag=$1
 	# Each test in a process of its own: TestWeightedAcquire's 10 ms
 	# deadlines do not survive TestWeighted's 18 s of goroutines beside it
 	# under TCG, nor, run after it in the same process, the collection of
@@ -145,13 +153,13 @@ run_go_xsync() {
 		if grep -q "^--- PASS: $t " /tmp/xsync.one; then
 			np=$((np + 1))
 		else
-			echo "FAIRSEM-XSYNC: FAIL $t (not a PASS)"
+			echo "FAIRSEM-$tag: FAIL $t (not a PASS)"
 			nf=$((nf + 1))
 		fi
 	done <"$P/go/xsync.tests"
 	nn=$(grep -c . "$P/go/xsync.na" || true)
-	while read -r l; do echo "FAIRSEM-XSYNC: not applicable: $l"; done <"$P/go/xsync.na"
-	echo "FAIRSEM-XSYNC: $np of $((np + nf)) passed; $nn not applicable"
+	while read -r l; do echo "FAIRSEM-$tag: not applicable: $l"; done <"$P/go/xsync.na"
+	echo "FAIRSEM-$tag: $np of $((np + nf)) passed; $nn not applicable"
 	gp=$((gp + np)) gf=$((gf + nf)) gs=$((gs + nn))
 }
 

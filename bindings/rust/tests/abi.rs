@@ -44,6 +44,16 @@ fn constants_match_the_uapi_header() {
         ("FAIRSEM_IOC_REAP", sys::IOC_REAP),
         ("FAIRSEM_IOC_WITHDRAW", sys::IOC_WITHDRAW),
         ("SIZEOF_fairsem_reap", std::mem::size_of::<sys::Reap>() as u64),
+        ("FAIRSEM_FAST", sys::FAST as u64),
+        ("FAIRSEM_FAST_MAP_PAGES", sys::FAST_MAP_PAGES as u64),
+        ("FAIRSEM_FAST_MAX_PERMITS", sys::FAST_MAX_PERMITS),
+        ("FAIRSEM_FAST_FREE", sys::FAST_FREE),
+        ("FAIRSEM_FAST_WAITERS", sys::FAST_WAITERS),
+        ("FAIRSEM_FAST_RECONCILE", sys::FAST_RECONCILE),
+        ("FAIRSEM_IOC_RELEASE_FAST", sys::IOC_RELEASE_FAST),
+        ("SIZEOF_fairsem_fast_release", std::mem::size_of::<sys::FastRelease>() as u64),
+        // fast.rs reaches inflight as the slot's second 4-byte field.
+        ("OFFSETOF_fairsem_fast_slot_inflight", 4),
     ];
     // Names a newer header may add: checked when bindings/abi.c prints them.
     let newer: &[(&str, u64)] = &[];

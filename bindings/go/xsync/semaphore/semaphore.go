@@ -7,18 +7,31 @@
 // is the constructor.
 package semaphore
 
-import "fairsem"
+import (
+	"os"
+
+	"fairsem"
+)
 
 // Weighted is fairsem's Semaphore, whose methods are Weighted's.
 type Weighted = fairsem.Semaphore
 
 // NewWeighted is x/sync's constructor, made with fairsem.New: a FIFO
-// semaphore of n permits in the kernel.  x/sync's cannot fail, so a failure
-// here (no module loaded) panics.
+// semaphore of n permits in the kernel; with FAIRSEM_XSYNC_FAST=1 in the
+// environment, fairsem.NewFast, whose uncontended calls take the fast
+// path, and which must be mapped.  x/sync's cannot fail, so a failure here
+// (no module loaded) panics.
 func NewWeighted(n int64) *Weighted {
+	fast := os.Getenv("FAIRSEM_XSYNC_FAST") == "1"
 	s, err := fairsem.New(n)
+	if fast {
+		s, err = fairsem.NewFast(n, fairsem.FIFO)
+	}
 	if err != nil {
 		panic("fairsem: NewWeighted: " + err.Error())
+	}
+	if fast && !s.IsFast() {
+		panic("fairsem: NewWeighted: a fast semaphore that is not mapped")
 	}
 	return s
 }
