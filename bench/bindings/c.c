@@ -5,7 +5,9 @@
  * {1, 4096} on a semaphore of two kinds, by the ioctls themselves, the
  * baseline of the kinds rows; and the fast path (libfairsem's, on a
  * FAIRSEM_FAST semaphore) against a process-shared POSIX sem_t, the
- * baselines of the fast rows.  Prints "RESULT NAME NS_PER_OP ITERS".
+ * baselines of the fast rows.  Prints "RESULT NAME NS_PER_OP ITERS"; with
+ * names as arguments (c-libfairsem, c-eventfd, c-kinds, c-fast, c-semt),
+ * only those.
  */
 #include <fcntl.h>
 #include <semaphore.h>
@@ -142,8 +144,27 @@ static int bench_sem_t(void)
 	return 0;
 }
 
-int main(void)
+static const struct {
+	const char *name;
+	int (*run)(void);
+} benches[] = {
+	{ "c-libfairsem", bench_fairsem }, { "c-eventfd", bench_eventfd },
+	{ "c-kinds", bench_kinds }, { "c-fast", bench_fast },
+	{ "c-semt", bench_sem_t },
+};
+
+static int wanted(int argc, char **argv, const char *name)
 {
-	return bench_fairsem() || bench_eventfd() || bench_kinds() ||
-	       bench_fast() || bench_sem_t();
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			return 1;
+	return argc < 2;
+}
+
+int main(int argc, char **argv)
+{
+	for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
+		if (wanted(argc, argv, benches[i].name) && benches[i].run())
+			return 1;
+	return 0;
 }

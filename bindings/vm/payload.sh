@@ -190,8 +190,8 @@ run_go_xsync() {
 run_go_bench() {
 	: >/tmp/gobench.out
 	for i in 1 2 3 4 5 6 7; do
-		"$P/go/bench-c" >>/tmp/gobench.out 2>&1 || echo "FAILED bench-c" >>/tmp/gobench.out
-		"$P/go/bench-go" >>/tmp/gobench.out 2>&1 || echo "FAILED bench-go" >>/tmp/gobench.out
+		"$P/go/bench-c" c-libfairsem >>/tmp/gobench.out 2>&1 || echo "FAILED bench-c" >>/tmp/gobench.out
+		"$P/go/bench-go" go >>/tmp/gobench.out 2>&1 || echo "FAILED bench-go" >>/tmp/gobench.out
 	done
 	cat /tmp/gobench.out
 	if grep -q '^FAILED' /tmp/gobench.out; then

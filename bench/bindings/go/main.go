@@ -3,7 +3,8 @@
 // Uncontended Acquire(ctx, 1) + Release(1) through the Go binding, the
 // same on a fast semaphore (the page, no system call), and of the vector
 // {1, 4096} on a semaphore of two kinds.  Prints "RESULT go NS ITERS",
-// "RESULT go-fast NS ITERS" and "RESULT go-kinds NS ITERS".
+// "RESULT go-fast NS ITERS" and "RESULT go-kinds NS ITERS"; with names
+// as arguments (go, go-fast, go-kinds), only those.
 package main
 
 import (
@@ -15,13 +16,35 @@ import (
 	"fairsem"
 )
 
-func main() {
-	sem, err := fairsem.New(1)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+// want: is the bench name asked for (all of them when none is)?
+func want(name string) bool {
+	for _, a := range os.Args[1:] {
+		if a == name {
+			return true
+		}
 	}
-	loop("go", sem)
+	return len(os.Args) < 2
+}
+
+func main() {
+	if want("go") {
+		sem, err := fairsem.New(1)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		loop("go", sem)
+	}
+	if want("go-fast") {
+		fastLoop()
+	}
+	if want("go-kinds") {
+		kinds()
+	}
+}
+
+// fastLoop: loop on a fast semaphore, which must be mapped.
+func fastLoop() {
 	fast, err := fairsem.NewFast(1, fairsem.FIFO)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -32,7 +55,6 @@ func main() {
 		os.Exit(1)
 	}
 	loop("go-fast", fast)
-	kinds()
 }
 
 // loop: Acquire(ctx, 1) + Release(1) on sem for a second, as RESULT name.
