@@ -33,6 +33,7 @@ mkdir -p "$payload/bin"
 make -s -C "$root/lib" lib
 gcc -O2 -Wall -Werror -static -I"$root/lib" -I"$root/uapi" -o "$payload/bin/c" \
 	"$here/c.c" "$root/build/lib/libfairsem.a"
+bindings_cargo_own
 (cd "$root/bindings/rust" && RUSTC=/usr/bin/rustc /usr/bin/cargo build --release -j2 --example bench)
 cp "$CARGO_TARGET_DIR/release/examples/bench" "$payload/bin/rust"
 (cd "$here/go" && CGO_ENABLED=0 GOPATH=$out/gopath \

@@ -36,6 +36,7 @@ for line in sys.stdin:
 build_rust() {
 	local dir=$payload/rust
 	mkdir -p "$dir"
+	bindings_cargo_own
 	(cd "$root/bindings/rust" && $CARGO test --release -j2 --no-run --message-format=json-render-diagnostics) |
 		cargo_executables | while read -r name exe; do
 		cp "$exe" "$dir/$name"

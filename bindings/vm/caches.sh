@@ -17,3 +17,15 @@ bindings_caches() {
 		export CARGO_TARGET_DIR=$1/rust-target GOCACHE=$1/go-cache
 	fi
 }
+
+# cargo takes a path crate's artifacts for fresh while the files its last
+# build read are older than they: in a target directory shared by two
+# trees (two clones at once), one tree's build of the binding passed for
+# fresh in the other, whose tests then failed against the other's source.
+# So the binding's own artifacts (fairsem, and the peer crate built on it)
+# go before each build: the binding is always built from this tree, and
+# what it depends on (tokio, libc) stays cached.
+bindings_cargo_own() {
+	local t=$CARGO_TARGET_DIR/release
+	rm -rf "$t"/.fingerprint/fairsem-* "$t"/deps/*fairsem* "$t"/examples/bench*
+}
