@@ -96,6 +96,23 @@ TEST(submit_granted_at_once_returns_zero_and_the_handle_holds_it)
 	close(fd);
 }
 
+/* It is tried first: nothing allocated, no id taken, nothing in fdinfo. */
+TEST(a_submit_granted_at_once_takes_no_id)
+{
+	int fd = fs_new(1, 0), i;
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 5; i++) {
+		ASSERT_EQ(0, fsub(fd, 1));
+		ASSERT_EQ(0, fs_release(fd, 1));
+	}
+	ASSERT_EQ(0, fs_get(fd, 1));
+	/* The handle's first id, as if the five had never been. */
+	EXPECT_EQ(1, fsub(fd, 1));
+	EXPECT_EQ(1, fs_waiters(fd));
+	close(fd);
+}
+
 TEST(submit_that_must_wait_returns_an_id_and_the_grant_polls_readable)
 {
 	int fd = fs_new(1, 0), id;
@@ -526,6 +543,24 @@ TEST(more_than_max_requests_is_enospc)
 	EXPECT_EQ(2, fs_waiters(fd));
 	ASSERT_EQ(0, fwithdraw(fd, a));
 	EXPECT_LE(1, fsub(fd, 1));
+	ASSERT_EQ(0, set_max_requests("1048576"));
+	close(fd);
+}
+
+/* A grant not reaped counts; the submit tried first does not pass it. */
+TEST(a_handle_at_max_requests_is_enospc_even_where_it_would_be_granted)
+{
+	int fd = fs_new(1, 0), id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, set_max_requests("1"));
+	EXPECT_EQ(0, fsub(fd, 1));	/* at once: no request kept */
+	ASSERT_LE(1, id = fsub(fd, 1));
+	ASSERT_EQ(0, fs_add(fd, 5));	/* granted, not reaped */
+	EXPECT_EQ(4, fs_available(fd));
+	EXPECT_EQ(-ENOSPC, fsub(fd, 1));
+	EXPECT_EQ(id, freap1(fd));
+	EXPECT_EQ(0, fsub(fd, 1));
 	ASSERT_EQ(0, set_max_requests("1048576"));
 	close(fd);
 }
