@@ -105,7 +105,7 @@ print("Two kinds: acquire + release of the vector {1, 4096} on a semaphore of"
 print()
 table(kinds, "c-kinds", "C ioctls")
 print("Fast semaphores (FAIRSEM_FAST): acquire(1) + release(1) through the"
-      " mapping, no system call while nobody waits, against libfairsem's fast"
+      " mapping, no system call while nobody waits, against the libfairsem fast"
       " path and a process-shared POSIX sem_t, in the same run:")
 print()
 table(fast, "c-fast", "libfairsem fast")
