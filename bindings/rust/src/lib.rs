@@ -349,7 +349,9 @@ impl Part {
             Slot::Main => sem.fd.as_raw_fd(),
             Slot::Fast => {
                 let fd = sem.fd.as_raw_fd();
-                if let Some(map) = &sem.fast {
+                // In a child forked since, they are the parent's mapping's:
+                // neither given back nor, for a forget, taken off the limit.
+                if let Some(map) = sem.fast.as_ref().filter(|m| m.is_live()) {
                     let _ = map.give(fd, self.n);
                     if end == End::Forget {
                         let _ = sys::remove(fd, self.n);

@@ -152,13 +152,15 @@ fn a_forked_child_takes_the_ioctls_and_leaves_the_parents_mapping_alone() {
     if pid == 0 {
         // No mapping here (VM_DONTCOPY): every call is an ioctl.
         let ok = !sem.is_fast() && sem.try_acquire().map(drop).is_ok();
-        // The parent's mapping holds this one; it stays there.
-        drop(permit);
+        // The parent's mapping holds this one; it stays there, and a
+        // forget here takes nothing off the limit either.
+        permit.forget();
         // SAFETY: leaves the child without running the parent's drops.
         unsafe { libc::_exit(i32::from(!ok)) };
     }
     assert_eq!(reap(pid), 0);
     assert_eq!(taken(&sem), 1);
+    assert_eq!(sem.info().unwrap().limit, 2);
     assert!(sem.is_fast());
     drop(permit);
     assert_eq!(taken(&sem), 0);
