@@ -419,34 +419,67 @@ static void probe_shared_flag(void)
 	set_nonblock(r_fd, 0);
 }
 
+/*
+ * The child's read is blocking, on the description it shares with us: no
+ * count() (which sets O_NONBLOCK on that description to drain it) may run
+ * while the child reads, or its read fails with EAGAIN.  So the child says
+ * on a pipe of its own that it holds the token, and we wait for that.
+ */
+static pid_t holder(int *held)
+{
+	int p[2];
+	char c;
+	pid_t pid;
+
+	if (pipe(p))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		close(p[0]);
+		if (read(r_fd, &c, 1) != 1)
+			_exit(1);
+		if (write(p[1], &c, 1) != 1)
+			_exit(1);
+		close(p[1]);
+		return 0;
+	}
+	close(p[1]);
+	/* EOF: the child died before it held one. */
+	*held = read(p[0], &c, 1) == 1;
+	close(p[0]);
+	return pid;
+}
+
 /* A client that dies or execs holding a token: nobody gives it back. */
 static void probe_holders(void)
 {
-	char c;
-	pid_t pid = fork();
+	int held, status;
+	pid_t pid = holder(&held);
 
 	if (pid == 0) {
-		if (read(r_fd, &c, 1) != 1)
-			_exit(1);
 		execl("/bin/true", "true", (char *)NULL);
 		_exit(1);
 	}
-	waitpid(pid, NULL, 0);
-	say("read-then-exec", "tokens after %d of %d", count(r_fd, w_fd),
-	    tokens);
+	waitpid(pid, &status, 0);
+	if (!held || !WIFEXITED(status) || WEXITSTATUS(status))
+		say("read-then-exec", "the child could not read a token");
+	else
+		say("read-then-exec", "tokens after %d of %d",
+		    count(r_fd, w_fd), tokens);
 	reset();
-	pid = fork();
-	if (pid == 0) {
-		if (read(r_fd, &c, 1) != 1)
-			_exit(1);
-		pause();
-	}
-	while (count(r_fd, w_fd) == tokens)
-		usleep(1000);
+	pid = holder(&held);
+	if (pid == 0)
+		for (;;)
+			pause();
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	say("read-then-kill9", "tokens after %d of %d", count(r_fd, w_fd),
-	    tokens);
+	if (!held)
+		say("read-then-kill9", "the child could not read a token");
+	else
+		say("read-then-kill9", "tokens after %d of %d",
+		    count(r_fd, w_fd), tokens);
 	reset();
 }
 

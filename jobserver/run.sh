@@ -382,9 +382,9 @@ scen_bad() {
 	local out exp
 	out=$JS_RUNDIR/bad.out
 	case $backend in
-	pipe) "$JS_TOOL" probe pipe >"$out" ;;
-	fifo) "$JS_TOOL" probe fifo "$JS_RUNDIR" >"$out" ;;
-	*) js_open 4 && "$JS_TOOL" probe fds "$JS_R" "$JS_W" >"$out" ;;
+	pipe) timeout 120 "$JS_TOOL" probe pipe >"$out" ;;
+	fifo) timeout 120 "$JS_TOOL" probe fifo "$JS_RUNDIR" >"$out" ;;
+	*) js_open 4 && timeout 120 "$JS_TOOL" probe fds "$JS_R" "$JS_W" >"$out" ;;
 	esac || fail "jstool probe failed"
 	sed "s/^/  $name: /" "$out"
 	exp=$here/expect/bad-$backend.txt
