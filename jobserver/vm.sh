@@ -95,12 +95,16 @@ echo "jobserver-vm: host load after the run: $(uptime)"
 out=$(tr -d '\r' <"$log" | sed -n '/^FAIRSEM-VM: init/,/^FAIRSEM-VM: exit/p' |
 	grep -Ev '^\[ *[0-9]+\.[0-9]+\]|^FAIRSEM-VM:' || true)
 grep -v '^[0-9]* passed, [0-9]* failed$' <<<"$out" || true
-counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' <<<"$out" | tail -n 1)
+counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' <<<"$out" | tail -n 1 || true)
 if [ -n "$counts" ]; then
 	read -r passed _ failed _ <<<"$counts"
 else
 	echo "jobserver-vm: check.sh gave no count"
 	passed=0 failed=1
+fi
+# The payload's checks after the scenarios: a handle or a mount left.
+if grep -q '^jobserver-vm: LEAK' <<<"$out"; then
+	failed=$((failed + 1))
 fi
 for bit in 2:"console problems" 4:"no exit marker (timeout or crash)" 8:"no boot"; do
 	if [ $((rc & ${bit%%:*})) -ne 0 ]; then
