@@ -71,12 +71,16 @@ fi
 flock -u 9
 # shellcheck disable=SC2086 # two words
 [ -z "${JS_HOLD:-}" ] || "$JS_DIR/gate.sh" $JS_HOLD
+# The 30 s are the clock's, not a count of turns: on a loaded TCG host a
+# turn (a cat and a sleep) took a quarter of a second, and 1,200 of them
+# outlasted the client's own 300 s bound (a CI run of 2026-12-02, ninja,
+# which reads the jobserver again only when a job of its own ends: its
+# one job waited here while the victim's tokens came back).
 if [ -n "${JS_MEET:-}" ] && [ "$b" = survivor ] && grep -q '^K ' "$run/log"; then
-	i=0
-	while [ ! -e "$run/met" ] && [ $i -lt 1200 ]; do
+	end=$(($(date +%s) + 30))
+	while [ ! -e "$run/met" ] && [ "$(date +%s)" -lt "$end" ]; do
 		n=$(get b.survivor)	# outside the lock: may read as empty
 		[ "${n:-0}" -lt "$JS_MEET" ] || break
-		i=$((i + 1))
 		sleep 0.025
 	done
 	: >"$run/met"
