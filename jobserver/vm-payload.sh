@@ -36,10 +36,13 @@ rc=$?
 # that holds the command's fds for up to a second after the command ends:
 # the mount is busy until it goes.  A leak keeps it busy for ever.
 i=0
-until umount /run/fairsem 2>/dev/null || [ $i -ge 30 ]; do
+while ! umount /run/fairsem 2>/dev/null; do
 	i=$((i + 1))
+	if [ $i -ge 30 ]; then
+		echo "jobserver-vm: LEAK: /run/fairsem still busy 3 s after the scenarios"
+		break
+	fi
 	sleep 0.1
 done
-[ $i -lt 30 ] || echo "jobserver-vm: LEAK: /run/fairsem still busy 3 s after the scenarios"
 rmmod fairsem || echo "jobserver-vm: LEAK: rmmod fairsem failed"
 exit $rc

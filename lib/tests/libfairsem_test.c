@@ -950,18 +950,9 @@ static void *worker_main(void *arg)
  * default) on the debug kernel (KASAN, lockdep) under TCG at a load of
  * 13 (a CI run of 2026-12-02): the same rounds, with room.
  */
-FIXTURE(shared) {
-	int unused;
-};
-
-FIXTURE_SETUP(shared)
-{
-	self->unused = 0;
-}
-
-FIXTURE_TEARDOWN(shared)
-{
-}
+FIXTURE(shared) {};
+FIXTURE_SETUP(shared) {}
+FIXTURE_TEARDOWN(shared) {}
 
 TEST_F_TIMEOUT(shared, threads, 300)
 {
