@@ -330,7 +330,8 @@ static void fairsem_fast_work(struct work_struct *work)
  * @sem: the semaphore, set up, not yet published
  * @flags: INIT's flags, checked: %FAIRSEM_FAST with one kind
  *
- * Return: 0, or -ENOMEM; the semaphore then stays as it was.
+ * Return: 0; -EOPNOTSUPP on a kernel without native 64-bit atomics; or
+ * -ENOMEM.  On error the semaphore stays as it was.
  */
 int fairsem_fast_init(struct fairsem_sem *sem, u32 flags)
 {
@@ -338,11 +339,17 @@ int fairsem_fast_init(struct fairsem_sem *sem, u32 flags)
 
 	if (!(flags & FAIRSEM_FAST))
 		return 0;
+	/*
+	 * Without native 64-bit atomics the kernel updates W under a hashed
+	 * spinlock of its own, which user space's compare-and-swap ignores.
+	 */
+	if (IS_ENABLED(CONFIG_GENERIC_ATOMIC64))
+		return -EOPNOTSUPP;
 	fast = kzalloc(sizeof(*fast), GFP_KERNEL_ACCOUNT);
 	if (!fast)
 		return -ENOMEM;
 	/* Low memory (no __GFP_HIGHMEM): page_address() is always valid. */
-	fast->page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	fast->page = alloc_page(FAIRSEM_GFP_MAPPED);
 	if (!fast->page) {
 		kfree(fast);
 		return -ENOMEM;
@@ -422,7 +429,7 @@ static struct fairsem_fast_map *fairsem_fast_map_alloc(struct fairsem_fast *fast
 	map = kzalloc(sizeof(*map), GFP_KERNEL_ACCOUNT);
 	if (!map)
 		return NULL;
-	map->page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	map->page = alloc_page(FAIRSEM_GFP_MAPPED);
 	if (!map->page) {
 		kfree(map);
 		return NULL;

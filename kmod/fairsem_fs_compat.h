@@ -11,8 +11,10 @@
  *         by simple_unlink() with d_make_discardable()); kill_litter_super()
  *         is gone, kill_anon_super() lets them go
  *
- * and one thing the fast path's mapping needs (fairsem_fast.c):
+ * and two things the fast path's mapping needs (fairsem_fast.c):
  *
+ *   5.11  a page charged to a memory cgroup no longer carries a page type
+ *         (PageKmemcg), which vm_insert_page() refuses with EINVAL
  *   6.3   a VMA's vm_flags are read-only, behind accessors
  */
 #ifndef _FAIRSEM_FS_COMPAT_H
@@ -159,6 +161,19 @@ static inline void fairsem_kill_names(struct super_block *sb)
 	kill_litter_super(sb);
 #endif
 }
+
+/*
+ * The flags of a page that user space maps.  Up to 5.10, a page charged to
+ * a memory cgroup other than the root is typed PageKmemcg, and
+ * vm_insert_page() refuses typed pages: in any login session or container
+ * the mapping would fail.  There the page is not charged; it is one page a
+ * mapping, and the mapping's own allocations still are.
+ */
+#if FAIRSEM_KERNEL_SINCE(5, 11)
+#define FAIRSEM_GFP_MAPPED	(GFP_KERNEL_ACCOUNT | __GFP_ZERO)
+#else
+#define FAIRSEM_GFP_MAPPED	(GFP_KERNEL | __GFP_ZERO)
+#endif
 
 /* Flags for a new mapping, set in its ->mmap(). */
 static inline void fairsem_vm_flags_set(struct vm_area_struct *vma,
