@@ -135,6 +135,18 @@ static inline void fairsem_unlock_wake(struct fairsem_sem *sem,
 	wake->n = 0;
 }
 
+void fairsem_wake_add(struct fairsem_wake *wake, struct task_struct *task);
+
+/*
+ * How every blocking wait sleeps: the suspend freezer may freeze it in its
+ * place (TASK_FREEZABLE, 6.1 on; fairsem_ioctl.c says why).
+ */
+#ifdef TASK_FREEZABLE
+#define FAIRSEM_SLEEP	(TASK_INTERRUPTIBLE | TASK_FREEZABLE)
+#else
+#define FAIRSEM_SLEEP	TASK_INTERRUPTIBLE
+#endif
+
 static inline struct fairsem_file *fairsem_file_of(struct fairsem_holder *holder)
 {
 	return container_of(holder, struct fairsem_file, holder);

@@ -57,11 +57,6 @@
  * head would then wait for a task that is stopped, for as long as it is
  * stopped (Ctrl-Z: until fg), and every waiter behind it with it.
  */
-#ifdef TASK_FREEZABLE
-#define FAIRSEM_SLEEP	(TASK_INTERRUPTIBLE | TASK_FREEZABLE)
-#else
-#define FAIRSEM_SLEEP	TASK_INTERRUPTIBLE
-#endif
 
 /* 64 bits at one per nanosecond outlast the module: ids are never reused. */
 static atomic64_t fairsem_last_id = ATOMIC64_INIT(0);

@@ -15,20 +15,36 @@
  * tokens granted to a request of the account land in its holds, as
  * permits land in a handle's.  Its reservation is a struct fairsem_waiter
  * without a task: an ordinary request of the one FIFO queue, whose grant
- * fairsem_request_done() hands to fairsem_js_reserved() to wake a poller.
- * A blocking read waits as a blocking acquire does, for the account
- * (fairsem_acquire_wait()): same queue, signals, freezer and rejoins.
+ * fairsem_request_done() hands to fairsem_js_reserved() to wake every
+ * handle that polled for it and a read that waits for it.  A blocking read
+ * waits as a blocking acquire does, for the account (fairsem_acquire_wait():
+ * same queue, signals, freezer and rejoins), unless the account's
+ * reservation is queued: then it waits for that, which is ahead of it, and
+ * takes its token, as a read of a pipe takes the byte a poll saw.
  *
  * Everything about accounts is under sem->lock.
  */
 #include <linux/fdtable.h>
+#include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <uapi/linux/fairsem.h>
 
 #include "fairsem_jobserver.h"
+
+/**
+ * struct fairsem_js_poller - a handle that polled for an account's token
+ * @node: in &fairsem_js_account.pollers
+ * @ff: the handle, woken when the reservation is granted; the entry goes
+ *	when the handle does (fairsem_js_file_gone())
+ */
+struct fairsem_js_poller {
+	struct list_head node;
+	struct fairsem_file *ff;
+};
 
 /**
  * struct fairsem_js_account - the tokens of one descriptor table
@@ -39,8 +55,9 @@
  * @node: in the semaphore's &fairsem_sem.accounts while the account lives
  * @files: the table, compared and never dereferenced: the account ends
  *	at the table's last close on the semaphore, before the table can go
- * @poller: the handle whose poll queued @resv, to be woken by its grant;
- *	cleared when that handle goes (fairsem_js_file_gone())
+ * @pollers: &struct fairsem_js_poller, every handle that polled while
+ *	@resv was queued: each is woken by its grant, one entry a handle
+ * @reader: a read asleep until @resv is granted, or NULL
  * @pid: the thread group that made it, for fdinfo
  * @users: reads that dropped sem->lock holding it (waiting, copying)
  * @dead: ended while it had users: the last of them frees it
@@ -51,7 +68,8 @@ struct fairsem_js_account {
 	struct fairsem_waiter resv;
 	struct list_head node;
 	const struct files_struct *files;
-	struct fairsem_file *poller;
+	struct list_head pollers;
+	struct task_struct *reader;
 	struct pid *pid;
 	unsigned int users;
 	bool dead;
@@ -85,15 +103,28 @@ static struct fairsem_js_account *fairsem_js_alloc(void)
 	acct = kzalloc(sizeof(*acct), GFP_KERNEL_ACCOUNT);
 	if (!acct)
 		return NULL;
+	INIT_LIST_HEAD(&acct->pollers);
 	acct->pid = get_pid(task_tgid(current));
 	get_task_comm(acct->comm, current);
 	return acct;
+}
+
+/* Under sem->lock: no handle waits for the account's reservation any more. */
+static void fairsem_js_forget_pollers(struct fairsem_js_account *acct)
+{
+	struct fairsem_js_poller *p, *tmp;
+
+	list_for_each_entry_safe(p, tmp, &acct->pollers, node) {
+		list_del(&p->node);
+		kfree(p);
+	}
 }
 
 static void fairsem_js_free(struct fairsem_js_account *acct)
 {
 	if (!acct)
 		return;
+	fairsem_js_forget_pollers(acct);
 	put_pid(acct->pid);
 	kfree(acct);
 }
@@ -186,7 +217,9 @@ static void fairsem_js_end(struct fairsem_js_account *acct,
 {
 	fairsem_dequeue(&acct->resv.req, wake);
 	fairsem_js_give(acct, acct->holder.holds[0], wake);
-	acct->poller = NULL;
+	fairsem_js_forget_pollers(acct);
+	if (acct->reader)	/* it waited for the reservation: EBADF */
+		fairsem_wake_add(wake, acct->reader);
 	list_del_init(&acct->node);
 	acct->dead = true;
 	if (!acct->users)
@@ -260,6 +293,43 @@ static size_t fairsem_js_fill(struct iov_iter *to, u64 tokens)
 }
 
 /*
+ * Under sem->lock, which it drops to sleep: a blocking read waits for the
+ * account's queued reservation, which is ahead of any request it could
+ * make, until the reservation leaves the queue.  One read at a time: the
+ * token is one.  A signal leaves the reservation queued, so a restarted
+ * read finds its place again.
+ * Return: 0 once the reservation left the queue (granted, taken by another
+ * read, or refused), or -ERESTARTSYS.
+ */
+static int fairsem_js_wait_resv(struct fairsem_js_account *acct)
+{
+	struct fairsem_sem *sem = acct->holder.sem;
+	int ret = 0;
+
+	lockdep_assert_held(&sem->lock);
+	acct->reader = current;
+	while (acct->resv.req.state == FAIRSEM_REQ_QUEUED && !acct->dead) {
+		if (signal_pending(current)) {
+			ret = -ERESTARTSYS;
+			break;
+		}
+		set_current_state(FAIRSEM_SLEEP);
+		spin_unlock(&sem->lock);
+		schedule();
+		spin_lock(&sem->lock);
+	}
+	__set_current_state(TASK_RUNNING);
+	acct->reader = NULL;
+	return ret;
+}
+
+/* Under sem->lock: may a blocking read wait for the reservation? */
+static bool fairsem_js_resv_waitable(const struct fairsem_js_account *acct)
+{
+	return acct->resv.req.state == FAIRSEM_REQ_QUEUED && !acct->reader;
+}
+
+/*
  * The first token, waited for in the queue unless the read may not block;
  * with sem->lock held on entry and on return.  Then those free at once.
  * Return: the tokens taken, or -errno.
@@ -272,6 +342,11 @@ static long fairsem_js_take(struct fairsem_file *ff,
 	struct fairsem_sem *sem = acct->holder.sem;
 	int ret = fairsem_js_take_first(acct);
 
+	while (ret == -EAGAIN && !nonblock && fairsem_js_resv_waitable(acct)) {
+		ret = fairsem_js_wait_resv(acct);
+		if (!ret)
+			ret = acct->dead ? -EBADF : fairsem_js_take_first(acct);
+	}
 	if (ret == -EAGAIN && !nonblock) {
 		spin_unlock(&sem->lock);
 		ret = fairsem_acquire_wait(ff, &acct->holder, one,
@@ -400,34 +475,70 @@ ssize_t fairsem_js_write(struct kiocb *iocb, struct iov_iter *from)
 	return ret;
 }
 
+/* Under sem->lock: is @ff woken by the grant of the account's reservation? */
+static bool fairsem_js_polled_by(const struct fairsem_js_account *acct,
+				 const struct fairsem_file *ff)
+{
+	const struct fairsem_js_poller *p;
+
+	list_for_each_entry(p, &acct->pollers, node)
+		if (p->ff == ff)
+			return true;
+	return false;
+}
+
 /*
  * Under sem->lock: may the account read a token without waiting?  If not,
- * it queues its reservation (one at most), whose grant wakes @ff.
+ * it queues its reservation (one at most), whose grant wakes @ff and every
+ * other handle that polled for it.  @spare is a poller entry allocated by
+ * the caller, taken when @ff needs one; -ENOMEM when it needs one and
+ * @spare is NULL.
+ * Return: 1 when a token can be read now, 0 when not, or -ENOMEM.
  */
-static bool fairsem_js_reserve(struct fairsem_js_account *acct,
-			       struct fairsem_file *ff)
+static int fairsem_js_reserve(struct fairsem_js_account *acct,
+			      struct fairsem_file *ff,
+			      struct fairsem_js_poller **spare)
 {
 	struct fairsem_sem *sem = acct->holder.sem;
 	struct fairsem_request *resv = &acct->resv.req;
 
-	switch (resv->state) {
-	case FAIRSEM_REQ_GRANTED:
-		return true;
-	case FAIRSEM_REQ_QUEUED:
-		if (!acct->poller)
-			acct->poller = ff;	/* its poller went */
-		return false;
-	case FAIRSEM_REQ_IDLE:
-		break;
+	lockdep_assert_held(&sem->lock);
+	if (resv->state == FAIRSEM_REQ_GRANTED)
+		return 1;
+	if (resv->state == FAIRSEM_REQ_IDLE &&
+	    list_empty(&sem->queue) && fairsem_available(sem, 0))
+		return 1;
+	if (!fairsem_js_polled_by(acct, ff)) {
+		if (!*spare)
+			return -ENOMEM;
+		(*spare)->ff = ff;
+		list_add_tail(&(*spare)->node, &acct->pollers);
+		*spare = NULL;
 	}
-	if (list_empty(&sem->queue) && fairsem_available(sem, 0))
-		return true;
-	acct->poller = ff;
+	if (resv->state == FAIRSEM_REQ_QUEUED)
+		return 0;
 	/* Queued: someone waits, or nothing is free (granted at once: never). */
 	if (fairsem_enqueue(resv))
-		return false;
+		return 0;
 	resv->state = FAIRSEM_REQ_GRANTED;
-	return true;
+	return 1;
+}
+
+/* Under sem->lock: the caller's POLLIN, or POLLERR; -ENOMEM for an entry. */
+static __poll_t fairsem_js_poll_in(struct fairsem_sem *sem,
+				   struct fairsem_file *ff,
+				   struct fairsem_js_poller **spare, int *err)
+{
+	struct fairsem_js_account *acct = fairsem_js_account(sem);
+	int ret;
+
+	*err = 0;
+	if (IS_ERR(acct))
+		return EPOLLERR;
+	ret = fairsem_js_reserve(acct, ff, spare);
+	if (ret < 0)
+		*err = ret;
+	return ret > 0 ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 /**
@@ -442,41 +553,56 @@ static bool fairsem_js_reserve(struct fairsem_js_account *acct,
  */
 __poll_t fairsem_js_poll(struct file *file, struct fairsem_sem *sem)
 {
-	struct fairsem_js_account *acct;
-	__poll_t events = 0;
+	struct fairsem_js_poller *spare = NULL;
+	__poll_t events = 0, in = 0;
+	int err = 0;
 
 	if (file->f_mode & FMODE_WRITE)
 		events |= EPOLLOUT | EPOLLWRNORM;
 	spin_lock(&sem->lock);
 	if (!sem->closed && (file->f_mode & FMODE_READ)) {
-		acct = fairsem_js_account(sem);
-		if (IS_ERR(acct))
-			events |= EPOLLERR;
-		else if (fairsem_js_reserve(acct, file->private_data))
-			events |= EPOLLIN | EPOLLRDNORM;
+		in = fairsem_js_poll_in(sem, file->private_data, &spare, &err);
+		if (err) {
+			/* First poll of this handle for the account: an entry. */
+			spin_unlock(&sem->lock);
+			spare = kmalloc(sizeof(*spare), GFP_KERNEL_ACCOUNT);
+			spin_lock(&sem->lock);
+			in = spare && !sem->closed ?
+			     fairsem_js_poll_in(sem, file->private_data, &spare,
+						&err) : EPOLLERR;
+		}
 	}
+	events |= in;
 	if (sem->closed)	/* also if it closed while allocating */
 		events = EPOLLHUP | EPOLLERR;
 	spin_unlock(&sem->lock);
+	kfree(spare);
 	return events;
 }
 
 /**
  * fairsem_js_reserved() - an account's reservation was granted or refused
  * @w: the reservation
+ * @wake: the lock holder's batch
  *
- * Called under sem->lock by fairsem_request_done().  Only the handle that
- * polled for it is woken: one grant, one poller, never the herd.  A
- * refusal (CLOSE) wakes every handle by itself.
+ * Called under sem->lock by fairsem_request_done().  The account's own
+ * sleepers are woken, and only they: a read waiting for the reservation,
+ * and the handles that polled for it (the threads of one table), never
+ * the herd of the semaphore.  A refusal (CLOSE) wakes every handle by
+ * itself; the reader is woken for it too.
  */
-void fairsem_js_reserved(struct fairsem_waiter *w)
+void fairsem_js_reserved(struct fairsem_waiter *w, struct fairsem_wake *wake)
 {
 	struct fairsem_js_account *acct =
 		container_of(w, struct fairsem_js_account, resv);
+	const struct fairsem_js_poller *p;
 
-	if (acct->poller && w->req.state == FAIRSEM_REQ_GRANTED)
-		wake_up_interruptible_poll(&acct->poller->wq,
-					   EPOLLIN | EPOLLRDNORM);
+	if (acct->reader)
+		fairsem_wake_add(wake, acct->reader);
+	if (w->req.state != FAIRSEM_REQ_GRANTED)
+		return;
+	list_for_each_entry(p, &acct->pollers, node)
+		wake_up_interruptible_poll(&p->ff->wq, EPOLLIN | EPOLLRDNORM);
 }
 
 /**
@@ -527,11 +653,19 @@ void fairsem_js_file_gone(struct fairsem_file *ff, struct fairsem_sem *sem,
 {
 	struct fairsem_js_account *acct, *tmp;
 
+	struct fairsem_js_poller *p, *next;
+
 	list_for_each_entry_safe(acct, tmp, sem->accounts, node) {
-		if (sem->handles == 1)
+		if (sem->handles == 1) {
 			fairsem_js_end(acct, wake);
-		else if (acct->poller == ff)
-			acct->poller = NULL;
+			continue;
+		}
+		list_for_each_entry_safe(p, next, &acct->pollers, node) {
+			if (p->ff == ff) {
+				list_del(&p->node);
+				kfree(p);
+			}
+		}
 	}
 }
 

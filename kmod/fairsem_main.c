@@ -212,15 +212,25 @@ void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake
 	}
 	w = container_of(req, struct fairsem_waiter, req);
 	if (!w->task) {		/* a jobserver's reservation */
-		fairsem_js_reserved(w);
+		fairsem_js_reserved(w, wake);
 		return;
 	}
+	fairsem_wake_add(wake, w->task);
+}
+
+/**
+ * fairsem_wake_add() - wake @task once the lock holder drops sem->lock
+ * @wake: the lock holder's batch
+ * @task: a task asleep in a wait that re-takes sem->lock before it leaves
+ */
+void fairsem_wake_add(struct fairsem_wake *wake, struct task_struct *task)
+{
 	if (wake->n < FAIRSEM_WAKE_BATCH) {
 		/* The reference keeps the task valid once the lock is gone. */
-		get_task_struct(w->task);
-		wake->task[wake->n++] = w->task;
+		get_task_struct(task);
+		wake->task[wake->n++] = task;
 	} else {
-		wake_up_process(w->task);
+		wake_up_process(task);
 	}
 }
 

@@ -637,6 +637,125 @@ TEST(a_blocking_reader_and_a_poller_alternate)
 	EXPECT_EQ(0, fs_taken(fd));
 }
 
+/*
+ * A child of its own table that holds the semaphore's one token: it reads
+ * it, says 'h', and writes it back when told 'w'.
+ */
+static pid_t js_holder(int fd, int cmd, int report)
+{
+	pid_t pid = fs_fork();
+
+	if (pid)
+		return pid;
+	if (js_read(fd, 1) != 1)
+		_exit(1);
+	fs_put(report, 'h');
+	if (fs_take(cmd) != 'w' || js_write(fd, 1) != 1)
+		_exit(2);
+	for (;;)
+		pause();
+}
+
+struct js_poll_then_read {
+	int h;		/* a blocking read handle of the test's table */
+	int timeout;	/* the poll's, in ms */
+	bool read;	/* then a blocking read */
+	pid_t tid;
+	int started;	/* set once tid is */
+	int polled;	/* set once the poll returned */
+	int revents;
+	ssize_t got;
+	int done;
+};
+
+/* What an event loop does: poll with a timeout, then maybe read. */
+static void *js_poll_then_read_fn(void *arg)
+{
+	struct js_poll_then_read *t = arg;
+	struct pollfd pfd = { .fd = t->h, .events = POLLIN };
+
+	t->tid = (pid_t)syscall(SYS_gettid);
+	__atomic_store_n(&t->started, 1, __ATOMIC_RELEASE);
+	t->revents = poll(&pfd, 1, t->timeout) == 1 ? pfd.revents : 0;
+	__atomic_store_n(&t->polled, 1, __ATOMIC_RELEASE);
+	if (t->read)
+		t->got = js_read(t->h, 1);
+	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+TEST(a_blocking_read_after_a_timed_out_poll_takes_the_reserved_token)
+{
+	struct js_poll_then_read t = { .timeout = 10, .read = true };
+	int fd = js_new(1), cmd[2], rep[2];
+	pthread_t th;
+	pid_t holder;
+
+	ASSERT_LE(0, fd);
+	t.h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, t.h);
+	ASSERT_EQ(0, pipe(cmd));
+	ASSERT_EQ(0, pipe(rep));
+	holder = js_holder(fd, cmd[0], rep[1]);
+	ASSERT_LT(0, holder);
+	ASSERT_EQ('h', fs_take(rep[0]));
+	ASSERT_EQ(0, pthread_create(&th, NULL, js_poll_then_read_fn, &t));
+	ASSERT_EQ(0, fs_wait_flag(&t.polled));
+	EXPECT_EQ(0, t.revents);		/* timed out, reservation queued */
+	ASSERT_EQ(0, fs_wait_sleeping(t.tid));	/* in its read */
+	EXPECT_EQ(1, fs_waiters(fd));		/* one request: the reservation */
+
+	ASSERT_EQ(0, fs_put(cmd[1], 'w'));	/* the token comes back */
+	ASSERT_EQ(0, fs_wait_flag(&t.done));	/* a pipe's read returns 1 */
+	pthread_join(th, NULL);
+	EXPECT_EQ(1, t.got);
+	EXPECT_EQ(0, fs_waiters(fd));
+	EXPECT_EQ(1, js_write(fd, 1));
+	js_kill(holder);
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+TEST(every_handle_that_polled_for_the_reservation_is_woken)
+{
+	struct js_poll_then_read t1 = { .timeout = 10 };
+	struct js_poll_then_read t2 = { .timeout = -1 };
+	int fd = js_new(1), cmd[2], rep[2];
+	pthread_t th1, th2;
+	pid_t holder;
+
+	ASSERT_LE(0, fd);
+	t1.h = fs_new_handle(fd, 0);
+	t2.h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, t1.h);
+	ASSERT_LE(0, t2.h);
+	ASSERT_EQ(0, pipe(cmd));
+	ASSERT_EQ(0, pipe(rep));
+	holder = js_holder(fd, cmd[0], rep[1]);
+	ASSERT_LT(0, holder);
+	ASSERT_EQ('h', fs_take(rep[0]));
+	/* The first thread's poll times out; its reservation stays queued. */
+	ASSERT_EQ(0, pthread_create(&th1, NULL, js_poll_then_read_fn, &t1));
+	ASSERT_EQ(0, fs_wait_flag(&t1.done));
+	pthread_join(th1, NULL);
+	EXPECT_EQ(0, t1.revents);
+	EXPECT_EQ(1, fs_waiters(fd));
+	/* The second sleeps in poll(-1) on another handle of the table. */
+	ASSERT_EQ(0, pthread_create(&th2, NULL, js_poll_then_read_fn, &t2));
+	ASSERT_EQ(0, fs_wait_flag(&t2.started));
+	ASSERT_EQ(0, fs_wait_sleeping(t2.tid));
+	EXPECT_EQ(1, fs_waiters(fd));		/* the same reservation */
+
+	ASSERT_EQ(0, fs_put(cmd[1], 'w'));
+	ASSERT_EQ(0, fs_wait_flag(&t2.done));	/* woken by the grant */
+	pthread_join(th2, NULL);
+	EXPECT_EQ(POLLIN, t2.revents & POLLIN);
+	EXPECT_EQ(1, js_read(t2.h, 1));		/* the reserved token */
+	EXPECT_EQ(1, js_write(fd, 1));
+	js_kill(holder);
+	EXPECT_EQ(0, fs_taken(fd));
+	EXPECT_EQ(0, fs_waiters(fd));
+}
+
 /* ---- accounts ---- */
 
 static void *js_thread_read(void *arg)
