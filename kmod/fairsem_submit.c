@@ -17,10 +17,13 @@
  *
  * A request in the xarray is "live" (reap and withdraw may take it) from
  * the moment it is queued until it is finished; not live while its submit
- * is still under way, and while a reap copies its id out (a reap that
- * faults puts it back, as it was).
+ * is still under way.  A reap takes its grants and stores their ids in one
+ * step under sem->lock, with page faults disabled, so that a withdraw
+ * never sees a grant that a reap has taken and may still give back: the
+ * reap faults its buffer in unlocked and tries again.
  */
 #include <linux/err.h>
+#include <linux/lockdep.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
@@ -37,6 +40,11 @@ MODULE_PARM_DESC(max_requests,
 
 /* Ids a reap takes per call under the lock, and copies out from its stack. */
 #define FAIRSEM_REAP_BATCH	64
+/*
+ * Tries of a reap whose buffer faults under the lock, each after faulting
+ * it in: only a thread unmapping it again and again at once uses them up.
+ */
+#define FAIRSEM_REAP_TRIES	8
 
 /**
  * struct fairsem_sub - one submitted request
@@ -264,76 +272,85 @@ bool fairsem_subs_ready(struct fairsem_file *ff)
 }
 
 /*
- * Under sem->lock: up to @max grants off the list onto @taken, their ids in
- * @ids, no longer live.  Return: how many, or -EIDRM or -EAGAIN for none.
+ * Under sem->lock: the ids of up to @max grants, oldest first, into @ids,
+ * taking nothing.  Return: how many, or -EIDRM or -EAGAIN for none.
  */
-static int fairsem_reap_take(struct fairsem_subs *subs, struct fairsem_sem *sem,
-			     u32 *ids, u32 max, struct list_head *taken)
+static int fairsem_reap_peek(struct fairsem_subs *subs, struct fairsem_sem *sem,
+			     u32 *ids, u32 max)
 {
 	struct fairsem_sub *sub;
 	u32 n = 0;
 
-	while (subs && n < max && !list_empty(&subs->granted)) {
-		sub = list_first_entry(&subs->granted, struct fairsem_sub, req.node);
-		list_move_tail(&sub->req.node, taken);
-		sub->live = false;
-		subs->ready--;
-		ids[n++] = sub->id;
+	lockdep_assert_held(&sem->lock);
+	if (subs) {
+		list_for_each_entry(sub, &subs->granted, req.node) {
+			if (n == max)
+				break;
+			ids[n++] = sub->id;
+		}
 	}
 	if (n)
 		return n;
 	return sem->closed ? -EIDRM : -EAGAIN;
 }
 
-/* Under sem->lock: a reap that could not copy out puts its grants back. */
-static void fairsem_reap_undo(struct fairsem_subs *subs, struct list_head *taken)
+/* Under sem->lock: the first @n grants, their ids stored, are finished. */
+static void fairsem_reap_take(struct fairsem_subs *subs, u32 n,
+			      struct list_head *taken)
 {
 	struct fairsem_sub *sub;
 
-	list_for_each_entry(sub, taken, req.node) {
-		sub->live = true;
-		subs->ready++;
-	}
-	list_splice(taken, &subs->granted);
-	INIT_LIST_HEAD(taken);
-	fairsem_holder_wake(list_first_entry(&subs->granted, struct fairsem_sub,
-					     req.node)->req.holder);
-}
-
-/* Under sem->lock: reaped, they are finished; freed after the lock. */
-static void fairsem_reap_done(struct fairsem_subs *subs, struct list_head *taken)
-{
-	struct fairsem_sub *sub;
-
-	list_for_each_entry(sub, taken, req.node) {
+	while (n--) {
+		sub = list_first_entry(&subs->granted, struct fairsem_sub,
+				       req.node);
+		list_move_tail(&sub->req.node, taken);
+		subs->ready--;
 		fairsem_sub_forget(subs, sub);
 		sub->req.state = FAIRSEM_REQ_IDLE;
 	}
+}
+
+/*
+ * Under sem->lock, which it drops to fault @uids in: store the ids and take
+ * their grants in one step, or take nothing.
+ * Return: how many, -EIDRM, -EAGAIN or -EFAULT; sem->lock held.
+ */
+static int fairsem_reap_locked(struct fairsem_subs *subs, struct fairsem_sem *sem,
+			       u32 __user *uids, u32 max, struct list_head *taken)
+{
+	u32 ids[FAIRSEM_REAP_BATCH];
+	int n, tries = FAIRSEM_REAP_TRIES;
+
+	max = min_t(u32, max, FAIRSEM_REAP_BATCH);
+	for (;;) {
+		n = fairsem_reap_peek(subs, sem, ids, max);
+		if (n < 0)
+			return n;
+		if (!copy_to_user_nofault(uids, ids, n * sizeof(*ids)))
+			break;
+		spin_unlock(&sem->lock);
+		/* Faulted in writable, as the kernel's fault_in_writeable(). */
+		if (!--tries || clear_user(uids, n * sizeof(*ids))) {
+			spin_lock(&sem->lock);
+			return -EFAULT;
+		}
+		spin_lock(&sem->lock);
+		max = n;	/* what was faulted in */
+	}
+	fairsem_reap_take(subs, n, taken);
+	return n;
 }
 
 static int fairsem_reap(struct fairsem_file *ff, struct fairsem_sem *sem,
 			u32 __user *uids, u32 max)
 {
 	struct fairsem_subs *subs = fairsem_subs_of(ff);
-	u32 ids[FAIRSEM_REAP_BATCH];
 	struct fairsem_sub *sub, *tmp;
 	LIST_HEAD(taken);
 	int n;
 
 	spin_lock(&sem->lock);
-	n = fairsem_reap_take(subs, sem, ids, min_t(u32, max, FAIRSEM_REAP_BATCH), &taken);
-	spin_unlock(&sem->lock);
-	if (n < 0)
-		return n;
-
-	if (copy_to_user(uids, ids, n * sizeof(*ids))) {
-		spin_lock(&sem->lock);
-		fairsem_reap_undo(subs, &taken);
-		spin_unlock(&sem->lock);
-		return -EFAULT;
-	}
-	spin_lock(&sem->lock);
-	fairsem_reap_done(subs, &taken);
+	n = fairsem_reap_locked(subs, sem, uids, max, &taken);
 	spin_unlock(&sem->lock);
 	list_for_each_entry_safe(sub, tmp, &taken, req.node)
 		kfree(sub);

@@ -6,7 +6,9 @@
  */
 #include <dirent.h>
 #include <sys/epoll.h>
+#include <linux/userfaultfd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "fairsem_test_util.h"
 #include "fairsem_named_util.h"
@@ -256,6 +258,78 @@ TEST(reap_that_faults_changes_nothing)
 	EXPECT_EQ(a, (int)got[0]);
 	EXPECT_EQ(b, (int)got[1]);
 	close(fd);
+}
+
+struct fs_reaper {
+	int fd;
+	uint32_t *ids;
+	int ret;
+};
+
+static void *fs_reaper_fn(void *arg)
+{
+	struct fs_reaper *r = arg;
+
+	r->ret = freap(r->fd, r->ids, 1);
+	return NULL;
+}
+
+/* A page whose first touch waits for the test: a userfaultfd, or -errno. */
+static int fs_uffd_page(void *page, size_t len)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = {
+		.range = { .start = (uintptr_t)page, .len = len },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+
+	if (uffd < 0)
+		return -errno;
+	if (ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+		close(uffd);
+		return -errno;
+	}
+	return uffd;
+}
+
+/*
+ * A reap whose buffer faults, held in its fault by a userfaultfd while a
+ * withdraw of the same grant comes: whichever comes first takes it, the
+ * other does not find it, and a reap that fails leaves nothing to revive.
+ */
+TEST(a_withdraw_while_a_reap_faults_is_final)
+{
+	size_t len = (size_t)sysconf(_SC_PAGESIZE);
+	struct fs_reaper r = { .ret = 1 };
+	struct uffd_msg msg;
+	pthread_t th;
+	int a, uffd;
+
+	r.fd = fs_new(0, 0);
+	ASSERT_LE(0, r.fd);
+	ASSERT_LE(1, a = fsub(r.fd, 1));
+	ASSERT_EQ(0, fs_add(r.fd, 1));		/* granted, not reaped */
+	r.ids = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r.ids);
+	uffd = fs_uffd_page(r.ids, len);
+	ASSERT_LE(0, uffd);
+	ASSERT_EQ(0, pthread_create(&th, NULL, fs_reaper_fn, &r));
+	ASSERT_EQ((ssize_t)sizeof(msg), read(uffd, &msg, sizeof(msg)));
+	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+
+	EXPECT_EQ(0, fwithdraw(r.fd, a));	/* the reap has not taken it */
+	/* The reap's buffer goes: its fault ends in EFAULT. */
+	ASSERT_EQ(0, munmap(r.ids, len));
+	close(uffd);
+	pthread_join(th, NULL);
+	EXPECT_EQ(-EFAULT, r.ret);
+	EXPECT_EQ(-EAGAIN, freap1(r.fd));	/* nothing came back */
+	EXPECT_EQ(-ENOENT, fwithdraw(r.fd, a));
+	EXPECT_EQ(0, fs_holds(r.fd));
+	EXPECT_EQ(1, fs_available(r.fd));
+	close(r.fd);
 }
 
 TEST(withdraw_of_a_queued_request_grants_the_one_behind)
