@@ -57,8 +57,8 @@ struct fairsem_file {
 #define FAIRSEM_REJOIN_MAX	16
 
 /**
- * struct fairsem_rejoin - the place of a blocking acquire that the kernel
- *	restarts by itself
+ * struct fairsem_rejoin - the place of a blocking acquire interrupted for
+ *	the kernel to restart it by itself
  * @node: in &fairsem_file.rejoins
  * @task: the task whose call it was (compared, never dereferenced)
  * @pid: and its thread id, so that a task_struct reused is not taken for it
@@ -68,9 +68,11 @@ struct fairsem_file {
  * @seq: where it was in line (&fairsem_request.seq)
  * @prio: with which priority (&fairsem_request.prio)
  *
- * A ticket, not a request: it holds nothing and blocks no one, so one
- * left behind (the call ended with EINTR instead, or its task died) does
- * no harm; it goes with the handle.
+ * A ticket, not a request: it holds nothing and blocks no one.  Only the
+ * kernel's own restart of the call redeems it (fairsem_restarted()); one
+ * left behind (the call ended with EINTR instead, a handler ran before
+ * the restart, or its task died) goes at the task's next blocking acquire
+ * on the handle, or with the handle.
  */
 struct fairsem_rejoin {
 	struct hlist_node node;

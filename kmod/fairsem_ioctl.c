@@ -15,13 +15,11 @@
 #include <linux/atomic.h>
 #include <linux/fcntl.h>
 #include <linux/file.h>
-#include <linux/freezer.h>
 #include <linux/hrtimer.h>
 #include <linux/minmax.h>
 #include <linux/overflow.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
-#include <linux/sched/jobctl.h>
 #include <linux/sched/prio.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -41,21 +39,16 @@
  * it where it sleeps, and thawing wakes it to look again; a grant that
  * comes meanwhile is its own.
  *
- * The cgroup v2 freezer (JOBCTL_TRAP_FREEZE) freezes a task only on its
- * way back to user space, and io_uring's task work (TIF_NOTIFY_SIGNAL),
- * and before 6.1 the suspend freezer too, run only there: each wakes the
- * waiter as a signal would, and the wait must return for them.  No signal
- * is delivered, so the kernel restarts the call by itself, and the call
- * keeps its place in line: the request leaves the queue (a frozen task
- * holds up no one) but leaves a ticket, and the restarted call rejoins
- * ahead of every request that came after it (fairsem_enqueue_again()).
- *
- * A stop (SIGSTOP, SIGTSTP, ptrace) must return to userspace to take
- * effect, so it interrupts the wait like any signal: the request leaves
- * the queue holding nothing and the restarted call queues at the back, as
- * a futex waiter does.  Keeping the place is deliberately not done: the
- * head would then wait for a task that is stopped, for as long as it is
- * stopped (Ctrl-Z: until fg), and every waiter behind it with it.
+ * Anything else that wakes the waiter as a signal does must let it return
+ * to user space: the cgroup v2 freezer, io_uring's task work, a stop, and
+ * before 6.1 the suspend freezer too.  The request leaves the queue (an
+ * absent task holds up no one) but leaves a ticket of its place, and the
+ * call returns -ERESTARTSYS.  Only the restart the kernel makes by itself,
+ * with no signal handler run in between, may redeem the ticket: the
+ * interrupted call marks its thread's restart block, and every return
+ * from a signal handler (rt_sigreturn) resets that block.  A call ended
+ * by EINTR, or restarted after an SA_RESTART handler, finds no mark: it
+ * is a new arrival, and its ticket goes.
  */
 
 /* 64 bits at one per nanosecond outlast the module: ids are never reused. */
@@ -357,34 +350,39 @@ static ktime_t fairsem_timens_to_host(ktime_t tim)
 }
 
 /*
- * Woken with signal_pending(), does the kernel restart the call by itself?
- * Only task work is due (TIF_NOTIFY_SIGNAL alone), or only a freezer
- * (cgroup v2's trap, or the suspend freezer's fake signal): no signal is
- * pending that the task does not block, and no stop or ptrace trap.
+ * The mark of a call interrupted with a ticket left, in its thread's
+ * restart block; never called, as the call returns -ERESTARTSYS, not
+ * -ERESTART_RESTARTBLOCK.  A signal handler's return replaces it.
  */
-static bool fairsem_restarts_by_itself(void)
+static long fairsem_rejoin_mark(struct restart_block *restart)
 {
-	struct task_struct *t = current;
-	sigset_t pending;
-	bool freeze_only;
+	WARN_ON_ONCE(1);
+	return -EINTR;
+}
 
-	if (!task_sigpending(t))
-		return true;
-	spin_lock_irq(&t->sighand->siglock);
-	sigorsets(&pending, &t->pending.signal, &t->signal->shared_pending.signal);
-	sigandnsets(&pending, &pending, &t->blocked);
-	freeze_only = sigisemptyset(&pending) &&
-		      !(t->jobctl & JOBCTL_PENDING_MASK) &&
-		      ((t->jobctl & JOBCTL_TRAP_FREEZE) || freezing(t));
-	spin_unlock_irq(&t->sighand->siglock);
-	return freeze_only;
+/* The same, once the restart redeemed its ticket: no other may. */
+static long fairsem_rejoin_spent(struct restart_block *restart)
+{
+	return -EINTR;
+}
+
+/* Is this call the kernel's own restart of the call that left a ticket? */
+static bool fairsem_restarted(void)
+{
+	struct restart_block *restart = &current->restart_block;
+
+	if (restart->fn != fairsem_rejoin_mark)
+		return false;
+	restart->fn = fairsem_rejoin_spent;
+	return true;
 }
 
 /*
  * Under sem->lock: the ticket this very call left when the kernel
- * interrupted it to restart it (same task, same arguments), or NULL.  The
- * task's other tickets on the handle are stale (that call ended some
- * other way): they go.
+ * interrupted it, if the kernel restarted it by itself (same task, same
+ * arguments, no signal handler run since), or NULL.  The task's other
+ * tickets on the handle are stale (that call ended some other way): they
+ * go.
  */
 static struct fairsem_rejoin *fairsem_rejoin_take(struct fairsem_file *ff,
 						  const u64 *count,
@@ -392,16 +390,21 @@ static struct fairsem_rejoin *fairsem_rejoin_take(struct fairsem_file *ff,
 {
 	struct fairsem_rejoin *r, *found = NULL;
 	struct hlist_node *tmp;
+	bool restarted = false;
 
+	lockdep_assert_held(&ff->holder.sem->lock);
 	hlist_for_each_entry_safe(r, tmp, &ff->rejoins, node) {
 		if (r->task != current || r->pid != current->pid)
 			continue;
 		hlist_del(&r->node);
 		if (!found && !memcmp(r->count, count, sizeof(r->count)) &&
-		    r->deadline_ns == deadline_ns)
+		    r->deadline_ns == deadline_ns &&
+		    (restarted || fairsem_restarted())) {
+			restarted = true;
 			found = r;
-		else
+		} else {
 			kfree(r);
+		}
 	}
 	return found;
 }
@@ -409,13 +412,15 @@ static struct fairsem_rejoin *fairsem_rejoin_take(struct fairsem_file *ff,
 /*
  * Under sem->lock: may the handle keep one more ticket?  Counted, not
  * kept in a counter: the walk is of FAIRSEM_REJOIN_MAX tickets at most,
- * only on the freezer's path, and the handle stays within its slab size.
+ * only on an interrupted wait's path, and the handle stays within its slab
+ * size.
  */
 static bool fairsem_rejoin_room(const struct fairsem_file *ff)
 {
 	const struct fairsem_rejoin *r;
 	unsigned int n = 0;
 
+	lockdep_assert_held(&ff->holder.sem->lock);
 	hlist_for_each_entry(r, &ff->rejoins, node)
 		if (++n >= FAIRSEM_REJOIN_MAX)
 			return false;
@@ -427,6 +432,8 @@ static void fairsem_rejoin_leave(struct fairsem_file *ff,
 				 struct fairsem_rejoin *r,
 				 const struct fairsem_waiter *w, u64 deadline_ns)
 {
+	lockdep_assert_held(&ff->holder.sem->lock);
+	current->restart_block.fn = fairsem_rejoin_mark;
 	r->task = current;
 	r->pid = current->pid;
 	memcpy(r->count, w->count, sizeof(r->count));
@@ -497,7 +504,7 @@ int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_holder *holder,
 					 HRTIMER_MODE_ABS);
 		/* Allocated unlocked; without it, the call rejoins at the back. */
 		if (!leave && signal_pending(current) &&
-		    fairsem_restarts_by_itself())
+		    !fatal_signal_pending(current))
 			leave = kmalloc(sizeof(*leave), GFP_KERNEL_ACCOUNT);
 		spin_lock(&sem->lock);
 		ret = fairsem_wait_result(&w, expires, &wake);

@@ -18,9 +18,11 @@
  * where a freezer or io_uring is missing.
  *
  * Stopped (SIGSTOP, Ctrl-Z, ptrace): a stop must return to userspace to take
- * effect, so it interrupts the wait like a signal: the request leaves the
- * queue holding nothing and the restarted call queues at the back, as a
- * futex waiter does.  A stopped task never holds up the queue.
+ * effect, so it interrupts the wait as the cgroup v2 freezer does: the
+ * request leaves the queue holding nothing, and the call the kernel
+ * restarts by itself once continued rejoins where it was.  A stopped task
+ * never holds up the queue.  A signal handler run meanwhile ends the place:
+ * the call fails with EINTR, or restarts at the back (SA_RESTART).
  */
 #include <linux/io_uring.h>
 #include <sys/mount.h>
@@ -284,6 +286,81 @@ TEST_F(freezer2, frozen_waiter_rejoins_ahead_of_later_arrivals)
 	close(go[1]);
 }
 
+/*
+ * A waiter whose signal handler has no SA_RESTART: its first acquire must
+ * end with EINTR (it reports 'i'); told 'a', it makes the same call again.
+ */
+static pid_t start_eintr_waiter(int h, int go, int report)
+{
+	pid_t pid = fs_fork();
+
+	if (pid)
+		return pid;
+	if (fs_catch(SIGUSR1, false) || fs_take(go) != 'g')
+		_exit(2);
+	if (fs_get(h, 1) != -EINTR)
+		_exit(3);
+	fs_put(report, 'i');
+	if (fs_take(go) != 'a')
+		_exit(4);
+	_exit(fs_get(h, 1) == 0 ? 0 : 1);
+}
+
+/*
+ * A, queued first, is frozen, and a signal with a handler reaches it while
+ * it is frozen: thawed, its call ends with EINTR.  The place ended with
+ * it: the same call made again later by the same thread is a new arrival,
+ * behind B, who queued meanwhile.
+ */
+TEST_F(freezer2, an_acquire_ended_by_eintr_while_frozen_keeps_no_place)
+{
+	int h[3], go[2], rep[2];
+	char pid[32];
+
+	if (self->why)
+		SKIP(return, "%s", self->why);
+	h[0] = fs_new(1, 0);
+	ASSERT_LE(0, h[0]);
+	h[1] = fs_new_handle(h[0], 0);
+	h[2] = fs_new_handle(h[0], 0);
+	ASSERT_LE(0, h[1]);
+	ASSERT_LE(0, h[2]);
+	ASSERT_EQ(0, fs_get(h[0], 1));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(rep));
+	self->child[0] = start_eintr_waiter(h[1], go[0], rep[1]);
+	ASSERT_LT(0, self->child[0]);
+	snprintf(pid, sizeof(pid), "%d", self->child[0]);
+	ASSERT_EQ(0, fs_write_file(CGROUP2_TEST "/cgroup.procs", pid));
+	ASSERT_EQ(0, fs_put(go[1], 'g'));
+	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 1));
+
+	ASSERT_EQ(0, fs_write_file(CGROUP2_TEST "/cgroup.freeze", "1"));
+	ASSERT_EQ(0, fs_cgroup2_wait_frozen(CGROUP2_TEST, 1));
+	ASSERT_EQ(0, kill(self->child[0], SIGUSR1));
+	ASSERT_EQ(0, fs_write_file(CGROUP2_TEST "/cgroup.freeze", "0"));
+	ASSERT_EQ(0, fs_cgroup2_wait_frozen(CGROUP2_TEST, 0));
+	ASSERT_EQ('i', fs_take(rep[0]));		/* EINTR */
+	EXPECT_EQ(0, fs_waiters(h[0]));
+
+	self->child[1] = start_waiter(h[2], -1);	/* B */
+	ASSERT_LT(0, self->child[1]);
+	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 1));
+	ASSERT_EQ(0, fs_put(go[1], 'a'));		/* A's same call again */
+	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 2));
+	ASSERT_EQ(0, fs_release(h[0], 1));
+	ASSERT_EQ(0, fs_wait_for_waiters(h[0], 1));
+	EXPECT_EQ(1, fs_holds(h[2]));			/* B first */
+	EXPECT_EQ(0, fs_holds(h[1]));
+	ASSERT_EQ(0, fs_release(fs_holds(h[2]) ? h[2] : h[1], 1));
+	reap_granted(_metadata, &self->child[0]);
+	reap_granted(_metadata, &self->child[1]);
+	close(go[0]);
+	close(go[1]);
+	close(rep[0]);
+	close(rep[1]);
+}
+
 /* ---- task work: io_uring's, run by the waiting thread ---- */
 
 struct uring_waiter {
@@ -403,8 +480,12 @@ TEST(task_work_keeps_the_waiters_place)
 	close(fd);
 }
 
-/* The stop interrupts the wait; continued, the call queues at the back. */
-TEST(stopped_waiter_requeues_at_the_back_when_continued)
+/*
+ * The stop interrupts the wait: A leaves the queue and holds up no one.
+ * Continued, with no handler run, the kernel restarts its call by itself,
+ * and the call rejoins where it was: ahead of B, who queued later.
+ */
+TEST(stopped_waiter_keeps_its_place_when_continued)
 {
 	int fd = fs_new(1, 0), ha, hb, status;
 	pid_t a, b;
@@ -427,17 +508,17 @@ TEST(stopped_waiter_requeues_at_the_back_when_continued)
 	ASSERT_TRUE(WIFSTOPPED(status));
 	EXPECT_EQ(0, fs_wait_for_waiters(fd, 1));	/* A left the queue */
 	ASSERT_EQ(0, kill(a, SIGCONT));
-	EXPECT_EQ(0, fs_wait_for_waiters(fd, 2));	/* ...and is back, last */
+	EXPECT_EQ(0, fs_wait_for_waiters(fd, 2));	/* ...and is back */
 
 	ASSERT_EQ(0, fs_release(fd, 1));
+	status = fs_wait_child(a);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(1, fs_holds(ha));			/* A first */
+	EXPECT_EQ(0, fs_holds(hb));
+	ASSERT_EQ(0, fs_release(ha, 1));
 	status = fs_wait_child(b);
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	EXPECT_EQ(1, fs_holds(hb));
-	EXPECT_EQ(0, fs_holds(ha));
-	ASSERT_EQ(0, fs_release(hb, 1));
-	status = fs_wait_child(a);
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	EXPECT_EQ(1, fs_holds(ha));
 }
 
 TEST_HARNESS_MAIN

@@ -1097,9 +1097,9 @@ static pid_t js_reader(int h, int report, char letter)
 /*
  * The contract's job control rule, as for any blocking acquire: a stopped
  * reader leaves the queue (a Ctrl-Z'd client holds up no one) and, once
- * continued, reads again at the back; nothing is lost meanwhile.
+ * continued, its read rejoins where it was; nothing is lost meanwhile.
  */
-TEST(a_stopped_reader_restarts_at_the_back_and_nothing_is_lost)
+TEST(a_stopped_reader_keeps_its_place_and_nothing_is_lost)
 {
 	int fd = js_new(1), ha, hb, rep[2];
 	pid_t a, b;
@@ -1122,10 +1122,10 @@ TEST(a_stopped_reader_restarts_at_the_back_and_nothing_is_lost)
 	ASSERT_EQ(0, kill(a, SIGCONT));
 	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));
 	ASSERT_EQ(1, js_write(fd, 1));
-	EXPECT_EQ('B', fs_take(rep[0]));
-	js_kill(b);
 	EXPECT_EQ('A', fs_take(rep[0]));
 	js_kill(a);
+	EXPECT_EQ('B', fs_take(rep[0]));
+	js_kill(b);
 	EXPECT_EQ(0, fs_taken(fd));
 }
 
@@ -1165,6 +1165,74 @@ TEST(a_frozen_reader_keeps_its_place)
 	js_kill(a);
 	EXPECT_EQ('B', fs_take(rep[0]));
 	js_kill(b);
+	rmdir(CGROUP2_TEST);
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+/* A reader whose first read ends with EINTR ('i'); told 'a', reads again. */
+static pid_t js_eintr_reader(int h, int go, int report, char letter)
+{
+	pid_t pid = fs_fork();
+
+	if (pid)
+		return pid;
+	if (fs_catch(SIGUSR1, false) || fs_take(go) != 'g')
+		_exit(2);
+	if (js_read(h, 1) != -EINTR)
+		_exit(3);
+	fs_put(report, 'i');
+	if (fs_take(go) != 'a' || js_read(h, 1) != 1)
+		_exit(4);
+	fs_put(report, letter);
+	for (;;)
+		pause();
+}
+
+/*
+ * A frozen reader that a handled signal reaches while frozen ends its read
+ * with EINTR when thawed, and its place with it: its next read is a new
+ * arrival, behind B.
+ */
+TEST(a_read_ended_by_eintr_while_frozen_keeps_no_place)
+{
+	int fd = js_new(1), ha, hb, go[2], rep[2];
+	const char *why;
+	char pid[32];
+	pid_t a, b;
+
+	why = fs_cgroup2_make(CGROUP2_TEST);
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_LE(0, fd);
+	ha = fs_new_handle(fd, 0);
+	hb = fs_new_handle(fd, 0);
+	ASSERT_LE(0, ha);
+	ASSERT_LE(0, hb);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(rep));
+	ASSERT_EQ(1, js_read(fd, 1));
+	a = js_eintr_reader(ha, go[0], rep[1], 'A');
+	ASSERT_LT(0, a);
+	snprintf(pid, sizeof(pid), "%d", a);
+	ASSERT_EQ(0, fs_write_file(CGROUP2_TEST "/cgroup.procs", pid));
+	ASSERT_EQ(0, fs_put(go[1], 'g'));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	ASSERT_EQ(0, fs_write_file(CGROUP2_TEST "/cgroup.freeze", "1"));
+	ASSERT_EQ(0, fs_cgroup2_wait_frozen(CGROUP2_TEST, 1));
+	ASSERT_EQ(0, kill(a, SIGUSR1));
+	ASSERT_EQ(0, fs_write_file(CGROUP2_TEST "/cgroup.freeze", "0"));
+	ASSERT_EQ(0, fs_cgroup2_wait_frozen(CGROUP2_TEST, 0));
+	ASSERT_EQ('i', fs_take(rep[0]));
+	b = js_reader(hb, rep[1], 'B');
+	ASSERT_LT(0, b);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	ASSERT_EQ(0, fs_put(go[1], 'a'));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));
+	ASSERT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ('B', fs_take(rep[0]));		/* B first */
+	js_kill(b);
+	EXPECT_EQ('A', fs_take(rep[0]));
+	js_kill(a);
 	rmdir(CGROUP2_TEST);
 	EXPECT_EQ(0, fs_taken(fd));
 }
