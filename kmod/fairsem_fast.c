@@ -32,7 +32,14 @@
  *
  * Nothing read from the pages is trusted: W's free permits are clamped to
  * the limit, a slot's holds to %FAIRSEM_FAST_MAX_PERMITS, and no page value
- * indexes or sizes anything.
+ * indexes or sizes anything.  Nor is inflight trusted to end: a reconcile
+ * that has waited %FAIRSEM_FAST_FENCE_AFTER for a slot fences it (the
+ * pages are unmapped from its process, which faults with SIGBUS at its
+ * next access) and counts its holds as they were.  A slot that cannot be
+ * written any more is as quiescent as one that is not in flight, and a
+ * fast path it had under way cannot end: an acquire whose compare-and-swap
+ * landed never returns, and a release whose did keeps its permits counted
+ * until the mapping goes, so that no permit is ever made.
  */
 #include <linux/atomic.h>
 #include <linux/gfp.h>
@@ -44,6 +51,7 @@
 #include <linux/mmap_lock.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
@@ -64,6 +72,8 @@
  * @delay: @work's last delay, 0 after a reconcile; under sem->lock
  * @retries: reconciles deferred, for fdinfo; under sem->lock
  * @due: a mapping died since the last reconcile; under sem->lock
+ * @due_since: when @due was set, in jiffies; under sem->lock
+ * @fenced: slots fenced so far, for fdinfo; under sem->lock
  * @held_off: WAITERS is kept set by fairsem_fast_hold(); under sem->lock
  */
 struct fairsem_fast {
@@ -75,8 +85,21 @@ struct fairsem_fast {
 	struct delayed_work work;
 	unsigned long delay;
 	u64 retries;
+	unsigned long due_since;
+	unsigned int fenced;
 	bool due;
 	bool held_off;
+};
+
+/*
+ * A slot's standing with the reconcile: live; being fenced, which the
+ * reconcile waits for as for a slot in flight; fenced, its pages gone from
+ * its process, which the reconcile no longer waits for.
+ */
+enum fairsem_slot_state {
+	FAIRSEM_SLOT_LIVE,
+	FAIRSEM_SLOT_FENCING,
+	FAIRSEM_SLOT_FENCED,
 };
 
 /**
@@ -86,6 +109,8 @@ struct fairsem_fast {
  * @ff: the handle it maps (compared, never dereferenced)
  * @page: the slot page
  * @slot: at the start of @page, written by its process at will
+ * @mm: the process's memory, which alone maps it (VM_DONTCOPY); grabbed
+ * @state: &enum fairsem_slot_state; under sem->lock
  * @users: the VMAs of the mapping: one, two while mremap() moves it or
  *	once munmap() split it; the slot dies with the last
  */
@@ -95,8 +120,18 @@ struct fairsem_fast_map {
 	const struct fairsem_file *ff;
 	struct page *page;
 	struct fairsem_fast_slot *slot;
+	struct mm_struct *mm;
+	enum fairsem_slot_state state;
 	refcount_t users;
 };
+
+/* A slot picked to be fenced, with a reference on its process's memory. */
+struct fairsem_fast_victim {
+	struct mm_struct *mm;
+	struct fairsem_fast_map *map;
+};
+
+static const struct vm_operations_struct fairsem_fast_vm_ops;
 
 /*
  * Retry a reconcile that waits for a live slot after a jiffy, then twice as
@@ -105,6 +140,16 @@ struct fairsem_fast_map {
  */
 #define FAIRSEM_FAST_RETRY	1	/* jiffy */
 #define FAIRSEM_FAST_RETRY_MAX	msecs_to_jiffies(100)
+
+/*
+ * How long a reconcile waits for slots in flight before it fences them: a
+ * fast path is a few instructions, and 20 s is longer than any preemption
+ * short of a stop; it is what a process stopped inside one, or a writer
+ * that set inflight and left it, can hold the others' permits back.  At
+ * most a batch of slots is fenced a retry.
+ */
+#define FAIRSEM_FAST_FENCE_AFTER	(20 * HZ)
+#define FAIRSEM_FAST_FENCE_BATCH	8
 
 static u64 fairsem_w_free(s64 w)
 {
@@ -244,19 +289,28 @@ void fairsem_fast_owe(struct fairsem_sem *sem, u64 n)
 	fairsem_fast_sync(sem);
 }
 
+/* Is the slot out of the fast path, or unable to write any more? */
+static bool fairsem_slot_quiescent(const struct fairsem_fast_map *map)
+{
+	if (map->state != FAIRSEM_SLOT_LIVE)
+		return map->state == FAIRSEM_SLOT_FENCED;
+	/* Pairs with the fast path's release of inflight (A6, R6). */
+	return !smp_load_acquire(&map->slot->inflight);
+}
+
 /*
  * D1: is every live slot out of the fast path?  A slot seen at 0 after
  * RECONCILE was set stays exact: its next fast path sees the bit and comes
  * to the kernel, which waits for sem->lock.  The acquire pairs with the
- * fast path's release decrement, so its holds are read after it.
+ * fast path's release decrement, so its holds are read after it.  A fenced
+ * slot's holds are final.
  */
 static bool fairsem_fast_quiescent(const struct fairsem_fast *fast)
 {
 	const struct fairsem_fast_map *map;
 
 	list_for_each_entry(map, &fast->maps, node) {
-		/* Pairs with the fast path's release of inflight (A6, R6). */
-		if (smp_load_acquire(&map->slot->inflight))
+		if (!fairsem_slot_quiescent(map))
 			return false;
 	}
 	return true;
@@ -314,12 +368,99 @@ static void fairsem_fast_try_reconcile(struct fairsem_fast *fast,
 		fairsem_fast_retry(fast);
 }
 
+/*
+ * Under sem->lock: once the reconcile has waited FAIRSEM_FAST_FENCE_AFTER,
+ * the live slots still in flight, a batch at most, are to be fenced: the
+ * reconcile waits for them until they are.  Return: how many, in @v.
+ */
+static unsigned int fairsem_fast_pick(struct fairsem_fast *fast,
+				      struct fairsem_fast_victim *v)
+{
+	struct fairsem_fast_map *map;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&fast->sem->lock);
+	if (!fast->due ||
+	    time_before(jiffies, fast->due_since + FAIRSEM_FAST_FENCE_AFTER))
+		return 0;
+	list_for_each_entry(map, &fast->maps, node) {
+		if (n == FAIRSEM_FAST_FENCE_BATCH)
+			break;
+		if (fairsem_slot_quiescent(map) || map->state != FAIRSEM_SLOT_LIVE)
+			continue;
+		map->state = FAIRSEM_SLOT_FENCING;
+		mmgrab(map->mm);
+		v[n].mm = map->mm;
+		v[n++].map = map;
+	}
+	return n;
+}
+
+/* Under sem->lock: is @map, compared and not read, still a live mapping? */
+static bool fairsem_fast_listed(const struct fairsem_fast *fast,
+				const struct fairsem_fast_map *map)
+{
+	const struct fairsem_fast_map *m;
+
+	lockdep_assert_held(&fast->sem->lock);
+	list_for_each_entry(m, &fast->maps, node)
+		if (m == map)
+			return m->state == FAIRSEM_SLOT_FENCING;
+	return false;
+}
+
+/*
+ * Fence @v: unmap the slot's mapping from its process, so that neither W
+ * nor the slot can be written through it any more (the zap flushes the
+ * TLB: that is the barrier against the fenced process), then let the
+ * reconcile count its holds.  mmap_lock, held throughout, keeps the
+ * mapping from dying meanwhile (lock order: mmap_lock, then sem->lock).
+ * A process whose memory is already going needs no fence: its slot dies.
+ */
+static void fairsem_fast_fence(struct fairsem_fast *fast,
+			       const struct fairsem_fast_victim *v)
+{
+	struct fairsem_sem *sem = fast->sem;
+	struct fairsem_fast_map *map = v->map;
+	struct vm_area_struct *vma;
+	bool listed;
+
+	if (!mmget_not_zero(v->mm))
+		goto out_drop;
+	mmap_read_lock(v->mm);
+	spin_lock(&sem->lock);
+	listed = fairsem_fast_listed(fast, map);
+	spin_unlock(&sem->lock);
+	if (!listed)
+		goto out_unlock;
+	for (vma = find_vma(v->mm, 0); vma; vma = find_vma(v->mm, vma->vm_end))
+		if (vma->vm_ops == &fairsem_fast_vm_ops &&
+		    vma->vm_private_data == map)
+			fairsem_zap_vma(vma);
+	spin_lock(&sem->lock);
+	map->state = FAIRSEM_SLOT_FENCED;
+	fast->fenced++;
+	spin_unlock(&sem->lock);
+out_unlock:
+	mmap_read_unlock(v->mm);
+	mmput(v->mm);
+out_drop:
+	mmdrop(v->mm);
+}
+
 static void fairsem_fast_work(struct work_struct *work)
 {
 	struct fairsem_fast *fast = container_of(to_delayed_work(work),
 						 struct fairsem_fast, work);
+	struct fairsem_fast_victim v[FAIRSEM_FAST_FENCE_BATCH];
 	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
+	unsigned int i, n;
 
+	spin_lock(&fast->sem->lock);
+	n = fairsem_fast_pick(fast, v);
+	spin_unlock(&fast->sem->lock);
+	for (i = 0; i < n; i++)
+		fairsem_fast_fence(fast, &v[i]);
 	spin_lock(&fast->sem->lock);
 	fairsem_fast_try_reconcile(fast, &wake);
 	fairsem_unlock_wake(fast->sem, &wake);
@@ -393,9 +534,12 @@ static void fairsem_fast_map_gone(struct fairsem_fast_map *map)
 	spin_lock(&sem->lock);
 	list_del(&map->node);
 	atomic64_fetch_or(FAIRSEM_FAST_RECONCILE, fast->word);
+	if (!fast->due)
+		fast->due_since = jiffies;
 	fast->due = true;
 	fairsem_fast_try_reconcile(fast, &wake);
 	fairsem_unlock_wake(sem, &wake);
+	mmdrop(map->mm);
 	__free_page(map->page);
 	kfree(map);
 }
@@ -482,6 +626,8 @@ int fairsem_fast_mmap(struct file *file, struct vm_area_struct *vma)
 		goto err_free;
 	vma->vm_private_data = map;
 	vma->vm_ops = &fairsem_fast_vm_ops;
+	map->mm = vma->vm_mm;
+	mmgrab(map->mm);
 	spin_lock(&sem->lock);
 	list_add_tail(&map->node, &sem->fast->maps);
 	spin_unlock(&sem->lock);
@@ -619,7 +765,8 @@ void fairsem_fast_show_fdinfo(struct seq_file *m, struct fairsem_sem *sem)
 	spin_lock(&sem->lock);
 	list_for_each_entry(map, &fast->maps, node)
 		maps++;
-	seq_printf(m, "fairsem-fast:\tmaps=%u reconcile=%s retries=%llu\n",
-		   maps, fast->due ? "waiting" : "idle", fast->retries);
+	seq_printf(m, "fairsem-fast:\tmaps=%u reconcile=%s retries=%llu fenced=%u\n",
+		   maps, fast->due ? "waiting" : "idle", fast->retries,
+		   fast->fenced);
 	spin_unlock(&sem->lock);
 }

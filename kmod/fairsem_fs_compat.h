@@ -15,7 +15,9 @@
  *
  *   5.11  a page charged to a memory cgroup no longer carries a page type
  *         (PageKmemcg), which vm_insert_page() refuses with EINVAL
- *   6.3   a VMA's vm_flags are read-only, behind accessors
+ *   6.3   a VMA's vm_flags are read-only, behind accessors; a VMA's pages
+ *         are unmapped by zap_page_range_single() (zap_page_range() before)
+ *   7.1   ... which is renamed zap_vma_range(), without its details
  */
 #ifndef _FAIRSEM_FS_COMPAT_H
 #define _FAIRSEM_FS_COMPAT_H
@@ -183,6 +185,20 @@ static inline void fairsem_vm_flags_set(struct vm_area_struct *vma,
 	vm_flags_set(vma, flags);
 #else
 	vma->vm_flags |= flags;
+#endif
+}
+
+/* Unmap every page of @vma from its process; mmap_lock held. */
+static inline void fairsem_zap_vma(struct vm_area_struct *vma)
+{
+	unsigned long len = vma->vm_end - vma->vm_start;
+
+#if FAIRSEM_KERNEL_SINCE(7, 1)
+	zap_vma_range(vma, vma->vm_start, len);
+#elif FAIRSEM_KERNEL_SINCE(6, 3)
+	zap_page_range_single(vma, vma->vm_start, len, NULL);
+#else
+	zap_page_range(vma, vma->vm_start, len);
 #endif
 }
 

@@ -528,6 +528,101 @@ TEST_F(fast, a_stopped_fast_path_delays_only_the_reconcile)
 	close(p[1]);
 }
 
+/*
+ * A hostile slot: another user takes one permit by the fast path, then
+ * sets inflight and leaves it set, touching the page no more.  It says 'h';
+ * told 'r', it gives its permit back through the kernel ('r'); told 't',
+ * it touches the page again, which must kill it with SIGBUS.
+ */
+static pid_t hostile_slot(int fd, const int *p, const int *go)
+{
+	pid_t pid = fs_fork();
+	struct fmap own;
+
+	if (pid)
+		return pid;
+	if (fmap_map(&own, fd) || fast_acquire(&own, 1))
+		_exit(1);
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		_exit(1);
+	atomic_store(fmap_inflight(&own), 1);
+	fs_put(p[1], 'h');
+	if (fs_take(go[0]) != 'r' || release_fast_ioctl(&own, 1))
+		_exit(2);
+	fs_put(p[1], 'r');
+	if (fs_take(go[0]) != 't')
+		_exit(3);
+	_exit(fmap_word(&own) == UINT64_MAX ? 4 : 5);
+}
+
+/* A child that takes n permits by the fast path and dies with them: 0. */
+static int died_holding(int fd, uint64_t n)
+{
+	pid_t pid = fs_fork();
+	struct fmap own;
+
+	if (pid == 0)
+		_exit(fmap_map(&own, fd) || fast_acquire(&own, n));
+	return pid < 0 ? -1 : WEXITSTATUS(fs_wait_child(pid));
+}
+
+/* Poll until fdinfo says a slot was fenced: 0, or -ETIMEDOUT. */
+static int wait_fenced(int fd)
+{
+	uint64_t end = now_ns() + 4ULL * FS_WAIT_MS * 1000000ULL;
+	char v[128];
+
+	for (;;) {
+		if (!fs_fdinfo(fd, "fairsem-fast", v, sizeof(v)) &&
+		    strstr(v, " fenced=1"))
+			return 0;
+		if (now_ns() > end)
+			return -ETIMEDOUT;
+		fs_sleep_us(10000);
+	}
+}
+
+/*
+ * B dies holding 3 while A's slot stays in flight: the reconcile waits for
+ * A only so long, then fences it.  B's permits come back; A's one, counted
+ * from its slot as it was, stays taken until A gives it back through the
+ * kernel; A's next touch of the page is SIGBUS, and nothing is made or
+ * lost on the way.
+ */
+TEST_F_TIMEOUT(fast, a_slot_kept_in_flight_is_fenced_and_the_dead_permits_come_back,
+	       300)
+{
+	int p[2], go[2], status;
+	pid_t a;
+
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, pipe(go));
+	a = hostile_slot(self->fd, p, go);
+	ASSERT_LT(0, a);
+	ASSERT_EQ('h', fs_take(p[0]));
+	ASSERT_EQ(0, died_holding(self->fd, 3));
+	EXPECT_EQ(FAIRSEM_FAST_RECONCILE,
+		  fmap_word(&self->m) & FAIRSEM_FAST_RECONCILE);
+	EXPECT_EQ(4, fs_taken(self->fd));	/* B's, until the reconcile */
+
+	ASSERT_EQ(0, wait_fenced(self->fd));
+	ASSERT_EQ(0, wait_reconciled(&self->m));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 1));	/* A's one */
+	ASSERT_EQ(0, fs_put(go[1], 'r'));
+	ASSERT_EQ('r', fs_take(p[0]));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+	ASSERT_EQ(0, fs_put(go[1], 't'));
+	status = fs_wait_child(a);
+	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_EQ(SIGBUS, WTERMSIG(status));
+	EXPECT_EQ(0, wait_reconciled(&self->m));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+	close(p[0]);
+	close(p[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
 /* fdinfo's fairsem-fast line: 0, or -1 when it is missing or malformed. */
 static int fast_fdinfo(int fd, unsigned int *maps, char *state,
 		       unsigned long long *retries)
