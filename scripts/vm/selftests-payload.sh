@@ -3,9 +3,13 @@
 #
 # Runs inside the VM (busybox sh) as /payload/run, put there by
 # scripts/vm/selftests.sh: load fairsem, run every test program, unload.
+# The programs run as a login session's or a container's processes do: in
+# a cgroup below the root with the memory controller enabled (issue 25:
+# what the kernel charges there, it may treat differently).
 # Every marker starts with "FAIRSEM-VM: "; the host parses them:
 #   FAIRSEM-VM: program NAME start / FAIRSEM-VM: program NAME exit RC after Ns
-#   FAIRSEM-VM: FAIL WHAT        (one failure each: load, mode, unload)
+#   FAIRSEM-VM: FAIL WHAT        (one failure each: load, mode, the
+#                                 memory cgroup, unload)
 # Exits with the number of FAIL lines.
 PROG_TIMEOUT=600
 . /payload/config
@@ -29,6 +33,34 @@ elif ! insmod /modules/fairsem.ko; then
 fi
 mode=$(stat -c %A /dev/fairsem 2>&1)
 [ "$mode" = crw-rw-rw- ] || fail "/dev/fairsem mode: $mode (want crw-rw-rw-)"
+
+# The session's cgroup: /fairsem-tests, which enables the memory
+# controller for its children and so may hold no process itself (cgroup
+# v2's rule), and in it the leaf runner, where this shell and every program
+# run.  The tests' own cgroups (selftests/fairsem_cgroup_util.h, the named
+# test's) are children of the root, beside /fairsem-tests.
+cgroot=/sys/fs/cgroup session=/fairsem-tests runner=/fairsem-tests/runner
+# 0, or 1 with why set.
+memcg() {
+	grep -q "^[^ ]* $cgroot cgroup2 " /proc/mounts ||
+		mount -t cgroup2 cgroup2 $cgroot ||
+		{ why="no cgroup2 at $cgroot"; return 1; }
+	grep -qw memory $cgroot/cgroup.controllers ||
+		{ why="no memory controller in $cgroot/cgroup.controllers"; return 1; }
+	echo +memory >$cgroot/cgroup.subtree_control ||
+		{ why="cannot enable memory in $cgroot"; return 1; }
+	mkdir -p $cgroot$session && echo +memory >$cgroot$session/cgroup.subtree_control ||
+		{ why="cannot enable memory in $cgroot$session"; return 1; }
+	mkdir -p $cgroot$runner && echo $$ >$cgroot$runner/cgroup.procs ||
+		{ why="cannot move into $cgroot$runner"; return 1; }
+	grep -qx "0::$runner" /proc/$$/cgroup && [ -f $cgroot$runner/memory.current ] ||
+		{ why="not in $runner with memory"; return 1; }
+}
+if memcg; then
+	echo "FAIRSEM-VM: tests run in cgroup $runner, memory controller enabled there"
+else
+	fail "memory cgroup: $why (tests run in $(sed -n 's/^0:://p' /proc/$$/cgroup))"
+fi
 
 # Pids of user processes (kernel threads have an empty cmdline).  Shell
 # builtins only: a fork per pid costs seconds under TCG.

@@ -8,14 +8,17 @@
 # An empty MODULE_KO ("") means the kernel has fairsem built in
 # (CONFIG_FAIRSEM=y): nothing is loaded or unloaded.
 # Inside the VM (scripts/vm/selftests-payload.sh): insmod, check /dev/fairsem
-# is crw-rw-rw-, run every executable of TESTS_DIR in sorted order, rmmod.
+# is crw-rw-rw-, move into the child cgroup /fairsem-tests/runner with the
+# memory controller enabled (as a login session runs), run every executable
+# of TESTS_DIR there in sorted order, rmmod.
 # Counting, from the console log build/vm/NAME.log:
 #   - each top-level TAP line of a program: "ok N ..." passes, "ok N ... # SKIP"
 #     is skipped, "not ok N ..." fails;
 #   - a program that exits nonzero (other than 4, KSFT_SKIP) without any
 #     "not ok" line, or prints no result line at all, or never finishes,
 #     adds one failure;
-#   - each "FAIRSEM-VM: FAIL ..." (load, device mode, unload), console problems
+#   - each "FAIRSEM-VM: FAIL ..." (load, device mode, the memory cgroup,
+#     unload), console problems
 #     (scripts/vm/console-patterns), a timeout or a boot that never reached
 #     init: one failure each.
 # Last line: "N passed, N failed[, N skipped]" (scripts/summarize.sh); the
