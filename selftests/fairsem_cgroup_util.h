@@ -2,7 +2,16 @@
 /*
  * The cgroup v2 freezer, for the tests that freeze a waiter with it
  * (fairsem_freezer_test, fairsem_jobserver_test): one test cgroup of the
- * caller's name under CGROUP2.
+ * caller's name under CGROUP2.  And where the caller runs, for the memory
+ * cgroup's test (fairsem_memcg_test).
+ *
+ * In the VM the programs run in the leaf /fairsem-tests/runner, below
+ * /fairsem-tests, which has no process of its own and enables the memory
+ * controller for its children (scripts/vm/selftests-payload.sh).  The test
+ * cgroups made here are its siblings, children of the root: the root may
+ * have processes and children with controllers alike, so cgroup v2's rule
+ * that a cgroup with processes cannot enable controllers for its children
+ * never applies, wherever the caller runs.
  */
 #ifndef FAIRSEM_CGROUP_UTIL_H
 #define FAIRSEM_CGROUP_UTIL_H
@@ -51,6 +60,65 @@ static inline const char *fs_cgroup2_make(const char *cg)
 		return "no cgroup.freeze (before 5.2)";
 	}
 	return NULL;
+}
+
+/*
+ * The caller's cgroup v2 path below CGROUP2 ("/" for the root,
+ * "/fairsem-tests/runner"), from /proc/self/cgroup's "0::" line, into buf:
+ * 0, -ENOENT without that line, or -errno.
+ */
+static inline int fs_cgroup2_self(char *buf, size_t len)
+{
+	char text[4096], *line;
+	ssize_t n;
+	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	text[n] = 0;
+	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		if (strlen(line + 3) >= len)
+			return -ENAMETOOLONG;
+		strcpy(buf, line + 3);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * Whether the controller (e.g. "memory") is enabled in the cgroup cg (a
+ * path of fs_cgroup2_self()): whether its parent's cgroup.subtree_control
+ * names it.  1 or 0 (the root has no parent: 0), or -errno.
+ */
+static inline int fs_cgroup2_enabled(const char *cg, const char *controller)
+{
+	char path[512], text[512], *word, *slash;
+	ssize_t n;
+	int fd;
+
+	slash = strrchr(cg, '/');
+	if (!slash || !slash[1])
+		return 0;
+	snprintf(path, sizeof(path), "%s%.*s/cgroup.subtree_control", CGROUP2,
+		 (int)(slash - cg), cg);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	text[n] = 0;
+	for (word = strtok(text, " \n"); word; word = strtok(NULL, " \n"))
+		if (!strcmp(word, controller))
+			return 1;
+	return 0;
 }
 
 /* Until cg's cgroup.events says "frozen N": 0, -errno or -ETIMEDOUT. */
