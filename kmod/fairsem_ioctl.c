@@ -302,6 +302,7 @@ static int fairsem_acquire_async(struct fairsem_file *ff, struct fairsem_sem *se
 static int fairsem_wait_result(struct fairsem_waiter *w, const ktime_t *deadline,
 			       struct fairsem_wake *wake)
 {
+	lockdep_assert_held(&w->req.holder->sem->lock);
 	switch (w->req.state) {
 	case FAIRSEM_REQ_GRANTED:
 		return 0;

@@ -114,6 +114,7 @@ static void fairsem_js_forget_pollers(struct fairsem_js_account *acct)
 {
 	struct fairsem_js_poller *p, *tmp;
 
+	lockdep_assert_held(&acct->holder.sem->lock);
 	list_for_each_entry_safe(p, tmp, &acct->pollers, node) {
 		list_del(&p->node);
 		kfree(p);
@@ -136,6 +137,7 @@ static void fairsem_js_init(struct fairsem_js_account *acct,
 {
 	struct fairsem_request *resv = &acct->resv.req;
 
+	lockdep_assert_held(&sem->lock);
 	fairsem_holder_setup(&acct->holder);
 	acct->holder.sem = sem;
 	INIT_LIST_HEAD(&resv->node);
@@ -162,6 +164,7 @@ static struct fairsem_js_account *fairsem_js_account(struct fairsem_sem *sem)
 	struct files_struct *files = current->files;
 	struct fairsem_js_account *acct, *fresh;
 
+	lockdep_assert_held(&sem->lock);
 	acct = fairsem_js_find(sem, files);
 	if (acct)
 		return acct;
@@ -186,6 +189,7 @@ out_free:
 /* Under sem->lock: the tokens the account read and holds, besides its reserved one. */
 static u64 fairsem_js_read_tokens(const struct fairsem_js_account *acct)
 {
+	lockdep_assert_held(&acct->holder.sem->lock);
 	return acct->holder.holds[0] -
 	       (acct->resv.req.state == FAIRSEM_REQ_GRANTED);
 }
@@ -199,6 +203,7 @@ static void fairsem_js_give(struct fairsem_js_account *acct, u64 n,
 {
 	u64 count[FAIRSEM_MAX_KINDS] = { n };
 
+	lockdep_assert_held(&acct->holder.sem->lock);
 	if (!n)
 		return;
 	if (n > fairsem_js_read_tokens(acct))
@@ -215,6 +220,7 @@ static void fairsem_js_give(struct fairsem_js_account *acct, u64 n,
 static void fairsem_js_end(struct fairsem_js_account *acct,
 			   struct fairsem_wake *wake)
 {
+	lockdep_assert_held(&acct->holder.sem->lock);
 	fairsem_dequeue(&acct->resv.req, wake);
 	fairsem_js_give(acct, acct->holder.holds[0], wake);
 	fairsem_js_forget_pollers(acct);
@@ -234,6 +240,7 @@ static void fairsem_js_end(struct fairsem_js_account *acct,
 static void fairsem_js_put(struct fairsem_js_account *acct,
 			   struct fairsem_wake *wake)
 {
+	lockdep_assert_held(&acct->holder.sem->lock);
 	if (--acct->users || !acct->dead)
 		return;
 	fairsem_js_give(acct, acct->holder.holds[0], wake);
@@ -253,6 +260,7 @@ static int fairsem_js_take_first(struct fairsem_js_account *acct)
 		.count = one,
 	};
 
+	lockdep_assert_held(&acct->holder.sem->lock);
 	if (acct->resv.req.state == FAIRSEM_REQ_GRANTED) {
 		acct->resv.req.state = FAIRSEM_REQ_IDLE;	/* read now */
 		return 0;
@@ -271,6 +279,7 @@ static u64 fairsem_js_take_more(struct fairsem_js_account *acct, u64 want)
 		.count = count,
 	};
 
+	lockdep_assert_held(&acct->holder.sem->lock);
 	if (!count[0] || fairsem_try_grant(&req))
 		return 0;
 	return count[0];
@@ -326,6 +335,7 @@ static int fairsem_js_wait_resv(struct fairsem_js_account *acct)
 /* Under sem->lock: may a blocking read wait for the reservation? */
 static bool fairsem_js_resv_waitable(const struct fairsem_js_account *acct)
 {
+	lockdep_assert_held(&acct->holder.sem->lock);
 	return acct->resv.req.state == FAIRSEM_REQ_QUEUED && !acct->reader;
 }
 
@@ -481,6 +491,7 @@ static bool fairsem_js_polled_by(const struct fairsem_js_account *acct,
 {
 	const struct fairsem_js_poller *p;
 
+	lockdep_assert_held(&acct->holder.sem->lock);
 	list_for_each_entry(p, &acct->pollers, node)
 		if (p->ff == ff)
 			return true;
@@ -529,9 +540,11 @@ static __poll_t fairsem_js_poll_in(struct fairsem_sem *sem,
 				   struct fairsem_file *ff,
 				   struct fairsem_js_poller **spare, int *err)
 {
-	struct fairsem_js_account *acct = fairsem_js_account(sem);
+	struct fairsem_js_account *acct;
 	int ret;
 
+	lockdep_assert_held(&sem->lock);
+	acct = fairsem_js_account(sem);
 	*err = 0;
 	if (IS_ERR(acct))
 		return EPOLLERR;
@@ -597,6 +610,7 @@ void fairsem_js_reserved(struct fairsem_waiter *w, struct fairsem_wake *wake)
 		container_of(w, struct fairsem_js_account, resv);
 	const struct fairsem_js_poller *p;
 
+	lockdep_assert_held(&w->req.holder->sem->lock);
 	if (acct->reader)
 		fairsem_wake_add(wake, acct->reader);
 	if (w->req.state != FAIRSEM_REQ_GRANTED)
@@ -652,9 +666,9 @@ void fairsem_js_file_gone(struct fairsem_file *ff, struct fairsem_sem *sem,
 			  struct fairsem_wake *wake)
 {
 	struct fairsem_js_account *acct, *tmp;
-
 	struct fairsem_js_poller *p, *next;
 
+	lockdep_assert_held(&sem->lock);
 	list_for_each_entry_safe(acct, tmp, sem->accounts, node) {
 		if (sem->handles == 1) {
 			fairsem_js_end(acct, wake);

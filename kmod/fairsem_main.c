@@ -91,6 +91,7 @@ static __poll_t fairsem_poll_events(struct fairsem_holder *holder)
 	struct fairsem_file *ff = fairsem_file_of(holder);
 	__poll_t events = 0;
 
+	lockdep_assert_held(&holder->sem->lock);
 	if (holder->async.state == FAIRSEM_REQ_GRANTED || fairsem_subs_ready(ff) ||
 	    (holder->async.state == FAIRSEM_REQ_IDLE && ff->owed_seq &&
 	     ff->owed_seq == holder->async.seq))
@@ -120,8 +121,10 @@ static __poll_t fairsem_poll_events(struct fairsem_holder *holder)
 void fairsem_holder_wake(struct fairsem_holder *holder)
 {
 	struct fairsem_file *ff = fairsem_file_of(holder);
-	__poll_t events = fairsem_poll_events(holder);
+	__poll_t events;
 
+	lockdep_assert_held(&holder->sem->lock);
+	events = fairsem_poll_events(holder);
 	wake_up_interruptible(&ff->readers);
 	if (!events && holder->async.state == FAIRSEM_REQ_IDLE)
 		events = EPOLLIN | EPOLLRDNORM;	/* reads end: look again */
@@ -180,6 +183,7 @@ void fairsem_traced(const struct fairsem_sem *sem,
 {
 	unsigned int k;
 
+	lockdep_assert_held(&sem->lock);
 	fairsem_trace_permits(event, sem->id, count[0], sem->kind[0].limit,
 			      sem->kind[0].taken, sem->waiters);
 	if (sem->nkinds == 1 || event == FAIRSEM_TRACE_CLOSE)
@@ -203,6 +207,7 @@ void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake
 {
 	struct fairsem_waiter *w;
 
+	lockdep_assert_held(&req->holder->sem->lock);
 	/* An asynchronous request's holder was woken as it changed state. */
 	if (req == &req->holder->async)
 		return;
@@ -271,6 +276,7 @@ static u32 fairsem_info_flags(struct fairsem_file *ff, struct fairsem_sem *sem)
 {
 	u32 flags = 0;
 
+	lockdep_assert_held(&sem->lock);
 	if (sem->lifo)
 		flags |= FAIRSEM_LIFO;
 	if (sem->prio)
@@ -369,6 +375,7 @@ static bool fairsem_async_settled(struct fairsem_file *ff, struct fairsem_sem *s
  */
 static void fairsem_read_owed(struct fairsem_file *ff, int ret, bool nonblock)
 {
+	lockdep_assert_held(&ff->holder.sem->lock);
 	if (ret == -EAGAIN && nonblock) {
 		ff->owed_seq = ff->holder.async.seq;
 		ff->owed_task = current;

@@ -127,6 +127,7 @@ static struct fairsem_sub *fairsem_sub_alloc(struct fairsem_file *ff,
 /* Under sem->lock: a finished request leaves the ids; freed after the lock. */
 static void fairsem_sub_forget(struct fairsem_subs *subs, struct fairsem_sub *sub)
 {
+	lockdep_assert_held(&sub->req.holder->sem->lock);
 	xa_erase(&subs->ids, sub->id);
 	sub->live = false;
 }
@@ -141,6 +142,7 @@ static int fairsem_sub_queue(struct fairsem_subs *subs, struct fairsem_sub *sub)
 	struct fairsem_sem *sem = sub->req.holder->sem;
 	int ret;
 
+	lockdep_assert_held(&sem->lock);
 	if (sem->closed)
 		ret = -EIDRM;
 	else if (subs->queued + subs->ready >= READ_ONCE(fairsem_max_requests))
@@ -252,6 +254,7 @@ void fairsem_sub_done(struct fairsem_request *req)
 	struct fairsem_holder *holder = req->holder;
 	struct fairsem_subs *subs = fairsem_file_of(holder)->subs;
 
+	lockdep_assert_held(&holder->sem->lock);
 	subs->queued--;
 	if (req->state == FAIRSEM_REQ_GRANTED) {
 		list_add_tail(&req->node, &subs->granted);
@@ -268,6 +271,7 @@ bool fairsem_subs_ready(struct fairsem_file *ff)
 {
 	struct fairsem_subs *subs = fairsem_subs_of(ff);
 
+	lockdep_assert_held(&ff->holder.sem->lock);
 	return subs && subs->ready;
 }
 
