@@ -180,6 +180,7 @@ check-parts:
 	@$(PART) selftests $(MAKE) selftests || true
 	@$(PART) model $(MAKE) model || true
 	@$(PART) mutants $(MAKE) -C $(TOP)/selftests/model mutants || true
+	@$(PART) libfuzz $(MAKE) -C $(TOP)/selftests/libfuzz check || true
 	@$(PART) lib $(MAKE) -C $(TOP)/lib check-host || true
 	$(call check-kernel,$(DEB_NAME))
 	@$(PART) recipes $(MAKE) recipes-doc check-recipes-fast RECIPES_MODULE= || true
@@ -227,7 +228,7 @@ check-all:
 #   vm-debug       508  157   what the RFC's =y kernel does not run
 #   the matrix    about 460 CPU-s for eight kernels
 # So the lanes (build/results/*.time has every part's wall and CPU):
-#   lane-rfc      rfc, model-fastpath
+#   lane-rfc      rfc, model-fastpath, libfuzz-long (FUZZ_CORE_SECONDS)
 #   lane-debug    check-parts, debug-tests, module-debug, vm-debug
 #   lane-install  check-parts, check-install's host parts, the packages'
 #                 image (when they changed), vm-install, 6.12 (with the
@@ -253,6 +254,7 @@ lane-jobserver: check-parts
 lane-rfc:
 	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
 	@$(PART) model-fastpath $(MAKE) model-fastpath || true
+	@$(PART) libfuzz-long $(MAKE) -C $(TOP)/selftests/libfuzz long || true
 
 lane-debug: check-parts
 	@$(PART) debug-tests sh -c '$(MAKE) -C $(TOP)/selftests/faults && \
