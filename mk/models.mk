@@ -3,9 +3,9 @@
 # Model checking (models/), included by the top Makefile:
 #
 #   make model-fastpath        spin checks models/fastpath/fastpath.pml (the
-#                              shared-memory fast path of issue 20): the
-#                              correct model passes, every seeded mutant is
-#                              caught; the last line is "N passed, N failed"
+#                              shared-memory fast path): the correct model
+#                              passes, every seeded mutant is caught; the
+#                              last line is "N passed, N failed"
 #   make model-fastpath FASTPATH_FULL=1
 #                              the larger bounds too (tens of minutes, GBs)
 #

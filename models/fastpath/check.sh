@@ -8,7 +8,7 @@
 #
 #   models/fastpath/check.sh            the CI configuration (a few minutes)
 #   models/fastpath/check.sh --full     the full configuration too (larger
-#                                       bounds, one at a time; ~9 GB, 30-60 min)
+#                                       bounds, one at a time; ~9 GB, 1 h or more)
 #   FASTPATH_OUT=DIR                    where pan is built (default
 #                                       build/models/fastpath)
 #
@@ -41,11 +41,23 @@ done
 # weighted requests, a death, a cancel.  LIVE: the liveness claim with a
 # SIGSTOP and weak fairness; unit requests and no cancel keep it small
 # (neither bears on whether a reconcile ends).
-SAFE="-DLIMIT=2 -DITER=1 -DMAXK=1 -DMAXC=1 -DNMAX=2"
+SAFE="-DLIMIT=2 -DITER=1 -DMAXK=1 -DMAXC=1 -DNMAX=2 -DMAXFENCE=0"
+# FENCE: the same with one fence (a reconcile past its deadline) and no
+# cancel; unit requests keep it small (the fence does not bear on order).
+FENCE="-DLIMIT=2 -DITER=1 -DMAXK=1 -DMAXC=0 -DNMAX=1 -DMAXFENCE=1 -DMAXTRY=0"
+# FENCEW: weighted requests, one fence (the FULL run of it).
+FENCEW="-DLIMIT=2 -DITER=1 -DMAXK=1 -DMAXC=0 -DNMAX=2 -DMAXFENCE=1 -DMAXTRY=0"
 LIVE="-DLIVE -DLIMIT=2 -DITER=1 -DMAXK=1 -DMAXC=0 -DNMAX=1 -DMAXSTOP=1"
 # Two deaths: P0 dies inside the fast path, P2's death then reconciles
 # while P1 lives on with the handle P0 shared.
 LIVE2="-DLIVE -DLIMIT=2 -DITER=1 -DMAXK=2 -DMAXC=0 -DNMAX=1 -DMAXSTOP=1"
+# LIVEF: the liveness claim with the fence, a SIGSTOP that may last for
+# ever, two users (P0, P1 sharing H0), one death.
+LIVEF="-DLIVE -DSTOP_FOREVER -DNOP2 -DLIMIT=2 -DITER=1 -DMAXK=1 -DMAXC=0 -DNMAX=1 -DMAXSTOP=1"
+# HOST: H writes inflight = 1 and never clears it; P0 and P1, one death.
+# With -DREMAP H also unmaps and maps again at will.
+HOST="-DLIVE -DHOSTILE -DNOP2 -DLIMIT=2 -DITER=1 -DMAXK=1 -DMAXC=0 -DNMAX=1 -DMAXSTOP=0"
+BUSW="-DLIMIT=2 -DITER=1 -DMAXK=2 -DMAXC=0 -DNMAX=2 -DMAXFENCE=1 -DMAXTRY=0 -DSIGBUS_HANDLED"
 # --full: each bound raised on its own (together they are out of reach).
 FULL_ITER="-DLIMIT=2 -DITER=2 -DMAXK=1 -DMAXC=1 -DNMAX=2"
 FULL_KILLS="-DLIMIT=2 -DITER=1 -DMAXK=2 -DMAXC=1 -DNMAX=2"
@@ -146,24 +158,43 @@ echo "fastpath model: $model"
 echo "spin: $(spin -V 2>&1 | head -n 1)"
 
 expect_pass correct-safety safe "$SAFE"
-expect_pass correct-liveness live "$LIVE"
+expect_pass correct-safety-fence safe "$FENCE"
+expect_pass correct-liveness live "$LIVEF"
+expect_pass correct-liveness-hostile live "$HOST"
 
 expect_caught no-recheck safe "$SAFE -DMUT_NO_RECHECK" granted deadlock
-expect_caught read-dead-slot safe "$SAFE -DMUT_READ_DEAD" conserved taken empty
-expect_caught late-inflight safe "$SAFE -DMUT_LATE_INFLIGHT" taken conserved
-expect_caught early-done safe "$SAFE -DMUT_EARLY_DONE" taken conserved
+expect_caught read-dead-slot safe "$SAFE -DMUT_READ_DEAD" conserved taken empty exact
+expect_caught late-inflight safe "$SAFE -DMUT_LATE_INFLIGHT" taken conserved exact
+expect_caught early-done safe "$SAFE -DMUT_EARLY_DONE" taken conserved exact
 expect_caught ignore-waiters safe "$SAFE -DMUT_IGNORE_WAITERS" overtake
-expect_caught no-quiescence-wait safe "$SAFE -DMUT_NO_WAIT" taken conserved
+expect_caught no-quiescence-wait safe "$SAFE -DMUT_NO_WAIT" taken conserved exact
 # The same mutants with the quiescence checks off: taken <= limit alone
 # catches them too (they make permits, not only lose them).
-OFF="-DOFF_CONSERVED=1 -DOFF_EMPTY=1"
+OFF="-DOFF_CONSERVED=1 -DOFF_EMPTY=1 -DOFF_EXACT=1 -DOFF_IDLE=1"
 expect_caught read-dead-slot-taken safe "$SAFE $OFF -DMUT_READ_DEAD" taken
 expect_caught late-inflight-taken safe "$SAFE $OFF -DMUT_LATE_INFLIGHT" taken
 expect_caught early-done-taken safe "$SAFE $OFF -DMUT_EARLY_DONE" taken
 expect_caught no-quiescence-wait-taken safe "$SAFE $OFF -DMUT_NO_WAIT" taken
-expect_caught wait-on-dead live "$LIVE -DMUT_WAIT_DEAD" liveness
-expect_caught slot-per-handle safe "$SAFE -DMUT_SLOT_PER_HANDLE" conserved empty taken
-expect_caught slot-per-handle-live live "$LIVE2 -DMUT_SLOT_PER_HANDLE" liveness
+expect_caught wait-on-dead live "$LIVE -DMAXFENCE=0 -DMUT_WAIT_DEAD" liveness
+expect_caught slot-per-handle safe "$SAFE -DMUT_SLOT_PER_HANDLE" conserved empty taken exact
+# With a slot per handle, P0's death inside a fast path left P1's slot in
+# flight for ever: the reconcile used to hang (liveness).  The fence now
+# ends it (and kills P1, whose slot it is): only the NO_FENCE run shows it.
+expect_caught slot-per-handle-live live "$LIVE2 -DMUT_SLOT_PER_HANDLE -DMUT_NO_FENCE" liveness
+
+# A slot that never quiesces: the fence and its reconcile.
+expect_caught no-fence-hostile live "$HOST -DMUT_NO_FENCE" liveness
+expect_caught no-fence-stopped live "$LIVEF -DMUT_NO_FENCE" liveness
+expect_caught fence-wait live "$HOST -DMUT_FENCE_WAIT" liveness
+expect_caught deadline-per-slot live "$HOST -DREMAP -DMUT_DEADLINE_PER_SLOT" liveness
+expect_caught fence-skip-holds safe "$FENCE -DMUT_FENCE_SKIP_HOLDS" exact taken
+expect_caught fence-slot-only safe "$FENCE -DMUT_FENCE_SLOT_ONLY" exact taken
+expect_caught fence-no-stop safe "$FENCE -DMUT_FENCE_NO_STOP" paid exact taken
+expect_caught fence-read-early safe "$FENCE -DMUT_FENCE_READ_EARLY" exact taken
+# A fenced process that catches SIGBUS and retries its release through
+# RELEASE_FAST; a reconcile's sum above the limit is a debt.
+expect_pass correct-safety-sigbus safe "$FENCE -DSIGBUS_HANDLED"
+expect_caught no-debt safe "$FENCE -DSIGBUS_HANDLED -DMUT_NO_DEBT" exact taken
 
 # Not a test, a note: with unit requests the ignore-WAITERS mutant goes
 # uncaught (the kernel never leaves a permit free beside a queued unit
@@ -183,6 +214,17 @@ if [ $full = 1 ]; then
 	expect_pass full-safety-limit-3 safe "$FULL_LIMIT"
 	expect_pass full-liveness-weighted live "$FULL_LIVE"
 	expect_pass full-liveness-2-deaths live "$LIVE2"
+	# the fence's liveness with three users, and with H remapping
+	expect_pass full-liveness-fence-3-users live "$LIVE -DSTOP_FOREVER"
+	expect_pass full-liveness-hostile-3-users live "${HOST/-DNOP2/}"
+	expect_pass full-liveness-hostile-remap live "$HOST -DREMAP"
+	expect_pass full-safety-fence-weighted safe "$FENCEW"
+	expect_pass full-safety-fence-2 safe "$FENCE -DMAXFENCE=2 -DMAXTRY=1"
+	expect_pass full-liveness-stop-forever live "$LIVE -DSTOP_FOREVER"
+	# weighted, two deaths: RELEASE_FAST of a fenced slot before its
+	# reconcile (the mutant gives to W at once: a permit made)
+	expect_pass full-safety-sigbus-2-deaths safe "$BUSW"
+	expect_caught full-relfast-gives safe "$BUSW -DMUT_RELFAST_GIVES" taken exact
 fi
 
 echo "$passed passed, $failed failed"
