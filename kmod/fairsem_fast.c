@@ -671,6 +671,19 @@ static int fairsem_slot_take(struct fairsem_fast_map *map, u64 n)
 	}
 }
 
+/*
+ * Under sem->lock: are the slot's holds frozen for a reconcile to come?  A
+ * fenced process may have stopped between R4 and R5, its permits in W and
+ * still in its holds, which the kernel cannot tell apart; until the
+ * reconcile rebuilds W from the holds, a release through the slot takes
+ * from its holds only, and the reconcile gives the permits back once.
+ */
+static bool fairsem_slot_frozen(const struct fairsem_fast_map *map)
+{
+	lockdep_assert_held(&map->fast->sem->lock);
+	return map->state != FAIRSEM_SLOT_LIVE && map->fast->due;
+}
+
 /**
  * fairsem_fast_ioctl_release() - FAIRSEM_IOC_RELEASE_FAST
  * @file: a read-write handle
@@ -678,7 +691,8 @@ static int fairsem_slot_take(struct fairsem_fast_map *map, u64 n)
  *
  * The fast release's way through the kernel, when W has a bit set: the
  * slot gives back @count, W gets them (the debt first), the head is
- * granted.  Lock order: mmap_lock, then sem->lock, as in ->close.
+ * granted; through a fenced slot while a reconcile is due, the reconcile
+ * gives them.  Lock order: mmap_lock, then sem->lock, as in ->close.
  *
  * Return: 0, -EFAULT, -EBADFD, -ENODEV, or -EINVAL (a reserved field, a
  * count of 0 or above what the slot holds, an address in no mapping of
@@ -711,7 +725,7 @@ int fairsem_fast_ioctl_release(struct file *file, void __user *argp)
 	}
 	spin_lock(&sem->lock);
 	ret = fairsem_slot_take(map, args.count);
-	if (!ret) {
+	if (!ret && !fairsem_slot_frozen(map)) {
 		fairsem_fast_give(sem, args.count);
 		fairsem_grant_onward(sem, &wake);
 	}

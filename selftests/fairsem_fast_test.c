@@ -623,6 +623,51 @@ TEST_F_TIMEOUT(fast, a_slot_kept_in_flight_is_fenced_and_the_dead_permits_come_b
 	close(go[1]);
 }
 
+/*
+ * A is fenced and reconciled, holding 1.  Then C dies holding 1 while the
+ * test's own slot stays in flight, so that a reconcile is due: A's release
+ * through its fenced slot takes from its holds only, and the permit comes
+ * back with that reconcile, once, not before.
+ */
+TEST_F_TIMEOUT(fast, a_release_through_a_fenced_slot_waits_for_the_due_reconcile,
+	       300)
+{
+	int p[2], go[2], status;
+	pid_t a;
+
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, pipe(go));
+	a = hostile_slot(self->fd, p, go);
+	ASSERT_LT(0, a);
+	ASSERT_EQ('h', fs_take(p[0]));
+	ASSERT_EQ(0, died_holding(self->fd, 3));
+	ASSERT_EQ(0, wait_fenced(self->fd));
+	ASSERT_EQ(0, wait_reconciled(&self->m));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 1));	/* A's one */
+
+	atomic_store(fmap_inflight(&self->m), 1);
+	ASSERT_EQ(0, died_holding(self->fd, 1));
+	EXPECT_EQ(2, fs_taken(self->fd));		/* A's and C's */
+	ASSERT_EQ(0, fs_put(go[1], 'r'));
+	ASSERT_EQ('r', fs_take(p[0]));
+	EXPECT_EQ(2, fs_taken(self->fd));		/* until the reconcile */
+	EXPECT_EQ(2, fmap_word(&self->m) & FAIRSEM_FAST_FREE);
+	atomic_store_explicit(fmap_inflight(&self->m), 0, memory_order_release);
+	EXPECT_EQ(0, wait_reconciled(&self->m));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+
+	ASSERT_EQ(0, fs_put(go[1], 't'));
+	status = fs_wait_child(a);
+	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_EQ(SIGBUS, WTERMSIG(status));
+	EXPECT_EQ(0, wait_reconciled(&self->m));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+	close(p[0]);
+	close(p[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
 /* fdinfo's fairsem-fast line: 0, or -1 when it is missing or malformed. */
 static int fast_fdinfo(int fd, unsigned int *maps, char *state,
 		       unsigned long long *retries)
