@@ -625,10 +625,12 @@ void fairsem_js_reserved(struct fairsem_waiter *w, struct fairsem_wake *wake)
  * @id: the table it was closed in (->flush()'s owner), or NULL
  *
  * close(2), dup2(2), close_range(2) and close-on-exec remove the
- * descriptor from the table before they flush (5.10 to 7.2): a table
- * that holds another on the semaphore keeps its account.  A table that
- * is torn down (exit: no reference left) may still list the descriptors
- * it has yet to close, so its first flush ends the account.
+ * descriptor from the caller's own table before they flush (5.10 to
+ * 7.2): a table that holds another on the semaphore keeps its account.
+ * A table torn down (the last task using it exits, or dropped it after
+ * an unshare) is flushed by a task for which it is no longer current,
+ * and may still list the descriptors it has yet to close: its first
+ * flush ends the account.
  */
 void fairsem_js_flush(struct fairsem_sem *sem, fl_owner_t id)
 {
@@ -646,7 +648,7 @@ void fairsem_js_flush(struct fairsem_sem *sem, fl_owner_t id)
 	 */
 	spin_lock(&sem->lock);
 	acct = fairsem_js_find(sem, files);
-	if (acct && (!atomic_read(&files->count) ||
+	if (acct && (files != current->files ||
 		     !iterate_fd(files, 0, fairsem_js_on_sem, sem)))
 		fairsem_js_end(acct, &wake);
 	fairsem_unlock_wake(sem, &wake);

@@ -11,6 +11,7 @@
  * every check is of an order or a count, never of a duration.
  */
 #include <dirent.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/uio.h>
 
@@ -19,17 +20,25 @@
 #include "kselftest_harness.h"
 
 #define JS_ENV_REPORT	"FAIRSEM_JS_REPORT"
+#define JS_ENV_WRITE	"FAIRSEM_JS_WRITE"
 
 /*
- * The program run by exec(2) in the exec tests: it says "exec'd" on the
- * report fd its environment names, then sleeps until killed.
+ * The program run by exec(2) in the exec tests: if its environment names
+ * a handle to write, it writes a token there and says 'i' if that failed
+ * with EINVAL, 'w' if it was taken, 'x' else; then it says "exec'd" on
+ * the report fd its environment names, and sleeps until killed.
  */
 __attribute__((constructor)) static void js_exec_child(void)
 {
-	const char *fd = getenv(JS_ENV_REPORT);
+	const char *fd = getenv(JS_ENV_REPORT), *w = getenv(JS_ENV_WRITE);
+	ssize_t r;
 
 	if (!fd)
 		return;
+	if (w) {
+		r = write(atoi(w), "+", 1);
+		fs_put(atoi(fd), r == 1 ? 'w' : r < 0 && errno == EINVAL ? 'i' : 'x');
+	}
 	fs_put(atoi(fd), 'e');
 	for (;;)
 		pause();
@@ -960,6 +969,84 @@ TEST(exec_closing_the_last_fd_as_close_on_exec_gives_back)
 TEST(plain_exec_keeps_the_account)
 {
 	js_exec_test(_metadata, false);
+}
+
+/* A child sharing the caller's descriptor table: fork(2) with CLONE_FILES. */
+static pid_t js_clone_files(void)
+{
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_FILES | SIGCHLD, NULL, NULL,
+				   NULL, NULL);
+
+	return pid < 0 ? -errno : pid;
+}
+
+/*
+ * A child sharing the test's table reads a token, then execs: the exec'd
+ * program has a table of its own and no account (its write of the token
+ * is EINVAL), while the token stays with the shared table, whose other
+ * user, the test, writes it back.
+ */
+TEST(an_exec_from_a_shared_table_leaves_the_tokens_with_the_table)
+{
+	char env[2][64], *envp[] = { env[0], env[1], NULL };
+	char *const argv[] = { "fairsem_jobserver_test", NULL };
+	int fd = js_new(2), h, rep[2];
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, pipe(rep));
+	pid = js_clone_files();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (js_read(h, 1) != 1)
+			_exit(1);
+		snprintf(env[0], sizeof(env[0]), JS_ENV_REPORT "=%d", rep[1]);
+		snprintf(env[1], sizeof(env[1]), JS_ENV_WRITE "=%d", h);
+		execve("/proc/self/exe", argv, envp);
+		_exit(2);
+	}
+	EXPECT_EQ('i', fs_take(rep[0]));	/* no account after the exec */
+	ASSERT_EQ('e', fs_take(rep[0]));
+	EXPECT_EQ(1, fs_taken(fd));		/* the shared table's token */
+	EXPECT_EQ(1, js_write(h, 1));
+	EXPECT_EQ(0, fs_taken(fd));
+	js_kill(pid);
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+/*
+ * unshare(CLONE_FILES) of a shared table: the caller's new table starts
+ * with no account, and the tokens stay with the shared one; the new
+ * table's own account ends with it.
+ */
+TEST(an_unshare_of_a_shared_table_starts_with_no_account)
+{
+	int fd = js_new(2), h, rep[2];
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, pipe(rep));
+	pid = js_clone_files();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (js_read(h, 1) != 1 || unshare(CLONE_FILES))
+			_exit(1);
+		fs_put(rep[1], js_write(h, 1) == -EINVAL ? 'i' : 'x');
+		fs_put(rep[1], js_read(h, 1) == 1 ? 'r' : 'x');
+		for (;;)
+			pause();
+	}
+	EXPECT_EQ('i', fs_take(rep[0]));
+	EXPECT_EQ('r', fs_take(rep[0]));
+	EXPECT_EQ(2, fs_taken(fd));
+	js_kill(pid);				/* its own account ends */
+	EXPECT_EQ(0, js_wait_taken(fd, 1));
+	EXPECT_EQ(1, js_write(h, 1));		/* the shared table's */
+	EXPECT_EQ(0, fs_taken(fd));
 }
 
 TEST(a_blocked_reader_whose_table_lost_its_last_fd_gets_ebadf)
