@@ -120,10 +120,15 @@ int main(void)
 	    POOL, CLIENTS, USES);
 	fifo = run(st, 0);
 	lifo = run(st, FAIRSEM_LIFO);
-	/* Counted bounds, generous: races between counting and queueing. */
-	check(fifo.gmax <= 2 * CLIENTS,
+	/*
+	 * Counted bounds, generous: a client counts before it queues and
+	 * after its grant, and a loaded emulator preempts it in between (38
+	 * counted at a load of 24, against 15 queued ahead at most); LIFO's
+	 * starved request stays well above (459 then).
+	 */
+	check(fifo.gmax <= 4 * CLIENTS,
 	      "FIFO: no request waited for more than %d grants to others (%llu)",
-	      2 * CLIENTS, (unsigned long long)fifo.gmax);
+	      4 * CLIENTS, (unsigned long long)fifo.gmax);
 	check(lifo.g50 < fifo.g50,
 	      "LIFO: the median request waited for fewer grants (%llu < %llu)",
 	      (unsigned long long)lifo.g50, (unsigned long long)fifo.g50);
