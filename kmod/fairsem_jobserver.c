@@ -637,19 +637,27 @@ void fairsem_js_flush(struct fairsem_sem *sem, fl_owner_t id)
 	struct files_struct *files = id;
 	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 	struct fairsem_js_account *acct;
+	bool teardown;
 
 	if (!files)
 		return;
+	teardown = files != current->files;
 	/*
-	 * Looked at under sem->lock, as fairsem_js_account() looks before it
-	 * makes one: a descriptor another thread installs meanwhile is seen
-	 * by one of the two, so an account never ends while its table holds
-	 * a descriptor it was checked with.
+	 * Another descriptor on the semaphore keeps the account, and its own
+	 * close will look again: seen without sem->lock, so that closing one
+	 * of many does not hold the lock for a walk of the whole table.
+	 */
+	if (!teardown && iterate_fd(files, 0, fairsem_js_on_sem, sem))
+		return;
+	/*
+	 * Looked at again under sem->lock, as fairsem_js_account() looks
+	 * before it makes one: a descriptor another thread installs meanwhile
+	 * is seen by one of the two, so an account never ends while its table
+	 * holds a descriptor it was checked with.
 	 */
 	spin_lock(&sem->lock);
 	acct = fairsem_js_find(sem, files);
-	if (acct && (files != current->files ||
-		     !iterate_fd(files, 0, fairsem_js_on_sem, sem)))
+	if (acct && (teardown || !iterate_fd(files, 0, fairsem_js_on_sem, sem)))
 		fairsem_js_end(acct, &wake);
 	fairsem_unlock_wake(sem, &wake);
 }
