@@ -42,6 +42,8 @@
  * until the mapping goes, so that no permit is ever made.
  */
 #include <linux/atomic.h>
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/gfp.h>
 #include <linux/jiffies.h>
 #include <linux/list.h>
@@ -66,6 +68,7 @@
  * @page: the shared page, mapped by every mapping
  * @word: W, at the start of @page
  * @maps: the live mappings, &fairsem_fast_map.node; under sem->lock
+ * @nmaps: how many; under sem->lock
  * @debt: permits the limit lost (REMOVE, FORGET) while they were taken,
  *	which every give-back pays first; under sem->lock
  * @work: the reconcile that a live slot busy in a fast path deferred
@@ -74,6 +77,7 @@
  * @due: a mapping died since the last reconcile; under sem->lock
  * @due_since: when @due was set, in jiffies; under sem->lock
  * @fenced: slots fenced so far, for fdinfo; under sem->lock
+ * @jams: compare-and-swaps on W given up, for fdinfo; under sem->lock
  * @held_off: WAITERS is kept set by fairsem_fast_hold(); under sem->lock
  */
 struct fairsem_fast {
@@ -81,12 +85,14 @@ struct fairsem_fast {
 	struct page *page;
 	atomic64_t *word;
 	struct list_head maps;
+	unsigned int nmaps;
 	u64 debt;
 	struct delayed_work work;
 	unsigned long delay;
 	u64 retries;
 	unsigned long due_since;
 	unsigned int fenced;
+	unsigned int jams;
 	bool due;
 	bool held_off;
 };
@@ -151,6 +157,67 @@ static const struct vm_operations_struct fairsem_fast_vm_ops;
 #define FAIRSEM_FAST_FENCE_AFTER	(20 * HZ)
 #define FAIRSEM_FAST_FENCE_BATCH	8
 
+/*
+ * How many compare-and-swaps the kernel tries on a word that user space
+ * may write at any moment, under sem->lock: a writer that keeps changing
+ * W, or its own slot, must not keep the kernel spinning (arm64's futex
+ * code bounds its loops for the same reason).  W that kept changing is
+ * jammed: a reconcile rebuilds it with one exchange.  A test build may
+ * lower it (KCFLAGS=-DFAIRSEM_FAST_TRIES=1) to jam at every contention.
+ */
+#ifndef FAIRSEM_FAST_TRIES
+#define FAIRSEM_FAST_TRIES	128
+#endif
+
+/*
+ * A mapping's death reconciles at once, walking every live slot under
+ * sem->lock, only while there are so few; with more, the work does it, once
+ * for every death made before it runs, so that n mappings dying cost the
+ * lock O(n) and not O(n^2).
+ */
+#define FAIRSEM_FAST_INLINE_MAPS	64
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * fail_fairsem_cas in debugfs, as fail_futex: a compare-and-swap of the
+ * kernel's on W or a slot counted as lost to a writer, so that the tests
+ * reach what a writer that keeps winning makes the kernel do.
+ */
+static DECLARE_FAULT_ATTR(fairsem_fail_cas);
+static struct dentry *fairsem_fail_dir;
+
+static bool fairsem_cas_lost(void)
+{
+	return should_fail(&fairsem_fail_cas, 1);
+}
+
+void fairsem_fast_debugfs_init(void)
+{
+	fairsem_fail_dir = fault_create_debugfs_attr("fail_fairsem_cas", NULL,
+						     &fairsem_fail_cas);
+}
+
+void fairsem_fast_debugfs_exit(void)
+{
+	debugfs_remove_recursive(fairsem_fail_dir);
+}
+#else
+static bool fairsem_cas_lost(void)
+{
+	return false;
+}
+#endif
+
+/* A compare-and-swap of W by the kernel, as atomic64_try_cmpxchg(). */
+static bool fairsem_w_cmpxchg(atomic64_t *word, s64 *old, s64 new)
+{
+	if (fairsem_cas_lost()) {
+		*old = atomic64_read(word);
+		return false;
+	}
+	return atomic64_try_cmpxchg(word, old, new);
+}
+
 static u64 fairsem_w_free(s64 w)
 {
 	return (u64)w & FAIRSEM_FAST_FREE;
@@ -169,6 +236,38 @@ static bool fairsem_fast_waiters_due(const struct fairsem_sem *sem)
 
 	return !list_empty(&sem->queue) || fast->debt || fast->held_off ||
 	       sem->closed;
+}
+
+/* Back off: a retry already queued keeps its time. */
+static void fairsem_fast_retry(struct fairsem_fast *fast)
+{
+	unsigned long delay = clamp_t(unsigned long, fast->delay * 2,
+				      FAIRSEM_FAST_RETRY, FAIRSEM_FAST_RETRY_MAX);
+
+	if (schedule_delayed_work(&fast->work, delay)) {
+		fast->delay = delay;
+		fast->retries++;
+	}
+}
+
+/*
+ * Under sem->lock: W kept changing through FAIRSEM_FAST_TRIES tries.  What
+ * the kernel could not apply to it, a reconcile applies, from the core's
+ * counts and the slots' holds, with one exchange: RECONCILE sends the fast
+ * paths to the kernel meanwhile, as after a mapping's death.  Run from the
+ * work, never here: the caller is inside a grant.
+ */
+static void fairsem_fast_jam(struct fairsem_sem *sem)
+{
+	struct fairsem_fast *fast = sem->fast;
+
+	lockdep_assert_held(&sem->lock);
+	atomic64_fetch_or(FAIRSEM_FAST_RECONCILE, fast->word);
+	if (!fast->due)
+		fast->due_since = jiffies;
+	fast->due = true;
+	fast->jams++;
+	fairsem_fast_retry(fast);
 }
 
 /**
@@ -208,18 +307,24 @@ void fairsem_fast_sync(struct fairsem_sem *sem)
  * @n: how many
  *
  * Return: true when taken; false when W has fewer free (a fast acquire
- * may have taken them since the caller looked).
+ * may have taken them since the caller looked), or when it kept changing:
+ * then the reconcile that follows grants what is free.
  */
 bool fairsem_fast_take(struct fairsem_sem *sem, u64 n)
 {
 	atomic64_t *word = sem->fast->word;
 	s64 w = atomic64_read(word);
+	unsigned int tries = FAIRSEM_FAST_TRIES;
 
 	lockdep_assert_held(&sem->lock);
 	do {
 		if (fairsem_w_free(w) < n)
 			return false;
-	} while (!atomic64_try_cmpxchg(word, &w, (s64)((u64)w - n)));
+		if (!tries--) {
+			fairsem_fast_jam(sem);
+			return false;
+		}
+	} while (!fairsem_w_cmpxchg(word, &w, (s64)((u64)w - n)));
 	return true;
 }
 
@@ -230,12 +335,14 @@ bool fairsem_fast_take(struct fairsem_sem *sem, u64 n)
  *
  * The debt is paid first; the rest goes to W, its free permits clamped to
  * the limit, so that whatever a bad writer left there never carries into
- * the bits.
+ * the bits.  If W kept changing, the reconcile that follows gives them:
+ * the core's counts already have them back.
  */
 void fairsem_fast_give(struct fairsem_sem *sem, u64 n)
 {
 	struct fairsem_fast *fast = sem->fast;
 	u64 pay = min(n, fast->debt);
+	unsigned int tries = FAIRSEM_FAST_TRIES;
 	s64 w, new;
 
 	lockdep_assert_held(&sem->lock);
@@ -244,9 +351,13 @@ void fairsem_fast_give(struct fairsem_sem *sem, u64 n)
 	if (n) {
 		w = atomic64_read(fast->word);
 		do {
+			if (!tries--) {
+				fairsem_fast_jam(sem);
+				break;
+			}
 			new = ((u64)w & ~FAIRSEM_FAST_FREE) |
 			      min(fairsem_w_free(w) + n, sem->kind[0].limit);
-		} while (!atomic64_try_cmpxchg(fast->word, &w, new));
+		} while (!fairsem_w_cmpxchg(fast->word, &w, new));
 	}
 	if (pay && !fast->debt)
 		fairsem_fast_sync(sem);
@@ -275,6 +386,7 @@ void fairsem_fast_hold(struct fairsem_sem *sem)
 void fairsem_fast_owe(struct fairsem_sem *sem, u64 n)
 {
 	struct fairsem_fast *fast = sem->fast;
+	unsigned int tries = FAIRSEM_FAST_TRIES;
 	s64 w;
 	u64 take;
 
@@ -282,8 +394,13 @@ void fairsem_fast_owe(struct fairsem_sem *sem, u64 n)
 	atomic64_fetch_or(FAIRSEM_FAST_WAITERS, fast->word);
 	w = atomic64_read(fast->word);
 	do {
+		if (!tries--) {
+			take = 0;
+			fairsem_fast_jam(sem);
+			break;
+		}
 		take = min(n, fairsem_w_free(w));
-	} while (!atomic64_try_cmpxchg(fast->word, &w, (s64)((u64)w - take)));
+	} while (!fairsem_w_cmpxchg(fast->word, &w, (s64)((u64)w - take)));
 	fast->debt += n - take;
 	fast->held_off = false;
 	fairsem_fast_sync(sem);
@@ -341,18 +458,6 @@ static void fairsem_fast_reconcile(struct fairsem_fast *fast,
 		w |= FAIRSEM_FAST_WAITERS;
 	atomic64_xchg(fast->word, w);
 	fairsem_grant_onward(sem, wake);
-}
-
-/* Back off: a retry already queued keeps its time. */
-static void fairsem_fast_retry(struct fairsem_fast *fast)
-{
-	unsigned long delay = clamp_t(unsigned long, fast->delay * 2,
-				      FAIRSEM_FAST_RETRY, FAIRSEM_FAST_RETRY_MAX);
-
-	if (schedule_delayed_work(&fast->work, delay)) {
-		fast->delay = delay;
-		fast->retries++;
-	}
 }
 
 /* Reconcile now if no live slot is busy, else retry later: never sleep. */
@@ -533,11 +638,15 @@ static void fairsem_fast_map_gone(struct fairsem_fast_map *map)
 
 	spin_lock(&sem->lock);
 	list_del(&map->node);
+	fast->nmaps--;
 	atomic64_fetch_or(FAIRSEM_FAST_RECONCILE, fast->word);
 	if (!fast->due)
 		fast->due_since = jiffies;
 	fast->due = true;
-	fairsem_fast_try_reconcile(fast, &wake);
+	if (fast->nmaps < FAIRSEM_FAST_INLINE_MAPS)
+		fairsem_fast_try_reconcile(fast, &wake);
+	else
+		schedule_delayed_work(&fast->work, 0);
 	fairsem_unlock_wake(sem, &wake);
 	mmdrop(map->mm);
 	__free_page(map->page);
@@ -630,6 +739,7 @@ int fairsem_fast_mmap(struct file *file, struct vm_area_struct *vma)
 	mmgrab(map->mm);
 	spin_lock(&sem->lock);
 	list_add_tail(&map->node, &sem->fast->maps);
+	sem->fast->nmaps++;
 	spin_unlock(&sem->lock);
 	return 0;
 
@@ -654,21 +764,28 @@ static struct fairsem_fast_map *fairsem_fast_map_at(struct file *file,
 
 /*
  * Take @n from the slot's holds, which the mapping's other threads may
- * change at the same moment: one compare-and-swap, never a lost update.
+ * change at the same moment: one compare-and-swap, never a lost update;
+ * -EAGAIN if they kept changing it.
  */
 static int fairsem_slot_take(struct fairsem_fast_map *map, u64 n)
 {
 	u32 *holds = &map->slot->holds;
 	u32 old = READ_ONCE(*holds), seen;
+	unsigned int tries;
 
-	for (;;) {
+	for (tries = 0; tries < FAIRSEM_FAST_TRIES; tries++) {
 		if (old < n)
 			return -EINVAL;
+		if (fairsem_cas_lost()) {
+			old = READ_ONCE(*holds);
+			continue;
+		}
 		seen = cmpxchg(holds, old, old - (u32)n);
 		if (seen == old)
 			return 0;
 		old = seen;
 	}
+	return -EAGAIN;
 }
 
 /*
@@ -694,9 +811,10 @@ static bool fairsem_slot_frozen(const struct fairsem_fast_map *map)
  * granted; through a fenced slot while a reconcile is due, the reconcile
  * gives them.  Lock order: mmap_lock, then sem->lock, as in ->close.
  *
- * Return: 0, -EFAULT, -EBADFD, -ENODEV, or -EINVAL (a reserved field, a
- * count of 0 or above what the slot holds, an address in no mapping of
- * this handle in the caller's process).
+ * Return: 0, -EFAULT, -EBADFD, -ENODEV, -EAGAIN (the slot's holds kept
+ * changing: nothing released), or -EINVAL (a reserved field, a count of 0
+ * or above what the slot holds, an address in no mapping of this handle
+ * in the caller's process).
  */
 int fairsem_fast_ioctl_release(struct file *file, void __user *argp)
 {
@@ -773,14 +891,10 @@ void fairsem_fast_fill(struct fairsem_file *ff, struct fairsem_sem *sem,
 void fairsem_fast_show_fdinfo(struct seq_file *m, struct fairsem_sem *sem)
 {
 	const struct fairsem_fast *fast = sem->fast;
-	const struct fairsem_fast_map *map;
-	unsigned int maps = 0;
 
 	spin_lock(&sem->lock);
-	list_for_each_entry(map, &fast->maps, node)
-		maps++;
-	seq_printf(m, "fairsem-fast:\tmaps=%u reconcile=%s retries=%llu fenced=%u\n",
-		   maps, fast->due ? "waiting" : "idle", fast->retries,
-		   fast->fenced);
+	seq_printf(m, "fairsem-fast:\tmaps=%u reconcile=%s retries=%llu fenced=%u jams=%u\n",
+		   fast->nmaps, fast->due ? "waiting" : "idle", fast->retries,
+		   fast->fenced, fast->jams);
 	spin_unlock(&sem->lock);
 }

@@ -16,4 +16,12 @@ void fairsem_fast_fill(struct fairsem_file *ff, struct fairsem_sem *sem,
 		       struct fairsem_kind *kind);
 void fairsem_fast_show_fdinfo(struct seq_file *m, struct fairsem_sem *sem);
 
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+void fairsem_fast_debugfs_init(void);
+void fairsem_fast_debugfs_exit(void);
+#else
+static inline void fairsem_fast_debugfs_init(void) { }
+static inline void fairsem_fast_debugfs_exit(void) { }
+#endif
+
 #endif /* _FAIRSEM_FAST_H */

@@ -566,13 +566,17 @@ static int __init fairsem_module_init(void)
 	if (ret)
 		return ret;
 	ret = fairsem_fs_register();
-	if (ret)
+	if (ret) {
 		misc_deregister(&fairsem_misc);
-	return ret;
+		return ret;
+	}
+	fairsem_fast_debugfs_init();
+	return 0;
 }
 
 static void __exit fairsem_module_exit(void)
 {
+	fairsem_fast_debugfs_exit();
 	fairsem_fs_unregister();
 	misc_deregister(&fairsem_misc);
 }

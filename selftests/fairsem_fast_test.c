@@ -10,6 +10,7 @@
  * from FAIRSEM_IOC_INFO, and W itself through the test's own mapping.
  */
 #include <stdatomic.h>
+#include <sys/mount.h>
 #include <sys/ptrace.h>
 
 #include "kselftest_harness.h"
@@ -666,6 +667,194 @@ TEST_F_TIMEOUT(fast, a_release_through_a_fenced_slot_waits_for_the_due_reconcile
 	close(p[1]);
 	close(go[0]);
 	close(go[1]);
+}
+
+/* A writer that flips an unused bit of W until told to stop. */
+struct hammer {
+	pthread_t thread;
+	_Atomic uint64_t *w;
+	_Atomic int *stop;
+	unsigned long flips;
+};
+
+static void *hammer_fn(void *arg)
+{
+	struct hammer *h = arg;
+
+	while (!atomic_load_explicit(h->stop, memory_order_relaxed)) {
+		atomic_fetch_xor_explicit(h->w, 1ULL << 40,
+					  memory_order_relaxed);
+		h->flips++;
+	}
+	return NULL;
+}
+
+/*
+ * Threads flip bit 40 of W as fast as they can while the ioctl path takes
+ * and gives permits, each of which changes W by compare-and-swap: every
+ * call returns, in order, and once they stop the books are exact.  A
+ * compare-and-swap that W keeps failing is given up after a bound and
+ * left to a reconcile (fdinfo's jams, logged: 0 where the kernel always
+ * won).
+ */
+TEST_F_TIMEOUT(fast, a_writer_hammering_w_neither_stalls_nor_skews_the_ioctl_path,
+	       600)
+{
+	enum { HAMMERS = 3, ROUNDS = 2000 };
+	struct hammer h[HAMMERS];
+	_Atomic int stop = 0;
+	unsigned long flips = 0;
+	char v[128];
+	int i, ok = 0;
+
+	for (i = 0; i < HAMMERS; i++) {
+		h[i] = (struct hammer){ .w = fmap_w(&self->m), .stop = &stop };
+		ASSERT_EQ(0, pthread_create(&h[i].thread, NULL, hammer_fn, &h[i]));
+	}
+	for (i = 0; i < ROUNDS; i++) {
+		if (fs_get(self->fd, 3) || fs_release(self->fd, 2) ||
+		    fs_get(self->fd, 2) || fs_release(self->fd, 3))
+			break;
+		ok++;
+	}
+	atomic_store(&stop, 1);
+	for (i = 0; i < HAMMERS; i++) {
+		pthread_join(h[i].thread, NULL);
+		flips += h[i].flips;
+	}
+	EXPECT_EQ(ROUNDS, ok);
+	if (fmap_word(&self->m) & (1ULL << 40))
+		atomic_fetch_xor(fmap_w(&self->m), 1ULL << 40);
+	EXPECT_EQ(0, wait_reconciled(&self->m));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+	ASSERT_EQ(0, fs_fdinfo(self->fd, "fairsem-fast", v, sizeof(v)));
+	TH_LOG("%lu flips; %s", flips, v);
+}
+
+/*
+ * A child maps the semaphore 200 times, takes a permit through each
+ * mapping, and dies: past 64 live mappings the deaths are reconciled by
+ * the kernel's work, after them, and every permit comes back.
+ */
+TEST(a_process_dying_with_200_mappings_gives_back_every_permit)
+{
+	enum { MAPS = 200 };
+	struct fmap self_m;
+	int fd = fs_new(MAPS, FAIRSEM_FAST), p[2];
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fmap_map(&self_m, fd));
+	ASSERT_EQ(0, pipe(p));
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		static struct fmap m[MAPS];
+		int i;
+
+		for (i = 0; i < MAPS; i++)
+			if (fmap_map(&m[i], fd) || fast_acquire(&m[i], 1))
+				_exit(1);
+		fs_put(p[1], 'm');
+		pause();
+		_exit(2);
+	}
+	ASSERT_EQ('m', fs_take(p[0]));
+	EXPECT_EQ(0, exact(&self_m, fd, MAPS, MAPS));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(SIGKILL, WTERMSIG(fs_wait_child(pid)));
+	EXPECT_EQ(0, wait_reconciled(&self_m));
+	EXPECT_EQ(0, exact(&self_m, fd, MAPS, 0));
+	EXPECT_EQ(0, fast_acquire(&self_m, MAPS));
+	EXPECT_EQ(0, fast_release(&self_m, MAPS));
+	fmap_unmap(&self_m);
+	close(fd);
+	close(p[0]);
+	close(p[1]);
+}
+
+#define FAIL_CAS	"/sys/kernel/debug/fail_fairsem_cas"
+
+static int write_str(const char *path, const char *v)
+{
+	int f = open(path, O_WRONLY), ret;
+
+	if (f < 0)
+		return -errno;
+	ret = write(f, v, strlen(v)) == (ssize_t)strlen(v) ? 0 : -EIO;
+	close(f);
+	return ret;
+}
+
+/* Every compare-and-swap of the kernel's for threads marked make-it-fail. */
+static int fail_cas_setup(void)
+{
+	if (access(FAIL_CAS, F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	if (access(FAIL_CAS "/probability", W_OK))
+		return -ENOENT;
+	if (write_str(FAIL_CAS "/task-filter", "Y") ||
+	    write_str(FAIL_CAS "/interval", "1") ||
+	    write_str(FAIL_CAS "/times", "-1") ||
+	    write_str(FAIL_CAS "/verbose", "0") ||
+	    write_str(FAIL_CAS "/probability", "100"))
+		return -EIO;
+	return 0;
+}
+
+static void fail_cas_off(void)
+{
+	write_str(FAIL_CAS "/probability", "0");
+}
+
+static int make_it_fail(bool on)
+{
+	return write_str("/proc/thread-self/make-it-fail", on ? "1" : "0");
+}
+
+/* fdinfo's jams: the count, or -1. */
+static long fast_jams(int fd)
+{
+	char v[128], *j;
+
+	if (fs_fdinfo(fd, "fairsem-fast", v, sizeof(v)))
+		return -1;
+	j = strstr(v, " jams=");
+	return j ? atol(j + 6) : -1;
+}
+
+/*
+ * With every compare-and-swap of the caller's lost (fault injection, as a
+ * writer that always wins would make them): an acquire through the ioctl
+ * queues, W jams, and the reconcile that follows grants it; a release
+ * gives back through the reconcile; RELEASE_FAST is EAGAIN, nothing
+ * released.  Each jam is counted, and the books end exact.
+ */
+TEST_F(fast, a_jammed_w_is_rebuilt_by_a_reconcile_and_nothing_is_lost)
+{
+	if (fail_cas_setup()) {
+		fail_cas_off();
+		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
+	}
+	ASSERT_EQ(0, make_it_fail(true));
+	EXPECT_EQ(0, fs_get(self->fd, 3));	/* granted by the reconcile */
+	EXPECT_EQ(1, fast_jams(self->fd));
+	EXPECT_EQ(3, fs_holds(self->fd));
+	EXPECT_EQ(0, fs_release(self->fd, 3));
+	EXPECT_EQ(2, fast_jams(self->fd));
+	EXPECT_EQ(0, wait_reconciled(&self->m));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
+
+	ASSERT_EQ(0, make_it_fail(false));
+	ASSERT_EQ(0, fast_acquire(&self->m, 1));
+	ASSERT_EQ(0, make_it_fail(true));
+	EXPECT_EQ(-EAGAIN, release_fast_ioctl(&self->m, 1));
+	ASSERT_EQ(0, make_it_fail(false));
+	fail_cas_off();
+	EXPECT_EQ(1, atomic_load(fmap_holds(&self->m)));
+	EXPECT_EQ(0, release_fast_ioctl(&self->m, 1));
+	EXPECT_EQ(0, wait_reconciled(&self->m));
+	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
 }
 
 /* fdinfo's fairsem-fast line: 0, or -1 when it is missing or malformed. */
