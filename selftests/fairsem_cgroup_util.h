@@ -115,7 +115,7 @@ static inline int fs_cgroup2_enabled(const char *cg, const char *controller)
 	if (n < 0)
 		return -errno;
 	text[n] = 0;
-	for (word = strtok(text, " \n"); word; word = strtok(NULL, " \n"))
+	for (word = strtok(text, "\n "); word; word = strtok(NULL, "\n "))
 		if (!strcmp(word, controller))
 			return 1;
 	return 0;

@@ -503,7 +503,7 @@ static int died_holding_one(int fd)
 	return pid < 0 ? -1 : WEXITSTATUS(fs_wait_child(pid));
 }
 
-TEST_F(fast, a_stopped_fast_path_delays_only_the_reconcile)
+TEST_F_TIMEOUT(fast, a_stopped_fast_path_delays_only_the_reconcile, 300)
 {
 	pid_t stopped;
 	int p[2];
@@ -832,16 +832,19 @@ static long fast_jams(int fd)
  */
 TEST_F(fast, a_jammed_w_is_rebuilt_by_a_reconcile_and_nothing_is_lost)
 {
+	long jams;
+
 	if (fail_cas_setup()) {
 		fail_cas_off();
 		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
 	}
 	ASSERT_EQ(0, make_it_fail(true));
 	EXPECT_EQ(0, fs_get(self->fd, 3));	/* granted by the reconcile */
-	EXPECT_EQ(1, fast_jams(self->fd));
+	jams = fast_jams(self->fd);
+	EXPECT_LE(1, jams);	/* one a try at the grant: the core's count */
 	EXPECT_EQ(3, fs_holds(self->fd));
 	EXPECT_EQ(0, fs_release(self->fd, 3));
-	EXPECT_EQ(2, fast_jams(self->fd));
+	EXPECT_LT(jams, fast_jams(self->fd));
 	EXPECT_EQ(0, wait_reconciled(&self->m));
 	EXPECT_EQ(0, exact(&self->m, self->fd, 4, 0));
 

@@ -149,14 +149,20 @@ TEST(a_fast_mapping_works_inside_a_memory_cgroup)
  */
 #define MAPPINGS	512
 
-TEST(a_fast_mappings_slot_page_is_charged_to_its_memory_cgroup)
+/* 512 semaphores and mappings: minutes on the =y debug kernel under TCG. */
+FIXTURE(slow) {};
+FIXTURE_SETUP(slow) {}
+FIXTURE_TEARDOWN(slow) {}
+
+TEST_F_TIMEOUT(slow, a_fast_mappings_slot_page_is_charged_to_its_memory_cgroup,
+	       600)
 {
 	long long page = sysconf(_SC_PAGESIZE), before, after;
 	static int fds[MAPPINGS];
 	static char *bases[MAPPINGS];
 	struct rlimit rl;
 	struct utsname u;
-	int i, major = 0, minor = 0;
+	int i, n, major = 0, minor = 0;
 	const char *why;
 	char cg[256];
 
@@ -166,7 +172,8 @@ TEST(a_fast_mappings_slot_page_is_charged_to_its_memory_cgroup)
 		       cg, why);
 	}
 	ASSERT_EQ(0, uname(&u));
-	ASSERT_EQ(2, sscanf(u.release, "%d.%d", &major, &minor));
+	n = sscanf(u.release, "%d.%d", &major, &minor);
+	ASSERT_EQ(2, n);
 	if (major * 1000 + minor < 5011)
 		SKIP(return, "a mapped page is not charged before 5.11 (%s)",
 		     u.release);
