@@ -21,7 +21,14 @@
  * with good and bad names, modes, reserved fields and pointers, open by
  * name (read-write handles join the table, read-only ones must refuse every
  * ioctl but INFO), O_CREAT, unlink, rename (plain, RENAME_NOREPLACE,
- * RENAME_EXCHANGE) and chmod, racing with everything else.
+ * RENAME_EXCHANGE) and chmod, racing with everything else.  Among them,
+ * the call orders a kernel reviewer found to break the contract (issue
+ * 25; OP_ORDERS), each driven by a process of its own on semaphores of its
+ * own: a jobserver poll that times out then a blocking read while the
+ * token comes back; a waiter frozen by cgroup.freeze, signalled and
+ * thawed; a fast-page writer of another uid that leaves inflight set
+ * (once a run); a jobserver client on a table shared by CLONE_FILES that
+ * unshares it or execs; WITHDRAW racing REAP.
  *
  * Every call's result is checked against what the contract allows for its
  * arguments (EFAULT for a bad pointer, EINVAL for a bad argument, ENOTTY for
@@ -64,6 +71,8 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/vfs.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -120,7 +129,7 @@ enum { OP_ACQUIRE, OP_COUNT, OP_INFO, OP_CANCEL, OP_READ, OP_POLL, OP_EPOLL,
 	OP_INIT_RACE, OP_NONBLOCK, OP_SIGNAL, OP_FORK, OP_CHILD_SIGNAL, OP_REAP,
 	OP_PASS_FD, OP_FDINFO, OP_SEND_FD, OP_RECV_FD, OP_PRIVATE, OP_EXIT,
 	OP_CLOSE_RACE, OP_LINK, OP_OPEN_NAME, OP_UNLINK, OP_RENAME, OP_CHMOD,
-	OP_KINDS, OP_FAST, OP_NR };
+	OP_KINDS, OP_FAST, OP_ORDERS, OP_NR };
 
 static const char *const op_names[OP_NR] = {
 	"acquire", "release/forget/add/remove", "info", "cancel", "read", "poll",
@@ -128,7 +137,7 @@ static const char *const op_names[OP_NR] = {
 	"init race", "O_NONBLOCK", "signal", "fork", "signal child", "reap",
 	"pass fd", "fdinfo", "send fd", "recv fd", "private sem", "exit",
 	"close race", "link", "open name", "unlink", "rename", "chmod",
-	"kinds", "fast",
+	"kinds", "fast", "orders",
 };
 
 /* Per 10000; the parent's workers and the children draw from these. */
@@ -140,7 +149,7 @@ static const int parent_weights[OP_NR] = {
 	[OP_FORK] = 150, [OP_CHILD_SIGNAL] = 150, [OP_REAP] = 200, [OP_PASS_FD] = 200,
 	[OP_FDINFO] = 100, [OP_CLOSE_RACE] = 50, [OP_LINK] = 150,
 	[OP_OPEN_NAME] = 200, [OP_UNLINK] = 80, [OP_RENAME] = 80, [OP_CHMOD] = 50,
-	[OP_KINDS] = 600, [OP_FAST] = 400,
+	[OP_KINDS] = 600, [OP_FAST] = 400, [OP_ORDERS] = 250,
 };
 
 static const int child_weights[OP_NR] = {
@@ -160,6 +169,7 @@ struct shared {
 	uint64_t forks, kills, passed_fds, races, races_both;
 	uint64_t op_count[OP_NR];
 	uint64_t res[160];		/* ioctl/read results: [0] success, [errno] */
+	uint64_t ord_done[5], ord_skipped;	/* OP_ORDERS: passed, no freezer */
 };
 
 static struct shared *sh;
@@ -2578,6 +2588,1082 @@ static void check_kinds(struct ctx *c)
 	}
 }
 
+/* ---------------------------------------------------------------- */
+/* call orders that broke the contract (issue 25)                    */
+/* ---------------------------------------------------------------- */
+
+/*
+ * OP_ORDERS: one of the call orders a kernel reviewer found to break the
+ * contract, each on semaphores of its own, driven by a child process of
+ * the worker (the driver, a descriptor table of its own, so that
+ * jobserver accounts and the fd census stay apart) with processes of its
+ * own, and checked as the contract says:
+ *  - ORD_POLL_READ: a jobserver client's poll times out with its
+ *    reservation queued, then it reads blocking while the holder writes
+ *    the token back: the read returns the token, before a reader that
+ *    queued after the reservation;
+ *  - ORD_FREEZE: a waiter (ACQUIRE or jobserver read) frozen through
+ *    cgroup.freeze, signalled while frozen (a handler without SA_RESTART)
+ *    and thawed: EINTR, and no place kept: its next call is behind one
+ *    that queued meanwhile (only where cgroup2 has cgroup.freeze);
+ *  - ORD_HOSTILE: a fast-page client of another uid takes a permit,
+ *    writes garbage to W and leaves inflight set; another dies holding
+ *    permits: the slot is fenced (after 20 s), the dead one's permits come
+ *    back, W is exact, and the hostile one's come back when it dies (at
+ *    most once per run, and only with the time for it left);
+ *  - ORD_SHARED: a jobserver client sharing the driver's table
+ *    (CLONE_FILES) reads a token, then unshares the table or execs: its
+ *    new table has no account (a write is EINVAL), the token stays with
+ *    the shared table, and what the new table read comes back when it dies;
+ *  - ORD_WITHDRAW_REAP: WITHDRAW racing REAP (some of whose buffers fault)
+ *    and ADD on submitted requests: every request ends reaped or
+ *    withdrawn, once, ENOENT only for one reaped, grants reaped in the
+ *    order submitted, and the books exact.
+ * Every order ends with nothing taken and nothing queued once its
+ * processes are dead.
+ */
+enum { ORD_POLL_READ, ORD_FREEZE, ORD_HOSTILE, ORD_SHARED, ORD_WITHDRAW_REAP,
+	ORD_NR };
+
+static const char *const ord_names[ORD_NR] = {
+	"poll-then-read", "freeze+signal+thaw", "hostile fast writer",
+	"shared then unshared/exec'd table", "withdraw racing reap",
+};
+
+#define ORD_CGROUP	"/sys/fs/cgroup"
+#define ORD_WAIT_MS	10000
+#define EXEC_CHILD_ARG	"--orders-exec-child"
+
+static pthread_mutex_t ord_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t ord_end_ns;	/* the run's end, for ORD_HOSTILE */
+static int ord_hostile_done;
+
+static int ord_new(uint64_t permits, uint32_t flags)
+{
+	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (do_ioctl(fd, FAIRSEM_IOC_INIT,
+		     &(struct fairsem_init){ .permits = permits, .flags = flags })) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int ord_info(int fd, struct fairsem_info *in)
+{
+	memset(in, 0, sizeof(*in));
+	return do_ioctl(fd, FAIRSEM_IOC_INFO, in);
+}
+
+/* Until INFO's waiters are n (and taken t, unless t < 0): 0 or -1. */
+static int ord_wait(int fd, uint64_t waiters, int64_t taken)
+{
+	uint64_t end = now_ns() + ORD_WAIT_MS * MSEC;
+	struct fairsem_info in;
+
+	for (;;) {
+		if (!ord_info(fd, &in) && in.waiters == waiters &&
+		    (taken < 0 || in.taken == (uint64_t)taken))
+			return 0;
+		if (now_ns() > end)
+			return -1;
+		sleep_ns(MSEC);
+	}
+}
+
+static void put_ch(int fd, char ch)
+{
+	while (write(fd, &ch, 1) < 0 && errno == EINTR)
+		;
+}
+
+/* One byte from fd within ms (0: now), or 0. */
+static char take_ch(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char ch;
+
+	if (poll(&p, 1, ms) != 1 || read(fd, &ch, 1) != 1)
+		return 0;
+	return ch;
+}
+
+/* A process of the driver's, killed with it. */
+static pid_t ord_fork(void)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
+	}
+	return pid;
+}
+
+static void ord_kill(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* A read of one jobserver token: 1, or -errno; anything but '+' is -EPROTO. */
+static int js_read1(int fd)
+{
+	char ch;
+	ssize_t r = read(fd, &ch, 1);
+
+	if (r < 0)
+		return -errno;
+	return r == 1 && ch != '+' ? -EPROTO : (int)r;
+}
+
+static int js_write1(int fd, char ch)
+{
+	ssize_t r = write(fd, &ch, 1);
+
+	return r < 0 ? -errno : (int)r;
+}
+
+static int acquire1(int fd)
+{
+	return do_ioctl(fd, FAIRSEM_IOC_ACQUIRE,
+			&(struct fairsem_acquire){ .count = 1, .deadline_ns = NODL });
+}
+
+/* One permit or token, as the semaphore's kind says: 1, or -errno. */
+static int take1(int fd, bool js)
+{
+	int r;
+
+	if (js)
+		return js_read1(fd);
+	r = acquire1(fd);
+	return r ? r : 1;
+}
+
+static int give1(int fd, bool js)
+{
+	uint64_t one = 1;
+
+	if (js)
+		return js_write1(fd, '+');
+	return do_ioctl(fd, FAIRSEM_IOC_RELEASE, &one) ? -1 : 1;
+}
+
+/*
+ * The handle a process of the driver's takes through: a handle of its own
+ * for the ioctls (what they grant belongs to the handle, which dies with
+ * the process only if no one else has it); a jobserver's tokens belong to
+ * the process's descriptor table, whatever the handle.
+ */
+static int own_handle(int fd, bool js)
+{
+	return js ? fd : do_ioctl(fd, FAIRSEM_IOC_NEW_HANDLE,
+				  &(struct fairsem_handle){ .flags = O_CLOEXEC });
+}
+
+/* A process that takes one and says letter, then holds it until killed. */
+static pid_t ord_taker(int fd, bool js, int rep, char letter)
+{
+	pid_t pid = ord_fork();
+
+	if (pid)
+		return pid;
+	fd = own_handle(fd, js);
+	put_ch(rep, fd >= 0 && take1(fd, js) == 1 ? letter : '!');
+	for (;;)
+		pause();
+}
+
+/* The semaphore is back to nothing taken and nothing queued. */
+static void ord_settled(struct ctx *c, int fd, const char *what)
+{
+	struct fairsem_info in;
+	int r = ord_wait(fd, 0, 0);
+
+	ord_info(fd, &in);
+	check(c, !r, "%s: with its processes dead, taken %llu waiters %llu "
+	      "(want 0 and 0)", what, (unsigned long long)in.taken,
+	      (unsigned long long)in.waiters);
+}
+
+/* ---- ORD_POLL_READ ---- */
+
+struct ord_reader {
+	int fd;
+	int got;
+	int done;
+};
+
+static void *ord_read_fn(void *p)
+{
+	struct ord_reader *r = p;
+
+	r->got = js_read1(r->fd);
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void ord_poll_read(struct ctx *c)
+{
+	const char *w = "poll-then-read";
+	struct pollfd pfd = { .events = POLLIN };
+	struct ord_reader rd = { 0 };
+	int fd, cmd[2], rep[2], r, i;
+	bool later = chance(c, 50), third = chance(c, 70);
+	pid_t holder, other = 0;
+	struct fairsem_info in;
+	pthread_t th;
+	uint64_t end;
+
+	fd = ord_new(1, FAIRSEM_JOBSERVER);
+	if (fd < 0 || pipe(cmd) || pipe(rep)) {
+		fail(c, "%s: setup: %s", w, en(errno));
+		return;
+	}
+	rd.fd = do_ioctl(fd, FAIRSEM_IOC_NEW_HANDLE, &(struct fairsem_handle){ 0 });
+	pfd.fd = rd.fd;
+	holder = ord_fork();
+	if (holder == 0) {
+		if (js_read1(fd) != 1)
+			_exit(1);
+		put_ch(rep[1], 'h');
+		if (take_ch(cmd[0], -1) != 'w')
+			_exit(2);
+		put_ch(rep[1], js_write1(fd, '+') == 1 ? 'w' : '!');
+		for (;;)
+			pause();
+	}
+	if (rd.fd < 0 || holder < 0 || take_ch(rep[0], ORD_WAIT_MS) != 'h') {
+		fail(c, "%s: the holder never took the token", w);
+		goto out;
+	}
+	r = poll(&pfd, 1, 1 + below(c, 10));
+	check(c, r == 0, "%s: poll with the token held: %d (want 0, timed out)", w, r);
+	ord_info(fd, &in);
+	check(c, in.waiters == 1, "%s: %llu waiters after the poll timed out "
+	      "(want 1, its reservation)", w, (unsigned long long)in.waiters);
+	if (third) {
+		/* Queued behind the reservation: must not pass it. */
+		other = ord_taker(fd, true, rep[1], 'C');
+		if (other < 0 || ord_wait(fd, 2, -1)) {
+			fail(c, "%s: the third reader never queued", w);
+			goto out;
+		}
+	}
+	if (!later) {
+		put_ch(cmd[1], 'w');
+		check(c, take_ch(rep[0], ORD_WAIT_MS) == 'w',
+		      "%s: the holder's write of the token failed", w);
+	}
+	if (pthread_create(&th, NULL, ord_read_fn, &rd)) {
+		fail(c, "%s: pthread_create", w);
+		goto out;
+	}
+	if (later) {
+		sleep_ns(below(c, 3) * MSEC);
+		put_ch(cmd[1], 'w');
+		check(c, take_ch(rep[0], ORD_WAIT_MS) == 'w',
+		      "%s: the holder's write of the token failed", w);
+	}
+	end = now_ns() + ORD_WAIT_MS * MSEC;
+	while (!__atomic_load_n(&rd.done, __ATOMIC_ACQUIRE) && now_ns() < end)
+		sleep_ns(MSEC);
+	if (!__atomic_load_n(&rd.done, __ATOMIC_ACQUIRE)) {
+		/* The thread stays blocked: this process exits at once. */
+		fail(c, "%s: the blocking read after the timed-out poll never "
+		     "returned (token written back %s it began)", w,
+		     later ? "after" : "before");
+		_exit(3);
+	}
+	pthread_join(th, NULL);
+	check(c, rd.got == 1, "%s: the blocking read returned %d (want 1)", w, rd.got);
+	if (third) {
+		r = take_ch(rep[0], 0);
+		check(c, !r, "%s: the reader queued after the reservation got "
+		      "'%c' first", w, r ? r : '0');
+		ord_info(fd, &in);
+		check(c, in.waiters == 1 && in.taken == 1, "%s: taken %llu "
+		      "waiters %llu after the read (want 1, 1)", w,
+		      (unsigned long long)in.taken, (unsigned long long)in.waiters);
+	}
+	if (rd.got == 1) {
+		r = js_write1(rd.fd, '+');
+		check(c, r == 1, "%s: write back of the token read: %s", w,
+		      r < 0 ? en(-r) : "short");
+	}
+	if (third)
+		check(c, take_ch(rep[0], ORD_WAIT_MS) == 'C',
+		      "%s: the token written back never reached the next reader", w);
+out:
+	ord_kill(holder);
+	ord_kill(other);	/* dies holding its token */
+	if (rd.fd >= 0)
+		close(rd.fd);
+	ord_settled(c, fd, w);
+	for (i = 0; i < 2; i++) {
+		close(cmd[i]);
+		close(rep[i]);
+	}
+	close(fd);
+}
+
+/* ---- ORD_FREEZE ---- */
+
+static int ord_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+static int ord_wait_frozen(const char *cg, int frozen)
+{
+	uint64_t end = now_ns() + ORD_WAIT_MS * MSEC;
+	char path[256], buf[256], want[16];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", cg);
+	snprintf(want, sizeof(want), "frozen %d\n", frozen);
+	for (;;) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			if (strstr(buf, want))
+				return 0;
+		}
+		if (now_ns() > end)
+			return -ETIMEDOUT;
+		sleep_ns(MSEC);
+	}
+}
+
+static void on_usr1_intr(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * A cgroup of the driver's below the cgroup2 root, with a cgroup.freeze
+ * (5.2 and later): true, or false where there is none to freeze with.
+ */
+static bool ord_freezer(const char *cg)
+{
+	char path[160];
+	struct statfs sfs;
+
+	if (statfs(ORD_CGROUP, &sfs) || sfs.f_type != 0x63677270 /* cgroup2 */)
+		return false;
+	if (mkdir(cg, 0755) && errno != EEXIST)
+		return false;
+	snprintf(path, sizeof(path), "%s/cgroup.freeze", cg);
+	if (access(path, W_OK)) {
+		rmdir(cg);
+		return false;
+	}
+	return true;
+}
+
+/* false: no freezer here, the order was not run. */
+static bool ord_freeze(struct ctx *c)
+{
+	const char *w = "freeze+signal+thaw";
+	bool js = chance(c, 50), held = false;
+	int fd, h = -1, go[2], rep[2], i, r;
+	char cg[96], path[160], pid[32];
+	struct fairsem_info in;
+	pid_t a = 0, b = 0;
+
+	snprintf(cg, sizeof(cg), ORD_CGROUP "/fairsem-fuzz-%d", (int)getpid());
+	if (!ord_freezer(cg))
+		return false;
+	fd = ord_new(1, js ? FAIRSEM_JOBSERVER : 0);
+	if (fd < 0 || pipe(go) || pipe(rep)) {
+		fail(c, "%s: setup: %s", w, en(errno));
+		rmdir(cg);
+		return true;
+	}
+	h = do_ioctl(fd, FAIRSEM_IOC_NEW_HANDLE, &(struct fairsem_handle){ 0 });
+	held = h >= 0 && take1(fd, js) == 1;
+	if (!held) {
+		fail(c, "%s: taking the one permit", w);
+		goto out;
+	}
+	a = ord_fork();
+	if (a == 0) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_usr1_intr;	/* no SA_RESTART */
+		sigaction(SIGUSR1, &sa, NULL);
+		h = own_handle(h, js);
+		if (h < 0 || take_ch(go[0], -1) != 'g')
+			_exit(2);
+		r = take1(h, js);
+		put_ch(rep[1], r == -EINTR ? 'i' : r == 1 ? '1' : '!');
+		if (take_ch(go[0], -1) != 'a')
+			_exit(4);
+		put_ch(rep[1], take1(h, js) == 1 ? 'A' : '!');
+		for (;;)
+			pause();
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	snprintf(pid, sizeof(pid), "%d", (int)a);
+	if (a < 0 || ord_write_file(path, pid)) {
+		fail(c, "%s: moving the waiter into %s", w, cg);
+		goto out;
+	}
+	put_ch(go[1], 'g');
+	if (ord_wait(fd, 1, 1)) {
+		fail(c, "%s: the waiter never queued", w);
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.freeze", cg);
+	if (ord_write_file(path, "1") || ord_wait_frozen(cg, 1)) {
+		fail(c, "%s: the cgroup never froze", w);
+		goto out;
+	}
+	kill(a, SIGUSR1);
+	if (ord_write_file(path, "0") || ord_wait_frozen(cg, 0)) {
+		fail(c, "%s: the cgroup never thawed", w);
+		goto out;
+	}
+	r = take_ch(rep[0], ORD_WAIT_MS);
+	check(c, r == 'i', "%s: the %s ended '%c' (want 'i': EINTR)", w,
+	      js ? "read" : "ACQUIRE", r ? r : '0');
+	if (r != 'i')
+		goto out;
+	r = ord_wait(fd, 0, 1);
+	ord_info(fd, &in);
+	check(c, !r, "%s: after EINTR, waiters %llu taken %llu (want 0 and 1: "
+	      "no place kept)", w, (unsigned long long)in.waiters,
+	      (unsigned long long)in.taken);
+	b = ord_taker(h, js, rep[1], 'B');
+	if (b < 0 || ord_wait(fd, 1, 1)) {
+		fail(c, "%s: the second waiter never queued", w);
+		goto out;
+	}
+	put_ch(go[1], 'a');
+	if (ord_wait(fd, 2, 1)) {
+		fail(c, "%s: the interrupted waiter's new call never queued", w);
+		goto out;
+	}
+	held = false;
+	check(c, give1(fd, js) == 1, "%s: giving the permit back", w);
+	r = take_ch(rep[0], ORD_WAIT_MS);
+	check(c, r == 'B', "%s: '%c' was granted first (want 'B': the "
+	      "interrupted call kept no place)", w, r ? r : '0');
+	ord_kill(b);	/* dies holding it: the next is A's */
+	b = 0;
+	r = take_ch(rep[0], ORD_WAIT_MS);
+	check(c, r == 'A', "%s: '%c' after the first holder died (want 'A')",
+	      w, r ? r : '0');
+out:
+	if (a > 0) {
+		snprintf(path, sizeof(path), "%s/cgroup.freeze", cg);
+		ord_write_file(path, "0");
+	}
+	ord_kill(a);
+	ord_kill(b);
+	for (i = 0; i < 100 && rmdir(cg) && errno == EBUSY; i++)
+		sleep_ns(10 * MSEC);
+	if (held)
+		give1(fd, js);
+	if (h >= 0)
+		close(h);
+	ord_settled(c, fd, w);
+	close(fd);
+	for (i = 0; i < 2; i++) {
+		close(go[i]);
+		close(rep[i]);
+	}
+	return true;
+}
+
+/* ---- ORD_HOSTILE ---- */
+
+#define HLIMIT	4
+
+static _Atomic uint64_t *fw(char *b)
+{
+	return (_Atomic uint64_t *)b;
+}
+
+static _Atomic uint32_t *fslot(char *b, size_t len, int i)
+{
+	return (_Atomic uint32_t *)(b + len / 2) + i;
+}
+
+/* One permit through the page (the README's A1 to A6): true if taken. */
+static bool ord_fast_take(char *b, size_t len, uint64_t n)
+{
+	uint64_t v;
+	bool done = false;
+
+	atomic_fetch_add(fslot(b, len, 1), 1);
+	v = atomic_load(fw(b));
+	while (!(v & FBITS) && (v & FAIRSEM_FAST_FREE) >= n)
+		if (atomic_compare_exchange_weak(fw(b), &v, v - n)) {
+			atomic_fetch_add(fslot(b, len, 0), (uint32_t)n);
+			done = true;
+			break;
+		}
+	atomic_fetch_sub(fslot(b, len, 1), 1);
+	return done;
+}
+
+static int ord_fenced(int fd)
+{
+	char buf[4096], path[64], *l;
+	int f;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -1;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	l = strstr(buf, "fairsem-fast:");
+	return l && strstr(l, " fenced=1") ? 1 : 0;
+}
+
+static void ord_hostile(struct ctx *c)
+{
+	const char *w = "hostile fast writer";
+	size_t len = 2 * (size_t)page;
+	int fd, hh, p[2], r;
+	pid_t hostile, dying;
+	struct fairsem_info in;
+	uint64_t end, v = 0;
+	char *b;
+
+	fd = ord_new(HLIMIT, FAIRSEM_FAST);
+	if (fd < 0 || pipe(p)) {
+		fail(c, "%s: setup: %s", w, en(errno));
+		return;
+	}
+	b = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	hh = do_ioctl(fd, FAIRSEM_IOC_NEW_HANDLE, &(struct fairsem_handle){ 0 });
+	if (b == MAP_FAILED || hh < 0) {
+		fail(c, "%s: mmap or NEW_HANDLE: %s", w, en(errno));
+		return;
+	}
+	hostile = ord_fork();
+	if (hostile == 0) {
+		char *hb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, hh, 0);
+		uint64_t junk = rnd64(c);
+
+		if (hb == MAP_FAILED || !ord_fast_take(hb, len, 1))
+			_exit(1);
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(1);
+		/* Garbage in W, anything: only a reconcile makes it exact. */
+		atomic_store(fw(hb), junk);
+		atomic_store(fslot(hb, len, 1), 1);	/* inflight, for ever */
+		put_ch(p[1], 'h');
+		for (;;)
+			pause();
+	}
+	if (hostile < 0 || take_ch(p[0], ORD_WAIT_MS) != 'h') {
+		fail(c, "%s: the hostile client never got going", w);
+		goto out;
+	}
+	close(hh);
+	/* Another mapping takes what it can, by the page or the kernel, and dies. */
+	dying = ord_fork();
+	if (dying == 0) {
+		int dh = own_handle(fd, false);
+		char *db = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, dh, 0);
+		struct fairsem_acquire acq = { .count = 2, .deadline_ns = NODL,
+					       .flags = FAIRSEM_ACQ_TRY };
+
+		if (db == MAP_FAILED)
+			_exit(1);
+		if (!ord_fast_take(db, len, 2))
+			do_ioctl(dh, FAIRSEM_IOC_ACQUIRE, &acq);
+		_exit(0);
+	}
+	if (dying > 0)
+		while (waitpid(dying, NULL, 0) < 0 && errno == EINTR)
+			;
+	/* The reconcile for its death waits for the hostile slot, 20 s at most. */
+	end = now_ns() + 40000 * MSEC;
+	while ((r = ord_fenced(fd)) == 0 && now_ns() < end)
+		sleep_ns(20 * MSEC);
+	check(c, r == 1, "%s: the slot left in flight was not fenced within 40 s", w);
+	end = now_ns() + ORD_WAIT_MS * MSEC;
+	do {
+		v = atomic_load(fw(b));
+		if (!ord_info(fd, &in) && !(v & FBITS) && in.taken == 1 &&
+		    v == HLIMIT - 1)
+			break;
+		sleep_ns(10 * MSEC);
+	} while (now_ns() < end);
+	check(c, !(v & FBITS) && in.taken == 1 && in.available == HLIMIT - 1 &&
+	      v == HLIMIT - 1, "%s: after the fence, taken %llu available %llu, "
+	      "W %#" PRIx64 " (want the hostile one's 1 taken, W %d free, no bit)",
+	      w, (unsigned long long)in.taken, (unsigned long long)in.available,
+	      v, HLIMIT - 1);
+out:
+	ord_kill(hostile);
+	/* The fenced mapping dies: its one permit comes back, W exact. */
+	end = now_ns() + ORD_WAIT_MS * MSEC;
+	do {
+		v = atomic_load(fw(b));
+		if (!ord_info(fd, &in) && !in.taken && v == HLIMIT)
+			break;
+		sleep_ns(10 * MSEC);
+	} while (now_ns() < end);
+	check(c, !in.taken && !in.waiters && in.available == HLIMIT &&
+	      v == HLIMIT, "%s: with every client dead, taken %llu available "
+	      "%llu waiters %llu, W %#" PRIx64 " (want 0, %d, 0, %d free)", w,
+	      (unsigned long long)in.taken, (unsigned long long)in.available,
+	      (unsigned long long)in.waiters, v, HLIMIT, HLIMIT);
+	munmap(b, len);
+	close(fd);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* ---- ORD_SHARED ---- */
+
+/* The exec'd side of ORD_SHARED: argv = { name, EXEC_CHILD_ARG, h, rep }. */
+static void __attribute__((noreturn)) exec_child(char **argv)
+{
+	int h = atoi(argv[2]), rep = atoi(argv[3]);
+	char ch = '+';
+	ssize_t r = write(h, &ch, 1);
+
+	put_ch(rep, r < 0 && errno == EINVAL ? 'i' : 'x');
+	put_ch(rep, 'e');
+	for (;;)
+		pause();
+}
+
+static void ord_shared(struct ctx *c)
+{
+	const char *w = "shared then unshared/exec'd table";
+	bool ex = chance(c, 40);
+	int fd, h, rep[2], r, r2;
+	pid_t pid;
+
+	fd = ord_new(2, FAIRSEM_JOBSERVER);
+	h = fd < 0 ? -1 : do_ioctl(fd, FAIRSEM_IOC_NEW_HANDLE,
+				   &(struct fairsem_handle){ 0 });
+	if (h < 0 || pipe(rep)) {	/* neither close-on-exec */
+		fail(c, "%s: setup: %s", w, en(errno));
+		return;
+	}
+	pid = (pid_t)syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0);
+	if (pid == 0) {
+		char a1[16], a2[16];
+		char *argv[] = { FUZZ_NAME, EXEC_CHILD_ARG, a1, a2, NULL };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (js_read1(h) != 1)
+			_exit(1);
+		if (ex) {
+			snprintf(a1, sizeof(a1), "%d", h);
+			snprintf(a2, sizeof(a2), "%d", rep[1]);
+			execv("/proc/self/exe", argv);
+			_exit(2);
+		}
+		if (unshare(CLONE_FILES))
+			_exit(1);
+		put_ch(rep[1], js_write1(h, '+') == -EINVAL ? 'i' : 'x');
+		put_ch(rep[1], js_read1(h) == 1 ? 'e' : 'x');
+		for (;;)
+			pause();
+	}
+	if (pid < 0) {
+		fail(c, "%s: clone(CLONE_FILES): %s", w, en(errno));
+		goto out;
+	}
+	r = take_ch(rep[0], ORD_WAIT_MS);
+	r2 = take_ch(rep[0], ORD_WAIT_MS);
+	check(c, r == 'i' && r2 == 'e', "%s: after %s the new table said "
+	      "'%c%c' (want 'ie': no account, its write EINVAL)", w,
+	      ex ? "exec" : "unshare", r ? r : '0', r2 ? r2 : '0');
+	/* exec: the table's one; unshare: that one, and the new table's. */
+	check(c, !ord_wait(fd, 0, ex ? 1 : 2), "%s: taken after %s (want %d)",
+	      w, ex ? "exec" : "unshare", ex ? 1 : 2);
+	r = js_write1(h, '+');
+	check(c, r == 1, "%s: the shared table's write of the token read "
+	      "before the %s: %s", w, ex ? "exec" : "unshare",
+	      r < 0 ? en(-r) : "short");
+	check(c, !ord_wait(fd, 0, ex ? 0 : 1), "%s: taken after the write back "
+	      "(want %d)", w, ex ? 0 : 1);
+out:
+	ord_kill(pid);	/* the new table's account ends with it */
+	ord_settled(c, fd, w);
+	close(h);
+	close(fd);
+	close(rep[0]);
+	close(rep[1]);
+}
+
+/* ---- ORD_WITHDRAW_REAP ---- */
+
+#define WR_MAX	48
+
+struct wr {
+	struct ctx *c;
+	int fd, n, adds;
+	uint32_t id[WR_MAX];
+	int wres[WR_MAX];	/* the racing withdraw's result: 1 none yet */
+	int reaped[WR_MAX];	/* how many times reaped */
+	int seq[WR_MAX], nseq;	/* submission indexes, in reap order */
+	int race_reaped[WR_MAX];
+	volatile int go, stop;
+	char *bad;		/* a page, then a PROT_NONE one */
+};
+
+static int wr_index(struct wr *s, uint32_t id)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->id[i] == id)
+			return i;
+	return -1;
+}
+
+static void wr_took(struct wr *s, const uint32_t *ids, int n, bool race)
+{
+	int i, k;
+
+	for (i = 0; i < n; i++) {
+		k = wr_index(s, ids[i]);
+		if (k < 0) {
+			fail(s->c, "withdraw racing reap: REAP gave id %u, never "
+			     "submitted", ids[i]);
+			continue;
+		}
+		s->reaped[k]++;
+		if (race)
+			s->race_reaped[k] = 1;
+		if (s->nseq < WR_MAX)
+			s->seq[s->nseq++] = k;
+	}
+}
+
+static void *wr_reaper(void *p)
+{
+	struct wr *s = p;
+	uint32_t ids[8];
+	unsigned short xs[3] = { (unsigned short)s->n, 7, 11 };
+
+	while (!s->go)
+		;
+	while (!s->stop) {
+		uint32_t max = 1 + nrand48(xs) % 8;
+		bool bad = nrand48(xs) % 4 == 0;
+		/* A bad buffer: its first id fits, the rest fall on PROT_NONE. */
+		uint32_t *buf = bad ? (uint32_t *)(s->bad + page - 4) : ids;
+		struct fairsem_reap rp = { .ids = (uintptr_t)buf, .max = bad ? 2 : max };
+		int r = do_ioctl(s->fd, FAIRSEM_IOC_REAP, &rp);
+
+		if (r > 0 && (!bad || r == 1))
+			wr_took(s, buf, r, true);
+		else if (r > 0 || (r < 0 && r != -EAGAIN && !(bad && r == -EFAULT)))
+			fail(s->c, "withdraw racing reap: REAP into a %s buffer: %d",
+			     bad ? "faulting" : "good", r);
+	}
+	return NULL;
+}
+
+static void *wr_withdrawer(void *p)
+{
+	struct wr *s = p;
+	unsigned short xs[3] = { (unsigned short)s->n, 3, 5 };
+	int order[WR_MAX], i, j, t;
+
+	for (i = 0; i < s->n; i++)
+		order[i] = i;
+	for (i = s->n - 1; i > 0; i--) {
+		j = nrand48(xs) % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	while (!s->go)
+		;
+	for (i = 0; i < s->n && !s->stop; i++) {
+		if (nrand48(xs) % 3 == 0)
+			continue;	/* left for the end */
+		s->wres[order[i]] = do_ioctl(s->fd, FAIRSEM_IOC_WITHDRAW,
+					     &s->id[order[i]]);
+		if (nrand48(xs) % 2)
+			sched_yield();
+	}
+	return NULL;
+}
+
+static void ord_withdraw_reap(struct ctx *c)
+{
+	const char *w = "withdraw racing reap";
+	struct fairsem_counts one = { .count = { 1 }, .nkinds = 1 };
+	struct wr *s = calloc(1, sizeof(*s));
+	pthread_t tr, tw;
+	struct fairsem_info in;
+	int i, r, nreaped = 0, last = -1;
+	uint32_t ids[8];
+
+	if (!s)
+		return;
+	s->c = c;
+	s->fd = ord_new(0, 0);
+	s->bad = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->fd < 0 || s->bad == MAP_FAILED ||
+	    mprotect(s->bad + page, page, PROT_NONE)) {
+		fail(c, "%s: setup: %s", w, en(errno));
+		free(s);
+		return;
+	}
+	s->n = 4 + below(c, WR_MAX - 4);
+	for (i = 0; i < s->n; i++) {
+		r = do_ioctl(s->fd, FAIRSEM_IOC_SUBMIT, &one);
+		if (r <= 0) {
+			fail(c, "%s: SUBMIT %d of 1 with nothing free: %d "
+			     "(want an id)", w, i, r);
+			s->n = i;
+			break;
+		}
+		s->id[i] = (uint32_t)r;
+		s->wres[i] = 1;
+	}
+	if (pthread_create(&tr, NULL, wr_reaper, s)) {
+		fail(c, "%s: pthread_create", w);
+		goto out;
+	}
+	if (pthread_create(&tw, NULL, wr_withdrawer, s)) {
+		s->stop = 1;
+		s->go = 1;
+		pthread_join(tr, NULL);
+		goto out;
+	}
+	s->go = 1;
+	/* Grants while both race. */
+	s->adds = below(c, s->n + 1);
+	for (i = 0; i < s->adds; i++) {
+		uint64_t n1 = 1;
+
+		if (do_ioctl(s->fd, FAIRSEM_IOC_ADD, &n1))
+			fail(c, "%s: ADD: %s", w, en(errno));
+		if (chance(c, 50))
+			sched_yield();
+	}
+	pthread_join(tw, NULL);
+	s->stop = 1;
+	pthread_join(tr, NULL);
+	/* Drain: reap the rest, withdraw what never was. */
+	for (;;) {
+		struct fairsem_reap rp = { .ids = (uintptr_t)ids, .max = 8 };
+
+		r = do_ioctl(s->fd, FAIRSEM_IOC_REAP, &rp);
+		if (r <= 0)
+			break;
+		wr_took(s, ids, r, false);
+	}
+	check(c, r == -EAGAIN, "%s: the final REAP: %d (want EAGAIN)", w, r);
+	for (i = 0; i < s->n; i++) {
+		check(c, s->reaped[i] <= 1, "%s: id %u reaped %d times", w,
+		      s->id[i], s->reaped[i]);
+		check(c, s->wres[i] == 1 || s->wres[i] == 0 || s->wres[i] == -ENOENT,
+		      "%s: WITHDRAW of id %u: %d", w, s->id[i], s->wres[i]);
+		check(c, !(s->wres[i] == 0 && s->reaped[i]), "%s: id %u was "
+		      "withdrawn and then reaped", w, s->id[i]);
+		check(c, s->wres[i] != -ENOENT || s->race_reaped[i], "%s: WITHDRAW "
+		      "of id %u said ENOENT, but no reap had taken it (%s)", w,
+		      s->id[i], s->reaped[i] ? "reaped later: it came back" :
+		      "never reaped");
+		if (s->wres[i] == 1 && !s->reaped[i]) {
+			r = do_ioctl(s->fd, FAIRSEM_IOC_WITHDRAW, &s->id[i]);
+			check(c, r == 0, "%s: WITHDRAW of id %u, neither reaped "
+			      "nor withdrawn: %d (want 0)", w, s->id[i], r);
+		}
+		nreaped += s->reaped[i] > 0;
+	}
+	for (i = 0; i < s->nseq; i++) {
+		check(c, s->seq[i] > last, "%s: the grant of submission %d was "
+		      "reaped after that of submission %d", w, s->seq[i], last);
+		last = s->seq[i];
+	}
+	ord_info(s->fd, &in);
+	check(c, in.waiters == 0 && in.holds == (uint64_t)nreaped &&
+	      in.taken == (uint64_t)nreaped && in.limit == (uint64_t)s->adds &&
+	      in.available == (uint64_t)(s->adds - nreaped),
+	      "%s: %d submitted, %d added, %d reaped: limit %llu taken %llu "
+	      "holds %llu available %llu waiters %llu", w, s->n, s->adds,
+	      nreaped, (unsigned long long)in.limit,
+	      (unsigned long long)in.taken, (unsigned long long)in.holds,
+	      (unsigned long long)in.available, (unsigned long long)in.waiters);
+	if (in.holds) {
+		uint64_t h = in.holds;
+
+		do_ioctl(s->fd, FAIRSEM_IOC_RELEASE, &h);
+	}
+	ord_settled(c, s->fd, w);
+out:
+	munmap(s->bad, 2 * page);
+	close(s->fd);
+	free(s);
+}
+
+/* ---- the op ---- */
+
+/*
+ * ORD_HOSTILE's driver runs in the background: its fence takes 20 s, in
+ * which the workers would otherwise wait for it at the barrier.  main()
+ * collects it before its last check (ord_collect()).
+ */
+static pid_t ord_bg;
+
+/* Wait for a driver up to ms: its outcome counted, or a failure. */
+static void ord_wait_driver(struct ctx *c, int ord, pid_t pid, uint64_t ms)
+{
+	uint64_t end = now_ns() + ms * MSEC;
+	int status = 0;
+	pid_t r;
+
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && now_ns() < end)
+		sleep_ns(5 * MSEC);
+	if (r == 0) {
+		fail(c, "orders: %s hung for %" PRIu64 " ms", ord_names[ord], ms);
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	} else if (r != pid) {
+		fail(c, "orders: waitpid of %s's driver: %s", ord_names[ord],
+		     en(errno));
+	} else if (WIFEXITED(status) && !WEXITSTATUS(status)) {
+		__atomic_add_fetch(&sh->ord_done[ord], 1, __ATOMIC_RELAXED);
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 4) {
+		__atomic_add_fetch(&sh->ord_skipped, 1, __ATOMIC_RELAXED);
+	} else if (!(WIFEXITED(status) && WEXITSTATUS(status) == 3)) {
+		/* 3: it failed and said why */
+		fail(c, "orders: %s's driver ended with status %#x",
+		     ord_names[ord], status);
+	}
+}
+
+static void ord_collect(struct ctx *c)
+{
+	if (ord_bg > 0)
+		ord_wait_driver(c, ORD_HOSTILE, ord_bg, 60000);
+	ord_bg = 0;
+}
+
+/*
+ * A driver keeps none of the descriptors it was forked with but keep:
+ * copies of the table's handles would keep them open after the workers
+ * close them, and the hostile driver lives on across quiescent points.
+ */
+static void ord_close_inherited(int keep)
+{
+	struct rlimit rl = { .rlim_cur = 1024 };
+	int fd;
+
+#ifdef SYS_close_range
+	if (keep > 3 && !syscall(SYS_close_range, 3, keep - 1, 0) &&
+	    !syscall(SYS_close_range, keep + 1, ~0U, 0))
+		return;
+#endif
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur > 65536)
+		rl.rlim_cur = 65536;
+	for (fd = 3; fd < (int)rl.rlim_cur; fd++)
+		if (fd != keep)
+			close(fd);
+}
+
+static void op_orders(struct ctx *c)
+{
+	int ord = below(c, ORD_NR), sync[2];
+	uint64_t end;
+	pid_t pid;
+
+	if (ord == ORD_HOSTILE) {
+		/* At most once a run, and only with the time for it left. */
+		if (now_ns() + 35000 * MSEC > ord_end_ns ||
+		    __atomic_exchange_n(&ord_hostile_done, 1, __ATOMIC_SEQ_CST))
+			ord = ORD_WITHDRAW_REAP;
+	}
+	if (ord != ORD_HOSTILE && pthread_mutex_trylock(&ord_mu))
+		return;		/* one at a time, besides the hostile one */
+	if (pipe2(sync, O_CLOEXEC)) {
+		if (ord != ORD_HOSTILE)
+			pthread_mutex_unlock(&ord_mu);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		/*
+		 * The hostile driver outlives its worker thread at the end
+		 * of a run: no death signal from it.  Every wait of its is
+		 * bounded, and its own processes die with it.
+		 */
+		if (ord != ORD_HOSTILE)
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != main_pid)
+			_exit(0);
+		ord_close_inherited(sync[1]);
+		put_ch(sync[1], 's');
+		close(sync[1]);
+		c->child = true;
+		c->fails = 0;
+		c->op = ord_names[ord];
+		switch (ord) {
+		case ORD_POLL_READ: ord_poll_read(c); break;
+		case ORD_FREEZE:
+			if (!ord_freeze(c))
+				_exit(4);
+			break;
+		case ORD_HOSTILE: ord_hostile(c); break;
+		case ORD_SHARED: ord_shared(c); break;
+		case ORD_WITHDRAW_REAP: ord_withdraw_reap(c); break;
+		}
+		_exit(c->fails ? 3 : 0);
+	}
+	close(sync[1]);
+	if (pid > 0) {
+		/* Until it closed what it inherited (signals interrupt the poll). */
+		end = now_ns() + ORD_WAIT_MS * MSEC;
+		while (!take_ch(sync[0], 100) && now_ns() < end)
+			;
+	}
+	close(sync[0]);
+	if (ord == ORD_HOSTILE) {
+		ord_bg = pid;
+		return;
+	}
+	if (pid > 0)
+		ord_wait_driver(c, ord, pid, ORD_WAIT_MS * 4);
+	pthread_mutex_unlock(&ord_mu);
+}
+
 static bool run_op(struct ctx *c, int op);
 
 static void __attribute__((noreturn)) child_main(struct ctx *c, int sock,
@@ -2790,6 +3876,7 @@ static bool run_op(struct ctx *c, int op)
 	case OP_CHMOD: op_chmod(c); break;
 	case OP_KINDS: op_kinds(c); break;
 	case OP_FAST: op_fast(c); break;
+	case OP_ORDERS: op_orders(c); break;
 	}
 	c->op = NULL;
 	return true;
@@ -3427,6 +4514,8 @@ int main(int argc, char **argv)
 	int i, tap = 0, f0;
 	bool healthy = true;
 
+	if (argc == 4 && !strcmp(argv[1], EXEC_CHILD_ARG))
+		exec_child(argv);	/* ORD_SHARED's exec'd client */
 	seed = env_u64("FAIRSEM_FUZZ_SEED", 0);
 	{
 		/* FAIRSEM_FUZZ_ARGS first, so the command line wins. */
@@ -3569,6 +4658,7 @@ int main(int argc, char **argv)
 	}
 	pthread_mutex_unlock(&tab.mu);
 
+	ord_end_ns = now_ns() + seconds * 1000 * MSEC;
 	for (i = 0; i < nthreads; i++) {
 		workers[i] = ctx_new(i, (uint64_t)lrand48() << 20 ^ (uint64_t)lrand48());
 		if (!workers[i] || pthread_create(&worker_threads[i], NULL, worker, workers[i])) {
@@ -3611,6 +4701,7 @@ int main(int argc, char **argv)
 		resume();
 		for (i = 0; i < nthreads; i++)
 			pthread_join(worker_threads[i], NULL);
+		ord_collect(coord);
 		/* Close everything; the module must be back where it started. */
 		pthread_mutex_lock(&tab.mu);
 		for (i = 0; i < MAX_SLOTS; i++)
@@ -3657,6 +4748,12 @@ int main(int argc, char **argv)
 				len += snprintf(line + len, sizeof(line) - len, " %s %" PRIu64 ",",
 						en(e), sh->res[e]);
 		say("# results:%s", line);
+		len = 0;
+		for (i = 0; i < ORD_NR; i++)
+			len += snprintf(line + len, sizeof(line) - len, " %s %" PRIu64 ",",
+					ord_names[i], sh->ord_done[i]);
+		say("# orders passed:%s not run (no cgroup freezer) %" PRIu64,
+		    line, sh->ord_skipped);
 	}
 	say("%s %d - calls answered as the contract allows (seed %" PRIu64 ")",
 	    sh->failures > sh->inv_failures ? "not ok" : "ok", ++tap, seed);
