@@ -81,6 +81,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/fs.h>
+#include <linux/userfaultfd.h>
 #include <termios.h>
 
 #ifndef RENAME_NOREPLACE
@@ -170,6 +171,7 @@ struct shared {
 	uint64_t op_count[OP_NR];
 	uint64_t res[160];		/* ioctl/read results: [0] success, [errno] */
 	uint64_t ord_done[5], ord_skipped;	/* OP_ORDERS: passed, no freezer */
+	uint64_t ord_uffd;		/* withdraw racing reap: a reap held */
 };
 
 static struct shared *sh;
@@ -2615,8 +2617,9 @@ static void check_kinds(struct ctx *c)
  *    (CLONE_FILES) reads a token, then unshares the table or execs: its
  *    new table has no account (a write is EINVAL), the token stays with
  *    the shared table, and what the new table read comes back when it dies;
- *  - ORD_WITHDRAW_REAP: WITHDRAW racing REAP (some of whose buffers fault)
- *    and ADD on submitted requests: every request ends reaped or
+ *  - ORD_WITHDRAW_REAP: WITHDRAW racing REAP (some of whose buffers fault,
+ *    one held in its fault by a userfaultfd where there is one) and ADD
+ *    on submitted requests: every request ends reaped or
  *    withdrawn, once, ENOENT only for one reaped, grants reaped in the
  *    order submitted, and the books exact.
  * Every order ends with nothing taken and nothing queued once its
@@ -3337,6 +3340,17 @@ struct wr {
 	int race_reaped[WR_MAX];
 	volatile int go, stop;
 	char *bad;		/* a page, then a PROT_NONE one */
+	/*
+	 * Some orders reap once into a page whose first touch waits in a
+	 * userfaultfd, held there while the withdraws go on, then given a
+	 * page (the reap completes) or unmapped (EFAULT): a reap's fault
+	 * window made wide.
+	 */
+	int uffd;		/* -1: not this time */
+	char *upage;
+	bool unmap;		/* end the fault by unmapping the page */
+	volatile int uffd_done;	/* the reaper is past its held reap */
+	int uffd_faults;
 };
 
 static int wr_index(struct wr *s, uint32_t id)
@@ -3376,6 +3390,22 @@ static void *wr_reaper(void *p)
 
 	while (!s->go)
 		;
+	/* Until a reap touches the held page (before a grant: EAGAIN). */
+	while (s->uffd >= 0 && !s->stop) {
+		struct fairsem_reap rp = { .ids = (uintptr_t)s->upage, .max = 8 };
+		int r = do_ioctl(s->fd, FAIRSEM_IOC_REAP, &rp);
+
+		if (r == -EAGAIN)
+			continue;
+		if (r > 0 && !s->unmap)
+			wr_took(s, (uint32_t *)s->upage, r, true);
+		else if (!(r == -EFAULT && s->unmap))
+			fail(s->c, "withdraw racing reap: REAP held in a fault "
+			     "that %s: %d", s->unmap ? "ends unmapped" :
+			     "gets its page", r);
+		break;
+	}
+	s->uffd_done = 1;
 	while (!s->stop) {
 		uint32_t max = 1 + nrand48(xs) % 8;
 		bool bad = nrand48(xs) % 4 == 0;
@@ -3391,6 +3421,60 @@ static void *wr_reaper(void *p)
 			     bad ? "faulting" : "good", r);
 	}
 	return NULL;
+}
+
+/* Holds the reap's fault a while, then ends it as s->unmap says. */
+static void *wr_resolver(void *p)
+{
+	struct wr *s = p;
+	struct pollfd pfd = { .fd = s->uffd, .events = POLLIN };
+	struct uffd_msg msg;
+
+	while (!s->uffd_done) {
+		if (poll(&pfd, 1, 20) != 1 ||
+		    read(s->uffd, &msg, sizeof(msg)) != (ssize_t)sizeof(msg) ||
+		    msg.event != UFFD_EVENT_PAGEFAULT)
+			continue;
+		s->uffd_faults++;
+		sleep_ns((1 + nrand48((unsigned short[3]){ 1, 2, (unsigned short)s->n }) % 3) * MSEC);
+		if (s->unmap) {
+			munmap(s->upage, page);
+			close(s->uffd);
+			s->uffd = -2;
+		} else {
+			struct uffdio_zeropage z = {
+				.range = { .start = (uintptr_t)s->upage, .len = page },
+			};
+
+			if (ioctl(s->uffd, UFFDIO_ZEROPAGE, &z))
+				fail(s->c, "withdraw racing reap: UFFDIO_ZEROPAGE: %s",
+				     en(errno));
+		}
+		break;
+	}
+	return NULL;
+}
+
+/* A page whose first touch waits for wr_resolver: its uffd, or -1. */
+static int wr_uffd_page(struct wr *s)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (uffd < 0)
+		return -1;	/* no CONFIG_USERFAULTFD: the plain race only */
+	s->upage = mmap(NULL, page, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	reg.range.start = (uintptr_t)s->upage;
+	reg.range.len = page;
+	if (s->upage == MAP_FAILED || ioctl(uffd, UFFDIO_API, &api) ||
+	    ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+		fail(s->c, "withdraw racing reap: userfaultfd setup: %s", en(errno));
+		close(uffd);
+		return -1;
+	}
+	return uffd;
 }
 
 static void *wr_withdrawer(void *p)
@@ -3425,9 +3509,10 @@ static void ord_withdraw_reap(struct ctx *c)
 	const char *w = "withdraw racing reap";
 	struct fairsem_counts one = { .count = { 1 }, .nkinds = 1 };
 	struct wr *s = calloc(1, sizeof(*s));
-	pthread_t tr, tw;
+	pthread_t tr, tw, tu;
 	struct fairsem_info in;
 	int i, r, nreaped = 0, last = -1;
+	bool uffd;
 	uint32_t ids[8];
 
 	if (!s)
@@ -3443,6 +3528,8 @@ static void ord_withdraw_reap(struct ctx *c)
 		return;
 	}
 	s->n = 4 + below(c, WR_MAX - 4);
+	s->uffd = chance(c, 50) ? wr_uffd_page(s) : -1;
+	s->unmap = chance(c, 50);
 	for (i = 0; i < s->n; i++) {
 		r = do_ioctl(s->fd, FAIRSEM_IOC_SUBMIT, &one);
 		if (r <= 0) {
@@ -3454,14 +3541,24 @@ static void ord_withdraw_reap(struct ctx *c)
 		s->id[i] = (uint32_t)r;
 		s->wres[i] = 1;
 	}
+	if (s->uffd >= 0 && pthread_create(&tu, NULL, wr_resolver, s)) {
+		close(s->uffd);
+		s->uffd = -1;
+	}
+	uffd = s->uffd >= 0;
 	if (pthread_create(&tr, NULL, wr_reaper, s)) {
 		fail(c, "%s: pthread_create", w);
+		s->uffd_done = 1;
+		if (uffd)
+			pthread_join(tu, NULL);
 		goto out;
 	}
 	if (pthread_create(&tw, NULL, wr_withdrawer, s)) {
 		s->stop = 1;
 		s->go = 1;
 		pthread_join(tr, NULL);
+		if (uffd)
+			pthread_join(tu, NULL);
 		goto out;
 	}
 	s->go = 1;
@@ -3478,6 +3575,11 @@ static void ord_withdraw_reap(struct ctx *c)
 	pthread_join(tw, NULL);
 	s->stop = 1;
 	pthread_join(tr, NULL);
+	if (uffd) {
+		pthread_join(tu, NULL);
+		if (s->uffd_faults)
+			__atomic_add_fetch(&sh->ord_uffd, 1, __ATOMIC_RELAXED);
+	}
 	/* Drain: reap the rest, withdraw what never was. */
 	for (;;) {
 		struct fairsem_reap rp = { .ids = (uintptr_t)ids, .max = 8 };
@@ -4752,8 +4854,9 @@ int main(int argc, char **argv)
 		for (i = 0; i < ORD_NR; i++)
 			len += snprintf(line + len, sizeof(line) - len, " %s %" PRIu64 ",",
 					ord_names[i], sh->ord_done[i]);
-		say("# orders passed:%s not run (no cgroup freezer) %" PRIu64,
-		    line, sh->ord_skipped);
+		say("# orders passed:%s not run (no cgroup freezer) %" PRIu64
+		    ", reaps held in a fault %" PRIu64, line, sh->ord_skipped,
+		    sh->ord_uffd);
 	}
 	say("%s %d - calls answered as the contract allows (seed %" PRIu64 ")",
 	    sh->failures > sh->inv_failures ? "not ok" : "ok", ++tap, seed);
