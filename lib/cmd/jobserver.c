@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "governor.h"
 #include "jobserver.h"
 
 #define SUB "jobserver"
@@ -45,7 +46,20 @@ struct js_opts {
 	const char *name;	/* --name */
 	const char *create;	/* --create */
 	int mode;		/* --mode, -1 if not given */
+	const char *govern;	/* --govern */
+	const char *service;	/* --service */
+	const char *set;	/* --set */
+	const char *gov_opt;	/* the first governor setting given */
+	struct gov_conf conf;	/* --govern's settings */
 	char **cmd;		/* COMMAND [ARG]... */
+};
+
+/* The governor's settings: --KEY VALUE, as KEY=VALUE in a config file. */
+#define GOV_OPT 0x100
+static const char *const gov_keys[] = {
+	"memory-pressure", "cpu-pressure", "load-average",
+	"min-memory-available", "step", "interval", "max-withheld",
+	"psi-dir", "proc-dir",
 };
 
 /* The jobserver once made or opened. */
@@ -62,7 +76,19 @@ static const struct option js_options[] = {
 	{ "name",	required_argument,	NULL, 'N' },
 	{ "create",	required_argument,	NULL, 'C' },
 	{ "mode",	required_argument,	NULL, 'M' },
+	{ "govern",	required_argument,	NULL, 'G' },
+	{ "service",	required_argument,	NULL, 'S' },
+	{ "set",	required_argument,	NULL, 'T' },
 	{ "help",	no_argument,		NULL, 'h' },
+	{ "memory-pressure",	  required_argument, NULL, GOV_OPT + 0 },
+	{ "cpu-pressure",	  required_argument, NULL, GOV_OPT + 1 },
+	{ "load-average",	  required_argument, NULL, GOV_OPT + 2 },
+	{ "min-memory-available", required_argument, NULL, GOV_OPT + 3 },
+	{ "step",		  required_argument, NULL, GOV_OPT + 4 },
+	{ "interval",		  required_argument, NULL, GOV_OPT + 5 },
+	{ "max-withheld",	  required_argument, NULL, GOV_OPT + 6 },
+	{ "psi-dir",		  required_argument, NULL, GOV_OPT + 7 },
+	{ "proc-dir",		  required_argument, NULL, GOV_OPT + 8 },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -109,8 +135,37 @@ static void js_bad_option(char **argv, int c)
 	usage_error(SUB, "unknown option '%.*s'", len, arg);
 }
 
+/* --govern, --service and --set run nothing and exclude the rest. */
+static void js_check_modes(struct js_opts *o)
+{
+	const char *mode = o->govern ? "--govern" : o->service ? "--service" :
+			   o->set ? "--set" : NULL;
+
+	if (!!o->govern + !!o->service + !!o->set + !!o->create > 1)
+		usage_error(SUB, "--govern, --service, --set and --create exclude each other");
+	if (o->gov_opt && !o->govern)
+		usage_error(SUB, "--%s needs --govern (the service reads its config file)",
+			    o->gov_opt);
+	if (!mode)
+		return;
+	if (o->cmd[0])
+		usage_error(SUB, "%s runs nothing: unexpected argument '%s'",
+			    mode, o->cmd[0]);
+	if (o->fifo || o->name || o->mode >= 0)
+		usage_error(SUB, "%s excludes --fifo, --name and --mode", mode);
+	if (o->set && !o->jobs)
+		usage_error(SUB, "--set needs -j N");
+	if (!o->set && o->jobs)
+		usage_error(SUB, "%s takes no -j (%s)", mode, o->service ?
+			    "the config file's jobs= sets it" :
+			    "the jobserver keeps its own");
+}
+
 static void js_check(struct js_opts *o)
 {
+	js_check_modes(o);
+	if (o->govern || o->service || o->set)
+		return;
 	if (o->create) {
 		if (o->cmd[0])
 			usage_error(SUB, "--create makes a name and runs nothing: unexpected argument '%s'",
@@ -131,7 +186,10 @@ static void js_parse(int argc, char **argv, struct js_opts *o)
 {
 	int c;
 
+	char err[GOV_WHY_MAX];
+
 	*o = (struct js_opts){ .mode = -1 };
+	gov_conf_defaults(&o->conf);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+:hj:", js_options, NULL)) != -1) {
@@ -151,10 +209,27 @@ static void js_parse(int argc, char **argv, struct js_opts *o)
 		case 'M':
 			o->mode = parse_mode_arg(optarg);
 			break;
+		case 'G':
+			o->govern = nonempty("--govern", optarg);
+			break;
+		case 'S':
+			o->service = nonempty("--service", optarg);
+			break;
+		case 'T':
+			o->set = nonempty("--set", optarg);
+			break;
 		case 'h':
 			fputs(cmd_jobserver.usage, stdout);
 			exit(0);
 		default:
+			if (c >= GOV_OPT && c < GOV_OPT + (int)ARRAY_SIZE(gov_keys)) {
+				if (gov_set(&o->conf, gov_keys[c - GOV_OPT], optarg,
+					    err, sizeof(err)))
+					usage_error(SUB, "--%s", err);
+				if (!o->gov_opt)
+					o->gov_opt = gov_keys[c - GOV_OPT];
+				break;
+			}
 			js_bad_option(argv, c);
 		}
 	}
@@ -224,7 +299,7 @@ static int link_name(int fd, const char *path, mode_t mode)
 }
 
 /* Make a named jobserver of `tokens`: its handle, or -errno (-EEXIST). */
-static int create_named(const char *path, uint64_t tokens, mode_t mode)
+int jobserver_create_named(const char *path, uint64_t tokens, mode_t mode)
 {
 	int fd = new_jobserver(tokens, O_CLOEXEC);
 	int ret = link_name(fd, path, mode);
@@ -287,7 +362,7 @@ static int open_or_create(struct opts *o, const char *path, uint64_t tokens,
 		}
 		if (fd != -ENOENT || access(FAIRSEM_DEVICE_PATH, F_OK))
 			fail_name(o, path, -fd);
-		fd = create_named(path, tokens, mode);
+		fd = jobserver_create_named(path, tokens, mode);
 		if (fd >= 0)
 			return fd;
 		if (fd != -EEXIST)
@@ -305,7 +380,7 @@ static int create_private(struct opts *o, struct js *js, uint64_t tokens)
 	for (i = 0; i < OPEN_OR_CREATE_ROUNDS; i++) {
 		snprintf(name, sizeof(name), "jobserver.%ld.%d", (long)getpid(), i);
 		name_path(name, js->path, sizeof(js->path));
-		fd = create_named(js->path, tokens, 0600);
+		fd = jobserver_create_named(js->path, tokens, 0600);
 		if (fd != -EEXIST)
 			break;
 	}
@@ -457,7 +532,7 @@ static int create_only(const struct js_opts *jo)
 	name_path(jo->create, path, sizeof(path));
 	if (access(FAIRSEM_DEVICE_PATH, F_OK))
 		fail_device(ENOENT);
-	fd = create_named(path, jo->jobs - 1, mode);
+	fd = jobserver_create_named(path, jo->jobs - 1, mode);
 	if (fd == -EINVAL)
 		fail(EXIT_REFUSED, SUB, "'%s' is not a valid name", jo->create);
 	if (fd < 0)
@@ -472,6 +547,12 @@ static int jobserver_main(int argc, char **argv)
 	struct js js;
 
 	js_parse(argc, argv, &jo);
+	if (jo.set)
+		return jobserver_set(jo.set, jo.jobs);
+	if (jo.govern)
+		return jobserver_govern(jo.govern, &jo.conf);
+	if (jo.service)
+		return jobserver_service(jo.service);
 	if (jo.create)
 		return create_only(&jo);
 	get_jobserver(&jo, &js);
@@ -487,6 +568,9 @@ const struct subcommand cmd_jobserver = {
 	"Usage: fairsem jobserver [-j N] [--fifo] [--name NAME [--mode MODE]]\n"
 	"                         [--] COMMAND [ARG]...\n"
 	"       fairsem jobserver --create NAME -j N [--mode MODE]\n"
+	"       fairsem jobserver --set NAME -j N\n"
+	"       fairsem jobserver --govern NAME [SETTING]...\n"
+	"       fairsem jobserver --service CONFIG\n"
 	"Run COMMAND (make, ninja, cargo) under a crash-safe jobserver of N jobs:\n"
 	"a jobserver semaphore of N-1 tokens (COMMAND's implicit slot is the\n"
 	"N-th) whose tokens come back when a client that holds them dies,\n"
@@ -508,5 +592,32 @@ const struct subcommand cmd_jobserver = {
 	"                     and exit (exit 73 if NAME exists)\n"
 	"  --mode MODE        permission bits of a NAME made (default 0666): read\n"
 	"                     access takes tokens, write access gives them back\n"
-	"  --help             show this help\n",
+	"  --set NAME         set the jobserver NAME to N jobs (N-1 tokens) at\n"
+	"                     run time; nothing held is lost\n"
+	"  --govern NAME      withhold tokens of NAME while the system is under\n"
+	"                     pressure, by holding them: if the governor dies,\n"
+	"                     they are back at once.  Each interval: past a high\n"
+	"                     mark, STEP more (at most STEP past what it holds);\n"
+	"                     every signal back past its low mark, STEP fewer\n"
+	"  --service CONFIG   the machine's jobserver (fairsem-jobserver.service):\n"
+	"                     make the name of CONFIG (KEY=VALUE lines: name,\n"
+	"                     jobs, group, mode, govern and the settings below),\n"
+	"                     govern it, reload CONFIG on SIGHUP, remove the name\n"
+	"                     on SIGTERM\n"
+	"  --help             show this help\n"
+	"\n"
+	"Governor settings (HIGH[:LOW], or off):\n"
+	"  --memory-pressure H[:L]   PSI memory 'some', % of the interval\n"
+	"                            (default 10:2)\n"
+	"  --cpu-pressure H[:L]      PSI cpu 'some', % (default off)\n"
+	"  --load-average H[:L]      1-minute load average (default off)\n"
+	"  --min-memory-available M[:R]  MemAvailable in MiB: withhold below M,\n"
+	"                            give back from R (default off; R: M*1.25)\n"
+	"  --step N                  tokens a step (default 1)\n"
+	"  --interval MS             between evaluations (default 1000); a PSI\n"
+	"                            trigger past the high mark wakes it sooner\n"
+	"  --max-withheld N|all      at most N tokens (default all)\n"
+	"  --psi-dir DIR             PSI files (default /proc/pressure; a cgroup's\n"
+	"                            directory for its memory.pressure)\n"
+	"  --proc-dir DIR            loadavg and meminfo (default /proc)\n",
 };

@@ -4,11 +4,22 @@
 #define FAIRSEM_CMD_JOBSERVER_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 /* MAKEFLAGS as make bounds it: a command line's worth. */
 #define JOBSERVER_FLAGS_MAX 131072
 
 int jobserver_makeflags(const char *old, const char *jobs_auth, char *buf,
 			size_t len);
+
+struct gov_conf;
+
+/* jobserver.c */
+int jobserver_create_named(const char *path, uint64_t tokens, mode_t mode);
+/* govern.c */
+int jobserver_set(const char *name, uint64_t jobs);
+int jobserver_govern(const char *name, const struct gov_conf *c);
+int jobserver_service(const char *config);
 
 #endif /* FAIRSEM_CMD_JOBSERVER_H */

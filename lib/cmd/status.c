@@ -496,10 +496,72 @@ static void print_accounts(const struct handle_rec *r)
 	}
 }
 
+/* The tokens of pid's account in a jobserver's fdinfo lines, 0 if none. */
+static uint64_t account_tokens(const struct handle_rec *r, long pid)
+{
+	const char *line;
+	unsigned long long t;
+	long p;
+
+	for (line = r->accounts; *line; line = strchr(line, '\n') + 1)
+		if (sscanf(line, "%ld tokens=%llu", &p, &t) == 2 && p == pid)
+			return t;
+	return 0;
+}
+
+/*
+ * The governor of a jobserver (fairsem jobserver --govern or --service):
+ * its state file, $FAIRSEM_GOVERNOR_DIR/NAME (default
+ * /run/fairsem-governor), says why; the tokens it withholds are its
+ * account's, as the kernel counts them.
+ */
+static void print_governor(const struct handle_rec *r,
+			   const struct name_list *nl, size_t k0, size_t k1)
+{
+	const char *dir = getenv("FAIRSEM_GOVERNOR_DIR");
+	char path[NAME_PATH_MAX], buf[1024], why[512] = "";
+	unsigned long long id = 0, target = 0;
+	const char *base, *p;
+	char procdir[32];
+	long pid = 0;
+	size_t k;
+
+	if (!r->jobserver)
+		return;
+	if (!dir || !*dir)
+		dir = "/run/fairsem-governor";
+	for (k = k0; k < k1; k++) {
+		base = strrchr(nl->v[k].path, '/');
+		snprintf(path, sizeof(path), "%s/%s", dir,
+			 base ? base + 1 : nl->v[k].path);
+		if (read_small(AT_FDCWD, path, buf, sizeof(buf)) <= 0)
+			continue;
+		for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+			sscanf(p, "pid %ld", &pid);
+			sscanf(p, "id %llu", &id);
+			sscanf(p, "target %llu", &target);
+			if (!strncmp(p, "why ", 4))
+				snprintf(why, sizeof(why), "%.*s",
+					 (int)strcspn(p + 4, "\n"), p + 4);
+		}
+		if (id != r->id || pid <= 0)
+			continue;
+		snprintf(procdir, sizeof(procdir), "/proc/%ld", pid);
+		if (access(procdir, F_OK)) {
+			printf("  governor %ld is gone: it withholds nothing "
+			       "(its tokens came back when it died)\n", pid);
+			return;
+		}
+		printf("  governor %ld withholds %" PRIu64 " (target %llu): %s\n",
+		       pid, account_tokens(r, pid), target, why);
+		return;
+	}
+}
+
 /* Both lists sorted by id: merge them, one block per semaphore. */
 static void print_all(const struct rec_list *l, const struct name_list *nl)
 {
-	size_t i = 0, j, k = 0;
+	size_t i = 0, j, k = 0, k0;
 	bool first = true;
 
 	while (i < l->n || k < nl->n) {
@@ -514,11 +576,13 @@ static void print_all(const struct rec_list *l, const struct name_list *nl)
 			;
 		for (j = i; j < l->n && l->v[j].id == l->v[i].id; j++)
 			;
+		k0 = k;
 		print_sem(&l->v[i], nl, &k);
 		/* The latest snapshot of the accounts: the group's last. */
 		for (; i < j; i++)
 			print_handle(&l->v[i]);
 		print_accounts(&l->v[j - 1]);
+		print_governor(&l->v[j - 1], nl, k0, k);
 	}
 }
 
@@ -566,7 +630,10 @@ const struct subcommand cmd_status = {
 	"(mode jobserver) shows after its handles one line per account that\n"
 	"holds tokens or a reservation: the pid and command that made it, its\n"
 	"tokens, reserved=1 for a reserved token, queued=1 for a reservation\n"
-	"in the queue.\n"
+	"in the queue.  A jobserver with a governor (fairsem jobserver --govern\n"
+	"or --service) shows it last: the tokens its account withholds, its\n"
+	"target and why (the pressure figure that decided), from its state\n"
+	"file in $FAIRSEM_GOVERNOR_DIR (default /run/fairsem-governor).\n"
 	"Exit status 1 when no semaphore is seen (with a message when the\n"
 	"module is not loaded).\n"
 	"\n"
