@@ -29,7 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/signalfd.h>
+#include <sys/statfs.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,13 +177,15 @@ static void state_path(struct governor *g)
  * A PSI trigger for `what`, so that poll wakes the governor as pressure
  * passes the high mark instead of at the next interval: "some" stall of
  * high% of a one-second window.  -1 where the kernel refuses (no PSI,
- * no privilege): the interval alone then paces the governor.
+ * no privilege) or the file is no kernel's (a test's synthetic PSI):
+ * the interval alone then paces the governor.
  */
 static int psi_trigger(const struct governor *g, const char *what,
 		       const struct gov_band *b)
 {
 	char path[600], buf[64];
 	uint64_t stall = (uint64_t)(b->high * 10000);
+	struct statfs sfs;
 	int fd, len;
 
 	if (!b->on || gov_psi_path(&g->conf, what, path, sizeof(path)))
@@ -193,6 +197,12 @@ static int psi_trigger(const struct governor *g, const char *what,
 	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
+	/* Only the kernel's own files: a write would overwrite any other. */
+	if (fstatfs(fd, &sfs) || (sfs.f_type != PROC_SUPER_MAGIC &&
+				  sfs.f_type != CGROUP2_SUPER_MAGIC)) {
+		close(fd);
+		return -1;
+	}
 	len = snprintf(buf, sizeof(buf), "some %" PRIu64 " 1000000", stall);
 	if (write(fd, buf, (size_t)len + 1) < 0) {
 		close(fd);
@@ -383,7 +393,7 @@ static void service_start(struct governor *g)
 		fail(exit_status_of(-ret), SUB, "cannot make %s: %s", g->path,
 		     strerror(-ret));
 	}
-	g->fd = fairsem_open_named(g->path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	g->fd = fairsem_open_named(g->path, O_NONBLOCK | O_CLOEXEC);
 	if (g->fd < 0)
 		fail(exit_status_of(-g->fd), SUB, "%s: %s", g->path,
 		     strerror(-g->fd));
@@ -561,7 +571,7 @@ int jobserver_govern(const char *name, const struct gov_conf *c)
 	int ret;
 
 	name_path(name, g.path, sizeof(g.path));
-	g.fd = fairsem_open_named(g.path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	g.fd = fairsem_open_named(g.path, O_NONBLOCK | O_CLOEXEC);
 	if (g.fd < 0) {
 		struct opts o = { .sub = SUB };
 

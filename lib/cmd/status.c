@@ -445,6 +445,66 @@ static void print_sem(const struct handle_rec *r, const struct name_list *nl,
 	       "COMMAND");
 }
 
+/* The tokens of pid's account in a jobserver's fdinfo lines, 0 if none. */
+static uint64_t account_tokens(const char *accounts, long pid)
+{
+	const char *line;
+	unsigned long long t;
+	long p;
+
+	for (line = accounts; *line; line = strchr(line, '\n') + 1)
+		if (sscanf(line, "%ld tokens=%llu", &p, &t) == 2 && p == pid)
+			return t;
+	return 0;
+}
+
+/*
+ * The governor of a jobserver (fairsem jobserver --govern or --service):
+ * its state file, $FAIRSEM_GOVERNOR_DIR/NAME (default
+ * /run/fairsem-governor), says why; the tokens it withholds are its
+ * account's, as the kernel counts them.
+ */
+static void print_governor(uint64_t sem_id, const char *accounts,
+			   const struct name_list *nl, size_t k0, size_t k1)
+{
+	const char *dir = getenv("FAIRSEM_GOVERNOR_DIR");
+	char path[NAME_PATH_MAX], buf[1024], why[512] = "";
+	unsigned long long id = 0, target = 0;
+	const char *base, *p;
+	char procdir[32];
+	long pid = 0;
+	size_t k;
+
+	if (!dir || !*dir)
+		dir = "/run/fairsem-governor";
+	for (k = k0; k < k1; k++) {
+		base = strrchr(nl->v[k].path, '/');
+		snprintf(path, sizeof(path), "%s/%s", dir,
+			 base ? base + 1 : nl->v[k].path);
+		if (read_small(AT_FDCWD, path, buf, sizeof(buf)) <= 0)
+			continue;
+		for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+			sscanf(p, "pid %ld", &pid);
+			sscanf(p, "id %llu", &id);
+			sscanf(p, "target %llu", &target);
+			if (!strncmp(p, "why ", 4))
+				snprintf(why, sizeof(why), "%.*s",
+					 (int)strcspn(p + 4, "\n"), p + 4);
+		}
+		if (id != sem_id || pid <= 0)
+			continue;
+		snprintf(procdir, sizeof(procdir), "/proc/%ld", pid);
+		if (access(procdir, F_OK)) {
+			printf("  governor %ld is gone: it withholds nothing "
+			       "(its tokens came back when it died)\n", pid);
+			return;
+		}
+		printf("  governor %ld withholds %" PRIu64 " (target %llu): %s\n",
+		       pid, account_tokens(accounts, pid), target, why);
+		return;
+	}
+}
+
 /* A named semaphore that no process has open (besides us, just now). */
 static void print_unheld(const struct name_list *nl, size_t *k)
 {
@@ -461,8 +521,13 @@ static void print_unheld(const struct name_list *nl, size_t *k)
 	else
 		print_sem_line(in->id, in->limit, in->available, in->taken,
 			       in->waiters, mode, f & FAIRSEM_INFO_CLOSED);
+	size_t k0 = *k;
+
 	print_names(nl, k, in->id);
 	printf("  no open handles\n");
+	/* A governor that died: its state file says who it was. */
+	if (f & FAIRSEM_JOBSERVER)
+		print_governor(in->id, "", nl, k0, *k);
 }
 
 /* HOLDS: a count, or on a semaphore of several kinds a vector. */
@@ -496,68 +561,6 @@ static void print_accounts(const struct handle_rec *r)
 	}
 }
 
-/* The tokens of pid's account in a jobserver's fdinfo lines, 0 if none. */
-static uint64_t account_tokens(const struct handle_rec *r, long pid)
-{
-	const char *line;
-	unsigned long long t;
-	long p;
-
-	for (line = r->accounts; *line; line = strchr(line, '\n') + 1)
-		if (sscanf(line, "%ld tokens=%llu", &p, &t) == 2 && p == pid)
-			return t;
-	return 0;
-}
-
-/*
- * The governor of a jobserver (fairsem jobserver --govern or --service):
- * its state file, $FAIRSEM_GOVERNOR_DIR/NAME (default
- * /run/fairsem-governor), says why; the tokens it withholds are its
- * account's, as the kernel counts them.
- */
-static void print_governor(const struct handle_rec *r,
-			   const struct name_list *nl, size_t k0, size_t k1)
-{
-	const char *dir = getenv("FAIRSEM_GOVERNOR_DIR");
-	char path[NAME_PATH_MAX], buf[1024], why[512] = "";
-	unsigned long long id = 0, target = 0;
-	const char *base, *p;
-	char procdir[32];
-	long pid = 0;
-	size_t k;
-
-	if (!r->jobserver)
-		return;
-	if (!dir || !*dir)
-		dir = "/run/fairsem-governor";
-	for (k = k0; k < k1; k++) {
-		base = strrchr(nl->v[k].path, '/');
-		snprintf(path, sizeof(path), "%s/%s", dir,
-			 base ? base + 1 : nl->v[k].path);
-		if (read_small(AT_FDCWD, path, buf, sizeof(buf)) <= 0)
-			continue;
-		for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-			sscanf(p, "pid %ld", &pid);
-			sscanf(p, "id %llu", &id);
-			sscanf(p, "target %llu", &target);
-			if (!strncmp(p, "why ", 4))
-				snprintf(why, sizeof(why), "%.*s",
-					 (int)strcspn(p + 4, "\n"), p + 4);
-		}
-		if (id != r->id || pid <= 0)
-			continue;
-		snprintf(procdir, sizeof(procdir), "/proc/%ld", pid);
-		if (access(procdir, F_OK)) {
-			printf("  governor %ld is gone: it withholds nothing "
-			       "(its tokens came back when it died)\n", pid);
-			return;
-		}
-		printf("  governor %ld withholds %" PRIu64 " (target %llu): %s\n",
-		       pid, account_tokens(r, pid), target, why);
-		return;
-	}
-}
-
 /* Both lists sorted by id: merge them, one block per semaphore. */
 static void print_all(const struct rec_list *l, const struct name_list *nl)
 {
@@ -582,7 +585,9 @@ static void print_all(const struct rec_list *l, const struct name_list *nl)
 		for (; i < j; i++)
 			print_handle(&l->v[i]);
 		print_accounts(&l->v[j - 1]);
-		print_governor(&l->v[j - 1], nl, k0, k);
+		if (l->v[j - 1].jobserver)
+			print_governor(l->v[j - 1].id, l->v[j - 1].accounts,
+				       nl, k0, k);
 	}
 }
 

@@ -76,6 +76,124 @@ if [ -z "$FAIRSEM" ]; then
 fi
 echo "# testing $FAIRSEM"
 
+# js_taken: the tokens taken of the jobserver js.
+js_taken() {
+	"$FAIRSEM" info js 2>/dev/null | sed -n 's/^taken:	//p'
+}
+
+# wait_taken N: up to 600 naps (30 s or more) for js's taken to be N.
+wait_taken() {
+	i=0
+	while [ "$(js_taken)" != "$1" ] && [ $i -lt 600 ]; do
+		nap
+		i=$((i + 1))
+	done
+}
+
+# load FIGURE: a synthetic /proc/loadavg, its 1-minute average FIGURE.
+load() {
+	echo "$1 0.00 0.00 1/100 1" >"$tmp/proc/loadavg.new" &&
+		mv "$tmp/proc/loadavg.new" "$tmp/proc/loadavg"
+}
+
+# gov_status: fairsem status, where the governors of the tests write.
+gov_status() {
+	FAIRSEM_GOVERNOR_DIR=$tmp/gov "$FAIRSEM" status >"$out" 2>&1
+}
+
+# The governor on the jobserver js (4 tokens), fed a synthetic load
+# average (--proc-dir): 9 is past its high mark of 4, 0 under its low
+# mark of 2, whenever it is read; the PSI signals are tested on the host
+# (governor_test) and under a real memory hog in the Debian VM
+# (jobserver/service-checks.sh).  Counts tokens; never times them.
+governor_tests() {
+	mkdir -p "$tmp/proc" "$tmp/gov"
+	load 9.00
+	t "jobserver --govern: a mode of its own" 64 "--govern runs nothing: unexpected argument 'make'" \
+		"$F" jobserver --govern js make
+	t "jobserver --govern: a bad mark" 64 "the mark to come back at must be below the other" \
+		"$F" jobserver --govern js --memory-pressure 2:10
+	t "jobserver --govern of a semaphore that is no jobserver" 65 \
+		"$names/plain is not a jobserver semaphore" "$F" jobserver --govern plain
+	FAIRSEM_GOVERNOR_DIR=$tmp/gov "$F" jobserver --govern js \
+		--memory-pressure off --load-average 4:2 --proc-dir "$tmp/proc" \
+		--interval 100 2>"$tmp/gov.err" &
+	gov=$!
+	bg_pids="$bg_pids $gov"
+	wait_taken 4
+	if [ "$(js_taken)" = 4 ]; then
+		pass "governor: over the high mark, every token withheld (4 of 4)"
+	else
+		fail "governor: over the high mark, every token withheld (4 of 4)" \
+			"taken $(js_taken)" "$(cat "$tmp/gov.err")"
+	fi
+	gov_status
+	has "status: the governor's tokens and why" \
+		"governor $gov withholds 4 (target 4): load average 9.0 > 4"
+	has "status: the governor's account" "$gov tokens=4"
+	kill -KILL "$gov"
+	wait "$gov" 2>/dev/null
+	v=$(js_taken)
+	if [ "$v" = 0 ]; then
+		pass "governor: kill -9 gives back every withheld token at once (4 of 4)"
+	else
+		fail "governor: kill -9 gives back every withheld token at once (4 of 4)" "taken $v"
+	fi
+	gov_status
+	has "status: a dead governor withholds nothing" \
+		"governor $gov is gone: it withholds nothing"
+	# Again, capped; then the load falls: back to 0, the governor alive.
+	FAIRSEM_GOVERNOR_DIR=$tmp/gov "$F" jobserver --govern js \
+		--memory-pressure off --load-average 4:2 --proc-dir "$tmp/proc" \
+		--interval 100 --max-withheld 3 2>"$tmp/gov.err" &
+	gov=$!
+	bg_pids="$bg_pids $gov"
+	wait_taken 3
+	v=$(js_taken)
+	nap; nap; nap; nap
+	if [ "$v" = 3 ] && [ "$(js_taken)" = 3 ]; then
+		pass "governor: --max-withheld 3 withholds 3 of 4, no more"
+	else
+		fail "governor: --max-withheld 3 withholds 3 of 4, no more" "taken $v, then $(js_taken)"
+	fi
+	load 3.00
+	nap; nap; nap; nap
+	v=$(js_taken)
+	if [ "$v" = 3 ]; then
+		pass "governor: between the marks (load 3, marks 4 and 2), it holds 3"
+	else
+		fail "governor: between the marks (load 3, marks 4 and 2), it holds 3" "taken $v"
+	fi
+	load 0.50
+	wait_taken 0
+	v=$(js_taken)
+	if [ "$v" = 0 ] && kill -0 "$gov" 2>/dev/null; then
+		pass "governor: under the low mark, every token back, the governor alive"
+	else
+		fail "governor: under the low mark, every token back, the governor alive" \
+			"taken $v" "$(cat "$tmp/gov.err")"
+	fi
+	gov_status
+	has "status: the governor withholds 0 and says why" \
+		"governor $gov withholds 0 (target 0): load average 0.5 <= 2"
+	kill -TERM "$gov"
+	wait "$gov"
+	v=$?
+	if [ "$v" = 0 ] && [ ! -e "$tmp/gov/js" ]; then
+		pass "governor: SIGTERM ends it (exit 0) and removes its state"
+	else
+		fail "governor: SIGTERM ends it (exit 0) and removes its state" "exit $v" "$(ls "$tmp/gov")"
+	fi
+	t "jobserver --set -j9" 0 "" "$F" jobserver --set js -j9
+	has "jobserver --set: says the old and new -j" "$names/js: -j9 (8 tokens), was -j5"
+	t "info after --set" 0 "" "$F" info js
+	has "jobserver --set -j9: 8 tokens" "limit:	8"
+	t "jobserver --set -j5" 0 "" "$F" jobserver --set js -j5
+	t "jobserver --set without -j" 64 "--set needs -j N" "$F" jobserver --set js
+	t "jobserver --set of a semaphore that is no jobserver" 65 \
+		"$names/plain is not a jobserver semaphore" "$F" jobserver --set plain -j3
+}
+
 # t NAME STATUS MESSAGE CMD [ARG]...
 # Runs CMD; passes when it exits with STATUS and says MESSAGE (a fixed
 # string) in exactly one line on stderr that starts with "fairsem: ".
@@ -892,6 +1010,7 @@ else
 	else
 		pass "jobserver --fifo: removed after a kill too"
 	fi
+	governor_tests
 	t "rm jobserver names" 0 "" "$F" rm js js2 plain
 	two_users
 	t "rm" 0 "" "$F" rm build fresh
