@@ -15,6 +15,12 @@
 #                         what Yocto's module.bbclass and the hello-mod
 #                         convention call: the module against $(KERNEL_SRC)
 #                         (or KDIR), installed under $(INSTALL_MOD_PATH)
+#   make install-jobserver, uninstall-jobserver
+#                         the machine's jobserver, which the fairsem
+#                         package ships (make install does not): the unit
+#                         fairsem-jobserver.service, its config file
+#                         $(SYSCONFDIR)/fairsem/jobserver.conf and the
+#                         profile.d snippet (jobserver/README.md)
 #   make deb              the Debian packages into build/deb/
 #                         (dpkg-buildpackage -us -uc -b, then lintian)
 #   make check-install    the packaging tests (scripts/pkg/): DESTDIR
@@ -49,6 +55,7 @@ MANDIR          ?= $(PREFIX)/share/man
 PKGCONFIGDIR    ?= $(LIBDIR)/pkgconfig
 MODULESLOADDIR  ?= $(PREFIX)/lib/modules-load.d
 SYSTEMDUNITDIR  ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR      ?= /etc
 INSTALL_MOD_PATH ?= $(DESTDIR)
 INSTALL_MOD_DIR ?= extra
 DEPMOD          ?= depmod
@@ -110,6 +117,27 @@ install-data:
 	install -d $(DESTDIR)$(MODULESLOADDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 644 $(TOP)/contrib/systemd/fairsem.conf $(DESTDIR)$(MODULESLOADDIR)/
 	install -m 644 $(TOP)/contrib/systemd/run-fairsem.mount $(DESTDIR)$(SYSTEMDUNITDIR)/
+
+# The unit runs $(BINDIR)/fairsem with $(SYSCONFDIR)/fairsem/jobserver.conf.
+.PHONY: install-jobserver uninstall-jobserver
+install-jobserver:
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSCONFDIR)/fairsem \
+		$(DESTDIR)$(SYSCONFDIR)/profile.d
+	sed -e 's|/usr/bin/fairsem|$(BINDIR)/fairsem|' \
+	    -e 's|/etc/fairsem/|$(SYSCONFDIR)/fairsem/|' \
+		$(TOP)/contrib/systemd/fairsem-jobserver.service \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/fairsem-jobserver.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/fairsem-jobserver.service
+	install -m 644 $(TOP)/contrib/jobserver/jobserver.conf \
+		$(DESTDIR)$(SYSCONFDIR)/fairsem/jobserver.conf
+	install -m 644 $(TOP)/contrib/jobserver/fairsem-jobserver.sh \
+		$(DESTDIR)$(SYSCONFDIR)/profile.d/fairsem-jobserver.sh
+
+uninstall-jobserver:
+	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/fairsem-jobserver.service \
+	      $(DESTDIR)$(SYSCONFDIR)/fairsem/jobserver.conf \
+	      $(DESTDIR)$(SYSCONFDIR)/profile.d/fairsem-jobserver.sh
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/fairsem 2>/dev/null
 
 # Under a DESTDIR (or INSTALL_MOD_PATH), the directories install made are
 # removed again when empty, up to that root; on the live system none are.

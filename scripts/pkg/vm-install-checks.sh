@@ -39,6 +39,9 @@ payload=$(pwd)
 # README's jobserver block is checked by the jobserver's own file.
 # shellcheck source=../../jobserver/readme-check.sh
 . "$payload/src/jobserver/readme-check.sh"
+# The machine's jobserver (fairsem-jobserver.service) has its own file too.
+# shellcheck source=../../jobserver/service-checks.sh
+. "$payload/src/jobserver/service-checks.sh"
 
 group=${1:-}
 case $group in
@@ -336,10 +339,12 @@ if [ "$group" = packages ]; then
 	else
 		skip_test named_semaphores_mounted_on_run_fairsem "this fairsem.ko has no filesystem"
 	fi
+	jobserver_service_checks
 	run_test purge_removes_the_packages
 	run_test purge_leaves_no_file
 	run_test purge_leaves_no_dkms_entry
 	run_test purge_leaves_no_module_loaded
+	jobserver_purge_checks
 else
 	# A system that never had the packages: none of their files, no
 	# module, no DKMS entry, before README's source blocks run.
