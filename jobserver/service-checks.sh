@@ -38,6 +38,8 @@ jobserver_service_runs_at_boot() {
 	journalctl -b -u fairsem-jobserver.service --no-pager -o cat | head -n 20
 	expect_eq active "$(systemctl is-active fairsem-jobserver.service)" active
 	expect_eq enabled "$(systemctl is-enabled fairsem-jobserver.service)" enabled
+	# Type=notify: active only once the name exists (it said READY=1).
+	expect_eq type "$(systemctl show -p Type --value fairsem-jobserver.service)" notify
 	# After the mount, as the unit says.
 	systemctl show -p After fairsem-jobserver.service | grep -qw run-fairsem.mount ||
 		{ echo "not ordered after run-fairsem.mount"; return 1; }

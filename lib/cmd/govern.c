@@ -30,9 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <stddef.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -588,6 +591,32 @@ int jobserver_govern(const char *name, const struct gov_conf *c)
 	return run(&g);
 }
 
+/*
+ * Tell systemd (Type=notify) that the name exists, so that units ordered
+ * after the service find it: "READY=1" to $NOTIFY_SOCKET, a datagram
+ * socket, '@' for the abstract namespace.  Nothing without the variable.
+ */
+static void notify_ready(const struct governor *g)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int fd;
+
+	if (!path || !*path || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, strlen(path));
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || sendto(fd, "READY=1", 7, MSG_NOSIGNAL,
+			     (struct sockaddr *)&sa, len) < 0)
+		say(g, "cannot tell systemd it is ready: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 /* --service CONFIG. */
 int jobserver_service(const char *config)
 {
@@ -597,5 +626,6 @@ int jobserver_service(const char *config)
 		exit(EXIT_REFUSED);
 	service_start(&g);
 	state_path(&g);
+	notify_ready(&g);
 	return run(&g);
 }
