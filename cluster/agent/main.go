@@ -1,0 +1,739 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// fairsem-cluster: one semaphore across machines, on etcd.  Each machine
+// runs this agent; it exposes the cluster semaphore as a local named
+// fairsem semaphore, so that local programs use it as any other
+// (fairsem run --name NAME -n W -- CMD).  See cluster/README.md and the
+// "Cluster semaphores" section of Documentation/userspace-api/fairsem.rst.
+//
+//   fairsem-cluster agent  -endpoints URLS -cluster NAME -machine ID [-local NAME]
+//                          [-limit L] [-ttl S] [-fence S]
+//   fairsem-cluster status -endpoints URLS -cluster NAME
+//   fairsem-cluster limit  -endpoints URLS -cluster NAME L
+//
+// etcd layout, under /fairsem-cluster/NAME/:
+//   limit                 L, decimal
+//   q/MACHINE/LEASE-SEQ   one request: "WEIGHT WAITER", attached to the
+//                         agent's lease.  Requests are served in the order
+//                         of their create revision (then key): request k is
+//                         granted when the weights of every request up to
+//                         and including k add up to at most L.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"fairsem"
+
+	"go.etcd.io/etcd/clientv3"
+	"go.etcd.io/etcd/etcdserver/api/v3rpc/rpctypes"
+	"go.etcd.io/etcd/mvcc/mvccpb"
+)
+
+type request struct {
+	key    string
+	rev    int64 // create revision; 0 until seen in a snapshot
+	w      uint64
+	waiter string // the local waiter it was made for; "" once detached
+	added  bool   // its permits were ADDed to the local semaphore
+	missed int    // scans in a row without its waiter
+}
+
+type agent struct {
+	cli     *clientv3.Client
+	prefix  string
+	machine string
+	ttl     int64
+	fence   time.Duration
+	tick    time.Duration
+	idle    time.Duration
+	mutant  string
+
+	sem *fairsem.Semaphore
+
+	mu      sync.Mutex // local ADD and REMOVE against the fence
+	fenced  bool
+	lastAck atomic.Int64 // monotonic ns: when the last acknowledged keepalive was sent
+	cur     atomic.Int64 // the lease being kept alive
+	lease   clientv3.LeaseID
+	lost    chan struct{}
+
+	mine     map[string]*request
+	byWaiter map[string]*request
+	seq      int
+	idleFrom time.Time
+}
+
+var start = time.Now()
+
+func mono() int64 { return int64(time.Since(start)) }
+
+func logf(format string, a ...interface{}) {
+	fmt.Fprintf(os.Stderr, "fairsem-cluster: "+format+"\n", a...)
+}
+
+func op(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}
+
+// add raises the local limit by n, unless fenced.
+func (a *agent) add(n uint64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.fenced && a.mutant != "no-fence" {
+		return false
+	}
+	if err := a.sem.Add(int64(n)); err != nil {
+		logf("add %d: %v", n, err)
+		return false
+	}
+	return true
+}
+
+func (a *agent) remove(n uint64) {
+	if n == 0 {
+		return
+	}
+	if err := a.sem.Remove(int64(n)); err != nil {
+		logf("remove %d: %v", n, err)
+	}
+}
+
+// setFence: from now on no local grant (the local limit drops to 0, so a
+// release grants no one), until unfenced.
+func (a *agent) setFence(why string) {
+	if a.mutant == "no-fence" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.fenced {
+		return
+	}
+	a.fenced = true
+	if i, err := a.sem.Info(); err == nil {
+		a.remove(i.Limit)
+	}
+	logf("fenced: %s", why)
+}
+
+func (a *agent) unfence() {
+	a.mu.Lock()
+	if a.fenced {
+		logf("unfenced")
+	}
+	a.fenced = false
+	a.mu.Unlock()
+}
+
+// watchFence fences once no keepalive was acknowledged for a.fence: the
+// lease may expire a.ttl after the last acknowledged one, not before.
+func (a *agent) watchFence(ctx context.Context) {
+	t := time.NewTicker(a.tick / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if time.Duration(mono()-a.lastAck.Load()) > a.fence {
+			a.setFence("no keepalive acknowledged for " + a.fence.String())
+		}
+	}
+}
+
+// keepAlive renews the lease every a.fence/4 with KeepAliveOnce.  The
+// moment a renewal was *sent* is what counts: etcd renewed it after that,
+// so the lease lives at least a.ttl past it (the client's KeepAlive stream
+// reports only when an answer arrives, which may be much later).  lost is
+// closed when etcd says the lease is gone.
+func (a *agent) keepAlive(id clientv3.LeaseID) {
+	lost := make(chan struct{})
+	var once sync.Once
+	a.lost = lost
+	a.cur.Store(int64(id))
+	renew := func(t0 int64) {
+		ctx, cancel := op(a.fence)
+		r, err := a.cli.KeepAliveOnce(ctx, id)
+		cancel()
+		if a.cur.Load() != int64(id) {
+			return
+		}
+		if err == nil && r.TTL > 0 {
+			for {
+				old := a.lastAck.Load()
+				if t0 <= old || a.lastAck.CompareAndSwap(old, t0) {
+					break
+				}
+			}
+		} else if err == rpctypes.ErrLeaseNotFound || (err == nil && r.TTL <= 0) {
+			once.Do(func() { close(lost) })
+		}
+	}
+	// One renewal every a.fence/4, each on its own: a slow answer does
+	// not hold back the next renewal.
+	go func() {
+		t := time.NewTicker(a.fence / 4)
+		defer t.Stop()
+		for a.cur.Load() == int64(id) {
+			go renew(mono())
+			<-t.C
+		}
+	}()
+}
+
+// newLease: a fresh lease, once nothing local is held without one.
+func (a *agent) newLease() {
+	for {
+		if a.mutant != "no-fence" {
+			if i, err := a.sem.Info(); err == nil && i.Taken > 0 {
+				time.Sleep(a.tick)
+				continue
+			}
+		}
+		ctx, cancel := op(2 * time.Second)
+		t0 := mono()
+		g, err := a.cli.Grant(ctx, a.ttl)
+		cancel()
+		if err == nil {
+			a.lastAck.Store(t0)
+			a.lease = g.ID
+			a.keepAlive(g.ID)
+			a.unfence()
+			logf("lease %x", int64(g.ID))
+			return
+		}
+		logf("lease: %v", err)
+		time.Sleep(a.tick)
+	}
+}
+
+type snap struct {
+	rev     int64
+	limit   uint64
+	granted map[string]bool
+	present map[string]*mvccpb.KeyValue
+}
+
+func parseW(v []byte) uint64 {
+	f := strings.Fields(string(v))
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(f[0], 10, 64)
+	return n
+}
+
+// queue: every request in cluster order, and the limit.
+func queue(cli *clientv3.Client, prefix string) (*clientv3.GetResponse, uint64, error) {
+	ctx, cancel := op(2 * time.Second)
+	defer cancel()
+	txn, err := cli.Txn(ctx).Then(
+		clientv3.OpGet(prefix+"limit"),
+		clientv3.OpGet(prefix+"q/", clientv3.WithPrefix())).Commit()
+	if err != nil {
+		return nil, 0, err
+	}
+	var limit uint64
+	if kvs := txn.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+		limit, _ = strconv.ParseUint(strings.TrimSpace(string(kvs[0].Value)), 10, 64)
+	}
+	r := (*clientv3.GetResponse)(txn.Responses[1].GetResponseRange())
+	r.Header = txn.Header
+	order(r.Kvs)
+	return r, limit, nil
+}
+
+// order sorts requests into cluster order: create revision, then key.
+func order(kvs []*mvccpb.KeyValue) {
+	sort.SliceStable(kvs, func(i, j int) bool {
+		if kvs[i].CreateRevision != kvs[j].CreateRevision {
+			return kvs[i].CreateRevision < kvs[j].CreateRevision
+		}
+		return string(kvs[i].Key) < string(kvs[j].Key)
+	})
+}
+
+// grants applies the grant rule to requests in cluster order: a request
+// is granted when the weights up to and including it add up to at most
+// limit.  Once one does not fit, none behind it does (weights are > 0).
+func grants(kvs []*mvccpb.KeyValue, limit uint64) map[string]bool {
+	g := map[string]bool{}
+	var sum uint64
+	for _, kv := range kvs {
+		sum += parseW(kv.Value)
+		g[string(kv.Key)] = sum <= limit
+	}
+	return g
+}
+
+func (a *agent) snapshot() (*snap, error) {
+	r, limit, err := queue(a.cli, a.prefix)
+	if err != nil {
+		return nil, err
+	}
+	s := &snap{rev: r.Header.Revision, limit: limit,
+		granted: grants(r.Kvs, limit), present: map[string]*mvccpb.KeyValue{}}
+	for _, kv := range r.Kvs {
+		s.present[string(kv.Key)] = kv
+	}
+	return s, nil
+}
+
+// del and shrink touch a request only while it is the one we made: a
+// request whose lease expired is gone, and a Put would make a new one.
+func (a *agent) del(r *request) {
+	ctx, cancel := op(2 * time.Second)
+	defer cancel()
+	_, err := a.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(r.key), "=", r.rev)).
+		Then(clientv3.OpDelete(r.key)).Commit()
+	if err != nil {
+		logf("delete %s: %v", r.key, err)
+		return
+	}
+	delete(a.mine, r.key)
+	if r.waiter != "" && a.byWaiter[r.waiter] == r {
+		delete(a.byWaiter, r.waiter)
+	}
+}
+
+func (a *agent) shrink(r *request, w uint64) bool {
+	ctx, cancel := op(2 * time.Second)
+	defer cancel()
+	_, err := a.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(r.key), "=", r.rev)).
+		Then(clientv3.OpPut(r.key, fmt.Sprintf("%d %s", w, r.waiter), clientv3.WithLease(a.lease))).Commit()
+	if err != nil {
+		logf("shrink %s: %v", r.key, err)
+		return false
+	}
+	r.w = w
+	return true
+}
+
+func (a *agent) held() uint64 {
+	var c uint64
+	for _, r := range a.mine {
+		if r.added {
+			c += r.w
+		}
+	}
+	return c
+}
+
+// giveBack returns what the agent holds beyond what local programs can
+// hold: max(limit, taken) after the REMOVE.  Newest requests first.
+func (a *agent) giveBack() {
+	i, err := a.sem.Info()
+	if err != nil {
+		return
+	}
+	need := i.Limit
+	if i.Taken > need {
+		need = i.Taken
+	}
+	c := a.held()
+	if c <= need {
+		return
+	}
+	excess := c - need
+	var added []*request
+	for _, r := range a.mine {
+		if r.added && r.rev > 0 {
+			added = append(added, r)
+		}
+	}
+	sort.Slice(added, func(x, y int) bool { return added[x].rev > added[y].rev })
+	for _, r := range added {
+		if excess == 0 {
+			break
+		}
+		if r.w <= excess {
+			excess -= r.w
+			a.del(r)
+		} else if a.shrink(r, r.w-excess) {
+			excess = 0
+		}
+	}
+}
+
+func (a *agent) step() {
+	s, err := a.snapshot()
+	if err != nil {
+		time.Sleep(a.tick)
+		return
+	}
+	for k, r := range a.mine {
+		kv, ok := s.present[k]
+		if !ok {
+			// Gone: deleted by us, or its lease expired.
+			delete(a.mine, k)
+			if r.waiter != "" && a.byWaiter[r.waiter] == r {
+				delete(a.byWaiter, r.waiter)
+			}
+			continue
+		}
+		r.rev = kv.CreateRevision
+		r.w = parseW(kv.Value)
+	}
+	// A request of ours that we do not know: a Put whose answer timed out
+	// after etcd made it.  Never ADDed here: it goes (its waiter, if still
+	// there, has a request of its own by now).
+	mp := a.prefix + "q/" + a.machine + "/"
+	for k, kv := range s.present {
+		if _, ok := a.mine[k]; !ok && strings.HasPrefix(k, mp) && clientv3.LeaseID(kv.Lease) == a.lease {
+			a.del(&request{key: k, rev: kv.CreateRevision})
+		}
+	}
+	// Grants first, in cluster order.
+	var mine []*request
+	for _, r := range a.mine {
+		mine = append(mine, r)
+	}
+	sort.Slice(mine, func(x, y int) bool { return mine[x].key < mine[y].key })
+	for _, r := range mine {
+		if !r.added && r.rev > 0 && s.granted[r.key] && a.add(r.w) {
+			r.added = true
+		}
+	}
+	// The local waiters: one request each.
+	ws := discover(a.semID())
+	seen := map[string]bool{}
+	var fresh []waiter
+	for _, w := range ws {
+		seen[w.id] = true
+		if _, ok := a.byWaiter[w.id]; !ok {
+			fresh = append(fresh, w)
+		}
+	}
+	for id, r := range a.byWaiter {
+		if seen[id] {
+			r.missed = 0
+			continue
+		}
+		r.missed++
+		if r.added {
+			delete(a.byWaiter, id)
+			r.waiter = ""
+		} else if r.missed >= 3 && r.rev > 0 {
+			a.del(r)
+		}
+	}
+	if len(fresh) > 0 {
+		a.enqueue(fresh)
+	}
+	// Permits free on this machine go back, and so do permits that sat
+	// idle behind a local head that does not fit for a.idle.
+	i, err := a.sem.Info()
+	if err == nil && i.Available > 0 {
+		now := time.Now()
+		if i.Waiters == 0 {
+			a.idleFrom = time.Time{}
+			a.returnFree(false)
+		} else if a.idleFrom.IsZero() {
+			a.idleFrom = now
+		} else if now.Sub(a.idleFrom) > a.idle {
+			a.idleFrom = time.Time{}
+			a.returnFree(true)
+		}
+	} else {
+		a.idleFrom = time.Time{}
+	}
+	a.giveBack()
+}
+
+// returnFree removes the free local permits; with detach, the waiters
+// they were added for ask again (behind the others).
+func (a *agent) returnFree(detach bool) {
+	a.mu.Lock()
+	if i, err := a.sem.Info(); err == nil {
+		a.remove(i.Available)
+	}
+	a.mu.Unlock()
+	if detach {
+		for id, r := range a.byWaiter {
+			if r.added {
+				delete(a.byWaiter, id)
+				r.waiter = ""
+			}
+		}
+	}
+}
+
+func (a *agent) enqueue(ws []waiter) {
+	var ops []clientv3.Op
+	var rs []*request
+	for _, w := range ws {
+		a.seq++
+		r := &request{key: fmt.Sprintf("%sq/%s/%016x-%08d", a.prefix, a.machine, int64(a.lease), a.seq),
+			w: w.count, waiter: w.id}
+		ops = append(ops, clientv3.OpPut(r.key, fmt.Sprintf("%d %s", r.w, r.waiter), clientv3.WithLease(a.lease)))
+		rs = append(rs, r)
+	}
+	ctx, cancel := op(2 * time.Second)
+	defer cancel()
+	t, err := a.cli.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		logf("enqueue: %v", err)
+		return
+	}
+	for _, r := range rs {
+		r.rev = t.Header.Revision
+		a.mine[r.key] = r
+		a.byWaiter[r.waiter] = r
+	}
+}
+
+var semID uint64
+
+func (a *agent) semID() uint64 { return semID }
+
+// adopt takes over the requests of a previous agent of this machine whose
+// lease is still alive (an agent killed and restarted): the permits its
+// programs hold stay counted.  Waiting requests are dropped: the waiters
+// are found again.
+func (a *agent) adopt() bool {
+	s, err := a.snapshot()
+	if err != nil {
+		return false
+	}
+	var lease clientv3.LeaseID
+	mp := a.prefix + "q/" + a.machine + "/"
+	for k, kv := range s.present {
+		if strings.HasPrefix(k, mp) && kv.Lease != 0 {
+			lease = clientv3.LeaseID(kv.Lease)
+		}
+	}
+	if lease == 0 {
+		return false
+	}
+	ctx, cancel := op(2 * time.Second)
+	t0 := mono()
+	r, err := a.cli.KeepAliveOnce(ctx, lease)
+	cancel()
+	if err != nil || r.TTL <= 0 {
+		return false
+	}
+	a.lastAck.Store(t0)
+	a.lease = lease
+	a.keepAlive(lease)
+	for k, kv := range s.present {
+		if !strings.HasPrefix(k, mp) || clientv3.LeaseID(kv.Lease) != lease {
+			continue
+		}
+		r := &request{key: k, rev: kv.CreateRevision, w: parseW(kv.Value), added: true}
+		a.mine[k] = r
+		if !s.granted[k] {
+			a.del(r)
+		}
+		if n, err := strconv.ParseInt(k[strings.LastIndex(k, "-")+1:], 10, 64); err == nil && int(n) > a.seq {
+			a.seq = int(n)
+		}
+	}
+	logf("adopted lease %x: %d permits", int64(lease), a.held())
+	return true
+}
+
+func runAgent(args []string) error {
+	fs := flag.NewFlagSet("agent", flag.ExitOnError)
+	endpoints := fs.String("endpoints", "http://127.0.0.1:2379", "etcd client URLs, comma-separated")
+	name := fs.String("cluster", "", "the cluster semaphore's name")
+	machine := fs.String("machine", "", "this machine's name (default: the host name)")
+	local := fs.String("local", "", "the local named semaphore (default: the cluster name, in $FAIRSEM_DIR)")
+	limit := fs.Uint64("limit", 0, "set the limit to L if the cluster semaphore has none yet")
+	ttl := fs.Int64("ttl", 10, "the lease's TTL, seconds")
+	fence := fs.Float64("fence", 0, "seconds without an acknowledged keepalive before local grants stop (default TTL/2)")
+	tick := fs.Duration("tick", 100*time.Millisecond, "how often local waiters are looked for")
+	idle := fs.Duration("idle", 2*time.Second, "how long free permits may wait behind a local head that does not fit")
+	mutant := fs.String("mutant", "", "testing only: no-fence (grant through a partition, forget on lease loss)")
+	fs.Parse(args)
+	if *name == "" {
+		return errors.New("-cluster NAME is needed")
+	}
+	if *machine == "" {
+		*machine, _ = os.Hostname()
+	}
+	if *local == "" {
+		*local = *name
+	}
+	f := time.Duration(*fence * float64(time.Second))
+	if f == 0 {
+		f = time.Duration(*ttl) * time.Second / 2
+	}
+	if f >= time.Duration(*ttl)*time.Second {
+		return errors.New("-fence must be below -ttl")
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:            strings.Split(*endpoints, ","),
+		DialTimeout:          2 * time.Second,
+		DialKeepAliveTime:    time.Second,
+		DialKeepAliveTimeout: time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	a := &agent{cli: cli, prefix: "/fairsem-cluster/" + *name + "/", machine: *machine,
+		ttl: *ttl, fence: f, tick: *tick, idle: *idle, mutant: *mutant,
+		mine: map[string]*request{}, byWaiter: map[string]*request{}}
+	if *limit > 0 {
+		ctx, cancel := op(5 * time.Second)
+		_, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(a.prefix+"limit"), "=", 0)).
+			Then(clientv3.OpPut(a.prefix+"limit", strconv.FormatUint(*limit, 10))).Commit()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("set limit: %w", err)
+		}
+	}
+	a.sem, err = fairsem.OpenNamed(*local)
+	if errors.Is(err, syscall.ENOENT) {
+		a.sem, err = fairsem.CreateNamed(*local, 0, fairsem.FIFO, 0o666)
+	}
+	if err != nil {
+		return err
+	}
+	i, err := a.sem.Info()
+	if err != nil {
+		return err
+	}
+	semID = i.ID
+	// Whatever a previous agent added is no longer granted by anyone we
+	// know of: the limit drops to 0, the holders keep what they hold.
+	a.mu.Lock()
+	a.fenced = true
+	a.remove(i.Limit)
+	a.mu.Unlock()
+	if a.adopt() {
+		a.unfence()
+	} else {
+		a.newLease()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.watchFence(ctx)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	wch := cli.Watch(clientv3.WithRequireLeader(ctx), a.prefix, clientv3.WithPrefix())
+	logf("machine %s serves %s as %s (ttl %ds, fence %s)", a.machine, *name, *local, a.ttl, a.fence)
+	t := time.NewTicker(a.tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-sig:
+			logf("stopping")
+			return nil
+		case <-a.lost:
+			logf("lease %x lost", int64(a.lease))
+			a.setFence("lease lost")
+			a.mine = map[string]*request{}
+			a.byWaiter = map[string]*request{}
+			a.newLease()
+			continue
+		case _, ok := <-wch:
+			if !ok {
+				wch = cli.Watch(clientv3.WithRequireLeader(ctx), a.prefix, clientv3.WithPrefix())
+			}
+		case <-t.C:
+		}
+		a.mu.Lock()
+		fenced := a.fenced && a.mutant != "no-fence"
+		a.mu.Unlock()
+		if fenced && time.Duration(mono()-a.lastAck.Load()) <= a.fence {
+			a.unfence()
+		}
+		a.step()
+	}
+}
+
+func runStatus(args []string) error {
+	fs := flag.NewFlagSet("status", flag.ExitOnError)
+	endpoints := fs.String("endpoints", "http://127.0.0.1:2379", "etcd client URLs, comma-separated")
+	name := fs.String("cluster", "", "the cluster semaphore's name")
+	fs.Parse(args)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*endpoints, ","), DialTimeout: 2 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	prefix := "/fairsem-cluster/" + *name + "/"
+	r, limit, err := queue(cli, prefix)
+	if err != nil {
+		return err
+	}
+	var held, waiting uint64
+	var lines []string
+	g := grants(r.Kvs, limit)
+	for _, kv := range r.Kvs {
+		w := parseW(kv.Value)
+		state := "waiting"
+		if g[string(kv.Key)] {
+			state = "granted"
+			held += w
+		} else {
+			waiting++
+		}
+		k := strings.TrimPrefix(string(kv.Key), prefix+"q/")
+		lines = append(lines, fmt.Sprintf("  %-8s rev=%-8d weight=%-4d %s", state, kv.CreateRevision, w, k))
+	}
+	fmt.Printf("cluster %s: limit %d, granted %d, requests %d, waiting %d\n", *name, limit, held, len(r.Kvs), waiting)
+	for _, l := range lines {
+		fmt.Println(l)
+	}
+	return nil
+}
+
+func runLimit(args []string) error {
+	fs := flag.NewFlagSet("limit", flag.ExitOnError)
+	endpoints := fs.String("endpoints", "http://127.0.0.1:2379", "etcd client URLs, comma-separated")
+	name := fs.String("cluster", "", "the cluster semaphore's name")
+	fs.Parse(args)
+	if fs.NArg() != 1 {
+		return errors.New("usage: fairsem-cluster limit -cluster NAME L")
+	}
+	l, err := strconv.ParseUint(fs.Arg(0), 10, 64)
+	if err != nil {
+		return err
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*endpoints, ","), DialTimeout: 2 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ctx, cancel := op(5 * time.Second)
+	defer cancel()
+	_, err = cli.Put(ctx, "/fairsem-cluster/"+*name+"/limit", strconv.FormatUint(l, 10))
+	return err
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: fairsem-cluster agent|status|limit [FLAGS]")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "agent":
+		err = runAgent(os.Args[2:])
+	case "status":
+		err = runStatus(os.Args[2:])
+	case "limit":
+		err = runLimit(os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown command %q", os.Args[1])
+	}
+	if err != nil {
+		logf("%v", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the cluster agent and the test tools offline, in GOPATH mode, from
+# Debian's Go sources in /usr/share/gocode (golang-etcd-server-dev,
+# golang-github-vishvananda-netlink-dev: scripts/deps.d/cluster.list) and
+# the Go binding (bindings/go, as the package "fairsem"):
+#
+#   cluster/build.sh OUTDIR      -> OUTDIR/fairsem-cluster, OUTDIR/clustertest
+#
+# after go vet and the agent's unit tests (the grant rule: agent/grant_test.go).
+#
+# Static (CGO_ENABLED=0): they run in the Debian VM as built here.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+out=${1:?usage: $0 OUTDIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+for p in go.etcd.io/etcd/clientv3 github.com/vishvananda/netlink; do
+	[ -d "/usr/share/gocode/src/$p" ] || {
+		echo "cluster/build.sh: /usr/share/gocode/src/$p missing (scripts/deps.sh cluster)" >&2
+		exit 1
+	}
+done
+gopath=$out/gopath
+rm -rf "$gopath"
+mkdir -p "$gopath/src"
+# GOPATH mode reads no go.mod: the binding is copied in as package fairsem.
+mkdir -p "$gopath/src/fairsem"
+cp "$root"/bindings/go/*.go "$gopath/src/fairsem/"
+rm -f "$gopath"/src/fairsem/*_test.go
+for d in agent testtool; do
+	mkdir -p "$gopath/src/fairsem-cluster/$d"
+	cp "$here/$d"/*.go "$gopath/src/fairsem-cluster/$d/"
+done
+export GOPATH=$gopath:/usr/share/gocode GO111MODULE=off CGO_ENABLED=0 GOPROXY=off \
+	GOCACHE=${GOCACHE:-$out/gocache} GOFLAGS=
+cd "$gopath/src/fairsem-cluster"
+go vet ./agent ./testtool
+go test ./agent
+go build -o "$out/fairsem-cluster" ./agent
+go build -o "$out/clustertest" ./testtool
+echo "cluster/build.sh: $out/fairsem-cluster $out/clustertest"
