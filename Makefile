@@ -349,6 +349,7 @@ include $(TOP)/mk/kernel-doc.mk
 include $(TOP)/mk/bindings.mk
 include $(TOP)/mk/jobserver.mk
 include $(TOP)/mk/models.mk
+include $(TOP)/cluster/cluster.mk
 
 # make install, uninstall, deb, check-install and the Yocto/Buildroot entry
 # points (modules, modules_install, KERNEL_SRC, INSTALL_MOD_PATH).

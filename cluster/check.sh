@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The cluster semaphore's fault test in the Debian VM (scripts/debvm/):
+#
+#   cluster/check.sh MODULE_KO
+#
+# Builds fairsem-cluster and clustertest (cluster/build.sh), copies them with
+# the static fairsem command (make -C lib cmd) and cluster/vm/scenario.sh into
+# the VM, runs the scenario there (3 etcd members, 3 machines as network
+# namespaces, faults, the checker, the mutant), and counts its "ok" and
+# "not ok" lines.  Last line: "N passed, N failed"; the counts also go to
+# build/cluster/results.  Output: build/cluster/vm.out.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+ko=${1:?usage: $0 MODULE_KO}
+out=$root/build/cluster
+results=$out/results
+mkdir -p "$out"
+rm -f "$results"
+fail() {
+	echo "cluster: $*"
+	echo "0 1 0" >"$results"
+	echo "0 passed, 1 failed"
+	exit 1
+}
+"$here/build.sh" "$out" >"$out/build.log" 2>&1 || { cat "$out/build.log"; fail "build failed"; }
+[ -x "$root/build/lib/fairsem-static" ] || fail "build/lib/fairsem-static missing (make -C lib cmd)"
+payload=$out/payload
+rm -rf "$payload"
+mkdir -p "$payload"
+cp "$out/fairsem-cluster" "$out/clustertest" "$here/vm/scenario.sh" "$payload/"
+cp "$root/build/lib/fairsem-static" "$payload/fairsem"
+rc=0
+"$root/scripts/debvm/run.sh" --name cluster --module "$ko" --files "$payload" \
+	--timeout "${CLUSTER_TIMEOUT:-900}" -- bash ./scenario.sh >"$out/vm.out" 2>&1 || rc=$?
+cat "$out/vm.out"
+passed=$(grep -c '^ok [0-9]' "$out/vm.out")
+failed=$(grep -c '^not ok [0-9]' "$out/vm.out")
+if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+	echo "cluster: scripts/debvm/run.sh exit $rc"
+	failed=1
+fi
+[ $((passed + failed)) -gt 0 ] || failed=1
+echo "$passed $failed 0" >"$results"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
