@@ -37,7 +37,9 @@
 #   make clean
 #
 # Variables: KDIR (kernel build dir for `make module`), VM_TIMEOUT,
-# PROG_TIMEOUT and the VM_* knobs of scripts/vm/run.sh.
+# PROG_TIMEOUT and the VM_* knobs of scripts/vm/run.sh; PART_CACHE=0 runs
+# every part again instead of replaying a passed result of the same
+# inputs (scripts/part.sh, Documentation/testing.rst).
 #
 # Never insmod on the build host: modules are tested only inside QEMU.
 
@@ -74,8 +76,6 @@ export KDIR_NOTE
 #   vm-NAME       that module and build/selftests/bin/* in a VM booting IMAGE
 #                 (console log build/vm/NAME.log)
 # IMAGE and KDIR may be $$(shell ...), run only when a target needs them.
-# $(call check-kernel,NAME), a line of a recipe, runs both as parts of
-# `make check` (build/results/module-NAME.txt, vm-NAME.txt).
 VM_KERNELS :=
 define vm-kernel
 VM_KERNELS += $(1)
@@ -89,12 +89,43 @@ vm-$(1): module-$(1) selftests
 		$$(BUILD)/kmod-$(1)/fairsem.ko $$(BUILD)/selftests/bin $(1)
 endef
 
-define check-kernel
-@$(PART) module-$(1) $(TOP)/scripts/build-module.sh $(VM_KDIR_$(1)) \
-	$(BUILD)/kmod-$(1) || true
-@$(PART) vm-$(1) $(TOP)/scripts/vm/selftests.sh $(VM_IMAGE_$(1)) \
-	$(BUILD)/kmod-$(1)/fairsem.ko $(BUILD)/selftests/bin $(1) || true
-endef
+
+# ---- the result cache (scripts/part.sh) --------------------------------------
+#
+# A part given PART_INPUTS is not run again while a passed result of the
+# same inputs is kept under $(FAIRSEM_CACHE)/results/ (scripts/part.sh: the
+# key, what a hit prints; PART_CACHE=0 runs everything).
+# $(call vm-cache,IMAGE,MODDIR,TESTS,NAME): a VM part's inputs are what
+# its VM boots and runs: the kernel image and the modules (by content:
+# kbuild writes no path of the tree into them), the test programs and
+# tools (by the names in TESTS and by their sources and build rules:
+# the binaries hold the tree's path in their __FILE__ strings, and a fresh
+# clone elsewhere would never match them), the VM scripts, busybox (the
+# host's comes with dpkg's list, the others' .current names their version),
+# the private cross compilers, and what part.sh adds (its arguments, the
+# VM_* knobs, dpkg's packages: QEMU, the compilers, linux-source's
+# kselftest harness).  Its console log is restored with a hit
+# (scripts/kernels/matrix.sh reads it).
+FAIRSEM_CACHE ?= /var/cache/fairsem
+export FAIRSEM_CACHE
+vm-cache = PART_INPUTS="$(1) $(2)/fairsem.ko $(2)/fairsem_kunit.ko \
+	@names:$(3) @names:$(3)/../tools $(TOP)/selftests $(TOP)/lib \
+	$(TOP)/uapi $(TOP)/Makefile $(TOP)/mk $(TOP)/scripts/vm \
+	$(TOP)/scripts/kernels $(TOP)/scripts/debug-tests.sh \
+	$(TOP)/scripts/build-module.sh $(FAIRSEM_CACHE)/busybox-*.current \
+	@cache:gcc-12-*" \
+	PART_OUTPUTS=build/vm/$(4).log
+# A part that may read anything in the tree: every file git knows (by
+# content) and the names of the cache's entries that are keyed by their
+# own inputs or named by a version (the Debian VM's image, the debug
+# kernel, the RFC's base, the private toolchains and clients, the kernels'
+# .current ABIs), not those derived from the tree (debvm-install-*,
+# rfc-<key>), which the tree's hash covers.
+TREE_INPUTS := @tree $(FAIRSEM_CACHE)/*.current \
+	@cache:debvm-[0-9a-f][0-9a-f][0-9a-f]* @cache:bpo-6.12/* \
+	@cache:debug-[0-9a-f]* @cache:rfc-base-[0-9]* @cache:bindings-* \
+	@cache:jobserver-* @cache:gcc-12-* @cache:sid-chroot-gcc-*
+TREE_CACHE := PART_INPUTS="$(TREE_INPUTS)"
 
 # Debian's own kernel, named by its version (e.g. 6.1.0-57-amd64).
 DEB_NAME := $(shell $(TOP)/scripts/vm/debian-kernel.sh 2>/dev/null || echo debian)
@@ -177,16 +208,33 @@ check:
 
 # A separate make so that DEB_KVER sees what deps just installed.
 check-parts:
-	@$(PART) selftests $(MAKE) selftests || true
-	@$(PART) model $(MAKE) model || true
-	@$(PART) mutants $(MAKE) -C $(TOP)/selftests/model mutants || true
-	@$(PART) libfuzz $(MAKE) -C $(TOP)/selftests/libfuzz check || true
-	@$(PART) lib $(MAKE) -C $(TOP)/lib check-host || true
-	$(call check-kernel,$(DEB_NAME))
-	@$(PART) recipes $(MAKE) recipes-doc check-recipes-fast RECIPES_MODULE= || true
-	@$(PART) bench-smoke $(TOP)/bench/bench.sh --smoke || true
-	@$(PART) bench-report $(or $(wildcard /usr/bin/python3),python3) $(TOP)/bench/test_report.py || true
+	$(check-shared)
+	$(check-tests)
 	@$(TOP)/scripts/summarize.sh || true
+
+# check-shared: what check-all's lanes share, built once, before any of
+# them (two makes building lib/ at once would race): the host's test
+# programs, the library and the command, the recipes, the 6.1 module.
+# check-tests: make check's tests.  The parts of the tests that name
+# PART_INPUTS reuse a passed result of the same inputs (the result cache,
+# below).
+define check-shared
+@$(PART) selftests sh -c '$(MAKE) selftests && $(MAKE) recipes' || true
+@$(PART) module-$(DEB_NAME) $(TOP)/scripts/build-module.sh $(VM_KDIR_$(DEB_NAME)) \
+	$(BUILD)/kmod-$(DEB_NAME) || true
+endef
+define check-tests
+@$(TREE_CACHE) $(PART) model $(MAKE) model || true
+@$(TREE_CACHE) $(PART) mutants $(MAKE) -C $(TOP)/selftests/model mutants || true
+@$(TREE_CACHE) $(PART) libfuzz $(MAKE) -C $(TOP)/selftests/libfuzz check || true
+@$(TREE_CACHE) $(PART) lib $(MAKE) -C $(TOP)/lib check-host || true
+@$(call vm-cache,$(VM_IMAGE_$(DEB_NAME)),$(BUILD)/kmod-$(DEB_NAME),$(BUILD)/selftests/bin,$(DEB_NAME)) \
+	$(PART) vm-$(DEB_NAME) $(TOP)/scripts/vm/selftests.sh $(VM_IMAGE_$(DEB_NAME)) \
+	$(BUILD)/kmod-$(DEB_NAME)/fairsem.ko $(BUILD)/selftests/bin $(DEB_NAME) || true
+@$(TREE_CACHE) $(PART) recipes $(MAKE) recipes-doc check-recipes-fast RECIPES_MODULE= || true
+@$(TREE_CACHE) $(PART) bench-smoke $(TOP)/bench/bench.sh --smoke || true
+@$(TREE_CACHE) $(PART) bench-report $(or $(wildcard /usr/bin/python3),python3) $(TOP)/bench/test_report.py || true
+endef
 
 # check-all: everything check runs, then 6.12, then the debug kernel with
 # the selftests, fault injection and the fuzzer (FUZZ_SECONDS, default 60)
@@ -194,69 +242,102 @@ check-parts:
 FUZZ_SECONDS ?= 60
 export FUZZ_SECONDS
 
+LANES = $(TOP)/scripts/lanes.sh
+check-all: export PART_LANE = setup
 check-all:
 	@rm -rf $(BUILD)/results
-	@$(PART) deps $(TOP)/scripts/pkg/test-deps.sh || true
+	@$(LANES) begin setup
+	@# The kernels' downloads need only apt and dpkg (a private apt each,
+	@# scripts/kernels/lib.sh), not what deps installs: they start first.
 	@$(MAKE) kernels-prefetch
-	@# The Debian VM's root filesystem (cached) builds beside the kernels:
-	@# on a cold machine its downloads overlap the debug kernel's build.
+	@$(PART) deps $(TOP)/scripts/pkg/test-deps.sh || true
+	@# sid's kernel comes with a sid chroot, made by deps' debootstrap: on
+	@# a fresh machine the first fetch could not; this one can (and finds
+	@# the rest done).
+	@setsid $(KS)/fetch-all.sh sid >$(BUILD)/kernels-fetch-sid.log 2>&1 </dev/null &
+	@# The Debian VM's root filesystem (cached) builds beside the rest: on a
+	@# cold machine its downloads overlap the debug kernel's build.
 	@setsid $(TOP)/scripts/debvm/build.sh >$(BUILD)/debvm-build.log 2>&1 </dev/null &
 	@$(PART) kernel-6.12 $(BPO) || true
-	@$(PART) kernel-debug $(DBG) || true
 	@# Alone, first: its scenarios kill builds and count what survives.
-	@$(PART) jobserver-controls $(MAKE) check-jobserver-controls JS_WITH_CARGO=1 || true
+	@$(TREE_CACHE) $(PART) jobserver-controls $(MAKE) check-jobserver-controls JS_WITH_CARGO=1 || true
+	@$(LANES) end setup
 	@$(MAKE) -j$(CHECK_ALL_JOBS) -O check-all-parts
 	@$(TOP)/scripts/summarize.sh >/dev/null
 
 # Everything else as lanes side by side, each a chain of parts (make -O
-# prints a part's output when it ends), the longest first in each lane.
-# A TCG guest waits much of its time, so two cores carry them all.  Two
-# lanes need nothing of check-parts and start with it: the RFC (its own
-# tree, tests and kernels) and README's source blocks in the Debian VM
-# (lane-source).  The others wait for check-parts, which builds what they
-# share (the host's selftests, the library, the 6.1 module) once: no lane
-# builds them again.  The whole is bound by CPU, not by waiting: a warm
-# run of 2026-12-02 (28 min) spent 2740 CPU-seconds in its parts, 1.6 of
-# the two cores.  Its heaviest parts, wall and CPU seconds at a load of
-# about 10:
-#   install-source 1123 429   vm-source: now its make runs natively
-#                             (scripts/pkg/test-vm-install.sh): 121 s idle
-#   jobserver-vm  1038  374   scenarios that count, with cargo
-#   rfc            857  338   vm-y kills the fast path at every tenth step
-#   install        653  194   the packages' image, vm-install
-#   bindings       512  231   rust, go (x/sync), python (asyncio), cross
-#   vm-debug       508  157   what the RFC's =y kernel does not run
-#   the matrix    about 460 CPU-s for eight kernels
-# So the lanes (build/results/*.time has every part's wall and CPU):
-#   lane-rfc      rfc, model-fastpath, libfuzz-long (FUZZ_CORE_SECONDS)
-#   lane-debug    check-parts, debug-tests, module-debug, vm-debug
-#   lane-install  check-parts, check-install's host parts, the packages'
-#                 image (when they changed), vm-install, 6.12 (with the
-#                 fast path's 1,000 kills), recipes-debvm
-#   lane-source   vm-source beside check-parts, then the bindings
-#   lane-matrix   check-parts, recipes-slow, the kernel matrix (two
-#                 VMs at a time), footprint
-#   lane-jobserver  check-parts, every jobserver scenario on fairsem and
-#                 the pipe in one VM (the fifo control ran on the host)
-# check-parts runs as a job of its own beside lane-rfc and vm-source.
-CHECK_ALL_JOBS ?= 7
-check-all-parts: lane-rfc lane-debug lane-install lane-source lane-matrix \
-	lane-jobserver
+# prints a part's output when it ends).  A TCG guest waits much of its
+# time, so two cores carry them all; the whole is bound by CPU (a warm run
+# of 2026-12-02 spent 2740 CPU-seconds in its parts, a cold one 3915).
+# Documentation/testing.rst has the lanes' parts and times.
+#   kernel-debug    the debug kernel (built once: 15 min on a cold
+#                   machine, beside the lanes, no longer before them)
+#   shared-builds   what the lanes share, built once: the host's test
+#                   programs, the library and the command, the recipes,
+#                   the 6.1 module
+#   lane-rfc        the RFC (its own tree and kernels; it waits for the
+#                   debug kernel itself, after its first 450 s)
+#   lane-check      make check's tests, then model-fastpath and
+#                   libfuzz-long (FUZZ_CORE_SECONDS)
+#   lane-debug      debug-tests, module-debug, vm-debug
+#   lane-install    check-install's host parts, the packages' image (when
+#                   they changed), vm-install, 6.12 (with the fast path's
+#                   1,000 kills), recipes-debvm
+#   install-source  vm-source: README's source blocks in the Debian VM;
+#                   needs nothing built, starts at once
+#   lane-bindings   the bindings (need the 6.1 module)
+#   lane-matrix     recipes-slow, the kernel matrix (two VMs at a time),
+#                   footprint
+#   lane-jobserver  every jobserver scenario on fairsem and the pipe in
+#                   one VM (the fifo control ran on the host)
+# At the end scripts/lanes.sh prints each lane's start, wall time and
+# end, its parts (and which were cache hits), and the critical path.
+# make starts them in this order, the longest first where they compete
+# for the CHECK_ALL_JOBS slots (about as many VMs as the 2-core machine
+# carried at a load of 10 to 13 without a test outliving its harness).
+CHECK_ALL_JOBS ?= 8
+LANE_TARGETS := kernel-debug shared-builds lane-rfc install-source \
+	lane-matrix lane-install lane-jobserver lane-debug lane-bindings lane-check
+check-all-parts: $(LANE_TARGETS)
+	@$(LANES) report
 	@$(TOP)/scripts/summarize.sh || true
 
-.PHONY: check-all-parts lane-rfc lane-debug lane-install lane-source \
-	lane-matrix lane-jobserver
+.PHONY: check-all-parts $(LANE_TARGETS)
+$(LANE_TARGETS): export PART_LANE = $@
 
-lane-jobserver: check-parts
-	@JS_BENCH_PAIRS=20000 JS_WITH_CARGO=1 $(PART) jobserver-vm $(MAKE) check-jobserver-vm \
-		JOBSERVER_MODULE= JS_VM_BACKENDS="fairsem pipe" || true
+kernel-debug:
+	@$(LANES) begin $@ setup
+	@$(PART) kernel-debug $(DBG) || true
+	@$(LANES) end $@
+
+shared-builds:
+	@$(LANES) begin $@ setup
+	$(check-shared)
+	@$(LANES) end $@
+
+lane-check: shared-builds
+	@$(LANES) begin $@ shared-builds
+	$(check-tests)
+	@$(TREE_CACHE) $(PART) model-fastpath $(MAKE) model-fastpath || true
+	@# Never reused: it grows its corpus (build/libfuzz/corpus) run by run.
+	@$(PART) libfuzz-long $(MAKE) -C $(TOP)/selftests/libfuzz long || true
+	@$(LANES) end $@
+
+lane-jobserver: shared-builds
+	@$(LANES) begin $@ shared-builds
+	@JS_BENCH_PAIRS=20000 JS_WITH_CARGO=1 $(TREE_CACHE) $(PART) jobserver-vm \
+		$(MAKE) check-jobserver-vm JOBSERVER_MODULE= JS_VM_BACKENDS="fairsem pipe" || true
+	@$(LANES) end $@
 
 lane-rfc:
-	@$(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
-	@$(PART) model-fastpath $(MAKE) model-fastpath || true
-	@$(PART) libfuzz-long $(MAKE) -C $(TOP)/selftests/libfuzz long || true
+	@$(LANES) begin $@ setup
+	@$(TREE_CACHE) $(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
+	@$(LANES) end $@
 
-lane-debug: check-parts
+# After kernel-debug: make expands VM_KDIR_debug ($(shell) of the debug
+# kernel's script) when the recipe starts, and must not wait in it.
+lane-debug: shared-builds kernel-debug
+	@$(LANES) begin $@ shared-builds kernel-debug
 	@$(PART) debug-tests sh -c '$(MAKE) -C $(TOP)/selftests/faults && \
 		$(MAKE) -C $(TOP)/selftests/fuzz && \
 		$(TOP)/scripts/debug-tests.sh $(BUILD)/debug-tests' || true
@@ -275,40 +356,50 @@ lane-debug: check-parts
 	@VM_CPU=$${VM_CPU:-max,la57=off} VM_MEM=2048 VM_TIMEOUT=$${VM_TIMEOUT:-4200} \
 		PROG_TIMEOUT=$${PROG_TIMEOUT:-2400} \
 		VM_BOOT_TIMEOUT=$${VM_BOOT_TIMEOUT:-300} VM_BOOT_MAX=$${VM_BOOT_MAX:-600} \
+		$(call vm-cache,$(VM_IMAGE_debug),$(BUILD)/kmod-debug,$(BUILD)/debug-tests/bin,debug) \
 		$(PART) vm-debug $(TOP)/scripts/vm/selftests.sh \
 		$(VM_IMAGE_debug) $(BUILD)/kmod-debug/fairsem.ko \
 		$(BUILD)/debug-tests/bin debug || true
+	@$(LANES) end $@
 
-# check-install but vm-source (lane-source runs that).
+# check-install but vm-source (install-source runs that).
 INSTALL_HOST_PARTS := lintian source deb destdir dkms embedded vm-install
 # 6.12 runs the fast path's kill test at the issue's 1,000 kills (a sweep
 # of 141 by default; 1,000 took 323 s there at a load of 3, too long for
-# make check), in this lane, the shortest once vm-install shrank.
-lane-install: check-parts
-	@$(PART) install $(MAKE) check-install CHECK_INSTALL="$(INSTALL_HOST_PARTS)" || true
+# make check).
+lane-install: shared-builds
+	@$(LANES) begin $@ shared-builds
+	@$(TREE_CACHE) $(PART) install $(MAKE) check-install CHECK_INSTALL="$(INSTALL_HOST_PARTS)" || true
 	@$(PART) module-6.12 $(TOP)/scripts/build-module.sh $(VM_KDIR_6.12) \
 		$(BUILD)/kmod-6.12 || true
 	@FAIRSEM_TEST_ENV=FAIRSEM_FAST_KILLS=1000 VM_TIMEOUT=$${VM_TIMEOUT:-4800} \
-		PROG_TIMEOUT=$${PROG_TIMEOUT:-3600} $(PART) vm-6.12 \
+		PROG_TIMEOUT=$${PROG_TIMEOUT:-3600} \
+		$(call vm-cache,$(VM_IMAGE_6.12),$(BUILD)/kmod-6.12,$(BUILD)/selftests/bin,6.12) \
+		$(PART) vm-6.12 \
 		$(TOP)/scripts/vm/selftests.sh $(VM_IMAGE_6.12) \
 		$(BUILD)/kmod-6.12/fairsem.ko $(BUILD)/selftests/bin 6.12 || true
-	@$(PART) recipes-debvm $(MAKE) check-recipes-debvm RECIPES_MODULE= || true
+	@$(TREE_CACHE) $(PART) recipes-debvm $(MAKE) check-recipes-debvm RECIPES_MODULE= || true
+	@$(LANES) end $@
 
 # vm-source copies the tree as git has it (never build/) and boots the
-# cached Debian VM: it needs nothing built, so it starts at once, beside
-# check-parts; the bindings (which need check-parts' 6.1 module) follow.
-.PHONY: install-source
+# cached Debian VM: it needs nothing built, so it starts at once.
 install-source:
-	@$(PART) install-source $(MAKE) check-install CHECK_INSTALL=vm-source || true
-lane-source: install-source check-parts
-	@BINDINGS_BUSYBOX=0 $(PART) bindings $(MAKE) check-bindings BINDINGS_MODULE= || true
+	@$(LANES) begin $@ setup
+	@$(TREE_CACHE) $(PART) install-source $(MAKE) check-install CHECK_INSTALL=vm-source || true
+	@$(LANES) end $@
+lane-bindings: shared-builds
+	@$(LANES) begin $@ shared-builds
+	@BINDINGS_BUSYBOX=0 $(TREE_CACHE) $(PART) bindings $(MAKE) check-bindings BINDINGS_MODULE= || true
+	@$(LANES) end $@
 
 # The matrix built fairsem.ko for every kernel: README's footprint table
 # must be what they measure (make readme-footprint writes it).
-lane-matrix: check-parts
-	@$(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
+lane-matrix: shared-builds
+	@$(LANES) begin $@ shared-builds
+	@$(TREE_CACHE) $(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
 	@$(MAKE) kernels-matrix
 	@$(PART) readme-footprint $(TOP)/scripts/pkg/test-footprint.sh || true
+	@$(LANES) end $@
 
 .PHONY: readme-footprint
 readme-footprint:

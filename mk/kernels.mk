@@ -76,7 +76,8 @@ endef
 $(foreach a,$(CROSS_ARCHS),$(eval $(call cross-tests,$(a))))
 
 # matrix-NAME: module-NAME (build, warnings fatal) and vm-NAME (the whole
-# suite, console scan, rmmod) as parts of check-all.  The cross-built tests
+# suite, console scan, rmmod) as parts of check-all; vm-NAME reuses a
+# passed result of the same inputs (the Makefile's vm-cache).  The cross-built tests
 # are a part too, once per architecture (the first kernel needing them
 # builds them; make runs each cross-tests-ARCH once).
 # The command's test (fairsem_cmd_test, the longest program on every
@@ -114,8 +115,11 @@ define matrix-kernel
 matrix-$(1): $(if $(filter-out amd64,$(call matrix-arch,$(1))),matrix-cross-$(call matrix-arch,$(1)),matrix-native)
 	@$$(PART) module-$(1) $(KS)/build-module.sh $(1) $(BUILD)/kmod-$(1) || true
 $(if $(filter $(1),$(MATRIX_NO_CMD)),$(call matrix-no-cmd,$(1)))
-	@$(MATRIX_ENV_$(1)) VM_ARCH=$(call matrix-arch,$(1)) $$(PART) vm-$(1) $(TOP)/scripts/vm/selftests.sh \
-		$$$$($(KS)/kernel.sh $(1) --print image) $(BUILD)/kmod-$(1)/fairsem.ko \
+	@img=$$$$($(KS)/kernel.sh $(1) --print image); \
+	$(MATRIX_ENV_$(1)) VM_ARCH=$(call matrix-arch,$(1)) \
+		$(call vm-cache,$$$$img,$(BUILD)/kmod-$(1),$(call matrix-dir,$(1)),$(1)) \
+		$$(PART) vm-$(1) $(TOP)/scripts/vm/selftests.sh \
+		$$$$img $(BUILD)/kmod-$(1)/fairsem.ko \
 		$(call matrix-dir,$(1)) $(1) || true
 endef
 $(foreach k,$(MATRIX),$(eval $(call matrix-kernel,$(k))))
