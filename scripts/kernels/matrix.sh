@@ -9,7 +9,7 @@
 # and architecture (from its console log build/vm/NAME.log), tests passed,
 # failed and skipped, whether its module built (module-NAME.txt), and the
 # VM's wall time (from scripts/vm/run.sh's "whole run" line).  --md prints
-# a Markdown table (README's matrix), else aligned columns.  Reads only;
+# a Markdown table, else aligned columns.  Reads only;
 # exits 0.
 set -uo pipefail
 
