@@ -1408,8 +1408,12 @@ TEST_F_TIMEOUT(named, names_are_charged_to_the_creators_memcg, 300)
 		ASSERT_EQ(0, fsn_link(self->dirfd, fd, name, 0600));
 	}
 	after = memcg_slab();
-	/* An inode and a dentry each: far more than 256 bytes a name. */
-	EXPECT_LT(before + 256L * n, after);
+	/*
+	 * An inode and a dentry each: 1,684 bytes a name on the debug
+	 * kernel, about 252 to 260 on 7.2, whose slab charges less of
+	 * them; an uncharged name costs the creator nothing.
+	 */
+	EXPECT_LT(before + 128L * n, after);
 	TH_LOG("%d names: slab of the creator's memcg %ld -> %ld (%ld bytes a name)",
 	       n, before, after, (after - before) / n);
 	close(fd);

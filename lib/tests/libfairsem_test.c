@@ -65,7 +65,7 @@ static struct fairsem_info info_of(int fd)
 }
 
 /* Something to do from another thread after a delay. */
-enum later_op { DO_RELEASE, DO_ADD, DO_CLOSE, DO_SIGNAL };
+enum later_op { DO_RELEASE, DO_ADD, DO_CLOSE, DO_SIGNAL, DO_SIGNAL_QUEUED };
 
 struct later {
 	pthread_t thread;
@@ -76,6 +76,20 @@ struct later {
 	pthread_t target;
 	int ret;
 };
+
+/* Wait, 60 s at most, until someone waits on @fd: 0 or -ETIMEDOUT. */
+static int later_queued(int fd)
+{
+	struct fairsem_info info;
+	int ms;
+
+	for (ms = 0; ms < 60000; ms++) {
+		if (!fairsem_info(fd, &info) && info.waiters)
+			return 0;
+		sleep_ms(1);
+	}
+	return -ETIMEDOUT;
+}
 
 static void *later_main(void *arg)
 {
@@ -94,6 +108,16 @@ static void *later_main(void *arg)
 		break;
 	case DO_SIGNAL:
 		l->ret = pthread_kill(l->target, WAKE_SIGNAL);
+		break;
+	case DO_SIGNAL_QUEUED:
+		/*
+		 * At the target's wait, not before it: a slow kernel (KASAN
+		 * under TCG) may not have queued it yet, and a signal taken
+		 * before the call interrupts nothing.
+		 */
+		l->ret = later_queued(l->fd);
+		if (!l->ret)
+			l->ret = pthread_kill(l->target, WAKE_SIGNAL);
 		break;
 	}
 	return NULL;
@@ -624,13 +648,13 @@ TEST(acquire_interrupted)
 	catch_wake_signal(0);
 	fd = fairsem_create(0, O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	later_start(&l, DO_SIGNAL, fd, 0, 50);
+	later_start(&l, DO_SIGNAL_QUEUED, fd, 0, 50);
 	EXPECT_EQ(-EINTR, LIB(fairsem_acquire(fd, 1)));
 	later_join(&l);
-	later_start(&l, DO_SIGNAL, fd, 0, 50);
+	later_start(&l, DO_SIGNAL_QUEUED, fd, 0, 50);
 	EXPECT_EQ(-EINTR, LIB(fairsem_acquire_timeout(fd, 1, 5000 * MS)));
 	later_join(&l);
-	later_start(&l, DO_SIGNAL, fd, 0, 50);
+	later_start(&l, DO_SIGNAL_QUEUED, fd, 0, 50);
 	EXPECT_EQ(-EINTR, LIB(fairsem_acquire_until(fd, 1, FAIRSEM_NO_DEADLINE)));
 	later_join(&l);
 	EXPECT_EQ(0, info_of(fd).holds);
