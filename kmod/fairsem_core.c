@@ -74,7 +74,7 @@ void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u32 nkinds,
 	spin_lock_init(&sem->lock);
 	refcount_set(&sem->ref, 1);
 	INIT_LIST_HEAD(&sem->queue);
-	INIT_LIST_HEAD(&sem->levels);
+	sem->tree = RB_ROOT;
 	INIT_LIST_HEAD(&sem->holder_list);
 	sem->accounts = NULL;
 	sem->id = id;
@@ -128,7 +128,6 @@ void fairsem_holder_setup(struct fairsem_holder *holder)
 	holder->holds = holder->one;
 	INIT_LIST_HEAD(&holder->sibling);
 	INIT_LIST_HEAD(&holder->async.node);
-	INIT_LIST_HEAD(&holder->async.level);
 	holder->async.holder = holder;
 	holder->async.count = &holder->one[1];
 	holder->async.prio = 0;
@@ -226,85 +225,15 @@ static void fairsem_give_back(struct fairsem_holder *holder, const u64 *count)
 		fairsem_fast_give(sem, count[0]);
 }
 
-/*
- * Priority order is the shape of the kernel's plist, hand-rolled because
- * plist_add() and plist_del() are not exported to modules (Module.symvers
- * of Debian's 5.10, 6.1 and 7.2 kernels): sem->queue holds every
- * request in grant order, and sem->levels links, through req->level, the
- * first request of each distinct priority, highest first.  Queueing walks
- * the levels, O(distinct priorities queued); the head stays the first
- * entry of sem->queue, so granting is O(1) in every mode.
- */
-static void fairsem_prio_add(struct fairsem_sem *sem, struct fairsem_request *req)
-{
-	struct fairsem_request *lead;
-
-	INIT_LIST_HEAD(&req->level);
-	list_for_each_entry(lead, &sem->levels, level) {
-		if (lead->prio == req->prio) {
-			/* Last of its level: before the next level's first. */
-			if (list_is_last(&lead->level, &sem->levels))
-				list_add_tail(&req->node, &sem->queue);
-			else
-				list_add_tail(&req->node,
-					      &list_next_entry(lead, level)->node);
-			return;
-		}
-		if (lead->prio > req->prio) {
-			/* A new level, ahead of every lower priority. */
-			list_add_tail(&req->level, &lead->level);
-			list_add_tail(&req->node, &lead->node);
-			return;
-		}
-	}
-	list_add_tail(&req->level, &sem->levels);
-	list_add_tail(&req->node, &sem->queue);
-}
-
-static void fairsem_prio_del(struct fairsem_sem *sem, struct fairsem_request *req)
-{
-	struct fairsem_request *next;
-
-	if (!list_empty(&req->level)) {
-		/* It led its level: the next of the same priority leads now. */
-		if (!list_is_last(&req->node, &sem->queue)) {
-			next = list_next_entry(req, node);
-			if (next->prio == req->prio)
-				list_add(&next->level, &req->level);
-		}
-		list_del_init(&req->level);
-	}
-}
-
 static struct fairsem_request *fairsem_queue_first(struct fairsem_sem *sem)
 {
 	return list_first_entry(&sem->queue, struct fairsem_request, node);
 }
 
-static void fairsem_queue_add(struct fairsem_sem *sem, struct fairsem_request *req)
+/* Did arrival @a come before @b, both FAIRSEM_SEQ_BITS wide, modulo 2^48? */
+static bool fairsem_seq_before(u64 a, u64 b)
 {
-	req->seq = ++sem->arrivals;
-	if (sem->prio)
-		fairsem_prio_add(sem, req);
-	else if (sem->lifo)
-		list_add(&req->node, &sem->queue);
-	else
-		list_add_tail(&req->node, &sem->queue);
-	sem->waiters++;
-	/* Before the caller looks at W again: no fast acquire passes it. */
-	if (unlikely(sem->is_fast))
-		fairsem_fast_sync(sem);
-}
-
-static void fairsem_queue_del(struct fairsem_sem *sem, struct fairsem_request *req)
-{
-	if (sem->prio)
-		fairsem_prio_del(sem, req);
-	list_del_init(&req->node);
-	sem->waiters--;
-	/* After the grant's take from W: WAITERS is cleared last. */
-	if (unlikely(sem->is_fast))
-		fairsem_fast_sync(sem);
+	return (s64)((a - b) << (64 - FAIRSEM_SEQ_BITS)) < 0;
 }
 
 /* Does @a come before @b in grant order (both with their arrivals)? */
@@ -314,38 +243,92 @@ static bool fairsem_goes_before(const struct fairsem_sem *sem,
 {
 	if (sem->prio && a->prio != b->prio)
 		return a->prio < b->prio;
-	return sem->lifo ? a->seq > b->seq : a->seq < b->seq;
+	return sem->lifo ? fairsem_seq_before(b->seq, a->seq) :
+			   fairsem_seq_before(a->seq, b->seq);
 }
 
 /*
- * Put @req back where its arrival @req->seq places it: the one walk of the
- * queue besides CLOSE's, made only for a waiter that rejoins (see
- * fairsem_enqueue_again()).  In priority order it leads its level if
- * nothing of its priority is before it, taking over from the one that led.
+ * sem->tree indexes the queue by grant order, so that a request whose
+ * place is not at an end of the queue finds it in O(log n): in priority
+ * order, behind the last of its priority; a waiter that rejoins, where its
+ * arrival puts it (fairsem_enqueue_again()).  However long the queue one
+ * user makes, sem->lock is never held for a walk of it.  The kernel's plist
+ * would serve priority order alone, but plist_add() is not exported to
+ * modules (Module.symvers of Debian's 5.10, 6.1 and 7.2 kernels).
  */
-static void fairsem_queue_insert(struct fairsem_sem *sem,
-				 struct fairsem_request *req)
+static struct fairsem_request *fairsem_queue_next(struct fairsem_sem *sem,
+						  const struct fairsem_request *req)
 {
-	struct fairsem_request *pos, *prev = NULL, *next = NULL;
+	struct rb_node *n = sem->tree.rb_node;
+	struct fairsem_request *pos, *next = NULL;
 
-	list_for_each_entry(pos, &sem->queue, node) {
+	while (n) {
+		pos = rb_entry(n, struct fairsem_request, rb);
 		if (fairsem_goes_before(sem, req, pos)) {
 			next = pos;
-			break;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
 		}
-		prev = pos;
 	}
-	list_add_tail(&req->node, next ? &next->node : &sem->queue);
+	return next;
+}
+
+static void fairsem_tree_add(struct fairsem_sem *sem, struct fairsem_request *req)
+{
+	struct rb_node **link = &sem->tree.rb_node, *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		if (fairsem_goes_before(sem, req,
+					rb_entry(parent, struct fairsem_request, rb)))
+			link = &parent->rb_left;
+		else
+			link = &parent->rb_right;
+	}
+	rb_link_node(&req->rb, parent, link);
+	rb_insert_color(&req->rb, &sem->tree);
+}
+
+/*
+ * Queue @req at the place its seq and prio give it: a @newest arrival of
+ * FIFO or LIFO order at an end, with no look at the tree.
+ */
+static void fairsem_queue_link(struct fairsem_sem *sem,
+			       struct fairsem_request *req, bool newest)
+{
+	struct fairsem_request *next;
+
+	if (!sem->prio && newest) {
+		if (sem->lifo)
+			list_add(&req->node, &sem->queue);
+		else
+			list_add_tail(&req->node, &sem->queue);
+	} else {
+		next = fairsem_queue_next(sem, req);
+		list_add_tail(&req->node, next ? &next->node : &sem->queue);
+	}
+	fairsem_tree_add(sem, req);
 	sem->waiters++;
-	INIT_LIST_HEAD(&req->level);
-	if (!sem->prio || (prev && prev->prio == req->prio))
-		return;
-	if (next && next->prio == req->prio) {
-		list_add(&req->level, &next->level);	/* takes next's place */
-		list_del_init(&next->level);
-	} else {	/* a level of its own, before next's (lower) one */
-		list_add_tail(&req->level, next ? &next->level : &sem->levels);
-	}
+}
+
+static void fairsem_queue_add(struct fairsem_sem *sem, struct fairsem_request *req)
+{
+	req->seq = ++sem->arrivals;
+	fairsem_queue_link(sem, req, true);
+	/* Before the caller looks at W again: no fast acquire passes it. */
+	if (unlikely(sem->is_fast))
+		fairsem_fast_sync(sem);
+}
+
+static void fairsem_queue_del(struct fairsem_sem *sem, struct fairsem_request *req)
+{
+	rb_erase(&req->rb, &sem->tree);
+	list_del_init(&req->node);
+	sem->waiters--;
+	/* After the grant's take from W: WAITERS is cleared last. */
+	if (unlikely(sem->is_fast))
+		fairsem_fast_sync(sem);
 }
 
 /*
@@ -497,7 +480,7 @@ int fairsem_enqueue_again(struct fairsem_request *req,
 	lockdep_assert_held(&sem->lock);
 	if (sem->closed)
 		return -EIDRM;
-	fairsem_queue_insert(sem, req);
+	fairsem_queue_link(sem, req, false);
 	/* fairsem_grant_waiters() below is the re-check. */
 	if (unlikely(sem->is_fast))
 		fairsem_fast_sync(sem);

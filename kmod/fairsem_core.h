@@ -45,6 +45,7 @@
 #define _FAIRSEM_CORE_H
 
 #include <linux/list.h>
+#include <linux/rbtree.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -63,38 +64,45 @@ enum fairsem_req_state {
 	FAIRSEM_REQ_GRANTED,
 };
 
+/* The bits of an arrival a request keeps (&fairsem_request.seq). */
+#define FAIRSEM_SEQ_BITS	48
+
 struct fairsem_holder;
+struct fairsem_js_accounts;
 struct fairsem_wake;
 
 /**
  * struct fairsem_request - permits wanted by a holder
  * @node: in &fairsem_sem.queue while @state is %FAIRSEM_REQ_QUEUED
- * @level: in &fairsem_sem.levels while queued first of its priority
- *	(priority order only), else empty
+ * @rb: in &fairsem_sem.tree while @state is %FAIRSEM_REQ_QUEUED
  * @holder: who receives the permits
  * @count: how many of each kind, &fairsem_sem.nkinds counts: a blocking
  *	or try request's live on its caller's stack, the asynchronous
  *	request's in its holder (&fairsem_holder.holds)
- * @seq: its arrival, from &fairsem_sem.arrivals when it first queued:
- *	what fairsem_enqueue_again() puts it back in line by
+ * @seq: its arrival, from &fairsem_sem.arrivals when it first queued,
+ *	its low %FAIRSEM_SEQ_BITS bits: what fairsem_enqueue_again() puts
+ *	it back in line by.  Compared modulo 2^48 (fairsem_seq_before()),
+ *	which is exact while no request stays queued through 2^47 later
+ *	arrivals: at ten million a second, 162 days
  * @prio: the queueing task's priority as futexes see it (lower is
- *	first), sampled when it queues; used in priority order only
+ *	first, 0 to %MAX_RT_PRIO), sampled when it queues; used in
+ *	priority order only
  * @state: see &enum fairsem_req_state
  * @submitted: one of a handle's submitted requests (the glue's
  *	fairsem_submit.c), which the core treats as any other request
  *
- * Both small fields share a word with @prio, so that the request, which
- * every handle embeds, stays 64 bytes.
+ * The last four share a word, so that the request, which every handle
+ * embeds, stays 64 bytes and a handle within kmalloc-192.
  */
 struct fairsem_request {
 	struct list_head node;
-	struct list_head level;
+	struct rb_node rb;
 	struct fairsem_holder *holder;
 	u64 *count;
-	u64 seq;
-	int prio;
-	enum fairsem_req_state state:8;
-	bool submitted:1;
+	u64 seq:FAIRSEM_SEQ_BITS;
+	s64 prio:8;
+	u64 state:2;
+	u64 submitted:1;
 };
 
 /**
@@ -115,14 +123,13 @@ struct fairsem_kind_state {
  * @ref: the semaphore's lifetime: one reference per attached holder (and
  *	whatever else the glue keeps); the glue frees it with the last one
  * @queue: requests waiting, the next to be granted first
- * @levels: in priority order, the first request of each distinct
- *	priority queued, highest first (see fairsem_core.c)
+ * @tree: @queue indexed by grant order (see fairsem_core.c)
  * @holder_list: every attached holder, for CLOSE
  * @accounts: a jobserver's accounts (%FAIRSEM_JOBSERVER), the glue's
  *	(fairsem_jobserver.c), which the core never looks at; NULL on any
- *	other semaphore.  A list head of its own, set before the semaphore
- *	is published and freed with it, so that a semaphore of one kind
- *	stays within kmalloc-128
+ *	other semaphore.  Allocated apart, set before the semaphore is
+ *	published and freed with it, so that a semaphore of one kind stays
+ *	within kmalloc-128
  * @fast: in its place on a fast semaphore (@is_fast, %FAIRSEM_FAST), the
  *	glue's fast-path state (fairsem_fast.c): the shared page with W, the
  *	live mappings, the debt; the core only calls fairsem_fast_*() on it
@@ -146,10 +153,10 @@ struct fairsem_sem {
 	spinlock_t lock;	/* see the top of this file */
 	refcount_t ref;
 	struct list_head queue;
-	struct list_head levels;
+	struct rb_root tree;
 	struct list_head holder_list;
 	union {
-		struct list_head *accounts;
+		struct fairsem_js_accounts *accounts;
 		struct fairsem_fast *fast;
 	};
 	u64 id;

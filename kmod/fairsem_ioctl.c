@@ -30,6 +30,7 @@
 
 #include "fairsem_dev.h"
 #include "fairsem_fast.h"
+#include "fairsem_jobserver.h"
 #include "fairsem_submit.h"
 #include "fairsem_trace.h"
 
@@ -164,16 +165,10 @@ static bool fairsem_init_fast_valid(const struct fairsem_init_kinds *args)
 	       (args->nkinds == 1 && args->limit[0] <= FAIRSEM_FAST_MAX_PERMITS);
 }
 
-/* A jobserver's list of accounts, before the semaphore is published. */
+/* A jobserver's accounts, before the semaphore is published. */
 static int fairsem_init_jobserver(struct fairsem_sem *sem, u32 flags)
 {
-	if (!(flags & FAIRSEM_JOBSERVER))
-		return 0;
-	sem->accounts = kmalloc(sizeof(*sem->accounts), GFP_KERNEL_ACCOUNT);
-	if (!sem->accounts)
-		return -ENOMEM;
-	INIT_LIST_HEAD(sem->accounts);
-	return 0;
+	return flags & FAIRSEM_JOBSERVER ? fairsem_js_setup(sem) : 0;
 }
 
 /* INIT and INIT_KINDS, their arguments checked: bind a new semaphore. */
@@ -476,7 +471,6 @@ int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_holder *holder,
 	memcpy(w.count, count, sizeof(w.count));
 	w.req.count = w.count;
 	INIT_LIST_HEAD(&w.req.node);
-	INIT_LIST_HEAD(&w.req.level);
 	/* A deadline beyond the kernel's time range means no deadline. */
 	if (deadline_ns <= KTIME_MAX) {
 		deadline = fairsem_timens_to_host(ns_to_ktime(deadline_ns));

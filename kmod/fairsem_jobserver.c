@@ -24,10 +24,13 @@
  *
  * Everything about accounts is under sem->lock.
  */
+#include <linux/atomic.h>
 #include <linux/fdtable.h>
+#include <linux/file.h>
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/pid.h>
+#include <linux/rbtree.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -52,13 +55,15 @@ struct fairsem_js_poller {
  *	account holds, its reserved token included; bound to the
  *	semaphore, on no holder list (it is no handle)
  * @resv: the reservation, a request of one token; @resv.task is NULL
- * @node: in the semaphore's &fairsem_sem.accounts while the account lives
+ * @node: in the semaphore's &fairsem_js_accounts.list while it lives
+ * @rb: in its &fairsem_js_accounts.tree, by @files, while it lives
  * @files: the table, compared and never dereferenced: the account ends
  *	at the table's last close on the semaphore, before the table can go
  * @pollers: &struct fairsem_js_poller, every handle that polled while
  *	@resv was queued: each is woken by its grant, one entry a handle
  * @reader: a read asleep until @resv is granted, or NULL
  * @pid: the thread group that made it, for fdinfo
+ * @stamp: the last use by a read or a poll (fairsem_js_stamp())
  * @users: reads that dropped sem->lock holding it (waiting, copying)
  * @dead: ended while it had users: the last of them frees it
  * @comm: the command that made it, for fdinfo
@@ -67,32 +72,120 @@ struct fairsem_js_account {
 	struct fairsem_holder holder;
 	struct fairsem_waiter resv;
 	struct list_head node;
+	struct rb_node rb;
 	const struct files_struct *files;
 	struct list_head pollers;
 	struct task_struct *reader;
 	struct pid *pid;
+	u64 stamp;
 	unsigned int users;
 	bool dead;
 	char comm[TASK_COMM_LEN];
 };
 
+/**
+ * struct fairsem_js_accounts - a jobserver's accounts
+ * @list: every live account, in the order they were made (fdinfo)
+ * @tree: the same, by table, so that finding the caller's account on
+ *	every read, write and poll does not walk the accounts of every
+ *	other process using the jobserver
+ */
+struct fairsem_js_accounts {
+	struct list_head list;
+	struct rb_root tree;
+};
+
+/**
+ * fairsem_js_setup() - make a new semaphore a jobserver
+ * @sem: the semaphore, not yet published
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int fairsem_js_setup(struct fairsem_sem *sem)
+{
+	struct fairsem_js_accounts *all;
+
+	all = kmalloc(sizeof(*all), GFP_KERNEL_ACCOUNT);
+	if (!all)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&all->list);
+	all->tree = RB_ROOT;
+	sem->accounts = all;
+	return 0;
+}
+
+/* Under sem->lock: the account of @files, or NULL. */
 static struct fairsem_js_account *fairsem_js_find(struct fairsem_sem *sem,
 						  const struct files_struct *files)
 {
+	struct rb_node *n = sem->accounts->tree.rb_node;
 	struct fairsem_js_account *acct;
 
-	list_for_each_entry(acct, sem->accounts, node)
-		if (acct->files == files)
+	lockdep_assert_held(&sem->lock);
+	while (n) {
+		acct = rb_entry(n, struct fairsem_js_account, rb);
+		if (files == acct->files)
 			return acct;
+		n = (uintptr_t)files < (uintptr_t)acct->files ? n->rb_left :
+								  n->rb_right;
+	}
 	return NULL;
 }
 
-/* iterate_fd()'s test: is @file a handle on the semaphore @sem? */
+/* Under sem->lock: @acct, of a table with none yet, joins the accounts. */
+static void fairsem_js_link(struct fairsem_sem *sem,
+			    struct fairsem_js_account *acct)
+{
+	struct rb_node **link = &sem->accounts->tree.rb_node, *parent = NULL;
+	const struct fairsem_js_account *pos;
+
+	while (*link) {
+		parent = *link;
+		pos = rb_entry(parent, struct fairsem_js_account, rb);
+		link = (uintptr_t)acct->files < (uintptr_t)pos->files ?
+		       &parent->rb_left : &parent->rb_right;
+	}
+	rb_link_node(&acct->rb, parent, link);
+	rb_insert_color(&acct->rb, &sem->accounts->tree);
+	list_add_tail(&acct->node, &sem->accounts->list);
+}
+
+/* iterate_fd()'s test: is @file a handle on the semaphore @sem?  Its fd + 1. */
 static int fairsem_js_on_sem(const void *sem, struct file *file,
 			     unsigned int fd)
 {
 	return file->f_op == &fairsem_fops &&
-	       fairsem_bound(file->private_data) == sem;
+	       fairsem_bound(file->private_data) == sem ? fd + 1 : 0;
+}
+
+/*
+ * Under sem->lock: is descriptor @fd of the caller's table still a handle
+ * on @sem?  One lookup, however large the table: the walk that found @fd
+ * was made unlocked.
+ */
+static bool fairsem_js_fd_on_sem(struct fairsem_sem *sem, unsigned int fd)
+{
+	struct file *file = fget(fd);
+	bool on;
+
+	if (!file)
+		return false;
+	on = fairsem_js_on_sem(sem, file, fd);
+	fput(file);
+	return on;
+}
+
+/*
+ * Every use of an account by a read or a poll stamps it anew, from one
+ * counter for all, so that a flush that looked at the table unlocked can
+ * tell that its account was used meanwhile, even if it ended and another
+ * took its memory.
+ */
+static atomic64_t fairsem_js_stamps = ATOMIC64_INIT(0);
+
+static void fairsem_js_stamp(struct fairsem_js_account *acct)
+{
+	acct->stamp = atomic64_inc_return(&fairsem_js_stamps);
 }
 
 /* A new account, its maker's names taken while nothing is locked. */
@@ -141,49 +234,59 @@ static void fairsem_js_init(struct fairsem_js_account *acct,
 	fairsem_holder_setup(&acct->holder);
 	acct->holder.sem = sem;
 	INIT_LIST_HEAD(&resv->node);
-	INIT_LIST_HEAD(&resv->level);
 	resv->holder = &acct->holder;
 	resv->count = acct->resv.count;
 	resv->state = FAIRSEM_REQ_IDLE;
 	acct->resv.count[0] = 1;
 	acct->files = files;
-	list_add_tail(&acct->node, sem->accounts);
+	fairsem_js_link(sem, acct);
 }
 
 /*
- * Under sem->lock, which it drops to allocate: the caller's account, made
- * if need be.  A table holding no descriptor on the semaphore gets none
- * (EBADF), or it would never end.  That check is made under sem->lock
- * (iterate_fd() takes the table's file_lock inside it; nothing takes the
- * two the other way round): either the flush of the table's last
- * descriptor comes after it and ends the account, or the descriptor was
- * gone before and the check sees it gone.
+ * Under sem->lock, which it drops to allocate and to look through the
+ * table: the caller's account, made if need be.  A table holding no
+ * descriptor on the semaphore gets none (EBADF), or it would never end.
+ * The walk of the table is made unlocked, so that a table of many
+ * descriptors costs its owner the walk and the semaphore's lock holders
+ * nothing; what it found is looked up again under sem->lock.  Then either
+ * the flush of the table's last descriptor comes after, and finds the
+ * account, or the descriptor was gone and the walk is made again.
  */
 static struct fairsem_js_account *fairsem_js_account(struct fairsem_sem *sem)
 {
 	struct files_struct *files = current->files;
-	struct fairsem_js_account *acct, *fresh;
+	struct fairsem_js_account *acct, *fresh = NULL;
+	int fd = 0;
 
 	lockdep_assert_held(&sem->lock);
-	acct = fairsem_js_find(sem, files);
-	if (acct)
-		return acct;
-	spin_unlock(&sem->lock);
-	fresh = fairsem_js_alloc();
-	spin_lock(&sem->lock);
-	acct = fairsem_js_find(sem, files);
-	if (acct || !fresh)
-		goto out_free;
-	if (!iterate_fd(files, 0, fairsem_js_on_sem, sem)) {
-		acct = ERR_PTR(-EBADF);
-		goto out_free;
+	for (;;) {
+		acct = fairsem_js_find(sem, files);
+		if (acct || (fresh && fd && fairsem_js_fd_on_sem(sem, fd - 1)))
+			break;
+		spin_unlock(&sem->lock);
+		if (!fresh)
+			fresh = fairsem_js_alloc();
+		fd = iterate_fd(files, 0, fairsem_js_on_sem, sem);
+		cond_resched();
+		spin_lock(&sem->lock);
+		if (!fresh || !fd || fatal_signal_pending(current))
+			break;
 	}
+	if (acct || !fresh || !fd || fatal_signal_pending(current))
+		goto out_free;
 	fairsem_js_init(fresh, sem, files);
+	fairsem_js_stamp(fresh);
 	return fresh;
 
 out_free:
 	fairsem_js_free(fresh);
-	return acct ?: ERR_PTR(-ENOMEM);
+	if (acct) {
+		fairsem_js_stamp(acct);
+		return acct;
+	}
+	if (!fresh)
+		return ERR_PTR(-ENOMEM);
+	return ERR_PTR(fd ? -EINTR : -EBADF);
 }
 
 /* Under sem->lock: the tokens the account read and holds, besides its reserved one. */
@@ -226,6 +329,7 @@ static void fairsem_js_end(struct fairsem_js_account *acct,
 	fairsem_js_forget_pollers(acct);
 	if (acct->reader)	/* it waited for the reservation: EBADF */
 		fairsem_wake_add(wake, acct->reader);
+	rb_erase(&acct->rb, &acct->holder.sem->accounts->tree);
 	list_del_init(&acct->node);
 	acct->dead = true;
 	if (!acct->users)
@@ -631,33 +735,37 @@ void fairsem_js_reserved(struct fairsem_waiter *w, struct fairsem_wake *wake)
  * an unshare) is flushed by a task for which it is no longer current,
  * and may still list the descriptors it has yet to close: its first
  * flush ends the account.
+ *
+ * The table is looked through with sem->lock dropped, so that a table of
+ * many descriptors holds the lock for none of its walk.  A descriptor
+ * another thread installs meanwhile either is seen by the walk, or is
+ * used by a read or a poll only after it: the account's stamp then moved,
+ * and the walk is made again.  An account never ends under a read that
+ * a descriptor of its table made after the walk.
  */
 void fairsem_js_flush(struct fairsem_sem *sem, fl_owner_t id)
 {
 	struct files_struct *files = id;
 	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 	struct fairsem_js_account *acct;
-	bool teardown;
+	u64 stamp;
 
 	if (!files)
 		return;
-	teardown = files != current->files;
-	/*
-	 * Another descriptor on the semaphore keeps the account, and its own
-	 * close will look again: seen without sem->lock, so that closing one
-	 * of many does not hold the lock for a walk of the whole table.
-	 */
-	if (!teardown && iterate_fd(files, 0, fairsem_js_on_sem, sem))
-		return;
-	/*
-	 * Looked at again under sem->lock, as fairsem_js_account() looks
-	 * before it makes one: a descriptor another thread installs meanwhile
-	 * is seen by one of the two, so an account never ends while its table
-	 * holds a descriptor it was checked with.
-	 */
 	spin_lock(&sem->lock);
 	acct = fairsem_js_find(sem, files);
-	if (acct && (teardown || !iterate_fd(files, 0, fairsem_js_on_sem, sem)))
+	while (acct && files == current->files) {
+		stamp = acct->stamp;
+		spin_unlock(&sem->lock);
+		if (iterate_fd(files, 0, fairsem_js_on_sem, sem))
+			return;
+		cond_resched();
+		spin_lock(&sem->lock);
+		acct = fairsem_js_find(sem, files);
+		if (acct && acct->stamp == stamp)
+			break;
+	}
+	if (acct)
 		fairsem_js_end(acct, &wake);
 	fairsem_unlock_wake(sem, &wake);
 }
@@ -679,7 +787,7 @@ void fairsem_js_file_gone(struct fairsem_file *ff, struct fairsem_sem *sem,
 	struct fairsem_js_poller *p, *next;
 
 	lockdep_assert_held(&sem->lock);
-	list_for_each_entry_safe(acct, tmp, sem->accounts, node) {
+	list_for_each_entry_safe(acct, tmp, &sem->accounts->list, node) {
 		if (sem->handles == 1) {
 			fairsem_js_end(acct, wake);
 			continue;
@@ -709,7 +817,7 @@ void fairsem_js_show_fdinfo(struct seq_file *m, struct fairsem_sem *sem)
 
 	seq_puts(m, "fairsem-jobserver:\t1\n");
 	spin_lock(&sem->lock);
-	list_for_each_entry(acct, sem->accounts, node) {
+	list_for_each_entry(acct, &sem->accounts->list, node) {
 		resv = acct->resv.req.state;
 		if (!acct->holder.holds[0] && resv != FAIRSEM_REQ_QUEUED)
 			continue;

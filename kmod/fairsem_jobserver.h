@@ -10,6 +10,7 @@
 
 #include "fairsem_dev.h"
 
+int fairsem_js_setup(struct fairsem_sem *sem);
 ssize_t fairsem_js_read(struct kiocb *iocb, struct iov_iter *to);
 ssize_t fairsem_js_write(struct kiocb *iocb, struct iov_iter *from);
 __poll_t fairsem_js_poll(struct file *file, struct fairsem_sem *sem);

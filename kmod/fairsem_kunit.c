@@ -189,7 +189,6 @@ static void kt_req_vec(struct fairsem_request *req, struct fairsem_holder *h,
 		       u64 *count, int prio)
 {
 	INIT_LIST_HEAD(&req->node);
-	INIT_LIST_HEAD(&req->level);
 	req->holder = h;
 	req->count = count;
 	req->prio = prio;

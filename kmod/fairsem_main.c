@@ -68,9 +68,10 @@ void fairsem_file_free(struct fairsem_file *ff)
 		struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 
 		spin_lock(&sem->lock);
+		/* First: it drops the lock between batches, with nothing to wake. */
+		fairsem_subs_gone(ff);
 		if (fairsem_is_jobserver(sem))
 			fairsem_js_file_gone(ff, sem, &wake);
-		fairsem_subs_gone(ff);
 		fairsem_detach(&ff->holder, &wake);
 		fairsem_unlock_wake(sem, &wake);
 		fairsem_sem_put(sem);

@@ -115,7 +115,6 @@ static struct fairsem_sub *fairsem_sub_alloc(struct fairsem_file *ff,
 		return NULL;
 	memcpy(sub->count, count, nkinds * sizeof(*count));
 	INIT_LIST_HEAD(&sub->req.node);
-	INIT_LIST_HEAD(&sub->req.level);
 	sub->req.holder = &ff->holder;
 	sub->req.count = sub->count;
 	sub->req.prio = fairsem_task_prio();
@@ -417,24 +416,43 @@ int fairsem_ioctl_withdraw(struct fairsem_file *ff, void __user *argp)
 	return fairsem_withdraw(ff, sem, id);
 }
 
+/*
+ * How many requests a closing handle takes out of the queue in one hold of
+ * sem->lock: a handle with 100,000 of them must not hold the lock for all.
+ */
+#define FAIRSEM_SUBS_BATCH	128
+
 /**
  * fairsem_subs_gone() - the handle goes: its requests leave the queue
  * @ff: the handle, under its semaphore's lock, before fairsem_detach()
  *
- * All of them leave before anyone behind them is granted: fairsem_detach()
- * grants onward once, after giving back what the handle holds, the grants
- * not reaped included.  They are freed by fairsem_subs_free().
+ * They leave a batch at a time, the lock dropped in between.  Meanwhile a
+ * request of the handle that reaches the head may still be granted, as if
+ * the handle had withdrawn the others first and then been granted it:
+ * fairsem_detach() gives back everything the handle holds, the grants not
+ * reaped included, and grants onward once.  They are freed by
+ * fairsem_subs_free().
  */
 void fairsem_subs_gone(struct fairsem_file *ff)
 {
+	struct fairsem_sem *sem = ff->holder.sem;
 	struct fairsem_subs *subs = ff->subs;
 	struct fairsem_sub *sub;
+	unsigned int n = 0;
 	unsigned long id;
 
+	lockdep_assert_held(&sem->lock);
 	if (!subs)
 		return;
-	xa_for_each(&subs->ids, id, sub)
+	/* Each id is looked up under the lock: a close may free the next. */
+	xa_for_each(&subs->ids, id, sub) {
 		fairsem_unqueue(&sub->req);
+		if (++n % FAIRSEM_SUBS_BATCH)
+			continue;
+		spin_unlock(&sem->lock);
+		cond_resched();
+		spin_lock(&sem->lock);
+	}
 }
 
 /* The handle is gone, and no one else can see its requests any more. */
@@ -446,8 +464,10 @@ void fairsem_subs_free(struct fairsem_file *ff)
 
 	if (!subs)
 		return;
-	xa_for_each(&subs->ids, id, sub)
+	xa_for_each(&subs->ids, id, sub) {
 		kfree(sub);
+		cond_resched();
+	}
 	xa_destroy(&subs->ids);
 	kfree(subs);
 }

@@ -521,4 +521,81 @@ TEST(stopped_waiter_keeps_its_place_when_continued)
 	EXPECT_EQ(1, fs_holds(hb));
 }
 
+/* SUBMIT of one permit on @fd: the id, 0, or -errno. */
+static int submit1(int fd)
+{
+	struct fairsem_counts c = { .count = { 1 }, .nkinds = 1 };
+
+	return fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c));
+}
+
+FIXTURE(long_queue) {
+	int fd;
+	int subs;	/* a handle with 1,000 submitted requests */
+	int ha;		/* the stopped waiter's */
+};
+
+FIXTURE_VARIANT(long_queue) {
+	uint32_t flags;
+};
+
+FIXTURE_VARIANT_ADD(long_queue, fifo) { .flags = 0 };
+FIXTURE_VARIANT_ADD(long_queue, lifo) { .flags = FAIRSEM_LIFO };
+FIXTURE_VARIANT_ADD(long_queue, prio) { .flags = FAIRSEM_PRIO };
+
+FIXTURE_SETUP(long_queue)
+{
+	self->fd = fs_new(0, variant->flags);
+	ASSERT_LE(0, self->fd);
+	self->subs = fs_new_handle(self->fd, 0);
+	self->ha = fs_new_handle(self->fd, 0);
+	ASSERT_LE(0, self->subs);
+	ASSERT_LE(0, self->ha);
+}
+
+FIXTURE_TEARDOWN(long_queue)
+{
+	close(self->ha);
+	close(self->subs);
+	close(self->fd);
+}
+
+/*
+ * A waiter stopped and continued in a queue of 1,000 finds its place
+ * among them as among two: 500 requests arrived before it and 500 after,
+ * so that in every order 500 are ahead of it once it is back (in LIFO
+ * order, the later ones).  The place is found in the queue's index, not
+ * by a walk of it under the semaphore's lock.
+ */
+TEST_F_TIMEOUT(long_queue, a_stopped_waiter_finds_its_place_in_a_queue_of_a_thousand, 300)
+{
+	int i, status;
+	pid_t a;
+
+	for (i = 0; i < 500; i++)
+		ASSERT_LE(1, submit1(self->subs));
+	a = start_waiter(self->ha, -1);
+	ASSERT_LT(0, a);
+	ASSERT_EQ(0, fs_wait_for_waiters(self->fd, 501));
+	for (i = 0; i < 500; i++)
+		ASSERT_LE(1, submit1(self->subs));
+
+	ASSERT_EQ(0, kill(a, SIGSTOP));
+	ASSERT_EQ(a, waitpid(a, &status, WUNTRACED));
+	ASSERT_TRUE(WIFSTOPPED(status));
+	ASSERT_EQ(0, fs_wait_for_waiters(self->fd, 1000));
+	ASSERT_EQ(0, kill(a, SIGCONT));
+	ASSERT_EQ(0, fs_wait_for_waiters(self->fd, 1001));
+
+	ASSERT_EQ(0, fs_add(self->fd, 500));
+	EXPECT_EQ(500, fs_holds(self->subs));
+	EXPECT_EQ(0, fs_holds(self->ha));		/* next, not yet */
+	ASSERT_EQ(0, fs_add(self->fd, 1));
+	status = fs_wait_child(a);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(1, fs_holds(self->ha));
+	EXPECT_EQ(500, fs_holds(self->subs));
+	EXPECT_EQ(500, fs_waiters(self->fd));
+}
+
 TEST_HARNESS_MAIN

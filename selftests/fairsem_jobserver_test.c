@@ -11,8 +11,10 @@
  * every check is of an order or a count, never of a duration.
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 
 #include "fairsem_cgroup_util.h"
@@ -477,6 +479,136 @@ TEST_F(named, make_4_4_style_client_killed_gives_back)
 	EXPECT_EQ(2, fs_taken(self->sem));
 	js_kill(pid);
 	EXPECT_EQ(0, fs_taken(self->sem));
+}
+
+/* The loop of js_open_read_close_fn(): how many rounds, and failures. */
+struct js_churn {
+	const char *path;
+	int rounds;
+	int lost;	/* a token read, then refused back (EINVAL) */
+};
+
+/* Open the name, read a token, give it back, close: @rounds times. */
+static void *js_open_read_close_fn(void *arg)
+{
+	struct js_churn *c = arg;
+	int i, h;
+
+	for (i = 0; i < c->rounds; i++) {
+		h = open(c->path, O_RDWR);
+		if (h < 0)
+			continue;
+		if (js_read(h, 1) == 1 && js_write(h, 1) != 1)
+			c->lost++;
+		close(h);
+	}
+	return NULL;
+}
+
+/*
+ * Two threads of one table, each opening the name, reading a token,
+ * writing it back and closing, so that each close may be the table's last
+ * while the other thread has just opened and read: a token read is never
+ * taken from under its reader by an account ended meanwhile.
+ */
+TEST_F(named, threads_opening_and_closing_never_lose_a_token_read)
+{
+	pid_t pid;
+
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct js_churn c[2] = {
+			{ .path = self->path, .rounds = 2000 },
+			{ .path = self->path, .rounds = 2000 },
+		};
+		pthread_t t;
+
+		close(self->sem);
+		close(self->dirfd);
+		if (pthread_create(&t, NULL, js_open_read_close_fn, &c[1]))
+			_exit(2);
+		js_open_read_close_fn(&c[0]);
+		pthread_join(t, NULL);
+		_exit(c[0].lost + c[1].lost ? 1 : 0);
+	}
+	EXPECT_EQ(0, js_exit_code(pid));
+	EXPECT_EQ(0, fs_taken(self->sem));
+}
+
+/* The most descriptors a process may have, raised to @n: 0 or -errno. */
+static int js_allow_fds(rlim_t n)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r))
+		return -errno;
+	if (r.rlim_cur >= n)
+		return 0;
+	r.rlim_cur = n;
+	if (r.rlim_max < n)
+		r.rlim_max = n;
+	return setrlimit(RLIMIT_NOFILE, &r) ? -errno : 0;
+}
+
+/*
+ * A client whose table holds 10,000 other descriptors, its handles on the
+ * jobserver above them all: its account is made, kept while one of two
+ * handles is closed, and ended by the last close, as a small table's is.
+ * Reports 'r' once it read, 'o' once it closed one, 'l' the last.
+ */
+static void js_big_table_client(int sem, int h, int report, int go)
+{
+	int i, high, other;
+
+	close(sem);
+	if (js_allow_fds(20000))
+		_exit(2);
+	for (i = 0; i < 10000; i++)
+		if (open("/dev/null", O_RDONLY) < 0)
+			_exit(3);
+	high = fcntl(h, F_DUPFD, 15000);
+	other = fcntl(h, F_DUPFD, 16000);
+	if (high < 0 || other < 0 || close(h))
+		_exit(4);
+	if (js_read(high, 1) != 1)
+		_exit(5);
+	fs_put(report, 'r');
+	if (fs_take(go) != 'g' || close(other))
+		_exit(6);
+	fs_put(report, 'o');
+	if (fs_take(go) != 'g' || close(high))
+		_exit(7);
+	fs_put(report, 'l');
+	for (;;)
+		pause();
+}
+
+TEST(a_table_of_ten_thousand_descriptors_keeps_its_account_until_its_last_close)
+{
+	int fd = js_new(2), h, rep[2], go[2];
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, pipe(rep));
+	ASSERT_EQ(0, pipe(go));
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		js_big_table_client(fd, h, rep[1], go[0]);
+	ASSERT_EQ('r', fs_take(rep[0]));
+	EXPECT_EQ(1, fs_taken(fd));
+	ASSERT_EQ(0, fs_put(go[1], 'g'));
+	ASSERT_EQ('o', fs_take(rep[0]));
+	EXPECT_EQ(1, fs_taken(fd));	/* one of two closed: kept */
+	ASSERT_EQ(0, fs_put(go[1], 'g'));
+	ASSERT_EQ('l', fs_take(rep[0]));
+	EXPECT_EQ(0, fs_taken(fd));	/* the last: given back */
+	js_kill(pid);
+	close(h);
+	close(fd);
 }
 
 /* ---- poll and reservations ---- */

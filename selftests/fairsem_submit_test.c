@@ -471,6 +471,57 @@ TEST(a_killed_process_leaves_the_queue_with_all_its_requests)
 	close(fd);
 }
 
+/* Raise the limit by one permit @n times: what grants land meanwhile. */
+struct adder {
+	int fd;
+	int n;
+	int failed;
+};
+
+static void *adder_fn(void *arg)
+{
+	struct adder *a = arg;
+	int i;
+
+	for (i = 0; i < a->n; i++)
+		a->failed += fs_add(a->fd, 1) != 0;
+	return NULL;
+}
+
+/*
+ * A handle with 10,000 requests leaves the queue a batch at a time, and
+ * grants land between the batches, some of them on its own requests: the
+ * handle gives back every one, and the requests behind it are granted.
+ */
+TEST(closing_a_handle_of_ten_thousand_requests_while_grants_land_loses_nothing)
+{
+	struct adder add;
+	int fd = fs_new(0, 0), other, i, got = 0, n;
+	uint32_t ids[64];
+	pthread_t t;
+
+	ASSERT_LE(0, fd);
+	other = fs_new_handle(fd, 0);
+	ASSERT_LE(0, other);
+	for (i = 0; i < 10000; i++)
+		ASSERT_LE(1, fsub(other, 1));
+	for (i = 0; i < 100; i++)
+		ASSERT_LE(1, fsub(fd, 1));
+	add = (struct adder){ .fd = fd, .n = 2000 };
+	ASSERT_EQ(0, pthread_create(&t, NULL, adder_fn, &add));
+	close(other);
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, add.failed);
+
+	EXPECT_EQ(2000, fs_limit(fd));
+	EXPECT_EQ(0, fs_waiters(fd));
+	EXPECT_EQ(100, fs_taken(fd));	/* the closed handle holds nothing */
+	while ((n = freap(fd, ids, 64)) > 0)
+		got += n;
+	EXPECT_EQ(100, got);
+	close(fd);
+}
+
 TEST(each_grant_wakes_edge_triggered_epoll)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };

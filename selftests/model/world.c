@@ -370,46 +370,33 @@ static int core_queue(struct world *w, int s, int *ids)
 }
 
 /*
- * Priority order: the queue is sorted by priority, and sem->levels links
- * exactly the first request of each priority, in the queue's order.
+ * The queue is in grant order (priority first in priority order), and
+ * sem->tree holds exactly its requests, in the same order.
  */
-static void check_levels_of(struct world *w, struct fairsem_sem *sem,
-			    const char *s)
+static void check_tree_of(struct world *w, struct fairsem_sem *sem,
+			  const char *s)
 {
+	struct rb_node *n = rb_first(&sem->tree);
 	struct fairsem_request *req, *prev = NULL;
-	struct list_head *lead = sem->levels.next;
 
 	list_for_each_entry(req, &sem->queue, node) {
-		bool leads = !prev || prev->prio != req->prio;
-
-		if (!sem->prio) {
-			check(w, list_empty(&req->level),
-			      "%s: level linked outside priority order", s);
-			continue;
-		}
-		check(w, !prev || prev->prio <= req->prio,
-		      "%s: queue out of priority order", s);
-		if (leads) {
-			check(w, lead == &req->level,
-			      "%s: level list misses a priority's first", s);
-			lead = lead->next;
-		} else {
-			check(w, list_empty(&req->level),
-			      "%s: a request leads a level it does not start", s);
-		}
-		prev = req;
+		check(w, n == &req->rb, "%s: tree out of step with the queue", s);
 		if (w->failed)
 			return;
+		check(w, !sem->prio || !prev || prev->prio <= req->prio,
+		      "%s: queue out of priority order", s);
+		n = rb_next(n);
+		prev = req;
 	}
-	check(w, lead == &sem->levels, "%s: level list too long", s);
+	check(w, !n, "%s: tree holds a request not queued", s);
 }
 
-static void check_levels(struct world *w, int s)
+static void check_tree(struct world *w, int s)
 {
 	char name[16];
 
 	snprintf(name, sizeof(name), "sem%d", s);
-	check_levels_of(w, w->sem[s], name);
+	check_tree_of(w, w->sem[s], name);
 }
 
 static void check_sem(struct world *w, int s)
@@ -468,7 +455,7 @@ static void check_sem(struct world *w, int s)
 	      "sem%d: queue order differs from the reference", s);
 	check(w, !sem->closed || nc == 0, "sem%d: closed with waiters", s);
 
-	check_levels(w, s);
+	check_tree(w, s);
 
 	/* the grant rule ran to the end: the head does not fit */
 	if (!list_empty(&sem->queue)) {
@@ -837,7 +824,6 @@ int op_acquire(struct world *w, int h, u64 count, int *slot)
 	begin_op(w, "acquire h%d count=%llu -> w%d", h, count, i);
 	tw = xcalloc(sizeof(*tw));
 	INIT_LIST_HEAD(&tw->req.node);
-	INIT_LIST_HEAD(&tw->req.level);
 	tw->req.holder = &w->handle[h]->h;
 	tw->count[0] = count;
 	tw->req.count = tw->count;
@@ -971,7 +957,6 @@ int op_try(struct world *w, int h, u64 count)
 
 	begin_op(w, "try h%d count=%llu", h, count);
 	INIT_LIST_HEAD(&req.node);
-	INIT_LIST_HEAD(&req.level);
 	spin_lock(&sem->lock);
 	core = fairsem_try_grant(&req);
 	spin_unlock(&sem->lock);
@@ -1332,7 +1317,7 @@ static void k_check(struct kworld *kw)
 	}
 	check(w, !sem->closed || list_empty(&sem->queue),
 	      "closed with requests queued");
-	check_levels_of(w, sem, "kinds");
+	check_tree_of(w, sem, "kinds");
 	/* Granted only once everything queued before it has gone. */
 	for (e = 0; e < w->nr_events; e++) {
 		if (!w->event[e].granted)
@@ -1412,7 +1397,6 @@ int k_try(struct kworld *kw, int h, const u64 *count)
 
 	memcpy(vec, count, kw->nkinds * sizeof(*vec));
 	INIT_LIST_HEAD(&req.node);
-	INIT_LIST_HEAD(&req.level);
 	k_begin(kw, "try");
 	k_snap(kw, &before);
 	spin_lock(&kw->sem->lock);
@@ -1440,7 +1424,6 @@ int k_wait(struct kworld *kw, int h, const u64 *count, int *slot)
 	tw = xcalloc(sizeof(*tw));
 	memcpy(tw->count, count, kw->nkinds * sizeof(*count));
 	INIT_LIST_HEAD(&tw->req.node);
-	INIT_LIST_HEAD(&tw->req.level);
 	tw->req.holder = &kw->h[h]->h;
 	tw->req.count = tw->count;
 	tw->req.prio = kw->prio;

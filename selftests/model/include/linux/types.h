@@ -18,5 +18,6 @@ typedef __u8 u8;
 typedef __u32 u32;
 typedef __s32 s32;
 typedef __u64 u64;
+typedef __s64 s64;
 
 #endif /* _MODEL_LINUX_TYPES_H */
