@@ -214,11 +214,14 @@ static void fairsem_js_forget_pollers(struct fairsem_js_account *acct)
 	}
 }
 
+/*
+ * An account that ended (fairsem_js_end() forgot its pollers), or one
+ * never linked, which has none and no semaphore to assert the lock of.
+ */
 static void fairsem_js_free(struct fairsem_js_account *acct)
 {
 	if (!acct)
 		return;
-	fairsem_js_forget_pollers(acct);
 	put_pid(acct->pid);
 	kfree(acct);
 }

@@ -511,7 +511,7 @@ static void *js_open_read_close_fn(void *arg)
  * while the other thread has just opened and read: a token read is never
  * taken from under its reader by an account ended meanwhile.
  */
-TEST_F(named, threads_opening_and_closing_never_lose_a_token_read)
+TEST_F_TIMEOUT(named, threads_opening_and_closing_never_lose_a_token_read, 300)
 {
 	pid_t pid;
 
@@ -519,8 +519,8 @@ TEST_F(named, threads_opening_and_closing_never_lose_a_token_read)
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		struct js_churn c[2] = {
-			{ .path = self->path, .rounds = 2000 },
-			{ .path = self->path, .rounds = 2000 },
+			{ .path = self->path, .rounds = 1000 },
+			{ .path = self->path, .rounds = 1000 },
 		};
 		pthread_t t;
 
