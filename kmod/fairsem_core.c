@@ -133,6 +133,7 @@ void fairsem_holder_setup(struct fairsem_holder *holder)
 	holder->async.prio = 0;
 	holder->async.seq = 0;
 	holder->async.state = FAIRSEM_REQ_IDLE;
+	holder->async.type = FAIRSEM_REQ_ASYNC;
 }
 
 /**
@@ -345,7 +346,7 @@ static bool fairsem_would_be_head(struct fairsem_sem *sem,
 
 static bool fairsem_is_async(const struct fairsem_request *req)
 {
-	return req == &req->holder->async;
+	return req->type == FAIRSEM_REQ_ASYNC;
 }
 
 /*

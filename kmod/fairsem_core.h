@@ -2,8 +2,9 @@
 /*
  * The queue and grant logic of fairsem, apart from any file-operations glue.
  * It includes nothing but the kernel's headers, and calls out only to the
- * three functions below that its user provides (fairsem_request_done(),
- * fairsem_holder_wake(), fairsem_traced()).
+ * ten functions below that its user provides: fairsem_request_done(),
+ * fairsem_holder_wake() and fairsem_traced(), and for a fast semaphore the
+ * seven fairsem_fast_*() of its word W.
  *
  * Names, kept apart on purpose (the uapi's struct fairsem_handle is only
  * FAIRSEM_IOC_NEW_HANDLE's argument and appears nowhere else):
@@ -31,12 +32,11 @@
  *              passed down as an argument.  Variables: wake.
  *
  * Locking: every function here expects the caller to hold sem->lock, which
- * guards the semaphore and every holder attached to it.  Lock order:
- * sem->lock before any wait-queue lock (a holder's pollers are woken under
- * sem->lock; blocked tasks are woken after it is dropped).  Nothing here
- * sleeps or allocates (but fairsem_sem_alloc() and fairsem_holds_alloc(),
- * called unlocked), and nothing walks the queue except fairsem_close(),
- * which must refuse every waiter, and a rejoin.  Every operation is whole
+ * guards the semaphore and every holder attached to it; the driver's whole
+ * lock order is one table, the contract's "Locking".  Nothing here sleeps
+ * or allocates (but fairsem_sem_alloc() and fairsem_holds_alloc(), called
+ * unlocked), and nothing walks the queue but fairsem_close(), which must
+ * refuse every waiter: a request finds its place in the queue's index.  Every operation is whole
  * over the kinds: it checks every kind before it changes any, so a failure
  * changes nothing and no one, under the lock or not, ever sees a vector
  * half moved.
@@ -67,6 +67,17 @@ enum fairsem_req_state {
 /* The bits of an arrival a request keeps (&fairsem_request.seq). */
 #define FAIRSEM_SEQ_BITS	48
 
+/*
+ * What a request is, for the glue's fairsem_request_done(): each type has
+ * its own ending, as each wait_queue_entry has its func.
+ */
+enum fairsem_req_type {
+	FAIRSEM_REQ_WAITER,		/* blocking, its task asleep */
+	FAIRSEM_REQ_ASYNC,		/* a handle's asynchronous request */
+	FAIRSEM_REQ_SUBMITTED,		/* one of a handle's submitted ones */
+	FAIRSEM_REQ_RESERVATION,	/* a jobserver account's */
+};
+
 struct fairsem_holder;
 struct fairsem_js_accounts;
 struct fairsem_wake;
@@ -88,8 +99,8 @@ struct fairsem_wake;
  *	first, 0 to %MAX_RT_PRIO), sampled when it queues; used in
  *	priority order only
  * @state: see &enum fairsem_req_state
- * @submitted: one of a handle's submitted requests (the glue's
- *	fairsem_submit.c), which the core treats as any other request
+ * @type: see &enum fairsem_req_type; the core treats every type alike,
+ *	but for waking an asynchronous request's holder at each change
  *
  * The last four share a word, so that the request, which every handle
  * embeds, stays 64 bytes and a handle within kmalloc-192.
@@ -102,7 +113,7 @@ struct fairsem_request {
 	u64 seq:FAIRSEM_SEQ_BITS;
 	s64 prio:8;
 	u64 state:2;
-	u64 submitted:1;
+	u64 type:2;
 };
 
 /**

@@ -137,11 +137,9 @@ static inline void fairsem_unlock_wake(struct fairsem_sem *sem,
 	wake->n = 0;
 }
 
-void fairsem_wake_add(struct fairsem_wake *wake, struct task_struct *task);
-
 /*
  * How every blocking wait sleeps: the suspend freezer may freeze it in its
- * place (TASK_FREEZABLE, 6.1 on; fairsem_ioctl.c says why).
+ * place (TASK_FREEZABLE, 6.1 on; fairsem_wait.c says why).
  */
 #ifdef TASK_FREEZABLE
 #define FAIRSEM_SLEEP	(TASK_INTERRUPTIBLE | TASK_FREEZABLE)
@@ -160,19 +158,6 @@ static inline struct fairsem_sem *fairsem_bound(struct fairsem_file *ff)
 	return smp_load_acquire(&ff->holder.sem);
 }
 
-extern const struct file_operations fairsem_fops;
-
-struct fairsem_file *fairsem_file_alloc(void);
-void fairsem_file_nowait(struct file *file);
-void fairsem_file_free(struct fairsem_file *ff);
-void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
-		       struct fairsem_info *info);
-void fairsem_fill_info_kinds(struct fairsem_file *ff, struct fairsem_sem *sem,
-			     struct fairsem_info_kinds *info);
 long fairsem_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
-int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_holder *holder,
-			 const u64 *count, u64 deadline_ns);
-int fairsem_task_prio(void);
-bool fairsem_counts_valid(const u64 *count, u32 nkinds);
 
 #endif /* _FAIRSEM_DEV_H */

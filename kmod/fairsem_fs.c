@@ -39,6 +39,7 @@
 #include "fairsem_dev.h"
 #include "fairsem_fs.h"
 #include "fairsem_fs_compat.h"
+#include "fairsem_handle.h"
 
 #define FAIRSEM_FS_DEFAULT_MODE	01777	/* anyone creates, owners remove */
 #define FAIRSEM_FS_DEFAULT_MAX	4096
@@ -95,6 +96,12 @@ static void fairsem_set_max(struct fairsem_fs_info *fsi, unsigned int max)
 }
 
 static struct file_system_type fairsem_fs_type;
+
+/*
+ * The operations of a handle, which an open of a name becomes and which
+ * LINK takes a descriptor of: the device's, given at registration.
+ */
+static const struct file_operations *fairsem_handle_fops;
 
 /* ---- names per owner ---- */
 
@@ -177,7 +184,7 @@ static int fairsem_name_open(struct inode *inode, struct file *file)
 	 * operations is taken again for the device's.
 	 */
 	__module_get(THIS_MODULE);
-	replace_fops(file, &fairsem_fops);
+	replace_fops(file, fairsem_handle_fops);
 	fairsem_file_nowait(file);
 	return stream_open(inode, file);
 }
@@ -272,7 +279,7 @@ static struct fairsem_sem *fairsem_link_target(int fd)
 	file = fget(fd);
 	if (!file)
 		return ERR_PTR(-EBADF);
-	if (file->f_op != &fairsem_fops || !(file->f_mode & FMODE_WRITE)) {
+	if (file->f_op != fairsem_handle_fops || !(file->f_mode & FMODE_WRITE)) {
 		ret = -EBADF;
 		goto out;
 	}
@@ -710,8 +717,15 @@ static struct file_system_type fairsem_fs_type = {
 	.fs_flags = FS_USERNS_MOUNT,
 };
 
-int fairsem_fs_register(void)
+/**
+ * fairsem_fs_register() - register the fairsem filesystem
+ * @handle_fops: the file operations of a handle
+ *
+ * Return: 0 or -errno.
+ */
+int fairsem_fs_register(const struct file_operations *handle_fops)
 {
+	fairsem_handle_fops = handle_fops;
 	return register_filesystem(&fairsem_fs_type);
 }
 

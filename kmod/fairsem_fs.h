@@ -3,7 +3,9 @@
 #ifndef _FAIRSEM_FS_H
 #define _FAIRSEM_FS_H
 
-int fairsem_fs_register(void);
+#include <linux/fs.h>
+
+int fairsem_fs_register(const struct file_operations *handle_fops);
 void fairsem_fs_unregister(void);
 
 #endif /* _FAIRSEM_FS_H */

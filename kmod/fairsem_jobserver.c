@@ -37,6 +37,7 @@
 #include <uapi/linux/fairsem.h>
 
 #include "fairsem_jobserver.h"
+#include "fairsem_wait.h"
 
 /**
  * struct fairsem_js_poller - a handle that polled for an account's token
@@ -139,6 +140,7 @@ static void fairsem_js_link(struct fairsem_sem *sem,
 	struct rb_node **link = &sem->accounts->tree.rb_node, *parent = NULL;
 	const struct fairsem_js_account *pos;
 
+	lockdep_assert_held(&sem->lock);
 	while (*link) {
 		parent = *link;
 		pos = rb_entry(parent, struct fairsem_js_account, rb);
@@ -150,12 +152,23 @@ static void fairsem_js_link(struct fairsem_sem *sem,
 	list_add_tail(&acct->node, &sem->accounts->list);
 }
 
-/* iterate_fd()'s test: is @file a handle on the semaphore @sem?  Its fd + 1. */
-static int fairsem_js_on_sem(const void *sem, struct file *file,
+/*
+ * What a table is looked through for: a handle on @sem, known by its file
+ * operations, those of the handle the call was made on.
+ */
+struct fairsem_js_match {
+	const struct fairsem_sem *sem;
+	const struct file_operations *fops;
+};
+
+/* iterate_fd()'s test: is @file a handle on the semaphore?  Its fd + 1. */
+static int fairsem_js_on_sem(const void *arg, struct file *file,
 			     unsigned int fd)
 {
-	return file->f_op == &fairsem_fops &&
-	       fairsem_bound(file->private_data) == sem ? fd + 1 : 0;
+	const struct fairsem_js_match *m = arg;
+
+	return file->f_op == m->fops &&
+	       fairsem_bound(file->private_data) == m->sem ? fd + 1 : 0;
 }
 
 /*
@@ -163,14 +176,17 @@ static int fairsem_js_on_sem(const void *sem, struct file *file,
  * on @sem?  One lookup, however large the table: the walk that found @fd
  * was made unlocked.
  */
-static bool fairsem_js_fd_on_sem(struct fairsem_sem *sem, unsigned int fd)
+static bool fairsem_js_fd_on_sem(const struct fairsem_js_match *m,
+				 unsigned int fd)
 {
-	struct file *file = fget(fd);
+	struct file *file;
 	bool on;
 
+	lockdep_assert_held(&m->sem->lock);
+	file = fget(fd);
 	if (!file)
 		return false;
-	on = fairsem_js_on_sem(sem, file, fd);
+	on = fairsem_js_on_sem(m, file, fd);
 	fput(file);
 	return on;
 }
@@ -240,6 +256,7 @@ static void fairsem_js_init(struct fairsem_js_account *acct,
 	resv->holder = &acct->holder;
 	resv->count = acct->resv.count;
 	resv->state = FAIRSEM_REQ_IDLE;
+	resv->type = FAIRSEM_REQ_RESERVATION;
 	acct->resv.count[0] = 1;
 	acct->files = files;
 	fairsem_js_link(sem, acct);
@@ -255,8 +272,10 @@ static void fairsem_js_init(struct fairsem_js_account *acct,
  * the flush of the table's last descriptor comes after, and finds the
  * account, or the descriptor was gone and the walk is made again.
  */
-static struct fairsem_js_account *fairsem_js_account(struct fairsem_sem *sem)
+static struct fairsem_js_account *
+fairsem_js_account(struct fairsem_sem *sem, const struct file_operations *fops)
 {
+	const struct fairsem_js_match m = { .sem = sem, .fops = fops };
 	struct files_struct *files = current->files;
 	struct fairsem_js_account *acct, *fresh = NULL;
 	int fd = 0;
@@ -264,12 +283,12 @@ static struct fairsem_js_account *fairsem_js_account(struct fairsem_sem *sem)
 	lockdep_assert_held(&sem->lock);
 	for (;;) {
 		acct = fairsem_js_find(sem, files);
-		if (acct || (fresh && fd && fairsem_js_fd_on_sem(sem, fd - 1)))
+		if (acct || (fresh && fd && fairsem_js_fd_on_sem(&m, fd - 1)))
 			break;
 		spin_unlock(&sem->lock);
 		if (!fresh)
 			fresh = fairsem_js_alloc();
-		fd = iterate_fd(files, 0, fairsem_js_on_sem, sem);
+		fd = iterate_fd(files, 0, fairsem_js_on_sem, &m);
 		cond_resched();
 		spin_lock(&sem->lock);
 		if (!fresh || !fd || fatal_signal_pending(current))
@@ -502,7 +521,7 @@ ssize_t fairsem_js_read(struct kiocb *iocb, struct iov_iter *to)
 	if (!want)
 		return 0;
 	spin_lock(&sem->lock);
-	acct = fairsem_js_account(sem);
+	acct = fairsem_js_account(sem, file->f_op);
 	if (IS_ERR(acct)) {
 		spin_unlock(&sem->lock);
 		return PTR_ERR(acct);
@@ -643,19 +662,18 @@ static int fairsem_js_reserve(struct fairsem_js_account *acct,
 }
 
 /* Under sem->lock: the caller's POLLIN, or POLLERR; -ENOMEM for an entry. */
-static __poll_t fairsem_js_poll_in(struct fairsem_sem *sem,
-				   struct fairsem_file *ff,
+static __poll_t fairsem_js_poll_in(struct fairsem_sem *sem, struct file *file,
 				   struct fairsem_js_poller **spare, int *err)
 {
 	struct fairsem_js_account *acct;
 	int ret;
 
 	lockdep_assert_held(&sem->lock);
-	acct = fairsem_js_account(sem);
+	acct = fairsem_js_account(sem, file->f_op);
 	*err = 0;
 	if (IS_ERR(acct))
 		return EPOLLERR;
-	ret = fairsem_js_reserve(acct, ff, spare);
+	ret = fairsem_js_reserve(acct, file->private_data, spare);
 	if (ret < 0)
 		*err = ret;
 	return ret > 0 ? EPOLLIN | EPOLLRDNORM : 0;
@@ -681,15 +699,15 @@ __poll_t fairsem_js_poll(struct file *file, struct fairsem_sem *sem)
 		events |= EPOLLOUT | EPOLLWRNORM;
 	spin_lock(&sem->lock);
 	if (!sem->closed && (file->f_mode & FMODE_READ)) {
-		in = fairsem_js_poll_in(sem, file->private_data, &spare, &err);
+		in = fairsem_js_poll_in(sem, file, &spare, &err);
 		if (err) {
 			/* First poll of this handle for the account: an entry. */
 			spin_unlock(&sem->lock);
 			spare = kmalloc(sizeof(*spare), GFP_KERNEL_ACCOUNT);
 			spin_lock(&sem->lock);
 			in = spare && !sem->closed ?
-			     fairsem_js_poll_in(sem, file->private_data, &spare,
-						&err) : EPOLLERR;
+			     fairsem_js_poll_in(sem, file, &spare, &err) :
+			     EPOLLERR;
 		}
 	}
 	events |= in;
@@ -702,7 +720,7 @@ __poll_t fairsem_js_poll(struct file *file, struct fairsem_sem *sem)
 
 /**
  * fairsem_js_reserved() - an account's reservation was granted or refused
- * @w: the reservation
+ * @req: the reservation
  * @wake: the lock holder's batch
  *
  * Called under sem->lock by fairsem_request_done().  The account's own
@@ -711,16 +729,16 @@ __poll_t fairsem_js_poll(struct file *file, struct fairsem_sem *sem)
  * the herd of the semaphore.  A refusal (CLOSE) wakes every handle by
  * itself; the reader is woken for it too.
  */
-void fairsem_js_reserved(struct fairsem_waiter *w, struct fairsem_wake *wake)
+void fairsem_js_reserved(struct fairsem_request *req, struct fairsem_wake *wake)
 {
 	struct fairsem_js_account *acct =
-		container_of(w, struct fairsem_js_account, resv);
+		container_of(req, struct fairsem_js_account, resv.req);
 	const struct fairsem_js_poller *p;
 
-	lockdep_assert_held(&w->req.holder->sem->lock);
+	lockdep_assert_held(&req->holder->sem->lock);
 	if (acct->reader)
 		fairsem_wake_add(wake, acct->reader);
-	if (w->req.state != FAIRSEM_REQ_GRANTED)
+	if (req->state != FAIRSEM_REQ_GRANTED)
 		return;
 	list_for_each_entry(p, &acct->pollers, node)
 		wake_up_interruptible_poll(&p->ff->wq, EPOLLIN | EPOLLRDNORM);
@@ -728,7 +746,8 @@ void fairsem_js_reserved(struct fairsem_waiter *w, struct fairsem_wake *wake)
 
 /**
  * fairsem_js_flush() - a descriptor on a jobserver was closed
- * @sem: the semaphore
+ * @file: the handle it was a descriptor of
+ * @sem: its semaphore
  * @id: the table it was closed in (->flush()'s owner), or NULL
  *
  * close(2), dup2(2), close_range(2) and close-on-exec remove the
@@ -746,8 +765,9 @@ void fairsem_js_reserved(struct fairsem_waiter *w, struct fairsem_wake *wake)
  * and the walk is made again.  An account never ends under a read that
  * a descriptor of its table made after the walk.
  */
-void fairsem_js_flush(struct fairsem_sem *sem, fl_owner_t id)
+void fairsem_js_flush(struct file *file, struct fairsem_sem *sem, fl_owner_t id)
 {
+	const struct fairsem_js_match m = { .sem = sem, .fops = file->f_op };
 	struct files_struct *files = id;
 	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 	struct fairsem_js_account *acct;
@@ -760,7 +780,7 @@ void fairsem_js_flush(struct fairsem_sem *sem, fl_owner_t id)
 	while (acct && files == current->files) {
 		stamp = acct->stamp;
 		spin_unlock(&sem->lock);
-		if (iterate_fd(files, 0, fairsem_js_on_sem, sem))
+		if (iterate_fd(files, 0, fairsem_js_on_sem, &m))
 			return;
 		cond_resched();
 		spin_lock(&sem->lock);

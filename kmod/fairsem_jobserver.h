@@ -14,8 +14,8 @@ int fairsem_js_setup(struct fairsem_sem *sem);
 ssize_t fairsem_js_read(struct kiocb *iocb, struct iov_iter *to);
 ssize_t fairsem_js_write(struct kiocb *iocb, struct iov_iter *from);
 __poll_t fairsem_js_poll(struct file *file, struct fairsem_sem *sem);
-void fairsem_js_flush(struct fairsem_sem *sem, fl_owner_t id);
-void fairsem_js_reserved(struct fairsem_waiter *w, struct fairsem_wake *wake);
+void fairsem_js_flush(struct file *file, struct fairsem_sem *sem, fl_owner_t id);
+void fairsem_js_reserved(struct fairsem_request *req, struct fairsem_wake *wake);
 void fairsem_js_file_gone(struct fairsem_file *ff, struct fairsem_sem *sem,
 			  struct fairsem_wake *wake);
 void fairsem_js_show_fdinfo(struct seq_file *m, struct fairsem_sem *sem);

@@ -32,6 +32,7 @@
 #include <uapi/linux/fairsem.h>
 
 #include "fairsem_submit.h"
+#include "fairsem_wait.h"
 
 static unsigned int fairsem_max_requests = 1 << 20;
 module_param_named(max_requests, fairsem_max_requests, uint, 0644);
@@ -119,7 +120,7 @@ static struct fairsem_sub *fairsem_sub_alloc(struct fairsem_file *ff,
 	sub->req.count = sub->count;
 	sub->req.prio = fairsem_task_prio();
 	sub->req.state = FAIRSEM_REQ_IDLE;
-	sub->req.submitted = true;
+	sub->req.type = FAIRSEM_REQ_SUBMITTED;
 	return sub;
 }
 
@@ -244,8 +245,8 @@ int fairsem_ioctl_submit(struct fairsem_file *ff, void __user *argp)
  *
  * Called through fairsem_request_done(), under sem->lock.  A grant waits
  * on &fairsem_subs.granted for a reap; a refused request is finished, and
- * its id with it.  Either way the handle's pollers look again: one grant,
- * one wakeup of one handle.
+ * its id with it.  Either way the caller then wakes the handle's pollers to
+ * look again: one grant, one wakeup of one handle.
  */
 void fairsem_sub_done(struct fairsem_request *req)
 {
@@ -262,7 +263,6 @@ void fairsem_sub_done(struct fairsem_request *req)
 		fairsem_sub_forget(subs, sub);
 		kfree(sub);	/* fairsem_close() is done with it */
 	}
-	fairsem_holder_wake(holder);
 }
 
 /* Under sem->lock: poll's POLLIN, a grant to reap. */
