@@ -32,6 +32,8 @@ enum {
 	EXIT_NOTFOUND	= 127,	/* run: CMD not found */
 };
 
+#define PROG "fairsem"
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Options a subcommand may take; see parse_opts(). */
@@ -107,18 +109,24 @@ extern const struct subcommand cmd_init, cmd_run, cmd_acquire, cmd_release,
 	cmd_add, cmd_remove, cmd_close, cmd_info, cmd_status, cmd_create,
 	cmd_rm, cmd_mount, cmd_jobserver;
 
-int parse_u64(const char *s, uint64_t *out);
-uint64_t operand_u64(struct opts *o, int i, const char *what, uint64_t min);
-
 #define NORETURN		__attribute__((noreturn))
 #define PRINTF(fmt, args)	__attribute__((format(printf, fmt, args)))
 
+/* msg.c */
 NORETURN PRINTF(2, 3) void usage_error(const char *sub, const char *fmt, ...);
 NORETURN PRINTF(3, 4) void fail(int status, const char *sub, const char *fmt, ...);
-NORETURN void fail_handle(struct opts *o, int err);
-
 int exit_status_of(int err);
 const char *plural(uint64_t n);
+
+/* parse.c */
+int parse_u64(const char *s, uint64_t *out);
+int parse_seconds(const char *s, uint64_t *ns);
+int parse_fd(const char *s, int *fd);
+int parse_mode(const char *s, int *mode);
+uint64_t operand_u64(struct opts *o, int i, const char *what, uint64_t min);
+
+/* ops.c */
+NORETURN void fail_handle(struct opts *o, int err);
 void check_handle(struct opts *o);
 void take_permits(struct opts *o, int fd);
 unsigned int init_flags(const struct opts *o);

@@ -2,22 +2,17 @@
 /*
  * fairsem: semaphores for shells and operators, on libfairsem.
  *
- * This file holds what every subcommand shares: the command line, the
- * messages, the exit statuses.  Every failure prints one line on stderr,
- * "fairsem: SUBCOMMAND: what went wrong", and exits with the status that
- * fairsem(1) documents for it.
+ * This file reads the command line and runs the subcommand it names: the
+ * top of the command, which no other file calls into.  The values of
+ * options are read in parse.c, messages and exit statuses live in msg.c.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd.h"
-
-#define PROG "fairsem"
 
 static const struct subcommand *const subcommands[] = {
 	&cmd_init, &cmd_run, &cmd_acquire, &cmd_release, &cmd_add,
@@ -68,142 +63,6 @@ static const char main_usage[] =
 	"Every command takes --help.  fairsem --version prints the version.\n"
 	"Exit statuses are listed in fairsem(1).\n";
 
-/* "fairsem: SUB: message[tail]" in a single write, so lines never mix. */
-static void vmessage(const char *sub, const char *tail, const char *fmt,
-		     va_list ap)
-{
-	char msg[512], line[1024];
-	int len;
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	len = snprintf(line, sizeof(line), "%s: %s%s%s%s\n", PROG,
-		       sub ? sub : "", sub ? ": " : "", msg, tail);
-	if (len >= (int)sizeof(line)) {
-		len = sizeof(line) - 1;
-		line[len - 1] = '\n';
-	}
-	if (write(STDERR_FILENO, line, (size_t)len) < 0)
-		return;		/* nowhere left to complain */
-}
-
-void usage_error(const char *sub, const char *fmt, ...)
-{
-	char hint[64];
-	va_list ap;
-
-	snprintf(hint, sizeof(hint), " (see '%s%s%s --help')", PROG,
-		 sub ? " " : "", sub ? sub : "");
-	va_start(ap, fmt);
-	vmessage(sub, hint, fmt, ap);
-	va_end(ap);
-	exit(EXIT_USAGE);
-}
-
-void fail(int status, const char *sub, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmessage(sub, "", fmt, ap);
-	va_end(ap);
-	exit(status);
-}
-
-int exit_status_of(int err)
-{
-	switch (err) {
-	case EINVAL:
-	case EOVERFLOW:
-		return EXIT_REFUSED;
-	case EBADF:
-		return EXIT_BADFD;
-	case ENOTTY:
-		return EXIT_NOTSEM;
-	case EBADFD:
-		return EXIT_UNBOUND;
-	case ETIMEDOUT:
-		return EXIT_TIMEDOUT;
-	case EIDRM:
-		return EXIT_CLOSED;
-	case EBUSY:
-		return EXIT_BUSY;
-	case EAGAIN:
-		return EXIT_AGAIN;
-	case EEXIST:
-		return EXIT_EXISTS;
-	case ENOENT:
-		return EXIT_NONAME;
-	case ENOSPC:
-	case EDQUOT:
-		return EXIT_FULL;
-	case EACCES:
-	case EPERM:
-		return EXIT_DENIED;
-	default:
-		return EXIT_OSERR;
-	}
-}
-
-const char *plural(uint64_t n)
-{
-	return n == 1 ? "" : "s";
-}
-
-/* Decimal digits only: no sign, no blanks, no base prefix, no overflow. */
-int parse_u64(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return -ERANGE;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-/* SECONDS[.FRACTION] into nanoseconds; saturates (a huge timeout never ends). */
-static int parse_seconds(const char *s, uint64_t *ns)
-{
-	uint64_t sec = 0, frac = 0, scale = 100000000;
-	bool digits = false, huge = false;
-
-	for (; *s >= '0' && *s <= '9'; s++, digits = true) {
-		if (sec > (UINT64_MAX - 9) / 10)
-			huge = true;
-		else
-			sec = sec * 10 + (uint64_t)(*s - '0');
-	}
-	if (*s == '.') {
-		for (s++; *s >= '0' && *s <= '9'; s++, digits = true) {
-			frac += (uint64_t)(*s - '0') * scale;
-			scale /= 10;
-		}
-	}
-	if (*s || !digits)
-		return -EINVAL;
-	if (huge || sec > (UINT64_MAX - frac) / 1000000000u)
-		*ns = UINT64_MAX;
-	else
-		*ns = sec * 1000000000u + frac;
-	return 0;
-}
-
-static int parse_fd(const char *s, int *fd)
-{
-	uint64_t v;
-
-	if (parse_u64(s, &v) || v > 0x7fffffff)
-		return -EINVAL;
-	*fd = (int)v;
-	return 0;
-}
-
 static const struct option long_options[] = {
 	{ "fd",		required_argument,	NULL, 'f' },
 	{ "count",	required_argument,	NULL, 'n' },
@@ -221,24 +80,6 @@ static const struct option long_options[] = {
 	{ "help",	no_argument,		NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
-
-/* Octal permission bits, at most 0777. */
-static int parse_mode(const char *s, int *mode)
-{
-	int v = 0;
-
-	if (!*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '7' || v > 0777)
-			return -EINVAL;
-		v = v * 8 + (*s - '0');
-	}
-	if (v > 0777)
-		return -EINVAL;
-	*mode = v;
-	return 0;
-}
 
 static void set_named_option(struct opts *o, int c)
 {
@@ -435,22 +276,6 @@ static void parse_opts(const struct subcommand *sc, int argc, char **argv,
 		o->operands[o->noperands++] = argv[optind++];
 	o->operands[o->noperands] = NULL;
 	check_operands(sc, o);
-}
-
-/*
- * Operand i as a count from min to FAIRSEM_MAX_PERMITS; "what" names it in
- * the message.  A number above the maximum is left to the caller, which
- * says which bound it broke.
- */
-uint64_t operand_u64(struct opts *o, int i, const char *what, uint64_t min)
-{
-	uint64_t v;
-
-	if (parse_u64(o->operands[i], &v))
-		usage_error(o->sub, "%s wants a number from %llu to %llu, not '%s'",
-			    what, (unsigned long long)min, MAX_PERMITS,
-			    o->operands[i]);
-	return v;
 }
 
 static const struct subcommand *find_subcommand(const char *name)
