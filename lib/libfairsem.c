@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fairsem.h"
+#include "fairsem_names.h"
 
 #define FAIRSEM_EXPORT __attribute__((visibility("default")))
 
@@ -469,12 +470,58 @@ static int fs_set_flags(int fd, int flags)
 #define FAIRSEM_OPEN_OR_CREATE_ROUNDS	64
 
 /*
- * The path of a semaphore: @path itself when it has a '/', else
- * $FAIRSEM_DIR/@path (default FAIRSEM_DIR_DEFAULT).  0, -EINVAL for an
- * empty name, or -ENAMETOOLONG.  secure_getenv(3): a set-user-ID program
+ * Names are resolved once.  A call of one step (open, stat) takes the
+ * path as fairsem_name_path() makes it.  A call of several steps
+ * (create, open-or-create) opens the directory the name lives in, once,
+ * with O_PATH (search permission is enough, as for open(2) of a path),
+ * and each step works on that descriptor: openat(2) of the name, fstat(2)
+ * of the directory for the owner rule, LINK (through an open of its ".")
+ * to create.  The directory cannot change between the steps, and the
+ * rule below is the only one: the fairsem command uses it too
+ * (fairsem_names.h).
+ */
+
+/*
+ * Where a name without '/' lives.  secure_getenv(3): a set-user-ID program
  * must not let whoever runs it choose where its names live.
  */
-static int fs_resolve(const char *path, char *buf, size_t len)
+static const char *fs_names_dir(void)
+{
+	const char *dir = secure_getenv(FAIRSEM_DIR_ENV);
+
+	return dir && *dir ? dir : FAIRSEM_DIR_DEFAULT;
+}
+
+/**
+ * fairsem_names_dir() - the directory where names without '/' live
+ * @buf: receives $FAIRSEM_DIR, or FAIRSEM_DIR_DEFAULT when that is unset
+ *	or empty
+ * @len: the size of @buf
+ *
+ * Return: 0; -ENAMETOOLONG when it does not fit.
+ */
+int fairsem_names_dir(char *buf, size_t len)
+{
+	const char *dir = fs_names_dir();
+	size_t dlen = strlen(dir);
+
+	if (dlen >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, dir, dlen + 1);
+	return 0;
+}
+
+/**
+ * fairsem_name_path() - the path of a named semaphore
+ * @path: a name; with a '/' it is a path already, without one it lives in
+ *	fairsem_names_dir()
+ * @buf: receives the path
+ * @len: the size of @buf
+ *
+ * Return: 0; -EINVAL for an empty @path; -ENAMETOOLONG when the path does
+ * not fit in @len bytes.
+ */
+int fairsem_name_path(const char *path, char *buf, size_t len)
 {
 	const char *dir;
 	size_t dlen, plen;
@@ -488,9 +535,7 @@ static int fs_resolve(const char *path, char *buf, size_t len)
 		memcpy(buf, path, plen + 1);
 		return 0;
 	}
-	dir = secure_getenv(FAIRSEM_DIR_ENV);
-	if (!dir || !*dir)
-		dir = FAIRSEM_DIR_DEFAULT;
+	dir = fs_names_dir();
 	dlen = strlen(dir);
 	if (dlen + 1 + plen >= len)
 		return -ENAMETOOLONG;
@@ -501,15 +546,91 @@ static int fs_resolve(const char *path, char *buf, size_t len)
 }
 
 /* open(2) without touching errno: the descriptor, or -errno. */
-static int fs_open_path(const char *path, int oflags)
+static int fs_openat(int dir, const char *path, int oflags)
 {
 	int saved = errno;
 	int fd;
 
-	fd = open(path, oflags);
+	fd = openat(dir, path, oflags);
 	if (fd < 0)
 		fd = -errno;
 	errno = saved;
+	return fd;
+}
+
+/*
+ * The directory part of @path, as fairsem_name_path() resolves it, into
+ * @dir (PATH_MAX bytes), and its last component into @name (a pointer
+ * into @path): 0, -EINVAL or -ENAMETOOLONG.
+ */
+static int fs_split(const char *path, char *dir, const char **name)
+{
+	const char *slash;
+	size_t len;
+	int ret;
+
+	ret = fairsem_name_path(path, dir, PATH_MAX);
+	if (ret < 0)
+		return ret;
+	slash = strrchr(path, '/');
+	if (!slash) {
+		*name = path;
+		len = strlen(dir) - strlen(path) - 1;
+	} else {
+		*name = slash + 1;
+		len = slash == path ? 1 : (size_t)(slash - path);
+	}
+	dir[len] = '\0';
+	return 0;
+}
+
+/**
+ * fairsem_name_dir() - open the directory a name lives in
+ * @path: a name, as fairsem_name_path() takes it
+ * @name: set to its last component, a pointer into @path; "." when @path
+ *	ends in '/': the directory itself, as open(2) and lstat(2) see
+ *	such a path
+ *
+ * Return: an O_PATH descriptor of the directory (O_CLOEXEC), for
+ * openat(2), fstatat(2) and unlinkat(2) of @name; -EINVAL for an empty
+ * @path; -ENAMETOOLONG; an error of open(2) as -errno (-ENOENT when the
+ * directory does not exist, -ENOTDIR when it is no directory).
+ */
+int fairsem_name_dir(const char *path, const char **name)
+{
+	char dir[PATH_MAX];
+	int ret;
+
+	ret = fs_split(path, dir, name);
+	if (ret < 0)
+		return ret;
+	if (!**name)
+		*name = ".";
+	return fs_openat(AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/*
+ * Open @name in @dir (or a path, @dir AT_FDCWD), for reading and writing,
+ * as a handle: the new descriptor, with O_NONBLOCK and O_CLOEXEC as
+ * @flags asks, or -errno.
+ */
+static int fs_open_at(int dir, const char *name, int flags)
+{
+	struct fairsem_info info;
+	int fd, ret;
+
+	/* O_NONBLOCK also keeps open(2) from waiting on a FIFO by that name. */
+	fd = fs_openat(dir, name, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	/* A file that is not a semaphore must not be mistaken for one. */
+	ret = fs_ioctl(fd, FAIRSEM_IOC_INFO, &info);
+	if (ret == 0)
+		ret = fs_set_flags(fd, flags);
+	if (ret < 0) {
+		fs_close(fd);
+		return ret == -EBADFD ? -ENOTTY : ret;
+	}
 	return fd;
 }
 
@@ -530,78 +651,42 @@ static int fs_open_path(const char *path, int oflags)
  */
 FAIRSEM_EXPORT int fairsem_open_named(const char *path, int flags)
 {
-	struct fairsem_info info;
 	char buf[PATH_MAX];
-	int fd, ret;
+	int ret;
 
 	if (flags & ~FAIRSEM_OPEN_FLAGS)
 		return -EINVAL;
-	ret = fs_resolve(path, buf, sizeof(buf));
+	ret = fairsem_name_path(path, buf, sizeof(buf));
 	if (ret < 0)
 		return ret;
-	/* O_NONBLOCK also keeps open(2) from waiting on a FIFO by that name. */
-	fd = fs_open_path(buf, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return fd;
-	/* A file that is not a semaphore must not be mistaken for one. */
-	ret = fs_ioctl(fd, FAIRSEM_IOC_INFO, &info);
-	if (ret == 0)
-		ret = fs_set_flags(fd, flags);
-	if (ret < 0) {
-		fs_close(fd);
-		return ret == -EBADFD ? -ENOTTY : ret;
-	}
-	return fd;
+	return fs_open_at(AT_FDCWD, buf, flags);
 }
 
 /*
- * Split @path (resolved) into its directory, opened, and its last
- * component, which is left in @path: the directory's fd or -errno.
+ * Create @name in @dir: a new handle bound with INIT (@kinds NULL,
+ * @permits) or INIT_KINDS (@kinds, its flags left to set here), then
+ * LINKed.  ioctl(2) refuses an O_PATH descriptor (EBADF), so LINK goes to
+ * an open of "." of @dir: the same directory, not reached by its path
+ * again.  It is opened first, as the directory always was: it needs read
+ * permission, and a directory that refuses it fails before a semaphore is
+ * made.  The handle, or -errno.
  */
-static int fs_open_parent(char *path, const char **name)
+static int fs_create_at(int dir, const char *name, uint64_t permits,
+			struct fairsem_init_kinds *kinds, unsigned int flags,
+			mode_t mode)
 {
-	char *slash = strrchr(path, '/');
-	int fd;
+	struct fairsem_link link = {
+		.mode = (__u32)mode,
+		.name = (__u64)(uintptr_t)name,
+	};
+	int ldir, fd, ret;
 
-	*name = slash + 1;
-	if (!**name)
-		return -EINVAL;
-	if (slash == path) {
-		fd = fs_open_path("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	} else {
-		*slash = '\0';
-		fd = fs_open_path(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		*slash = '/';
-	}
-	return fd;
-}
-
-/*
- * fairsem_create_named() and fairsem_create_named_kinds(): bind a new
- * handle with INIT (@kinds NULL, @permits) or INIT_KINDS (@kinds, its
- * flags left to set here), then LINK it into the directory.
- */
-static int fs_create_named(const char *path, uint64_t permits,
-			   struct fairsem_init_kinds *kinds,
-			   unsigned int flags, mode_t mode)
-{
-	struct fairsem_link link = { .mode = (__u32)mode };
-	char buf[PATH_MAX];
-	const char *name;
-	int dir, fd, ret;
-
-	if ((flags & ~(FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS)) ||
-	    (mode & ~(mode_t)0777))
-		return -EINVAL;
-	ret = fs_resolve(path, buf, sizeof(buf));
-	if (ret < 0)
-		return ret;
-	dir = fs_open_parent(buf, &name);
-	if (dir < 0)
-		return dir;
+	ldir = fs_openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ldir < 0)
+		return ldir;
 	fd = fairsem_open(flags & FAIRSEM_OPEN_FLAGS);
 	if (fd < 0)
-		goto out_dir;
+		goto out;
 	if (kinds) {
 		kinds->flags = flags & FAIRSEM_INIT_FLAGS;
 		ret = fs_ioctl(fd, FAIRSEM_IOC_INIT_KINDS, kinds);
@@ -610,14 +695,47 @@ static int fs_create_named(const char *path, uint64_t permits,
 	}
 	if (ret == 0) {
 		link.fd = fd;
-		link.name = (__u64)(uintptr_t)name;
-		ret = fs_ioctl(dir, FAIRSEM_IOC_LINK, &link);
+		ret = fs_ioctl(ldir, FAIRSEM_IOC_LINK, &link);
 	}
 	if (ret < 0) {
 		fs_close(fd);
 		fd = ret;
 	}
-out_dir:
+out:
+	fs_close(ldir);
+	return fd;
+}
+
+/* The flags and mode that creating a name takes: 0 or -EINVAL. */
+static int fs_create_args(unsigned int flags, mode_t mode)
+{
+	if ((flags & ~(FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS)) ||
+	    (mode & ~(mode_t)0777))
+		return -EINVAL;
+	return 0;
+}
+
+/* fairsem_create_named() and fairsem_create_named_kinds(). */
+static int fs_create_named(const char *path, uint64_t permits,
+			   struct fairsem_init_kinds *kinds,
+			   unsigned int flags, mode_t mode)
+{
+	char dirpath[PATH_MAX];
+	const char *name;
+	int dir, fd;
+
+	fd = fs_create_args(flags, mode);
+	if (fd < 0)
+		return fd;
+	fd = fs_split(path, dirpath, &name);
+	if (fd < 0)
+		return fd;
+	if (!*name)
+		return -EINVAL;	/* "dir/" names nothing: say so before any open */
+	dir = fs_openat(AT_FDCWD, dirpath, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return dir;
+	fd = fs_create_at(dir, name, permits, kinds, flags, mode);
 	fs_close(dir);
 	return fd;
 }
@@ -649,7 +767,7 @@ FAIRSEM_EXPORT int fairsem_create_named(const char *path, uint64_t permits,
 	return fs_create_named(path, permits, NULL, flags, mode);
 }
 
-/* stat(2) without touching errno: 0 or -errno. */
+/* fstat(2) without touching errno: 0 or -errno. */
 static int fs_fstat(int fd, struct stat *st)
 {
 	int saved = errno;
@@ -662,29 +780,20 @@ static int fs_fstat(int fd, struct stat *st)
 }
 
 /*
- * May open-or-create trust the name it opened as @fd?  Not when it lies
- * in a directory that others may write to (mode=1777, the default of a
- * fairsem instance) and belongs neither to the caller nor to the
+ * May open-or-create trust the name it opened as @fd in @dir?  Not when
+ * @dir is writable by others (mode=1777, the default of a fairsem
+ * instance) and the name belongs neither to the caller nor to the
  * directory's owner: anyone could have made it first, with a limit and a
  * mode of their own, and could close it or hold every permit.  The same
  * rule as fs.protected_regular for O_CREAT in sticky world-writable
  * directories.  0, -EPERM, or an error of fstat(2).
  */
-static int fs_check_owner(const char *path, int fd)
+static int fs_check_owner(int dir, int fd)
 {
 	struct stat dst, fst;
-	char buf[PATH_MAX];
-	const char *name;
-	int dir, ret;
+	int ret;
 
-	ret = fs_resolve(path, buf, sizeof(buf));
-	if (ret < 0)
-		return ret;
-	dir = fs_open_parent(buf, &name);
-	if (dir < 0)
-		return dir;
 	ret = fs_fstat(dir, &dst);
-	fs_close(dir);
 	if (ret == 0)
 		ret = fs_fstat(fd, &fst);
 	if (ret < 0)
@@ -695,23 +804,32 @@ static int fs_check_owner(const char *path, int fd)
 	return 0;
 }
 
-/* fairsem_open_named(), then fs_check_owner() unless FAIRSEM_ANY_OWNER. */
-static int fs_open_trusted(const char *path, unsigned int flags)
-{
-	int fd, ret;
+static int fs_same_kinds(int fd, const struct fairsem_init_kinds *want);
 
-	fd = fairsem_open_named(path, (int)(flags & FAIRSEM_OPEN_FLAGS));
-	if (fd < 0 || (flags & FAIRSEM_ANY_OWNER))
+/*
+ * An open of @name in @dir that open-or-create may keep: trusted unless
+ * FAIRSEM_ANY_OWNER (fs_check_owner()), and of the same kinds as @kinds
+ * when @kinds is given.  The handle, or -errno.
+ */
+static int fs_open_trusted(int dir, const char *name,
+			   const struct fairsem_init_kinds *kinds,
+			   unsigned int flags)
+{
+	int fd, ret = 0;
+
+	fd = fs_open_at(dir, name, (int)(flags & FAIRSEM_OPEN_FLAGS));
+	if (fd < 0)
 		return fd;
-	ret = fs_check_owner(path, fd);
+	if (!(flags & FAIRSEM_ANY_OWNER))
+		ret = fs_check_owner(dir, fd);
+	if (ret == 0 && kinds)
+		ret = fs_same_kinds(fd, kinds);
 	if (ret < 0) {
 		fs_close(fd);
 		return ret;
 	}
 	return fd;
 }
-
-static int fs_same_kinds(int fd, const struct fairsem_init_kinds *want);
 
 /*
  * fairsem_open_or_create() and fairsem_open_or_create_kinds(): @kinds
@@ -723,27 +841,28 @@ static int fs_open_or_create(const char *path, uint64_t permits,
 			     unsigned int flags, mode_t mode)
 {
 	unsigned int create_flags = flags & ~FAIRSEM_ANY_OWNER;
-	int fd, ret, round;
+	const char *name;
+	int dir, fd, round;
 
-	if ((create_flags & ~(FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS)) ||
-	    (mode & ~(mode_t)0777))
-		return -EINVAL;
+	fd = fs_create_args(create_flags, mode);
+	if (fd < 0)
+		return fd;
+	dir = fairsem_name_dir(path, &name);
+	if (dir < 0)
+		return dir;
+	fd = -EAGAIN;
 	for (round = 0; round < FAIRSEM_OPEN_OR_CREATE_ROUNDS; round++) {
-		fd = fs_open_trusted(path, flags);
-		if (fd >= 0 && kinds) {
-			ret = fs_same_kinds(fd, kinds);
-			if (ret < 0) {
-				fs_close(fd);
-				return ret;
-			}
-		}
+		fd = fs_open_trusted(dir, name, kinds, flags);
 		if (fd != -ENOENT)
-			return fd;
-		fd = fs_create_named(path, permits, kinds, create_flags, mode);
+			break;
+		fd = fs_create_at(dir, name, permits, kinds, create_flags,
+				  mode);
 		if (fd != -EEXIST)
-			return fd;
+			break;
+		fd = -EAGAIN;
 	}
-	return -EAGAIN;
+	fs_close(dir);
+	return fd;
 }
 
 /**
@@ -798,7 +917,7 @@ FAIRSEM_EXPORT int fairsem_stat_named(const char *path, struct stat *st)
 	int saved = errno;
 	int ret;
 
-	ret = fs_resolve(path, buf, sizeof(buf));
+	ret = fairsem_name_path(path, buf, sizeof(buf));
 	if (ret < 0)
 		return ret;
 	if (lstat(buf, st) < 0)
