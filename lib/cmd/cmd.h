@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "fairsem.h"
+#include "fairsem_names.h"
 
 /*
  * Exit statuses, one per kind of failure; fairsem(1) documents each.
@@ -131,6 +132,7 @@ void check_handle(struct opts *o);
 void take_permits(struct opts *o, int fd);
 unsigned int init_flags(const struct opts *o);
 void fail_fast_refused(struct opts *o, uint64_t permits, int err);
+void fail_kinds_refused(struct opts *o, const struct vector *v, int err);
 void print_info(const struct fairsem_info *info);
 
 /* kinds.c */
@@ -152,13 +154,13 @@ const char *format_field(const struct fairsem_info_kinds *ki,
 			 enum kind_field f, char *buf, size_t len);
 bool kinds_of(int fd, struct fairsem_info_kinds *ki);
 void print_info_kinds(const struct fairsem_info_kinds *ki);
-void fail_kinds_refused(struct opts *o, const struct vector *v, int err);
 
-/* named.c */
+/* names.c */
 #define NAME_PATH_MAX 4096
 void name_path(const char *name, char *buf, size_t len);
-const char *fairsem_dir(void);
-int open_name(struct opts *o, const char *name);
+void dir_of(const char *path, char *buf, size_t len);
+int check_name_at(int dir, const char *name);
+int open_name(struct opts *o, const char *path);
 NORETURN void fail_name(struct opts *o, const char *path, int err);
 
 #endif /* FAIRSEM_CMD_H */

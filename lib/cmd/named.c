@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Named semaphores: create, rm and mount, and what info, run and status
- * share about names.  A name is a file of a fairsem filesystem; a NAME
- * without '/' lives in $FAIRSEM_DIR (default /run/fairsem), as libfairsem
- * resolves it.
+ * The subcommands of names: create, rm and mount.  A name is a file of a
+ * fairsem filesystem; a NAME without '/' lives in $FAIRSEM_DIR (default
+ * /run/fairsem), as libfairsem resolves it (names.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,103 +16,6 @@
 #include <unistd.h>
 
 #include "cmd.h"
-
-/* Where bare names live; also the default of "fairsem mount". */
-const char *fairsem_dir(void)
-{
-	const char *dir = secure_getenv(FAIRSEM_DIR_ENV);
-
-	return dir && *dir ? dir : FAIRSEM_DIR_DEFAULT;
-}
-
-/* NAME as libfairsem resolves it, into buf. */
-void name_path(const char *name, char *buf, size_t len)
-{
-	int n;
-
-	if (strchr(name, '/'))
-		n = snprintf(buf, len, "%s", name);
-	else
-		n = snprintf(buf, len, "%s/%s", fairsem_dir(), name);
-	if (n < 0 || (size_t)n >= len)
-		fail(EXIT_REFUSED, NULL, "name too long: '%.40s...'", name);
-}
-
-/* The directory part of path, for messages. */
-static void dir_of(const char *path, char *buf, size_t len)
-{
-	const char *slash = strrchr(path, '/');
-	int n = slash ? (int)(slash - path) : 1;
-
-	snprintf(buf, len, "%.*s", n ? n : 1, slash ? path : ".");
-}
-
-/* An error about a name (open, create, remove). */
-void fail_name(struct opts *o, const char *path, int err)
-{
-	char dir[NAME_PATH_MAX];
-
-	dir_of(path, dir, sizeof(dir));
-	if (err == ENOENT && access(dir, F_OK))
-		fail(EXIT_NONAME, o->sub, "%s does not exist (see 'fairsem mount')",
-		     dir);
-	if (err == ENOENT && access(FAIRSEM_DEVICE_PATH, F_OK))
-		fail(EXIT_NONAME, o->sub, "no %s: is the fairsem module loaded?",
-		     FAIRSEM_DEVICE_PATH);
-	switch (err) {
-	case ENOENT:
-		fail(EXIT_NONAME, o->sub, "no semaphore named %s", path);
-	case EEXIST:
-		fail(EXIT_EXISTS, o->sub, "%s exists already", path);
-	case EACCES:
-	case EPERM:
-		fail(EXIT_DENIED, o->sub, "%s: permission denied", path);
-	case ENOSPC:
-		fail(EXIT_FULL, o->sub, "%s holds as many names as its max= allows",
-		     dir);
-	case EDQUOT:
-		fail(EXIT_FULL, o->sub, "you own as many names in %s as its "
-		     "max_per_user= allows (unlink some, or use an instance of "
-		     "your own: 'fairsem mount --user')", dir);
-	case ENOTTY:
-		fail(EXIT_NOTSEM, o->sub, "%s is not a fairsem semaphore (is a "
-		     "fairsem filesystem mounted on %s? see 'fairsem mount')",
-		     path, dir);
-	case EIDRM:
-		fail(EXIT_CLOSED, o->sub, "the semaphore %s is closed", path);
-	default:
-		fail(exit_status_of(err), o->sub, "%s: %s", path, strerror(err));
-	}
-}
-
-/* 0 when path is a semaphore of a fairsem filesystem, else -errno. */
-static int check_name(const char *path)
-{
-	struct statfs sfs;
-	struct stat st;
-
-	if (lstat(path, &st) || statfs(path, &sfs))
-		return -errno;
-	/* A jobserver's name is a fifo (the contract's "Names"). */
-	if (!(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)) ||
-	    sfs.f_type != FAIRSEM_FS_MAGIC)
-		return -ENOTTY;
-	return 0;
-}
-
-/* A read-only handle on the semaphore at path (enough for INFO). */
-int open_name(struct opts *o, const char *path)
-{
-	int fd, ret;
-
-	ret = check_name(path);
-	if (ret)
-		fail_name(o, path, -ret);
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		fail_name(o, path, errno);
-	return fd;
-}
 
 /* create NAME LABEL=LIMIT,...: a named semaphore of kinds. */
 static int create_vector(struct opts *o)
@@ -167,6 +69,22 @@ static int do_create(struct opts *o)
 	return 0;
 }
 
+/* Remove NAME, and only if it is a semaphore: in its directory, opened once. */
+static int rm_name(const char *path)
+{
+	const char *name;
+	int dir, ret;
+
+	dir = fairsem_name_dir(path, &name);
+	if (dir < 0)
+		return dir;
+	ret = check_name_at(dir, name);
+	if (!ret && unlinkat(dir, name, 0))
+		ret = -errno;
+	close(dir);
+	return ret;
+}
+
 static int do_rm(struct opts *o)
 {
 	char path[NAME_PATH_MAX];
@@ -174,9 +92,7 @@ static int do_rm(struct opts *o)
 
 	for (i = 0; i < o->noperands; i++) {
 		name_path(o->operands[i], path, sizeof(path));
-		ret = check_name(path);
-		if (!ret && unlink(path))
-			ret = -errno;
+		ret = rm_name(path);
 		if (ret)
 			fail_name(o, path, -ret);
 	}
@@ -292,8 +208,10 @@ static int do_mount(struct opts *o)
 	size_t made;
 	int ret;
 
-	snprintf(dir, sizeof(dir), "%s", o->noperands ? o->operands[0] :
-		 fairsem_dir());
+	if (o->noperands)
+		snprintf(dir, sizeof(dir), "%s", o->operands[0]);
+	else if (fairsem_names_dir(dir, sizeof(dir)))
+		fail(EXIT_REFUSED, o->sub, "$%s is too long", FAIRSEM_DIR_ENV);
 	if (o->user)
 		user_mount(o, dir, sizeof(dir), opts, sizeof(opts));
 	ret = make_dirs(dir, o->user ? 0700 : 0755, &made);
