@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,8 +36,8 @@
 
 #define SUB "jobserver"
 
-/* Rounds of open, create, open again while the name comes and goes. */
-#define OPEN_OR_CREATE_ROUNDS 8
+/* Tries at a free private name for --fifo. */
+#define PRIVATE_NAME_TRIES 8
 
 struct js_opts {
 	uint64_t jobs;		/* -j, 0 if not given */
@@ -245,93 +244,19 @@ static uint64_t default_jobs(void)
 	return n > 0 ? (uint64_t)n : 1;
 }
 
-/* An error of /dev/fairsem itself, or of INIT with FAIRSEM_JOBSERVER. */
-NORETURN static void fail_device(int err)
-{
-	if (err == ENOENT)
-		fail(EXIT_NONAME, SUB, "no %s: is the fairsem module loaded?",
-		     FAIRSEM_DEVICE_PATH);
-	if (err == EINVAL)
-		fail(EXIT_REFUSED, SUB, "this fairsem module has no jobserver semaphores (FAIRSEM_JOBSERVER)");
-	fail(exit_status_of(err), SUB, "cannot make a jobserver semaphore: %s",
-	     strerror(err));
-}
-
-/* A new anonymous jobserver semaphore of `tokens`: a read-write handle. */
-static int new_jobserver(uint64_t tokens, int oflags)
-{
-	int fd, ret;
-
-	fd = fairsem_open(oflags);
-	if (fd < 0)
-		fail_device(-fd);
-	ret = fairsem_init(fd, tokens, FAIRSEM_JOBSERVER);
-	if (ret < 0)
-		fail_device(-ret);
-	return fd;
-}
-
 /*
- * Give the semaphore of handle fd the name path, as fairsem_create_named()
- * does; made here in two steps, so that an error of INIT (a module without
- * jobservers) and one of LINK (the name) each get their own message: 0 or
- * -errno.
+ * open-or-create refused a name of another user (name squatting): say
+ * whose it is.
  */
-static int link_name(int fd, const char *path, mode_t mode)
+NORETURN static void fail_owner(struct opts *o, const char *path)
 {
-	char dir[NAME_PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	struct fairsem_link link = { .fd = fd, .mode = mode };
-	int dfd, ret = 0;
+	struct stat st;
 
-	if (!slash || !slash[1])
-		return -EINVAL;
-	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 :
-		 (int)(slash - path), path);
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	link.name = (uint64_t)(uintptr_t)(slash + 1);
-	if (ioctl(dfd, FAIRSEM_IOC_LINK, &link) < 0)
-		ret = -errno;
-	close(dfd);
-	return ret;
-}
-
-/* Make a named jobserver of `tokens`: its handle, or -errno (-EEXIST). */
-int jobserver_create_named(const char *path, uint64_t tokens, mode_t mode)
-{
-	int fd = new_jobserver(tokens, O_CLOEXEC);
-	int ret = link_name(fd, path, mode);
-
-	if (ret < 0) {
-		close(fd);
-		return ret;
-	}
-	return fd;
-}
-
-/*
- * May an existing name be trusted?  Not when others may write to its
- * directory and it belongs neither to us nor to the directory's owner
- * (anyone could have made it first): libfairsem's rule for
- * fairsem_open_or_create().
- */
-static void check_owner(const char *path, int fd)
-{
-	const char *slash = strrchr(path, '/');
-	char dir[NAME_PATH_MAX];
-	struct stat dst, fst;
-
-	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 :
-		 (int)(slash - path), path);
-	if (stat(dir, &dst) || fstat(fd, &fst))
-		fail(EXIT_OSERR, SUB, "%s: %s", path, strerror(errno));
-	if ((dst.st_mode & S_IWOTH) && fst.st_uid != geteuid() &&
-	    fst.st_uid != dst.st_uid)
-		fail(EXIT_DENIED, SUB, "%s belongs to uid %u, not to you (uid %u) "
-		     "nor to the directory's owner: anyone could have made it first",
-		     path, (unsigned int)fst.st_uid, (unsigned int)geteuid());
+	if (fairsem_stat_named(path, &st))
+		fail_name(o, path, EPERM);
+	fail(EXIT_DENIED, SUB, "%s belongs to uid %u, not to you (uid %u) "
+	     "nor to the directory's owner: anyone could have made it first",
+	     path, (unsigned int)st.st_uid, (unsigned int)geteuid());
 }
 
 /* The limit of a jobserver handle; fails if it is not a jobserver. */
@@ -348,27 +273,27 @@ static uint64_t jobserver_limit(const char *path, int fd)
 	return info.limit;
 }
 
-/* --name: open the jobserver NAME, making it if it does not exist. */
+/*
+ * --name: open the jobserver NAME, making it if it does not exist, with
+ * libfairsem's race-free open-or-create and its rule for who may have
+ * made a name first.
+ */
 static int open_or_create(struct opts *o, const char *path, uint64_t tokens,
 			  mode_t mode)
 {
-	int fd, round;
+	int fd;
 
-	for (round = 0; round < OPEN_OR_CREATE_ROUNDS; round++) {
-		fd = fairsem_open_named(path, O_CLOEXEC);
-		if (fd >= 0) {
-			check_owner(path, fd);
-			return fd;
-		}
-		if (fd != -ENOENT || access(FAIRSEM_DEVICE_PATH, F_OK))
-			fail_name(o, path, -fd);
-		fd = jobserver_create_named(path, tokens, mode);
-		if (fd >= 0)
-			return fd;
-		if (fd != -EEXIST)
-			fail_name(o, path, -fd);
-	}
-	fail(EXIT_AGAIN, SUB, "%s kept appearing and vanishing", path);
+	fd = fairsem_open_or_create(path, tokens, FAIRSEM_JOBSERVER | O_CLOEXEC,
+				    mode);
+	if (fd == -EINVAL)
+		jobserver_check_device(tokens, EINVAL);
+	if (fd == -EPERM)
+		fail_owner(o, path);
+	if (fd == -EAGAIN)
+		fail(EXIT_AGAIN, SUB, "%s kept appearing and vanishing", path);
+	if (fd < 0)
+		fail_name(o, path, -fd);
+	return fd;
 }
 
 /* A private name for --fifo, in $FAIRSEM_DIR: jobserver.PID.N. */
@@ -377,7 +302,7 @@ static int create_private(struct opts *o, struct js *js, uint64_t tokens)
 	char name[64];
 	int fd, i;
 
-	for (i = 0; i < OPEN_OR_CREATE_ROUNDS; i++) {
+	for (i = 0; i < PRIVATE_NAME_TRIES; i++) {
 		snprintf(name, sizeof(name), "jobserver.%ld.%d", (long)getpid(), i);
 		name_path(name, js->path, sizeof(js->path));
 		fd = jobserver_create_named(js->path, tokens, 0600);
@@ -410,7 +335,7 @@ static void get_jobserver(const struct js_opts *jo, struct js *js)
 
 	*js = (struct js){ .r = -1, .w = -1, .jobs = jobs };
 	if (!jo->name && !jo->fifo) {
-		js->r = new_jobserver(jobs - 1, 0);
+		js->r = jobserver_new(jobs - 1, 0);
 		js->w = fairsem_new_handle(js->r, 0);
 		if (js->w < 0)
 			fail(exit_status_of(-js->w), SUB,
@@ -530,8 +455,6 @@ static int create_only(const struct js_opts *jo)
 	int fd;
 
 	name_path(jo->create, path, sizeof(path));
-	if (access(FAIRSEM_DEVICE_PATH, F_OK))
-		fail_device(ENOENT);
 	fd = jobserver_create_named(path, jo->jobs - 1, mode);
 	if (fd == -EINVAL)
 		fail(EXIT_REFUSED, SUB, "'%s' is not a valid name", jo->create);

@@ -15,7 +15,9 @@ int jobserver_makeflags(const char *old, const char *jobs_auth, char *buf,
 
 struct gov_conf;
 
-/* jobserver.c */
+/* jobserver_sem.c */
+int jobserver_new(uint64_t tokens, int oflags);
+void jobserver_check_device(uint64_t tokens, int err);
 int jobserver_create_named(const char *path, uint64_t tokens, mode_t mode);
 /* govern.c */
 int jobserver_set(const char *name, uint64_t jobs);

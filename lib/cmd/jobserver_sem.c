@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Making a jobserver semaphore (FAIRSEM_JOBSERVER), anonymous or named,
+ * for "fairsem jobserver" and its service (govern.c).  A module without
+ * jobservers gets a message of its own, whichever way one is made.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "jobserver.h"
+
+#define SUB "jobserver"
+
+/* An error of /dev/fairsem itself, or of INIT with FAIRSEM_JOBSERVER. */
+NORETURN static void fail_device(int err)
+{
+	if (err == ENOENT)
+		fail(EXIT_NONAME, SUB, "no %s: is the fairsem module loaded?",
+		     FAIRSEM_DEVICE_PATH);
+	if (err == EINVAL)
+		fail(EXIT_REFUSED, SUB, "this fairsem module has no jobserver semaphores (FAIRSEM_JOBSERVER)");
+	fail(exit_status_of(err), SUB, "cannot make a jobserver semaphore: %s",
+	     strerror(err));
+}
+
+/* A new anonymous jobserver semaphore of tokens: a read-write handle. */
+int jobserver_new(uint64_t tokens, int oflags)
+{
+	int fd, ret;
+
+	fd = fairsem_open(oflags);
+	if (fd < 0)
+		fail_device(-fd);
+	ret = fairsem_init(fd, tokens, FAIRSEM_JOBSERVER);
+	if (ret < 0)
+		fail_device(-ret);
+	return fd;
+}
+
+/*
+ * libfairsem made no semaphore and said err: when INIT may be why (EINVAL
+ * of a module without jobservers, or no device), exit with that message;
+ * return if it is the name's fault.
+ */
+void jobserver_check_device(uint64_t tokens, int err)
+{
+	if (err == EINVAL || (err == ENOENT && access(FAIRSEM_DEVICE_PATH, F_OK)))
+		close(jobserver_new(tokens, O_CLOEXEC));
+}
+
+/*
+ * Make a named jobserver of tokens: its handle, or -errno (-EEXIST, or
+ * another error of the name).  libfairsem's fairsem_create_named(), with
+ * the rule for names and the LINK step of every other name.
+ */
+int jobserver_create_named(const char *path, uint64_t tokens, mode_t mode)
+{
+	int fd;
+
+	fd = fairsem_create_named(path, tokens, FAIRSEM_JOBSERVER | O_CLOEXEC,
+				  mode);
+	if (fd < 0)
+		jobserver_check_device(tokens, -fd);
+	return fd;
+}
