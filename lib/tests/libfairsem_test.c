@@ -1038,6 +1038,38 @@ TEST(stat_named_arguments)
 	rmdir(dir);
 }
 
+/*
+ * A name's directory is opened once, and its errors are open(2)'s: no
+ * directory is ENOENT, a file in its place ENOTDIR, and a path that ends
+ * in '/' opens and stats as the directory itself.
+ */
+TEST(named_directory_errors)
+{
+	char dir[] = "/tmp/libfairsem_test.XXXXXX", path[64];
+	struct stat st;
+	int fd;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/none/x", dir);
+	EXPECT_EQ(-ENOENT, LIB(fairsem_open_named(path, 0)));
+	EXPECT_EQ(-ENOENT, LIB(fairsem_stat_named(path, &st)));
+	EXPECT_EQ(-ENOENT, LIB(fairsem_open_or_create(path, 1, 0, 0600)));
+	snprintf(path, sizeof(path), "%s/file", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_LE(0, fd);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/file/x", dir);
+	EXPECT_EQ(-ENOTDIR, LIB(fairsem_open_named(path, 0)));
+	EXPECT_EQ(-ENOTDIR, LIB(fairsem_stat_named(path, &st)));
+	snprintf(path, sizeof(path), "%s/", dir);
+	EXPECT_EQ(-EISDIR, LIB(fairsem_open_named(path, 0)));
+	EXPECT_EQ(0, LIB(fairsem_stat_named(path, &st)));
+	EXPECT_TRUE(S_ISDIR(st.st_mode));
+	snprintf(path, sizeof(path), "%s/file", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* FAIRSEM_ANY_OWNER is open-or-create's alone. */
 TEST(any_owner_is_refused_by_create_named)
 {
