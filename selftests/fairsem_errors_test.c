@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Every row of DESIGN.md's error table, one behaviour per test, and the order
- * in which the checks run: ENOTTY, EFAULT, EINVAL, EBADFD, then the state.
+ * Every row of the error table of Documentation/userspace-api/fairsem.rst
+ * (section "Errors"), one behaviour per test, and the order in which the
+ * checks run ("Fine points"): ENOTTY, EFAULT, EINVAL, EBADFD, then the
+ * state.
  */
 #include <stddef.h>
 #include <sys/mount.h>
@@ -9,7 +11,10 @@
 #include "fairsem_test_util.h"
 #include "kselftest_harness.h"
 
-/* The ABI as DESIGN.md fixes it: no implicit padding, these numbers. */
+/*
+ * The ABI as the contract fixes it ("ioctl reference"): no implicit
+ * padding, these numbers.
+ */
 _Static_assert(sizeof(struct fairsem_init) == 16, "fairsem_init");
 _Static_assert(sizeof(struct fairsem_acquire) == 24, "fairsem_acquire");
 _Static_assert(offsetof(struct fairsem_acquire, flags) == 16, "acquire.flags");

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The naive reference model: see reference.h.  Each operation follows the
- * wording of DESIGN.md as literally as it can, and the grant rule is applied
- * by brute force after every operation (find the head by scanning, grant it
- * while it fits), whether or not the operation could have freed permits.
+ * wording of the contract (Documentation/userspace-api/fairsem.rst,
+ * "Objects", "The grant rule" and "ioctl reference") as literally as it
+ * can, and the grant rule is applied by brute force after every operation
+ * (find the head by scanning, grant it while it fits), whether or not the
+ * operation could have freed permits.
  */
 #include <assert.h>
 #include <errno.h>

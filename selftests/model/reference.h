@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A deliberately naive model of the semaphore that DESIGN.md describes, for
- * the differential test of kmod/fairsem_core.c.  It shares no code and no
- * data structure with the core: requests sit in a flat array with arrival
- * numbers, and the head is found by scanning for the oldest (FIFO) or the
- * newest (LIFO) one.  Obviously correct rather than fast.
+ * A deliberately naive model of the semaphore that the contract describes
+ * (Documentation/userspace-api/fairsem.rst, "Objects" and "The grant
+ * rule"), for the differential test of kmod/fairsem_core.c.  It shares no
+ * code and no data structure with the core: requests sit in a flat array
+ * with arrival numbers, and the head is found by scanning for the oldest
+ * (FIFO) or the newest (LIFO) one.  Obviously correct rather than fast.
  *
  * Semaphores, handles and waiters live in numbered slots that the test picks;
  * requests are named by ids that the test picks, so both sides can be
