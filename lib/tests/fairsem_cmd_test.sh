@@ -302,6 +302,16 @@ two_users() {
 	t "a user makes a name" 0 "" "$AS" 1000 create mine 1
 	t "run --create trusts the caller's own name" 0 "" \
 		"$AS" 1000 run --name mine --create 1 -- true
+	# The directory is opened once, with O_PATH, and the owner rule reads
+	# it through that descriptor: search permission on it is enough.
+	mode=$(stat -c '%a' "$names")
+	chmod 1733 "$names"
+	t "run --create of an existing name needs no read permission on its directory" \
+		0 "" "$AS" 1000 run --name mine --create 1 -- true
+	chmod "$mode" "$names"
+	t "jobserver --name refuses another user's name, naming its owner" 77 \
+		"$names/squat belongs to uid 1001, not to you (uid 1000)" \
+		"$AS" 1000 jobserver --name squat -j 2 -- true
 	t "rm the names of two users" 0 "" "$F" rm squat shared mine
 	mkdir -p "$tmp/rt" && chown 1000:1000 "$tmp/rt" && chmod 0755 "$tmp/rt"
 	t "mount --user" 0 "" env XDG_RUNTIME_DIR="$tmp/rt" "$F" mount --user
