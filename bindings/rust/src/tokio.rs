@@ -3,7 +3,8 @@
 //!
 //! [`Semaphore`] here has tokio's names: `acquire_many(n).await`,
 //! `acquire_many_owned`, `try_acquire_many[_owned]`, `add_permits`,
-//! `forget_permits`, `close`, `MAX_PERMITS`, `blocking_acquire[_many]`;
+//! `forget_permits`, `close`, `MAX_PERMITS`,
+//! `blocking_acquire[_many][_owned]`;
 //! its permits `merge` and `split`.
 //!
 //! Each pending acquire is a *submitted request* (`FAIRSEM_IOC_SUBMIT`),
@@ -169,8 +170,9 @@ impl Semaphore {
     ///
     /// # Panics
     /// On a thread that drives a tokio runtime (inside `block_on` or a
-    /// task), as tokio's `blocking_*` calls do: it would stall every task
-    /// of that thread.
+    /// task), as tokio's own `blocking_*` calls do and with their message
+    /// ("Cannot block the current thread from within a runtime"): it would
+    /// stall every task of that thread.
     #[track_caller]
     pub fn blocking_acquire_many(&self, n: u64) -> Result<Permit<'_>, AcquireError> {
         forbid_in_runtime();
@@ -182,6 +184,25 @@ impl Semaphore {
     pub fn blocking_acquire(&self) -> Result<Permit<'_>, AcquireError> {
         forbid_in_runtime();
         self.inner.acquire_many(1)
+    }
+
+    /// As [`blocking_acquire_many`](Self::blocking_acquire_many), for a
+    /// permit that keeps the semaphore alive (to move into another thread).
+    ///
+    /// # Panics
+    /// As [`blocking_acquire_many`](Self::blocking_acquire_many).
+    #[track_caller]
+    pub fn blocking_acquire_many_owned(self: Arc<Self>, n: u64) -> Result<OwnedPermit, AcquireError> {
+        forbid_in_runtime();
+        let held = self.inner.wait(n, sys::NO_DEADLINE)?;
+        Ok(crate::OwnedPermit { sem: self, held })
+    }
+
+    /// [`blocking_acquire_many_owned`](Self::blocking_acquire_many_owned)
+    /// of one permit.
+    #[track_caller]
+    pub fn blocking_acquire_owned(self: Arc<Self>) -> Result<OwnedPermit, AcquireError> {
+        self.blocking_acquire_many_owned(1)
     }
 
     /// The blocking handle underneath.
@@ -216,17 +237,19 @@ impl AsRawFd for Semaphore {
     }
 }
 
-/// Panics on a thread that drives a tokio runtime.  A runtime's handle is
-/// also current in `spawn_blocking` threads, where blocking is right, so
-/// the handle alone does not tell; tokio's own check does.  `block_on` of a
-/// future that is ready at once makes that check and nothing else: it
-/// returns at once where blocking is allowed and panics with tokio's
-/// message ("Cannot start a runtime from within a runtime ...") where not.
+/// Panics on a thread that drives a tokio runtime, with the message of
+/// tokio's own blocking calls ("Cannot block the current thread from
+/// within a runtime ..."), which tokio's tests check.  The runtime's handle
+/// is current in `spawn_blocking` threads too, where blocking is right, so
+/// the handle does not tell; tokio's private blocking-region check does,
+/// and every tokio `blocking_*` call makes it first.  `blocking_lock` of a
+/// mutex that nobody else can hold makes that check and nothing else: it
+/// returns at once where blocking is allowed (any other thread,
+/// `spawn_blocking`, `block_in_place`) and panics where not, at our
+/// caller's line (`track_caller` all the way down).
 #[track_caller]
 fn forbid_in_runtime() {
-    if let Ok(handle) = ::tokio::runtime::Handle::try_current() {
-        handle.block_on(std::future::ready(()));
-    }
+    drop(::tokio::sync::Mutex::new(()).blocking_lock());
 }
 
 async fn wait(sem: &crate::Semaphore, n: u64) -> Result<Held, AcquireError> {

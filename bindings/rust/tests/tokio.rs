@@ -263,17 +263,41 @@ async fn max_permits_on_the_async_semaphore() {
     assert_eq!(sem.add_permits(1).unwrap_err().raw_os_error(), Some(libc::EOVERFLOW));
 }
 
+/// What tokio's own blocking calls panic with on a thread that drives a
+/// runtime, and what tokio's semaphore tests expect.
+const IN_RUNTIME: &str = "Cannot block the current thread from within a runtime";
+
+/// The message `f` panics with.
+fn panic_message<R>(f: impl FnOnce() -> R) -> String {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(f())));
+    let payload = r.err().expect("it did not panic");
+    let s = payload.downcast_ref::<String>().cloned();
+    s.or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string())).expect("a message")
+}
+
 #[tokio::test]
-async fn blocking_acquire_panics_inside_a_runtime() {
-    let sem = Semaphore::new(1).unwrap();
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sem.blocking_acquire().map(drop)));
-    let msg = r.unwrap_err();
-    let msg = msg.downcast_ref::<String>().map(String::as_str).or(msg.downcast_ref::<&str>().copied()).unwrap();
-    assert!(msg.contains("from within a runtime"), "{msg}");
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sem.blocking_acquire_many(1).map(drop)));
-    assert!(r.is_err());
-    // Nothing was taken.
+async fn every_blocking_acquire_panics_inside_a_runtime_taking_nothing() {
+    let sem = Arc::new(Semaphore::new(1).unwrap());
+    let calls: [(&str, Box<dyn Fn()>); 4] = [
+        ("blocking_acquire", Box::new(|| drop(sem.blocking_acquire()))),
+        ("blocking_acquire_many", Box::new(|| drop(sem.blocking_acquire_many(1)))),
+        ("blocking_acquire_owned", Box::new(|| drop(sem.clone().blocking_acquire_owned()))),
+        ("blocking_acquire_many_owned", Box::new(|| drop(sem.clone().blocking_acquire_many_owned(1)))),
+    ];
+    for (name, call) in calls.iter() {
+        let msg = panic_message(call);
+        assert!(msg.starts_with(IN_RUNTIME), "{name}: {msg}");
+    }
+    // Nothing was taken, nothing queued.
     assert_eq!(sem.available_permits(), 1);
+    assert_eq!(waiters(&sem), 0);
+}
+
+#[tokio::test]
+async fn blocking_acquire_panics_with_the_message_of_tokios_own_blocking_calls() {
+    let sem = Semaphore::new(1).unwrap();
+    let (_tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
+    assert_eq!(panic_message(|| sem.blocking_acquire()), panic_message(|| rx.blocking_recv()));
 }
 
 #[tokio::test]
@@ -285,6 +309,46 @@ async fn blocking_acquire_waits_in_spawn_blocking() {
     sem.add_permits(2).unwrap();
     assert_eq!(task.await.unwrap().unwrap(), 2);
     assert_eq!(sem.available_permits(), 2);
+}
+
+#[tokio::test]
+async fn blocking_acquire_owned_waits_in_spawn_blocking_and_its_permit_moves_out() {
+    let sem = Arc::new(Semaphore::new(0).unwrap());
+    let mine = sem.clone();
+    let task = tokio::task::spawn_blocking(move || mine.blocking_acquire_many_owned(2));
+    until_waiters(&sem, 1).await;
+    sem.add_permits(3).unwrap();
+    let permit = task.await.unwrap().unwrap();
+    assert_eq!(permit.num_permits(), 2);
+    assert_eq!(sem.available_permits(), 1);
+    drop(permit);
+    assert_eq!(sem.available_permits(), 3);
+}
+
+#[test]
+fn blocking_acquire_owned_outside_a_runtime_keeps_the_semaphore() {
+    let sem = Arc::new(Semaphore::new(5).unwrap());
+    let many = sem.clone().blocking_acquire_many_owned(3).unwrap();
+    assert_eq!(many.num_permits(), 3);
+    assert!(Arc::ptr_eq(many.semaphore(), &sem));
+    let one = sem.clone().blocking_acquire_owned().unwrap();
+    assert_eq!(one.num_permits(), 1);
+    assert_eq!(sem.available_permits(), 1);
+    drop(sem);
+    let sem = many.semaphore().clone();
+    drop(many);
+    drop(one);
+    assert_eq!(sem.available_permits(), 5);
+}
+
+#[test]
+fn every_blocking_acquire_fails_closed_on_a_closed_semaphore() {
+    let sem = Arc::new(Semaphore::new(1).unwrap());
+    sem.close().unwrap();
+    assert!(sem.blocking_acquire().unwrap_err().is_closed());
+    assert!(sem.blocking_acquire_many(2).unwrap_err().is_closed());
+    assert!(sem.clone().blocking_acquire_owned().unwrap_err().is_closed());
+    assert!(sem.clone().blocking_acquire_many_owned(2).unwrap_err().is_closed());
 }
 
 #[test]
