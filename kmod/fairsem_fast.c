@@ -804,6 +804,7 @@ static bool fairsem_slot_frozen(const struct fairsem_fast_map *map)
 /**
  * fairsem_fast_ioctl_release() - FAIRSEM_IOC_RELEASE_FAST
  * @file: a read-write handle
+ * @cmd: FAIRSEM_IOC_RELEASE_FAST
  * @argp: its &struct fairsem_fast_release
  *
  * The fast release's way through the kernel, when W has a bit set: the
@@ -816,7 +817,8 @@ static bool fairsem_slot_frozen(const struct fairsem_fast_map *map)
  * or above what the slot holds, an address in no mapping of this handle
  * in the caller's process).
  */
-int fairsem_fast_ioctl_release(struct file *file, void __user *argp)
+int fairsem_fast_ioctl_release(struct file *file, unsigned int cmd,
+			       void __user *argp)
 {
 	struct fairsem_file *ff = file->private_data;
 	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;

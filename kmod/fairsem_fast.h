@@ -11,7 +11,8 @@
 
 int fairsem_fast_init(struct fairsem_sem *sem, u32 flags);
 int fairsem_fast_mmap(struct file *file, struct vm_area_struct *vma);
-int fairsem_fast_ioctl_release(struct file *file, void __user *argp);
+int fairsem_fast_ioctl_release(struct file *file, unsigned int cmd,
+			       void __user *argp);
 void fairsem_fast_fill(struct fairsem_file *ff, struct fairsem_sem *sem,
 		       struct fairsem_kind *kind);
 void fairsem_fast_show_fdinfo(struct seq_file *m, struct fairsem_sem *sem);

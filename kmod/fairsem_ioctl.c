@@ -17,6 +17,7 @@
 #include <linux/file.h>
 #include <linux/hrtimer.h>
 #include <linux/minmax.h>
+#include <linux/nospec.h>
 #include <linux/overflow.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
@@ -169,8 +170,10 @@ err_free_holds:
 	return ret;
 }
 
-static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
+static int fairsem_ioctl_init(struct file *file, unsigned int cmd,
+			      void __user *argp)
 {
+	struct fairsem_file *ff = file->private_data;
 	struct fairsem_init args;
 	struct fairsem_init_kinds kargs = { .nkinds = 1 };
 
@@ -186,8 +189,10 @@ static int fairsem_ioctl_init(struct fairsem_file *ff, void __user *argp)
 	return fairsem_init_sem(ff, &kargs);
 }
 
-static int fairsem_ioctl_init_kinds(struct fairsem_file *ff, void __user *argp)
+static int fairsem_ioctl_init_kinds(struct file *file, unsigned int cmd,
+				    void __user *argp)
 {
+	struct fairsem_file *ff = file->private_data;
 	struct fairsem_init_kinds args;
 	unsigned int k;
 
@@ -269,9 +274,10 @@ static int fairsem_acquire(struct file *file, struct fairsem_file *ff,
 	return ret;
 }
 
-static int fairsem_ioctl_acquire(struct file *file, struct fairsem_file *ff,
+static int fairsem_ioctl_acquire(struct file *file, unsigned int cmd,
 				 void __user *argp)
 {
+	struct fairsem_file *ff = file->private_data;
 	u64 count[FAIRSEM_MAX_KINDS] = { 0 };
 	struct fairsem_acquire args;
 
@@ -283,10 +289,10 @@ static int fairsem_ioctl_acquire(struct file *file, struct fairsem_file *ff,
 	return fairsem_acquire(file, ff, count, 1, args.deadline_ns, args.flags);
 }
 
-static int fairsem_ioctl_acquire_kinds(struct file *file,
-				       struct fairsem_file *ff,
+static int fairsem_ioctl_acquire_kinds(struct file *file, unsigned int cmd,
 				       void __user *argp)
 {
+	struct fairsem_file *ff = file->private_data;
 	struct fairsem_acquire_kinds args;
 
 	if (copy_from_user(&args, argp, sizeof(args)))
@@ -334,9 +340,10 @@ static int fairsem_counts(struct fairsem_file *ff, unsigned int cmd,
 	return ret;
 }
 
-static int fairsem_ioctl_count(struct fairsem_file *ff, unsigned int cmd,
+static int fairsem_ioctl_count(struct file *file, unsigned int cmd,
 			       void __user *argp)
 {
+	struct fairsem_file *ff = file->private_data;
 	u64 count[FAIRSEM_MAX_KINDS] = { 0 };
 
 	if (get_user(count[0], (u64 __user *)argp))
@@ -346,9 +353,10 @@ static int fairsem_ioctl_count(struct fairsem_file *ff, unsigned int cmd,
 	return fairsem_counts(ff, cmd, count, 1);
 }
 
-static int fairsem_ioctl_counts(struct fairsem_file *ff, unsigned int cmd,
+static int fairsem_ioctl_counts(struct file *file, unsigned int cmd,
 				void __user *argp)
 {
+	struct fairsem_file *ff = file->private_data;
 	struct fairsem_counts args;
 
 	if (copy_from_user(&args, argp, sizeof(args)))
@@ -358,9 +366,10 @@ static int fairsem_ioctl_counts(struct fairsem_file *ff, unsigned int cmd,
 	return fairsem_counts(ff, cmd, args.count, args.nkinds);
 }
 
-static int fairsem_ioctl_close(struct fairsem_file *ff)
+static int fairsem_ioctl_close(struct file *file, unsigned int cmd,
+			       void __user *argp)
 {
-	struct fairsem_sem *sem = fairsem_bound(ff);
+	struct fairsem_sem *sem = fairsem_bound(file->private_data);
 	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 
 	if (!sem)
@@ -372,8 +381,10 @@ static int fairsem_ioctl_close(struct fairsem_file *ff)
 	return 0;
 }
 
-static int fairsem_ioctl_cancel(struct fairsem_file *ff)
+static int fairsem_ioctl_cancel(struct file *file, unsigned int cmd,
+				void __user *argp)
 {
+	struct fairsem_file *ff = file->private_data;
 	struct fairsem_sem *sem = fairsem_bound(ff);
 	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 	int ret;
@@ -389,8 +400,10 @@ static int fairsem_ioctl_cancel(struct fairsem_file *ff)
 	return ret;
 }
 
-static int fairsem_ioctl_info(struct fairsem_file *ff, void __user *argp)
+static int fairsem_ioctl_info(struct file *file, unsigned int cmd,
+			      void __user *argp)
 {
+	struct fairsem_file *ff = file->private_data;
 	struct fairsem_sem *sem = fairsem_bound(ff);
 	struct fairsem_info info;
 
@@ -402,8 +415,10 @@ static int fairsem_ioctl_info(struct fairsem_file *ff, void __user *argp)
 	return 0;
 }
 
-static int fairsem_ioctl_info_kinds(struct fairsem_file *ff, void __user *argp)
+static int fairsem_ioctl_info_kinds(struct file *file, unsigned int cmd,
+				    void __user *argp)
 {
+	struct fairsem_file *ff = file->private_data;
 	struct fairsem_sem *sem = fairsem_bound(ff);
 	struct fairsem_info_kinds info;
 
@@ -437,9 +452,10 @@ static int fairsem_attach_new(struct fairsem_sem *sem, struct fairsem_file *nff)
 	return ret;
 }
 
-static int fairsem_ioctl_new_handle(struct file *old, struct fairsem_file *ff,
+static int fairsem_ioctl_new_handle(struct file *old, unsigned int cmd,
 				    void __user *argp)
 {
+	struct fairsem_file *ff = old->private_data;
 	struct fairsem_handle args;
 	struct fairsem_file *nff;
 	struct fairsem_sem *sem;
@@ -500,97 +516,69 @@ err_free:
 	return ret;
 }
 
-/*
- * Every ioctl but INFO takes, gives or changes something, or may: a handle
- * opened without write access only looks.  So INFO is the one listed, and
- * any other command needs write access, a future one included, unless it
- * is listed here on purpose: forgetting a command fails closed.
+/**
+ * struct fairsem_ioctl_desc - one ioctl: its command and handler
+ * @cmd: the command, whose number is its place in fairsem_ioctls[]
+ * @read_only: allowed on a handle opened without write access.  Every
+ *	ioctl but INFO takes, gives or changes something, or may: a handle
+ *	opened without write access only looks, and a command not marked
+ *	here fails closed.
+ * @fn: the handler, for the handle @file
  */
-static bool fairsem_ioctl_read_only(unsigned int cmd)
-{
-	return cmd == FAIRSEM_IOC_INFO || cmd == FAIRSEM_IOC_INFO_KINDS;
-}
+struct fairsem_ioctl_desc {
+	unsigned int cmd;
+	bool read_only;
+	int (*fn)(struct file *file, unsigned int cmd, void __user *argp);
+};
+
+#define FAIRSEM_IOCTL(_nr, _fn, _ro) \
+	[_IOC_NR(FAIRSEM_IOC_##_nr)] = { \
+		.cmd = FAIRSEM_IOC_##_nr, .fn = _fn, .read_only = _ro }
+
+/* The ioctls of a handle, the one list of them. */
+static const struct fairsem_ioctl_desc fairsem_ioctls[] = {
+	FAIRSEM_IOCTL(INIT, fairsem_ioctl_init, false),
+	FAIRSEM_IOCTL(ACQUIRE, fairsem_ioctl_acquire, false),
+	FAIRSEM_IOCTL(RELEASE, fairsem_ioctl_count, false),
+	FAIRSEM_IOCTL(FORGET, fairsem_ioctl_count, false),
+	FAIRSEM_IOCTL(ADD, fairsem_ioctl_count, false),
+	FAIRSEM_IOCTL(REMOVE, fairsem_ioctl_count, false),
+	FAIRSEM_IOCTL(CLOSE, fairsem_ioctl_close, false),
+	FAIRSEM_IOCTL(CANCEL, fairsem_ioctl_cancel, false),
+	FAIRSEM_IOCTL(INFO, fairsem_ioctl_info, true),
+	FAIRSEM_IOCTL(NEW_HANDLE, fairsem_ioctl_new_handle, false),
+	FAIRSEM_IOCTL(INIT_KINDS, fairsem_ioctl_init_kinds, false),
+	FAIRSEM_IOCTL(ACQUIRE_KINDS, fairsem_ioctl_acquire_kinds,
+		      false),
+	FAIRSEM_IOCTL(RELEASE_KINDS, fairsem_ioctl_counts, false),
+	FAIRSEM_IOCTL(FORGET_KINDS, fairsem_ioctl_counts, false),
+	FAIRSEM_IOCTL(ADD_KINDS, fairsem_ioctl_counts, false),
+	FAIRSEM_IOCTL(REMOVE_KINDS, fairsem_ioctl_counts, false),
+	FAIRSEM_IOCTL(INFO_KINDS, fairsem_ioctl_info_kinds, true),
+	FAIRSEM_IOCTL(SUBMIT, fairsem_ioctl_submit, false),
+	FAIRSEM_IOCTL(REAP, fairsem_ioctl_reap, false),
+	FAIRSEM_IOCTL(WITHDRAW, fairsem_ioctl_withdraw, false),
+	FAIRSEM_IOCTL(RELEASE_FAST, fairsem_fast_ioctl_release,
+		      false),
+};
 
 /*
- * The commands fairsem_ioctl() knows: on a read-only handle, an unknown
- * one still answers ENOTTY before EBADF, as the contract orders them.  A
- * command missing here answers ENOTTY there, which refuses it too.
+ * The contract's order of errors: an unknown command is ENOTTY, even on a
+ * handle without write access, where a known one that changes something
+ * is EBADF.
  */
-static bool fairsem_ioctl_known(unsigned int cmd)
-{
-	switch (cmd) {
-	case FAIRSEM_IOC_INIT:
-	case FAIRSEM_IOC_ACQUIRE:
-	case FAIRSEM_IOC_RELEASE:
-	case FAIRSEM_IOC_FORGET:
-	case FAIRSEM_IOC_ADD:
-	case FAIRSEM_IOC_REMOVE:
-	case FAIRSEM_IOC_CLOSE:
-	case FAIRSEM_IOC_CANCEL:
-	case FAIRSEM_IOC_INFO:
-	case FAIRSEM_IOC_NEW_HANDLE:
-	case FAIRSEM_IOC_INIT_KINDS:
-	case FAIRSEM_IOC_ACQUIRE_KINDS:
-	case FAIRSEM_IOC_RELEASE_KINDS:
-	case FAIRSEM_IOC_FORGET_KINDS:
-	case FAIRSEM_IOC_ADD_KINDS:
-	case FAIRSEM_IOC_REMOVE_KINDS:
-	case FAIRSEM_IOC_INFO_KINDS:
-	case FAIRSEM_IOC_SUBMIT:
-	case FAIRSEM_IOC_REAP:
-	case FAIRSEM_IOC_WITHDRAW:
-	case FAIRSEM_IOC_RELEASE_FAST:
-		return true;
-	default:
-		return false;
-	}
-}
-
 long fairsem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	struct fairsem_file *ff = file->private_data;
-	void __user *argp = (void __user *)arg;
+	unsigned int nr = _IOC_NR(cmd);
+	const struct fairsem_ioctl_desc *d;
 
-	if (!(file->f_mode & FMODE_WRITE) && !fairsem_ioctl_read_only(cmd))
-		return fairsem_ioctl_known(cmd) ? -EBADF : -ENOTTY;
-	switch (cmd) {
-	case FAIRSEM_IOC_INIT:
-		return fairsem_ioctl_init(ff, argp);
-	case FAIRSEM_IOC_ACQUIRE:
-		return fairsem_ioctl_acquire(file, ff, argp);
-	case FAIRSEM_IOC_RELEASE:
-	case FAIRSEM_IOC_FORGET:
-	case FAIRSEM_IOC_ADD:
-	case FAIRSEM_IOC_REMOVE:
-		return fairsem_ioctl_count(ff, cmd, argp);
-	case FAIRSEM_IOC_CLOSE:
-		return fairsem_ioctl_close(ff);
-	case FAIRSEM_IOC_CANCEL:
-		return fairsem_ioctl_cancel(ff);
-	case FAIRSEM_IOC_INFO:
-		return fairsem_ioctl_info(ff, argp);
-	case FAIRSEM_IOC_NEW_HANDLE:
-		return fairsem_ioctl_new_handle(file, ff, argp);
-	case FAIRSEM_IOC_INIT_KINDS:
-		return fairsem_ioctl_init_kinds(ff, argp);
-	case FAIRSEM_IOC_ACQUIRE_KINDS:
-		return fairsem_ioctl_acquire_kinds(file, ff, argp);
-	case FAIRSEM_IOC_RELEASE_KINDS:
-	case FAIRSEM_IOC_FORGET_KINDS:
-	case FAIRSEM_IOC_ADD_KINDS:
-	case FAIRSEM_IOC_REMOVE_KINDS:
-		return fairsem_ioctl_counts(ff, cmd, argp);
-	case FAIRSEM_IOC_INFO_KINDS:
-		return fairsem_ioctl_info_kinds(ff, argp);
-	case FAIRSEM_IOC_SUBMIT:
-		return fairsem_ioctl_submit(ff, argp);
-	case FAIRSEM_IOC_REAP:
-		return fairsem_ioctl_reap(ff, argp);
-	case FAIRSEM_IOC_WITHDRAW:
-		return fairsem_ioctl_withdraw(ff, argp);
-	case FAIRSEM_IOC_RELEASE_FAST:
-		return fairsem_fast_ioctl_release(file, argp);
-	default:
+	if (_IOC_TYPE(cmd) != FAIRSEM_IOC_MAGIC || nr >= ARRAY_SIZE(fairsem_ioctls))
 		return -ENOTTY;
-	}
+	nr = array_index_nospec(nr, ARRAY_SIZE(fairsem_ioctls));
+	d = &fairsem_ioctls[nr];
+	if (d->cmd != cmd || !d->fn)
+		return -ENOTTY;
+	if (!(file->f_mode & FMODE_WRITE) && !d->read_only)
+		return -EBADF;
+	return d->fn(file, cmd, (void __user *)arg);
 }

@@ -222,8 +222,9 @@ err_free:
 	return ret == -EBUSY ? -ENOSPC : ret;	/* -EBUSY: every id in use */
 }
 
-int fairsem_ioctl_submit(struct fairsem_file *ff, void __user *argp)
+int fairsem_ioctl_submit(struct file *file, unsigned int cmd, void __user *argp)
 {
+	struct fairsem_file *ff = file->private_data;
 	struct fairsem_counts args;
 	struct fairsem_sem *sem;
 
@@ -360,8 +361,9 @@ static int fairsem_reap(struct fairsem_file *ff, struct fairsem_sem *sem,
 	return n;
 }
 
-int fairsem_ioctl_reap(struct fairsem_file *ff, void __user *argp)
+int fairsem_ioctl_reap(struct file *file, unsigned int cmd, void __user *argp)
 {
+	struct fairsem_file *ff = file->private_data;
 	struct fairsem_reap args;
 	struct fairsem_sem *sem;
 
@@ -403,8 +405,9 @@ static int fairsem_withdraw(struct fairsem_file *ff, struct fairsem_sem *sem,
 	return ret;
 }
 
-int fairsem_ioctl_withdraw(struct fairsem_file *ff, void __user *argp)
+int fairsem_ioctl_withdraw(struct file *file, unsigned int cmd, void __user *argp)
 {
+	struct fairsem_file *ff = file->private_data;
 	struct fairsem_sem *sem;
 	u32 id;
 

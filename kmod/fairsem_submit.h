@@ -7,9 +7,9 @@
 
 #include "fairsem_dev.h"
 
-int fairsem_ioctl_submit(struct fairsem_file *ff, void __user *argp);
-int fairsem_ioctl_reap(struct fairsem_file *ff, void __user *argp);
-int fairsem_ioctl_withdraw(struct fairsem_file *ff, void __user *argp);
+int fairsem_ioctl_submit(struct file *file, unsigned int cmd, void __user *argp);
+int fairsem_ioctl_reap(struct file *file, unsigned int cmd, void __user *argp);
+int fairsem_ioctl_withdraw(struct file *file, unsigned int cmd, void __user *argp);
 void fairsem_sub_done(struct fairsem_request *req);
 bool fairsem_subs_ready(struct fairsem_file *ff);
 void fairsem_subs_gone(struct fairsem_file *ff);
