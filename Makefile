@@ -16,6 +16,9 @@
 #   make bench          fairsem against eventfd, SysV and POSIX semaphores in
 #                       one VM run: build/bench/report/results.md and .png
 #                       (BENCH_OUT=DIR elsewhere); tracked files untouched
+#   make bench-walks    section 14 alone (bench_walks: walks under the
+#                       semaphore's lock) in one VM run:
+#                       build/bench/report/results-only-walks.md
 #   make bench-vs-parallel   section 8 (GNU parallel's sem) in the Debian VM,
 #                       into the same directory
 #   make bench-commit   copy that report into bench/, to commit deliberately
@@ -144,7 +147,7 @@ include $(TOP)/mk/kernels.mk
 
 # ---- build -----------------------------------------------------------------
 
-.PHONY: all module lib deps selftests model vm demo bench bench-vs-parallel bench-commit check check-parts check-all check-all-parts checkpatch clean
+.PHONY: all module lib deps selftests model vm demo bench bench-walks bench-vs-parallel bench-commit check check-parts check-all check-all-parts checkpatch clean
 
 all: module lib
 
@@ -181,6 +184,9 @@ BENCH_REPORT := results.md results.png results-kernels.md results-vs-parallel.md
 
 bench:
 	$(TOP)/bench/bench.sh
+
+bench-walks:
+	$(TOP)/bench/bench.sh --only walks
 
 bench-vs-parallel:
 	$(TOP)/bench/vs-parallel.sh --md

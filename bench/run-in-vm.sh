@@ -8,15 +8,20 @@
 # what the report needs to know about the machine as "BENCHINFO key value",
 # runs every bench_* program (each prints "BENCH key value" lines) and
 # exits nonzero if the module would not load or any program failed.
+# /payload/progs, if there, names the programs to run instead of all
+# (bench.sh --only); /payload/commit, the tree's commit they measure.
 
 flag=
 [ "$(cat mode 2>/dev/null)" = smoke ] && flag=--smoke
+progs="pair pingpong fair herd scale mem named kinds fast walks"
+[ -s progs ] && progs=$(cat progs)
 
 info() {
 	echo "BENCHINFO $*"
 }
 
 info mode "$(cat mode 2>/dev/null)"
+info commit "$(cat commit 2>/dev/null)"
 info kernel "$(uname -r)"
 info cpu "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 info cpus "$(grep -c '^processor' /proc/cpuinfo)"
@@ -30,7 +35,7 @@ if ! insmod /modules/fairsem.ko || [ ! -c /dev/fairsem ]; then
 fi
 
 status=0
-for prog in pair pingpong fair herd scale mem named kinds fast; do
+for prog in $progs; do
 	echo "BENCH-START $prog"
 	t0=$(date +%s)
 	if ! "./bench_$prog" $flag; then

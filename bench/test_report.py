@@ -66,7 +66,7 @@ def full_report_shows_every_section_of_every_run():
             text = f.read()
     heads = [line.split(".")[0][3:] for line in text.split("\n")
              if line.startswith("## ") and line[3:4].isdigit()]
-    assert heads == [str(i) for i in range(1, 14)], heads
+    assert heads == [str(i) for i in range(1, 15)], heads
     assert "## 8. Side by side with GNU parallel" in text
     assert "<!-- bindings begin -->" in text
 
@@ -82,7 +82,46 @@ def kinds_prose_says_unbounded_only_when_sysv_timed_out():
     assert "unbounded" not in text and "every big request was granted in this run" in text, text
 
 
+def walks_prose_names_a_row_only_above_noise_and_its_smallest_n():
+    f = {"walks.idle.worst_ns": 5e6}
+    for row in report.WALKS:
+        for n in report.WALKS_N["full"][row]:
+            f["walks.%s.%d.floor_ns" % (row, n)] = 2e6
+    assert "nothing here shows" in report.walks_prose(f, "full")
+    f["walks.subs.100000.floor_ns"] = 126e6
+    f["walks.rejoin.100000.floor_ns"] = 9e6	# above noise, not 2x noise
+    text = report.walks_prose(f, "full")
+    assert "*subs* at N = 100,000, 126 ms" in text, text
+    assert "rejoin" not in text and "nothing here" not in text, text
+    f["walks.subs.1.floor_ns"] = 100e6	# the small N was as slow
+    assert "nothing here shows" in report.walks_prose(f, "full")
+
+
+def only_walks_report_is_its_section_alone():
+    with tempfile.TemporaryDirectory() as d:
+        raw = os.path.join(d, "raw")
+        with open(raw, "w") as f:
+            f.write("BENCHINFO commit abc1234\n")
+            for k in report.walks_keys("full"):
+                f.write("BENCH %s 1\n" % k)
+        md = os.path.join(d, "walks.md")
+        args = [sys.executable, os.path.join(HERE, "report.py"), "--raw", raw,
+                "--mode", "full", "--md", md, "--only", "walks"]
+        assert subprocess.call(args, stdout=subprocess.DEVNULL) == 0
+        with open(md) as f:
+            text = f.read()
+        heads = [line for line in text.split("\n") if line.startswith("## ")]
+        assert heads == ["## 14. Walks under the semaphore's lock"], heads
+        assert "commit `abc1234`" in text, text
+        with open(raw, "a") as f:
+            f.write("BENCH-FAIL walks\n")
+        assert subprocess.call(args, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL) == 1
+
+
 TESTS = [kinds_prose_says_unbounded_only_when_sysv_timed_out,
+         walks_prose_names_a_row_only_above_noise_and_its_smallest_n,
+         only_walks_report_is_its_section_alone,
          ntsync_prose_says_tick_only_when_the_figure_is_a_tick,
          ntsync_section_quotes_no_figure_of_another_run,
          two_sections_numbered_alike_are_a_problem,
