@@ -28,19 +28,20 @@
  * one permit (FAIRSEM_ACQ_TRY, which takes the lock and fails at once
  * when someone waits) and, if granted, its release.  Its worst iteration
  * during the operation bounds from above how long the lock was held at a
- * stretch.  Each row runs ROUNDS times, each time from scratch; a figure
- * is the median over the rounds (of the operation's time, and of each
- * round's worst probe iteration).  For scale, the probe's mean iteration
- * and its worst over an idle window of IDLE_MS are reported too: under
- * TCG on a shared host, a worst case of that size is the host's noise.
+ * stretch.  Under TCG on a shared host a vCPU loses the host CPU for
+ * milliseconds now and then, which no guest clock can tell from a lock
+ * held: so every iteration on the semaphore alternates with one on a
+ * control semaphore nobody else touches, whose worst in the same window
+ * is the host's noise for that window's length.  Each row runs ROUNDS
+ * times, each time from scratch; a figure is the median over the rounds.
  *
- *   BENCH walks.<row>.<N>.op_ns      the operation, median
- *   BENCH walks.<row>.<N>.worst_ns   the probe's worst iteration, median
- *   BENCH walks.<row>.<N>.floor_ns   the same, lowest of the rounds: the
- *                                    host's noise only ever adds to it
- *   BENCH walks.probe.iter_ns        the probe's mean iteration, idle
- *   BENCH walks.idle.worst_ns        its worst over IDLE_MS idle, median
- *   BENCH walks.rounds               ROUNDS
+ *   BENCH walks.<row>.<N>.op_ns       the operation, median
+ *   BENCH walks.<row>.<N>.worst_ns    the probe's worst iteration, median
+ *   BENCH walks.<row>.<N>.floor_ns    the same, lowest of the rounds: the
+ *                                     host's noise only ever adds to it
+ *   BENCH walks.<row>.<N>.control_ns  the control's worst, median
+ *   BENCH walks.probe.iter_ns         the probe's mean iteration, idle
+ *   BENCH walks.rounds                ROUNDS
  *
  * Each round also checks that the operation did what it claims (the
  * requests gone, the account ended and its token back, the waiter
@@ -70,10 +71,12 @@
 struct probe {
 	pthread_t thread;
 	_Atomic int fd;			/* the handle it tries on */
+	int control;			/* the control semaphore's handle */
 	_Atomic int state;		/* PROBE_*: what the parent asks */
 	_Atomic int acked;		/* PROBE_*: what the probe does */
 	_Atomic uint64_t iters;
 	_Atomic uint64_t worst;		/* ticks of the longest iteration */
+	_Atomic uint64_t control_worst;	/* the same on the control */
 	_Atomic uint64_t busy;		/* ticks spent in iterations */
 };
 
@@ -91,6 +94,7 @@ struct sync {
 struct sample {
 	double op_ns[ROUNDS];
 	double worst[ROUNDS];	/* ticks */
+	double control[ROUNDS];	/* ticks */
 	int n;
 };
 
@@ -120,10 +124,28 @@ static void sleep_us(unsigned int us)
 	nanosleep(&ts, NULL);
 }
 
+/* One iteration on @fd: its ticks. */
+static uint64_t probe_once(int fd)
+{
+	uint64_t t0 = ticks();
+	int ret = fairsem_try_acquire(fd, 1);
+
+	if (ret == 0)
+		ret = fairsem_release(fd, 1);
+	if (ret < 0 && ret != -EAGAIN)
+		check(ret, "probe: try-acquire or release");
+	return ticks() - t0;
+}
+
+static void raise_to(_Atomic uint64_t *worst, uint64_t dt)
+{
+	if (dt > atomic_load(worst))
+		atomic_store(worst, dt);
+}
+
 static void *probe_main(void *arg)
 {
-	uint64_t t0, dt;
-	int fd, ret;
+	uint64_t dt;
 
 	pin_cpu(1);
 	for (;;) {
@@ -136,17 +158,10 @@ static void *probe_main(void *arg)
 			sleep_us(200);
 			continue;
 		}
-		fd = atomic_load(&probe.fd);
-		t0 = ticks();
-		ret = fairsem_try_acquire(fd, 1);
-		if (ret == 0)
-			ret = fairsem_release(fd, 1);
-		dt = ticks() - t0;
-		if (ret < 0 && ret != -EAGAIN)
-			check(ret, "probe: try-acquire or release");
-		if (dt > atomic_load(&probe.worst))
-			atomic_store(&probe.worst, dt);
+		dt = probe_once(atomic_load(&probe.fd));
+		raise_to(&probe.worst, dt);
 		atomic_fetch_add(&probe.busy, dt);
+		raise_to(&probe.control_worst, probe_once(probe.control));
 		atomic_fetch_add(&probe.iters, 1);
 	}
 }
@@ -169,28 +184,28 @@ static void window_open(int fd)
 	atomic_store(&probe.state, PROBE_RUNNING);
 	wait_iters(atomic_load(&probe.iters) + 10);
 	atomic_store(&probe.worst, 0);
+	atomic_store(&probe.control_worst, 0);
 	atomic_store(&probe.busy, 0);
 }
 
 /*
- * Close the window: the iteration under way when the operation ended may
- * be the one it held up, so wait for it and one more.  The probe is parked
- * when this returns, holding nothing.  Return: the worst iteration, in
- * ticks.
+ * Close the window into @s's next sample: the iteration under way when the
+ * operation ended may be the one it held up, so wait for it and one more.
+ * The probe is parked when this returns, holding nothing.
  */
-static double window_close(void)
+static void window_close(struct sample *s)
 {
-	uint64_t worst, t0 = now_ns();
+	uint64_t t0 = now_ns();
 
 	wait_iters(atomic_load(&probe.iters) + 2);
-	worst = atomic_load(&probe.worst);
+	s->worst[s->n] = atomic_load(&probe.worst);
+	s->control[s->n] = atomic_load(&probe.control_worst);
 	atomic_store(&probe.state, PROBE_PARKED);
 	while (atomic_load(&probe.acked) != PROBE_PARKED) {
 		if (now_ns() - t0 > STALL_NS)
 			die("the probe does not park");
 		sleep_us(POLL_US);
 	}
-	return worst;
 }
 
 /*
@@ -261,9 +276,8 @@ static void parent_stage(int k, pid_t pid, int fd, struct sample *s)
 	window_open(fd);
 	futex_set(&sync_mem->go, k);
 	parent_wait(&sync_mem->done, k, pid);
-	s->worst[s->n] = window_close();
-	s->op_ns[s->n] = sync_mem->op_ns[k - 1];
-	s->n++;
+	window_close(s);
+	s->op_ns[s->n++] = sync_mem->op_ns[k - 1];
 }
 
 static void child_reap(pid_t pid)
@@ -466,15 +480,15 @@ static void wait_waiters(int fd, uint64_t want, pid_t pid)
 }
 
 /*
- * The queue: N submitted requests on handle s, the waiter, then one more
+ * The queue: N submitted requests on handle sub, the waiter, then one more
  * submitted request on handle late.  A waiter that rejoins in its place is
  * granted before late's request; one that went to the back is not.
  */
 static void row_rejoin(int n, struct sample *s)
 {
 	int fd = fairsem_create(1, 0), holder, sub, late, w, i, status;
+	uint64_t t0, op;
 	uint32_t id;
-	uint64_t t0;
 	pid_t pid;
 
 	check(fd, "create");
@@ -503,9 +517,9 @@ static void row_rejoin(int n, struct sample *s)
 	if (kill(pid, SIGCONT))
 		die("SIGCONT");
 	wait_waiters(fd, n + 2, 0);
-	s->op_ns[s->n] = now_ns() - t0;
-	s->worst[s->n] = window_close();
-	s->n++;
+	op = now_ns() - t0;
+	window_close(s);
+	s->op_ns[s->n++] = op;
 
 	/* The N go; the holder's permit goes to the head: the waiter. */
 	close(sub);
@@ -522,17 +536,20 @@ static void row_rejoin(int n, struct sample *s)
 
 /* ---- the idle probe, and the report ---- */
 
-static void idle_window(int fd, struct sample *s, double *iter_ticks)
+/* The probe's mean iteration on an idle semaphore, in ticks. */
+static double idle_iteration(void)
 {
+	struct sample unused = { 0 };
 	uint64_t it0;
+	int fd = fairsem_create(1, 0);
 
+	check(fd, "create");
 	window_open(fd);
 	it0 = atomic_load(&probe.iters);
 	usleep(IDLE_MS * 1000);
-	*iter_ticks = (double)atomic_load(&probe.busy) /
-		      (atomic_load(&probe.iters) - it0);
-	s->op_ns[s->n] = IDLE_MS * 1e6;
-	s->worst[s->n++] = window_close();
+	window_close(&unused);
+	close(fd);
+	return (double)atomic_load(&probe.busy) / (atomic_load(&probe.iters) - it0);
 }
 
 static void report_row(const char *row, int n, struct sample *s,
@@ -540,12 +557,15 @@ static void report_row(const char *row, int n, struct sample *s,
 {
 	int i;
 
-	for (i = 0; i < s->n; i++)
+	for (i = 0; i < s->n; i++) {
 		s->worst[i] *= ns_per_tick;
+		s->control[i] *= ns_per_tick;
+	}
 	report(median(s->op_ns, s->n), "walks.%s.%d.op_ns", row, n);
 	/* median() sorts: the lowest comes first after it. */
 	report(median(s->worst, s->n), "walks.%s.%d.worst_ns", row, n);
 	report(s->worst[0], "walks.%s.%d.floor_ns", row, n);
+	report(median(s->control, s->n), "walks.%s.%d.control_ns", row, n);
 }
 
 /*
@@ -601,12 +621,12 @@ static void report_all(const struct rows *rows, struct sample *s,
 
 int main(int argc, char **argv)
 {
-	static struct sample s[MAX_SAMPLES], idle;
+	static struct sample s[MAX_SAMPLES];
 	const struct rows *rows;
 	struct ticks_rate rate;
 	double iter[ROUNDS], ns_per_tick;
 	struct bench_opts o;
-	int rounds, r, fd;
+	int rounds, r;
 
 	bench_parse(argc, argv, &o);
 	if (o.no_fairsem)
@@ -615,15 +635,14 @@ int main(int argc, char **argv)
 	rounds = o.smoke ? 1 : ROUNDS;
 	raise_nofile(2 * 10000 + 64);
 	sync_mem = shared_alloc(sizeof(*sync_mem));
+	probe.control = fairsem_create(1, 0);
+	check(probe.control, "create the control");
 	pin_cpu(0);	/* the operations' vCPU; the probe takes the other */
 	if (pthread_create(&probe.thread, NULL, probe_main, NULL))
 		die("pthread_create");
 	ticks_begin(&rate);
 	for (r = 0; r < rounds; r++) {
-		fd = fairsem_create(1, 0);
-		check(fd, "create");
-		idle_window(fd, &idle, &iter[r]);
-		close(fd);
+		iter[r] = idle_iteration();
 		round_all(rows, s);
 	}
 	ns_per_tick = ticks_end(&rate);
@@ -633,9 +652,6 @@ int main(int argc, char **argv)
 	for (r = 0; r < rounds; r++)
 		iter[r] *= ns_per_tick;
 	report(median(iter, rounds), "walks.probe.iter_ns");
-	for (r = 0; r < idle.n; r++)
-		idle.worst[r] *= ns_per_tick;
-	report(median(idle.worst, idle.n), "walks.idle.worst_ns");
 	report(rounds, "walks.rounds");
 	report_all(rows, s, ns_per_tick);
 	return 0;

@@ -82,18 +82,21 @@ def kinds_prose_says_unbounded_only_when_sysv_timed_out():
     assert "unbounded" not in text and "every big request was granted in this run" in text, text
 
 
-def walks_prose_names_a_row_only_above_noise_and_its_smallest_n():
-    f = {"walks.idle.worst_ns": 5e6}
+def walks_prose_names_a_row_only_above_its_control_and_smallest_n():
+    f = {}
     for row in report.WALKS:
         for n in report.WALKS_N["full"][row]:
-            f["walks.%s.%d.floor_ns" % (row, n)] = 2e6
+            for k, v in [("worst", 3e6), ("control", 2e6), ("floor", 1e5)]:
+                f["walks.%s.%d.%s_ns" % (row, n, k)] = v
     assert "nothing here shows" in report.walks_prose(f, "full")
-    f["walks.subs.100000.floor_ns"] = 126e6
-    f["walks.rejoin.100000.floor_ns"] = 9e6	# above noise, not 2x noise
+    f["walks.subs.100000.worst_ns"] = 126e6
+    f["walks.subs.100000.floor_ns"] = 62e6
+    f["walks.rejoin.100000.worst_ns"] = 3.9e6	# under twice the control
+    f["walks.rejoin.100000.floor_ns"] = 3e6
     text = report.walks_prose(f, "full")
     assert "*subs* at N = 100,000, 126 ms" in text, text
     assert "rejoin" not in text and "nothing here" not in text, text
-    f["walks.subs.1.floor_ns"] = 100e6	# the small N was as slow
+    f["walks.subs.1.floor_ns"] = 20e6	# the smallest N's best as slow
     assert "nothing here shows" in report.walks_prose(f, "full")
 
 
@@ -120,7 +123,7 @@ def only_walks_report_is_its_section_alone():
 
 
 TESTS = [kinds_prose_says_unbounded_only_when_sysv_timed_out,
-         walks_prose_names_a_row_only_above_noise_and_its_smallest_n,
+         walks_prose_names_a_row_only_above_its_control_and_smallest_n,
          only_walks_report_is_its_section_alone,
          ntsync_prose_says_tick_only_when_the_figure_is_a_tick,
          ntsync_section_quotes_no_figure_of_another_run,
