@@ -90,13 +90,11 @@ def walks_prose_names_a_row_only_above_its_control_and_smallest_n():
                 f["walks.%s.%d.%s_ns" % (row, n, k)] = v
     assert "nothing here shows" in report.walks_prose(f, "full")
     f["walks.subs.100000.worst_ns"] = 126e6
-    f["walks.subs.100000.floor_ns"] = 62e6
     f["walks.rejoin.100000.worst_ns"] = 3.9e6	# under twice the control
-    f["walks.rejoin.100000.floor_ns"] = 3e6
     text = report.walks_prose(f, "full")
     assert "*subs* at N = 100,000, 126 ms" in text, text
     assert "rejoin" not in text and "nothing here" not in text, text
-    f["walks.subs.1.floor_ns"] = 20e6	# the smallest N's best as slow
+    f["walks.subs.1.worst_ns"] = 40e6	# the smallest N's as slow, nearly
     assert "nothing here shows" in report.walks_prose(f, "full")
 
 
