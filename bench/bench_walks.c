@@ -38,7 +38,9 @@
  *   BENCH walks.<row>.<N>.op_ns       the operation, median
  *   BENCH walks.<row>.<N>.worst_ns    the probe's worst iteration, median
  *   BENCH walks.<row>.<N>.floor_ns    the same, lowest of the rounds: the
- *                                     host's noise only ever adds to it
+ *                                     host's noise only adds to it, but a
+ *                                     probe whose vCPU was off the host
+ *                                     CPU throughout sees nothing
  *   BENCH walks.<row>.<N>.control_ns  the control's worst, median
  *   BENCH walks.probe.iter_ns         the probe's mean iteration, idle
  *   BENCH walks.rounds                ROUNDS
@@ -52,11 +54,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <linux/futex.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
