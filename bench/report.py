@@ -509,7 +509,9 @@ def section_fast(r):
           "other thread queued the fast paths go to the kernel. *reconcile*: "
           "the median `munmap()` of a mapping that holds a permit, with N "
           "other live mappings, whose slots the reconcile reads before "
-          "`munmap()` returns. A mapping costs one page (its slot) and a "
+          "`munmap()` returns while they are fewer than 64 (with more, a "
+          "work item reconciles afterwards: section 14 has the whole "
+          "cost). A mapping costs one page (its slot) and a "
           "56-byte record (kmalloc-64); a fast semaphore one more page.")
     r.out()
     fast = r.get("fast.handoff.fast.ops_per_s")
