@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * 9. The fast path (FAIRSEM_FAST, issue 20) beyond the uncontended pair
+ * 9. The fast path (FAIRSEM_FAST) beyond the uncontended pair
  * (which bench_pair.c measures beside sem_t):
  *
  *   handoff    two threads taking turns on one permit (acquire, release,

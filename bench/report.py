@@ -217,7 +217,7 @@ def section_pair(r):
     posix = r.get("pair.posix.ns")
     if fast == fast and posix == posix:
         r.out()
-        r.out("The fast path (`FAIRSEM_FAST`, issue 20): %s of `sem_t`'s "
+        r.out("The fast path (`FAIRSEM_FAST`): %s of `sem_t`'s "
               "time (the goal: within 2x), %s faster than the ioctl pair."
               % (ratio(fast, posix), ratio(r.get("pair.fairsem.ns"), fast)))
 
@@ -504,7 +504,7 @@ def section_kinds(r):
 def section_fast(r):
     r.out("## 13. The fast path beyond the pair")
     r.out()
-    r.out("`FAIRSEM_FAST` (issue 20, `bench_fast.c`). *handoff*: two threads "
+    r.out("`FAIRSEM_FAST` (`bench_fast.c`). *handoff*: two threads "
           "taking turns on one permit, acquisitions per second; with the "
           "other thread queued the fast paths go to the kernel. *reconcile*: "
           "the median `munmap()` of a mapping that holds a permit, with N "
@@ -563,7 +563,7 @@ def section_walks(r, info, mode):
     r.out()
     commit = info.get("commit") or "?"
     rounds = r.get("walks.rounds")
-    r.out("Operations whose cost one user can grow (issue 25, finding 6; "
+    r.out("Operations whose cost one user can grow (walks under the lock that a kernel review found; "
           "`bench_walks.c`), measured on the module of commit `%s`. "
           "Meanwhile a thread of another process, on the other vCPU, loops "
           "on the same semaphore: a try-acquire of one permit "
