@@ -170,11 +170,10 @@ static const struct vm_operations_struct fairsem_fast_vm_ops;
 #endif
 
 /*
- * A mapping that dies out of every fast path gives its slot's holds back
- * at once (fairsem_fast_gone_quiet()).  One that died in a fast path needs
- * a reconcile, which walks every live slot under sem->lock: at once only
- * while there are so few; with more, the work does it, once for every
- * death made before it runs.
+ * A mapping's death reconciles at once, walking every live slot under
+ * sem->lock, only while there are so few; with more, the work does it, once
+ * for every death made before it runs, so that n mappings dying cost the
+ * lock O(n) and not O(n^2).
  */
 #define FAIRSEM_FAST_INLINE_MAPS	64
 
@@ -626,35 +625,8 @@ void fairsem_fast_destroy(struct fairsem_fast *fast)
 }
 
 /*
- * Under sem->lock: a mapping died out of every fast path (its slot's
- * inflight 0) while no reconcile was due.  No process can write its slot
- * any more, and nothing was under way in it: its holds are exact and
- * final, and go back to W at once, as a fast release through the kernel
- * gives them, in constant time and with no reconcile.  A slot that died
- * in a fast path, whatever instruction it stopped at, is left to the
- * reconcile, which reads the live slots and never a dead one; as is any
- * death while a reconcile is due, which counts this slot's permits as
- * free already.  Return: true when given back here.
- */
-static bool fairsem_fast_gone_quiet(struct fairsem_fast_map *map,
-				    struct fairsem_wake *wake)
-{
-	struct fairsem_fast *fast = map->fast;
-	u64 holds;
-
-	lockdep_assert_held(&fast->sem->lock);
-	if (fast->due || !fairsem_slot_quiescent(map))
-		return false;
-	holds = fairsem_slot_holds(map);
-	if (holds) {
-		fairsem_fast_give(fast->sem, holds);
-		fairsem_grant_onward(fast->sem, wake);
-	}
-	return true;
-}
-
-/*
- * The mapping's last VMA is gone: its slot leaves the live ones.  RECONCILE
+ * C1: the slot is off the live list, so no reconcile waits on it or counts
+ * it; RECONCILE, fully ordered before the live slots' inflight is read,
  * sends every fast path that has not seen it yet to the kernel.  The pages'
  * last user-space references went with the VMA's page tables.
  */
@@ -667,16 +639,14 @@ static void fairsem_fast_map_gone(struct fairsem_fast_map *map)
 	spin_lock(&sem->lock);
 	list_del(&map->node);
 	fast->nmaps--;
-	if (!fairsem_fast_gone_quiet(map, &wake)) {
-		atomic64_fetch_or(FAIRSEM_FAST_RECONCILE, fast->word);
-		if (!fast->due)
-			fast->due_since = jiffies;
-		fast->due = true;
-		if (fast->nmaps < FAIRSEM_FAST_INLINE_MAPS)
-			fairsem_fast_try_reconcile(fast, &wake);
-		else
-			schedule_delayed_work(&fast->work, 0);
-	}
+	atomic64_fetch_or(FAIRSEM_FAST_RECONCILE, fast->word);
+	if (!fast->due)
+		fast->due_since = jiffies;
+	fast->due = true;
+	if (fast->nmaps < FAIRSEM_FAST_INLINE_MAPS)
+		fairsem_fast_try_reconcile(fast, &wake);
+	else
+		schedule_delayed_work(&fast->work, 0);
 	fairsem_unlock_wake(sem, &wake);
 	mmdrop(map->mm);
 	__free_page(map->page);

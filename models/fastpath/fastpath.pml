@@ -39,8 +39,7 @@
  *            retried through RELEASE_FAST, then the process exits
  * Mutants, one per invariant (each must be caught; see check.sh):
  *   MUT_NO_RECHECK       the queuer does not re-check W after setting WAITERS
- *   MUT_READ_DEAD        a dead mapping's slot is read and given back even
- *                        in a fast path or with a reconcile due
+ *   MUT_READ_DEAD        a dead mapping's slot is read and given back
  *   MUT_LATE_INFLIGHT    inflight += 1 after the CAS (no full fence before it)
  *   MUT_EARLY_DONE       inflight -= 1 before holds is updated (no release)
  *   MUT_IGNORE_WAITERS   the fast acquire ignores WAITERS
@@ -573,19 +572,9 @@ proctype P(byte p)
 #ifdef MUT_READ_DEAD
 				GIVE(holds[SOF(p)])
 #else
-				if
-				:: infl[SOF(p)] == 0 && pend == 0 ->
-					/* Out of every fast path, no
-					 * reconcile due: its holds are exact
-					 * and final, given back at once. */
-					GIVE(holds[SOF(p)])
-				:: else ->
-					/* Caught in a fast path, or a
-					 * reconcile due: do not read the dead
-					 * slot, reconcile. */
-					wrec = 1;
-					pend = 1
-				fi
+				/* Do not read the dead slot: reconcile. */
+				wrec = 1;
+				pend = 1
 #endif
 			:: else -> skip
 			fi;
