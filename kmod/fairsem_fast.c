@@ -177,6 +177,16 @@ static const struct vm_operations_struct fairsem_fast_vm_ops;
  */
 #define FAIRSEM_FAST_INLINE_MAPS	64
 
+/*
+ * The work waits for a burst of deaths to pause (a process exiting with
+ * many mappings closes them one after another) before it walks the live
+ * slots, so that the burst costs one walk and not one a death: it runs
+ * FAIRSEM_FAST_BURST after the last death, and at the latest
+ * FAIRSEM_FAST_BURST_MAX after the first.
+ */
+#define FAIRSEM_FAST_BURST	msecs_to_jiffies(10)
+#define FAIRSEM_FAST_BURST_MAX	msecs_to_jiffies(100)
+
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 /*
  * fail_fairsem_cas in debugfs, as fail_futex: a compare-and-swap of the
@@ -645,6 +655,8 @@ static void fairsem_fast_map_gone(struct fairsem_fast_map *map)
 	fast->due = true;
 	if (fast->nmaps < FAIRSEM_FAST_INLINE_MAPS)
 		fairsem_fast_try_reconcile(fast, &wake);
+	else if (time_before(jiffies, fast->due_since + FAIRSEM_FAST_BURST_MAX))
+		mod_delayed_work(system_wq, &fast->work, FAIRSEM_FAST_BURST);
 	else
 		schedule_delayed_work(&fast->work, 0);
 	fairsem_unlock_wake(sem, &wake);
