@@ -109,6 +109,7 @@ struct subcommand {
 extern const struct subcommand cmd_init, cmd_run, cmd_acquire, cmd_release,
 	cmd_add, cmd_remove, cmd_close, cmd_info, cmd_status, cmd_create,
 	cmd_rm, cmd_mount, cmd_jobserver;
+extern const struct subcommand cmd_top;	/* top_cmd.c */
 
 #define NORETURN		__attribute__((noreturn))
 #define PRINTF(fmt, args)	__attribute__((format(printf, fmt, args)))

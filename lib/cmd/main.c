@@ -17,7 +17,7 @@
 static const struct subcommand *const subcommands[] = {
 	&cmd_init, &cmd_run, &cmd_acquire, &cmd_release, &cmd_add,
 	&cmd_remove, &cmd_close, &cmd_info, &cmd_status, &cmd_create,
-	&cmd_rm, &cmd_mount, &cmd_jobserver,
+	&cmd_rm, &cmd_mount, &cmd_jobserver, &cmd_top,
 };
 
 static const char main_usage[] =

@@ -350,11 +350,15 @@ else
 fi
 t "unknown command" 64 "unknown command 'frob'" "$F" frob
 t "unknown top-level option" 64 "unknown option '--frob'" "$F" --frob
-for sub in init run acquire release add remove close info status create rm mount jobserver; do
+for sub in init run acquire release add remove close info status create rm mount jobserver top; do
 	t "$sub --help" 0 "" "$F" "$sub" --help
 	has "$sub --help shows its usage" "Usage: fairsem $sub"
 done
 t "init -h" 0 "" "$F" init -h
+t "top -d 0" 64 "bad delay '0' (0.1 to 86400 seconds)" "$F" top -d 0
+t "top -n 0" 64 "bad count '0'" "$F" top -n 0
+t "top with two names" 64 "unexpected operand 'b'" "$F" top a b
+t "top: an unknown option" 64 "unknown option '--frob'" "$F" top --frob
 t "init without --fd" 64 "--fd N is required" "$F" init 3
 t "init without PERMITS" 64 "PERMITS is missing" "$F" init --fd 7
 t "init with two PERMITS" 64 "unexpected argument '4'" "$F" init --fd 7 3 4
@@ -521,6 +525,8 @@ t "a vector on a descriptor not open" 66 "fd 7 is not open" \
 if [ ! -c /dev/fairsem ]; then
 	t "status without the module says why" 1 "no /dev/fairsem: is the fairsem module loaded?" \
 		"$F" status
+	t "top without the module says why" 1 "no /dev/fairsem: is the fairsem module loaded?" \
+		"$F" top --once
 	for name in "unbound handle" init info run "run's exit statuses" \
 		    "run after a crash" "run killed by SIGKILL" status timeout \
 		    acquire release add remove close kinds jobserver \
@@ -870,6 +876,44 @@ else
 fi
 has "jobserver: a killed holder's token comes back" "available:	1"
 has "jobserver: no account is left of the killed holder" "accounts left: 0"
+# fairsem top: two holders of one token each, a child of COMMAND (the
+# same build as COMMAND, whose handles it shares) and one in a session of
+# its own (setsid: another build).
+cat >"$tmp/js-top.sh" <<'EOS'
+a=${MAKEFLAGS##*--jobserver-auth=}; R=${a%,*}
+(read -r -n 1 c <&"$R"; exec sleep 1000) &
+h1=$!
+setsid sh -c 'read -r -n 1 c <&"$1"; exec sleep 1000' sh "$R" &
+h2=$!
+i=0
+while [ "$(grep -c '^fairsem-account:.* tokens=1 ' "/proc/$$/fdinfo/$R")" -lt 2 ] &&
+	[ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+echo "top $$ $h1 $h2"
+"$FAIRSEM" top --once
+exec 9>&2 2>/dev/null
+kill -KILL $h1 $h2
+wait $h1 $h2
+exec 2>&9 9>&-
+EOS
+t "top --once: two holders" 0 "" "$F" jobserver -j3 -- sh "$tmp/js-top.sh"
+# shellcheck disable=SC2046 # three pids
+set -- $(sed -n 's/^top //p' "$out")
+has "top: the jobserver's tokens, free, taken and waiters" \
+	"2 tokens, 0 free, 2 taken, 0 waiters (0 by reservation, 0 by blocking read)"
+if grep -qE "^ +$1 +1 +0 +- +1  sh\$" "$out" &&
+	grep -qE "^ +account $2 tokens=1 reserved=0 queued=0 comm=sh\$" "$out"; then
+	pass "top: a child's token is its parent's build's, the parent its top client"
+else
+	fail "top: a child's token is its parent's build's, the parent its top client" "$(cat "$out")"
+fi
+if grep -qE "^ +$3 +1 +0 +- +1  (sh|sleep)\$" "$out"; then
+	pass "top: a holder in a session of its own is a build of its own"
+else
+	fail "top: a holder in a session of its own is a build of its own" "$(cat "$out")"
+fi
 
 # ---- named semaphores ----
 
@@ -998,6 +1042,12 @@ else
 	t "jobserver --name of a semaphore that is no jobserver" 65 \
 		"$names/plain is not a jobserver semaphore" \
 		"$F" jobserver --name plain -- true
+	t "top of a semaphore that is no jobserver" 65 \
+		"$names/plain is not a jobserver" "$F" top --once plain
+	t "top of a missing name" 74 "$names/none: No such file or directory" \
+		"$F" top --once none
+	t "top --once NAME of a jobserver no build holds" 0 "" "$F" top --once js
+	has "top NAME: the jobserver, no build" "no build holds a token"
 	t "jobserver --fifo: a private name" 0 "" \
 		"$F" jobserver -j3 --fifo -- sh -c 'echo "$MAKEFLAGS"; "$FAIRSEM" info "${MAKEFLAGS##*fifo:}"'
 	if grep -qxE -- "-j3 --jobserver-auth=fifo:$names/jobserver\.[0-9]+\.[0-9]+" "$out"; then
