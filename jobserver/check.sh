@@ -16,6 +16,9 @@
 #               sub-build under make 4.4.1, on the fifo and on a fairsem
 #               backend, with JS_WITH_CARGO=1 only (its 121 MB of debs and
 #               440 MB unpacked are not every lane's)
+#   share       make 4.4.1, ninja 1.13 and a greedy cargo 1.85 at once on
+#               one jobserver (client mix), cargo killed mid-way: on the
+#               fifo and on a fairsem backend, with JS_WITH_CARGO=1 only
 #   bad         each jobserver once (no client)
 #   bench       jsbench on a pipe and a fifo: runs and gives a figure
 #
@@ -74,6 +77,7 @@ for b in "$@"; do
 		t "$here/run.sh" two make43 fifo
 		t "$here/run.sh" two make441 fifo
 		[[ ${JS_WITH_CARGO:-} != 1 ]] || t "$here/run.sh" one cargo185 fifo
+		[[ ${JS_WITH_CARGO:-} != 1 ]] || t "$here/run.sh" share mix fifo
 		t "$here/run.sh" bad make43 fifo
 		# shellcheck disable=SC2086 # empty or one number
 		t bench fifo "$JS_BENCH" fifo "$(mktemp -u /tmp/jsbench-XXXXXX)" $JS_BENCH_PAIRS ;;
@@ -83,6 +87,7 @@ for b in "$@"; do
 		t "$here/run.sh" one ninja113 "$b"
 		t "$here/run.sh" two ninja113 "$b"
 		[[ ${JS_WITH_CARGO:-} != 1 ]] || t "$here/run.sh" one cargo185 "$b"
+		[[ ${JS_WITH_CARGO:-} != 1 ]] || t "$here/run.sh" share mix "$b"
 		t "$here/run.sh" bad make43 "$b"
 		[[ $b != fairsem ]] || t bench_fairsem ;;
 	esac

@@ -26,22 +26,27 @@
 #
 # Scenario "two" with ninja (run.sh) sets two more, by environment (ninja
 # has no command-line variables):
-#   JS_KILL="BUILD N"  this job, at its start and inside the lock, kills
+#   JS_KILL="BUILD N [WB WN]"
+#                      this job, at its start and inside the lock, kills
 #                      build BUILD's process group ($JS_RUN/pg.BUILD) if
 #                      BUILD runs N jobs or more and no K line is logged
-#                      yet, and logs "K BUILD PGID HELD" (HELD: its running
-#                      jobs less its client's implicit slot)
+#                      yet (and, with WB WN, once build WB has started WN
+#                      jobs: scenario "share" kills cargo mid-way, not at
+#                      once), and logs "K BUILD PGID HELD" (HELD: its
+#                      running jobs less its client's implicit slot)
 #   JS_HOLD="COUNT N"  this job, once counted, waits (gate.sh) until
 #                      $JS_RUN/COUNT is at least N before it sleeps: build
 #                      1 keeps its tokens until build 2 runs a job
 #
 # Scenario "one" sets JS_MEET=N: a survivor job that starts after the K
 # line, once counted, waits until N survivor jobs run at once, and then
-# none waits again ($JS_RUN/met).  So "N at once after the kill" is a
-# count, not a race between the sleeps of the jobs and make's reaping and
-# forking under a loaded TCG host (3 of 4 once at a load of 12, with 1 s
-# jobs and nothing lost).  Bounded: after 30 s the jobs go on, met is set
-# and the scenario's count fails, if the tokens are not there.
+# none waits again ($JS_RUN/met); JS_MEET_B names the build that meets
+# instead of "survivor" (scenario "share": make's).  So "N at once after
+# the kill" is a count, not a race between the sleeps of the jobs and
+# make's reaping and forking under a loaded TCG host (3 of 4 once at a
+# load of 12, with 1 s jobs and nothing lost).  Bounded: after 30 s the
+# jobs go on, met is set and the scenario's count fails, if the tokens
+# are not there.
 set -eu
 b=$1 t=$2 mk=$3 run=$JS_RUN
 exec 9>>"$run/lock"
@@ -60,9 +65,13 @@ if [ "${4:-}" = killnow ] && ! grep -q '^K ' "$run/log" &&
 	kill -9 "$mk"
 fi
 if [ -n "${JS_KILL:-}" ]; then
-	kb=${JS_KILL% *} kn=${JS_KILL#* }
+	# Without WB WN: the job's own build, 0 jobs: no wait.
+	kill_words() { kb=$1 kn=$2 ww=${3:-$b} wn=${4:-0}; }
+	# shellcheck disable=SC2086 # two or four words
+	kill_words $JS_KILL
 	if [ -r "$run/pg.$kb" ] && ! grep -q '^K ' "$run/log" &&
-		[ "$(get "b.$kb")" -ge "$kn" ]; then
+		[ "$(get "b.$kb")" -ge "$kn" ] &&
+		[ "$(grep -c "^S $ww " "$run/log")" -ge "$wn" ]; then
 		pg=$(cat "$run/pg.$kb")
 		kill -9 "-$pg"
 		echo "K $kb $pg $(($(get "b.$kb") - 1))" >>"$run/log"
@@ -76,10 +85,11 @@ flock -u 9
 # outlasted the client's own 300 s bound (a CI run of 2026-12-02, ninja,
 # which reads the jobserver again only when a job of its own ends: its
 # one job waited here while the victim's tokens came back).
-if [ -n "${JS_MEET:-}" ] && [ "$b" = survivor ] && grep -q '^K ' "$run/log"; then
+mb=${JS_MEET_B:-survivor}
+if [ -n "${JS_MEET:-}" ] && [ "$b" = "$mb" ] && grep -q '^K ' "$run/log"; then
 	end=$(($(date +%s) + 30))
 	while [ ! -e "$run/met" ] && [ "$(date +%s)" -lt "$end" ]; do
-		n=$(get b.survivor)	# outside the lock: may read as empty
+		n=$(get "b.$mb")	# outside the lock: may read as empty
 		[ "${n:-0}" -lt "$JS_MEET" ] || break
 		sleep 0.025
 	done

@@ -12,6 +12,11 @@
 #             poll   make (pselect, then a non-blocking read) against a
 #                    blocking client (2 workers reading 1 token at a time),
 #                    2 tokens
+#             share  three builds at once on one jobserver of -j6, make
+#                    4.4.1, then ninja 1.13, then a greedy cargo 1.85
+#                    (client mix): each build's share of the tokens while
+#                    all three run; cargo's group kill -9'ed mid-way; then
+#                    make reaches every token, or only those left
 #             bad    the bad-input cases (jstool probe); CLIENT is ignored
 #   CLIENT    make43 (bookworm's /usr/bin/make), make441 (trixie's,
 #             through clients.sh) or ninja113 (sid's ninja 1.13, through
@@ -20,7 +25,7 @@
 #             or cargo185 (trixie's cargo 1.85 and rustc, through
 #             clients.sh: scenario one, builds/one-cargo.mk, whose victim
 #             is a cargo build of the workspace builds/cargo, run by
-#             make 4.4.1)
+#             make 4.4.1), or mix (all three at once: scenario share)
 #   BACKEND   pipe or fifo (the controls: backends/*.sh); a fairsem backend
 #             is one more file there
 #
@@ -38,7 +43,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-[ $# -eq 3 ] || { sed -n 4,28p "$0" >&2; exit 2; }
+[ $# -eq 3 ] || { sed -n 4,33p "$0" >&2; exit 2; }
 scen=$1 client=$2 backend=$3
 name="$scen $client $backend"
 export JS_DIR=$here
@@ -80,6 +85,18 @@ cargo185) MAKE_BIN=${JS_MAKE44:-$("$here/clients.sh" make44)} ||
 	[[ $("$JS_CARGO" --version) == "cargo 1.85."* ]] ||
 		fail "$JS_CARGO is not cargo 1.85"
 	export JS_CARGO ;;
+mix) MAKE_BIN=${JS_MAKE44:-$("$here/clients.sh" make44)} ||
+	fail "no make 4.4.1"
+	want='GNU Make 4.4.1'
+	JS_NINJA=${JS_NINJA:-$("$here/clients.sh" ninja113)} ||
+		fail "no ninja 1.13"
+	[[ $("$JS_NINJA" --version) == 1.13.2 ]] ||
+		fail "$JS_NINJA is not ninja 1.13.2"
+	JS_CARGO=${JS_CARGO:-$("$here/clients.sh" cargo185)} ||
+		fail "no cargo 1.85"
+	[[ $("$JS_CARGO" --version) == "cargo 1.85."* ]] ||
+		fail "$JS_CARGO is not cargo 1.85"
+	export JS_NINJA JS_CARGO ;;
 *) fail "unknown client $client" ;;
 esac
 [[ $("$MAKE_BIN" --version | head -n 1) == "$want" ]] ||
@@ -88,10 +105,18 @@ esac
 	fail "ninja never polls the jobserver: it tries a non-blocking read only when it starts or a job of its own ends (README.md)"
 [[ $client != cargo185 || $scen == one || $scen == bad ]] ||
 	fail "cargo runs scenario one only (a cargo build as the victim sub-build)"
+[[ $client == mix && $scen == share || $client != mix && $scen != share ]] ||
+	fail "scenario share runs client mix, and client mix scenario share only"
 
 JS_RUNDIR=$(mktemp -d /tmp/jobserver-XXXXXX)
 export JS_RUNDIR
-cleanup() { js_close 2>/dev/null; [[ -n ${JS_KEEP:-} ]] || rm -rf "$JS_RUNDIR"; }
+# The pid of scenario share's sampler of fairsem top, while it runs.
+share_top=
+cleanup() {
+	[[ -z $share_top ]] || kill "$share_top"
+	js_close 2>/dev/null
+	[[ -n ${JS_KEEP:-} ]] || rm -rf "$JS_RUNDIR"
+}
 trap cleanup EXIT
 
 # newrun NAME: a fresh counting directory for the jobs of one build set.
@@ -108,7 +133,8 @@ makeflags() {
 		# ninja 1.13 on POSIX: fifo:PATH or nothing.  No -j on its
 		# command line: an explicit -j makes it ignore MAKEFLAGS.
 		echo "-j$1 --jobserver-auth=fifo:$JS_FIFO"
-	elif [[ $client == make441 || $client == cargo185 ]] && [[ -n $JS_FIFO ]]; then
+	elif [[ $client == make441 || $client == cargo185 || $client == mix ]] &&
+		[[ -n $JS_FIFO ]]; then
 		echo "-j$1 --jobserver-auth=fifo:$JS_FIFO"
 	else
 		echo "-j$1 --jobserver-auth=$JS_R,$JS_W"
@@ -134,7 +160,7 @@ runninja() {
 # initialize jobserver") builds on at its own -j and exits 0.
 ninja_client() {
 	local n
-	[[ $client == ninja113 ]] || return 0
+	[[ $client == ninja113 || $client == mix ]] || return 0
 	grep -E 'Jobserver mode|initialize jobserver' "$1" | sed "s/^/  $name: /"
 	! grep -q 'Could not initialize jobserver' "$1" ||
 		fail "ninja could not use the jobserver: $(grep -m1 -o 'Could not.*' "$1")"
@@ -148,7 +174,7 @@ ninja_client() {
 # its own -j.
 cargo_client() {
 	local auth n
-	[[ $client == cargo185 ]] || return 0
+	[[ $client == cargo185 || $client == mix ]] || return 0
 	[[ -s $JS_RUN/cargo-auth ]] || fail "cargo ran no counted rustc job"
 	auth=--jobserver-auth=fifo:$JS_FIFO
 	[[ -n $JS_FIFO ]] || auth=--jobserver-auth=
@@ -378,6 +404,180 @@ scen_poll() {
 	pass "the control starves neither: make got $share%, fair $fair%"
 }
 
+# Scenario share: the tokens of the jobserver, beside the implicit slot of
+# each build's top client (-j6: 5 tokens, 8 jobs at most with 3 builds).
+SHARE_TOKENS=5
+
+# share_ws DIR N: a cargo workspace of N library crates, no dependency at
+# all: cargo may start every one at once, so it asks for every token it
+# can (cargo's -j 16).  No build script: nothing is linked (trixie's std
+# against bookworm's libc), and a rustc job is made long by
+# rustc-job.sh's counted sleep, as a build.rs that sleeps would be.
+share_ws() {
+	local i members=
+	for ((i = 1; i <= $2; i++)); do
+		mkdir -p "$1/c$i/src"
+		printf '[package]\nname = "c%d"\nversion = "0.1.0"\nedition = "2021"\npublish = false\n' \
+			"$i" >"$1/c$i/Cargo.toml"
+		printf 'pub fn value() -> u64 {\n    %d\n}\n' "$i" >"$1/c$i/src/lib.rs"
+		members+="${members:+, }\"c$i\""
+	done
+	printf '[workspace]\nresolver = "2"\nmembers = [%s]\n\n[profile.dev]\ncodegen-units = 1\nincremental = false\ndebug = false\n' \
+		"$members" >"$1/Cargo.toml"
+}
+
+# share_tokens LOG: replays the S and E lines up to the K line, and while
+# all three builds have started, adds up at each line the tokens each
+# holds (its running jobs less its implicit slot): "mk nj cg" shares in %,
+# then the most each held, then the lines counted.  Counts in log order,
+# never durations.
+share_tokens() {
+	awk '$1 == "K" { exit }
+		$1 != "S" && $1 != "E" { next }
+		{ r[$2] += $1 == "S" ? 1 : -1; if ($1 == "S") seen[$2] = 1 }
+		!(seen["mk"] && seen["nj"] && seen["cg"]) { next }
+		{
+			n++
+			for (b in seen) {
+				t = r[b] > 1 ? r[b] - 1 : 0
+				sum[b] += t; all += t
+				if (t > most[b]) most[b] = t
+			}
+			if ($1 == "S" && n <= 60)
+				line = line sprintf(" %d/%d/%d",
+					r["mk"] > 1 ? r["mk"] - 1 : 0,
+					r["nj"] > 1 ? r["nj"] - 1 : 0,
+					r["cg"] > 1 ? r["cg"] - 1 : 0)
+		}
+		END {
+			if (!all) all = 1
+			printf "%d %d %d %d %d %d %d%s\n",
+				100 * sum["mk"] / all, 100 * sum["nj"] / all,
+				100 * sum["cg"] / all, most["mk"], most["nj"],
+				most["cg"], n, line
+		}' "$1"
+}
+
+# group_alive PGID: a process of the group is left (busybox has no pgrep
+# -g; field 5 of /proc/PID/stat, whose comms here have no blank).
+group_alive() {
+	awk -v g="$1" '$5 == g { f = 1 } END { exit !f }' /proc/[0-9]*/stat \
+		2>/dev/null
+}
+
+scen_share() {
+	local log meet pgc pm pn rc left lost held after sh accts want i f n
+	local best=0 most=
+	local t=$SHARE_TOKENS
+	newrun share
+	js_open "$t" || fail "js_open"
+	[[ -n $JS_FIFO ]] || fail "three builds share a jobserver by its name (fifo)"
+	# On a jobserver that gives back the tokens of the dead, make's jobs
+	# after the kill meet at every token and its own slot (job.sh
+	# JS_MEET): a count only a lost token can fail.  The control does
+	# not wait for tokens it lost.
+	meet=
+	((!JS_RECLAIMS)) || meet=$((t + 1))
+	share_ws "$JS_RUN/ws" 16
+	# make first (120 jobs); then ninja (20 jobs), behind a gate until
+	# make runs one; then, once ninja runs one, cargo, greedy (-j 16),
+	# each rustc a job of build cg.  Each build a session of its own, as
+	# unrelated builds are.  Once cargo has started 8 jobs, the first job
+	# of make or ninja that finds cargo running 2 (so that it holds a
+	# token it read) kill -9s cargo's whole group, inside the jobs' lock:
+	# the moment is made by the jobs, not looked for.
+	MAKEFLAGS=$(makeflags 6) JS_SLEEP=0.4 JS_KILL="cg 2 cg 8" JS_MEET=$meet \
+		JS_MEET_B=mk setsid timeout 300 "$MAKE_BIN" --no-print-directory \
+		-f "$here/builds/flat.mk" B=mk N=120 >"$JS_RUN/mk.out" 2>&1 &
+	pm=$!
+	mkdir -p "$JS_RUN/nj.d"
+	MAKEFLAGS=$(makeflags 6) JS_B=nj JS_SLEEP=0.4 JS_GATE="b.mk 1" \
+		JS_KILL="cg 2 cg 8" setsid timeout 300 "$JS_NINJA" -k 0 \
+		-C "$JS_RUN/nj.d" -f "$here/builds/flat.ninja" \
+		>"$JS_RUN/nj.out" 2>&1 &
+	pn=$!
+	"$here/gate.sh" b.nj 1
+	# What a person sees meanwhile (a fairsem backend): fairsem top's
+	# table every second, for the figures only.
+	if declare -F js_top >/dev/null; then
+		(
+			exec {JS_R}<&- {JS_W}>&-
+			for ((i = 0; ; i++)); do
+				js_top >"$JS_RUN/top.$i" 2>&1
+				sleep 1
+			done
+		) &
+		share_top=$!
+	fi
+	MAKEFLAGS=$(makeflags 6) RUSTC_WRAPPER=$here/rustc-job.sh JS_CARGO_B=cg \
+		JS_CARGO_MODE=- JS_SLEEP=1 CARGO_HOME=$JS_RUN/cargo-home \
+		CARGO_TARGET_DIR=$JS_RUN/target setsid timeout 300 "$JS_CARGO" \
+		build --offline --quiet -j 16 --workspace \
+		--manifest-path "$JS_RUN/ws/Cargo.toml" >"$JS_RUN/cg.out" 2>&1 &
+	pgc=$!
+	echo "$pgc" >"$JS_RUN/pg.cg"
+	wait "$pm" || fail "make failed: $(tail -n 3 "$JS_RUN/mk.out")"
+	wait "$pn" || fail "ninja failed: $(tail -n 3 "$JS_RUN/nj.out")"
+	{ wait "$pgc"; } 2>/dev/null
+	rc=$?
+	if [[ -n $share_top ]]; then
+		kill "$share_top"
+		wait "$share_top" 2>/dev/null
+		share_top=
+		# The table with the most builds in it.
+		for f in "$JS_RUN"/top.*; do
+			n=$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[^ ]+ +[0-9]+  ' "$f")
+			((n <= best)) || { best=$n most=$f; }
+		done
+		[[ -z ${most:-} ]] || sed "s/^/  $name: top: /" "$most"
+	fi
+	log=$JS_RUN/log
+	grep -q '^K cg ' "$log" ||
+		fail "cargo never held a token once it ran 8 jobs: no kill (cargo exit $rc)"
+	((rc != 0)) || fail "cargo finished: the kill did not reach it"
+	ninja_client "$JS_RUN/nj.out" 1
+	cargo_client
+	# The kill's jobs of cargo die with its group, uncounted; none lives
+	# on to hold a token (bounded: a job left is a failure).
+	for ((i = 0; i < 400; i++)); do
+		group_alive "$pgc" || break
+		sleep 0.025
+	done
+	! group_alive "$pgc" || fail "cargo's group outlived its kill"
+	held=$(awk '$1 == "K" { print $4 }' "$log")
+	read -r -a sh <<<"$(share_tokens "$log")"
+	left=$(js_count) lost=$((t - left))
+	# shellcheck disable=SC2016 # awk fields
+	after=$(maxof "$log" 6 'after && $2 == "mk"')
+	fig "while all three ran ($((sh[6])) log lines): token shares make ${sh[0]}%," \
+		"ninja ${sh[1]}%, cargo ${sh[2]}%; most held at once: make ${sh[3]}," \
+		"ninja ${sh[4]}, cargo ${sh[5]} (of $t)"
+	fig "tokens make/ninja/cargo at each job start:${sh[*]:7}"
+	fig "cargo held $held token(s) when its group was killed;" \
+		"make $(grep -c '^E mk' "$log")/120 jobs, ninja $(grep -c '^E nj' "$log")/20"
+	fig "make after the kill: max $after at once (every token and its slot: $((t + 1)))"
+	fig "tokens lost $lost (free at the end $left of $t)"
+	[[ $(grep -c '^E mk' "$log") == 120 && $(grep -c '^E nj' "$log") == 20 ]] ||
+		fail "make or ninja did not finish"
+	((sh[6] > 0)) || fail "the three builds never ran together before the kill"
+	((held >= 1)) || fail "cargo held no token read at the kill"
+	if ((JS_RECLAIMS)); then
+		if declare -F js_accounts >/dev/null; then
+			accts=$(js_accounts)
+			fig "accounts at the end: ${accts:-none}"
+			[[ -z $accts ]] || fail "accounts left after every build: $accts"
+		fi
+		[[ $lost == 0 ]] || fail "lost $lost token(s)"
+		[[ $after == $((t + 1)) ]] ||
+			fail "make reached only $after at once after the kill"
+		pass "no token lost: make reaches all $t tokens and its slot after the kill"
+	fi
+	want=$((t + 1 - lost))
+	((lost >= 1)) || fail "the control lost no token: the kill did not hit a holder"
+	((after <= want)) || fail "make ran $after at once after $lost lost"
+	pass "the control lost $lost token(s): make reaches at most $want after the kill"
+}
+
 scen_bad() {
 	local out exp
 	out=$JS_RUNDIR/bad.out
@@ -394,6 +594,6 @@ scen_bad() {
 }
 
 case $scen in
-one | two | poll | bad) "scen_$scen" ;;
+one | two | poll | share | bad) "scen_$scen" ;;
 *) fail "unknown scenario" ;;
 esac

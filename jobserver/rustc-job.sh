@@ -15,6 +15,9 @@
 # a rustc outlasts the sleep many times.  cargo's version probes (-vV,
 # --print) run rustc at once, uncounted.
 #
+# Scenario "share" sets JS_CARGO_B=cg and JS_CARGO_MODE=-: its jobs are
+# build "cg", and none of them kills (a job of another build does).
+#
 # Each job also records the jobserver that cargo handed rustc
 # (CARGO_MAKEFLAGS) in $JS_RUN/cargo-auth: run.sh checks that it is the
 # jobserver cargo was given, not one cargo made for itself.
@@ -29,4 +32,5 @@ case $crate in
 "" | ___) exec "$@" ;;
 esac
 echo "$crate ${CARGO_MAKEFLAGS:-}" >>"$JS_RUN/cargo-auth"
-exec "$JS_DIR/job.sh" victim "$crate" "$PPID" killnow -- "$@"
+exec "$JS_DIR/job.sh" "${JS_CARGO_B:-victim}" "$crate" "$PPID" \
+	"${JS_CARGO_MODE:-killnow}" -- "$@"

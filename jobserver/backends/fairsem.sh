@@ -32,6 +32,10 @@ js_count() {
 js_accounts() {
 	grep '^fairsem-account:' "/proc/$$/fdinfo/$JS_R" || true
 }
+# The builds on it, as a person sees them (fairsem top, one table).
+js_top() {
+	"$JS_FAIRSEM" top --once "$JS_FIFO"
+}
 js_close() {
 	exec {JS_R}<&- {JS_W}>&-
 	"$JS_FAIRSEM" rm "$JS_FIFO"
