@@ -215,6 +215,19 @@ static int take_fds(struct top_snapshot *s, int piddir, int pid)
 	return ret;
 }
 
+/* The base name of argv[0] from PID/cmdline, or "". */
+static void take_argv0(int piddir, char *argv0, size_t len)
+{
+	char buf[4096];
+	const char *base;
+
+	argv0[0] = '\0';
+	if (read_small(piddir, "cmdline", buf, sizeof(buf)) <= 0)
+		return;
+	base = strrchr(buf, '/');
+	snprintf(argv0, len, "%.*s", (int)len - 1, base ? base + 1 : buf);
+}
+
 static int take_proc(struct top_snapshot *s, int procfd, const char *name)
 {
 	struct top_proc p;
@@ -227,6 +240,7 @@ static int take_proc(struct top_snapshot *s, int procfd, const char *name)
 	ret = 0;
 	if (read_small(piddir, "stat", buf, sizeof(buf)) > 0 &&
 	    !top_parse_stat(buf, &p)) {
+		take_argv0(piddir, p.argv0, sizeof(p.argv0));
 		ret = grow((void **)&s->proc, &s->proc_cap, s->nproc,
 			   sizeof(*s->proc));
 		if (!ret)
@@ -362,13 +376,18 @@ static int cmp_build(const void *pa, const void *pb)
 	return a->pid < b->pid ? -1 : a->pid > b->pid;
 }
 
-/* The build's top command: its top client's comm, from proc or account. */
+/*
+ * The build's top command: its top client's argv[0] (base name), else its
+ * comm, else the comm of the build's first account.
+ */
 static const char *build_comm(const struct top_snapshot *s,
 			      const struct top_account *first)
 {
 	const struct top_proc *p = find_proc(s, first->build);
 
-	return p ? p->comm : first->comm;
+	if (!p)
+		return first->comm;
+	return p->argv0[0] ? p->argv0 : p->comm;
 }
 
 /* One build: its row, then its accounts.  Returns the next build. */

@@ -13,10 +13,15 @@
 #include <stdio.h>
 #include <time.h>
 
-/* A process: from PID/stat (ppid, session) and PID/comm. */
+/*
+ * A process: from PID/stat (ppid, session, comm) and PID/cmdline (the
+ * base name of argv[0], "" if unreadable: a program run through its
+ * loader, ld.so --argv0, has the loader's comm and its own argv[0]).
+ */
 struct top_proc {
 	int pid, ppid, sid;
 	char comm[16];
+	char argv0[32];
 };
 
 /* A process has a descriptor on semaphore id (PID/fdinfo/FD). */

@@ -114,7 +114,9 @@ static void build_proc(void)
 	proc(1201, "make", 1200, 1200);
 	js_handle(1201, 3);
 	proc(1202, "cc1", 1201, 1200);
-	proc(1300, "cargo", 1100, 1300);
+	proc(1300, "ld-linux-x86-64", 1100, 1300);
+	/* cargo run by its loader (ld.so --argv0): argv[0] names it. */
+	put("1300/cmdline", "%s%c%s%c", "/opt/cargo/bin/cargo", 0, "build", 0);
 	js_handle(1300, 5);
 	proc(1400, "ninja", 1100, 1400);
 	js_handle(1400, 3);
@@ -223,7 +225,7 @@ static void table_sums_builds(struct top_snapshot *s)
 	ok(strstr(t, "      1200      3      0      -        2  make\n") != NULL,
 	   "table: make's build holds its two accounts' 3 tokens, queues nothing");
 	ok(strstr(t, "      1300      2      1     0s        1  cargo\n") != NULL,
-	   "table: cargo's build holds 2 and has a reservation queued");
+	   "table: cargo's build holds 2, has a reservation queued, and is named by argv[0]");
 	ok(strstr(t, "account 1201 tokens=2 reserved=1 queued=0 comm=make\n") != NULL,
 	   "table: each account under its build");
 	ok(strstr(t, "1200      3") < strstr(t, "account 1201") &&
