@@ -130,26 +130,38 @@ static uint64_t field(const char *text, const char *key)
 }
 
 /*
+ * The jobserver id of the snapshot, added without accounts if it has
+ * none yet (a name that no process holds open: fairsem top NAME fills
+ * its counts from INFO); NULL without memory.
+ */
+struct top_sem *top_sem_add(struct top_snapshot *s, uint64_t id)
+{
+	struct top_sem *sem = find_sem(s, id);
+
+	if (sem)
+		return sem;
+	if (grow((void **)&s->sem, &s->sem_cap, s->nsem, sizeof(*s->sem)))
+		return NULL;
+	sem = &s->sem[s->nsem++];
+	memset(sem, 0, sizeof(*sem));
+	sem->id = id;
+	return sem;
+}
+
+/*
  * One fdinfo text of a jobserver handle: the semaphore's counts and its
  * accounts, replacing what an earlier handle of it gave (the latest
  * snapshot wins: every handle shows the same accounts).
  */
 static int take_sem(struct top_snapshot *s, uint64_t id, const char *text)
 {
-	struct top_sem *sem = find_sem(s, id);
+	struct top_sem *sem = top_sem_add(s, id);
 	struct top_account a;
 	const char *line;
 	int ret;
 
-	if (!sem) {
-		ret = grow((void **)&s->sem, &s->sem_cap, s->nsem,
-			   sizeof(*s->sem));
-		if (ret)
-			return ret;
-		sem = &s->sem[s->nsem++];
-		memset(sem, 0, sizeof(*sem));
-		sem->id = id;
-	}
+	if (!sem)
+		return -ENOMEM;
 	sem->limit = field(text, "fairsem-limit:");
 	sem->available = field(text, "fairsem-available:");
 	sem->taken = field(text, "fairsem-taken:");

@@ -74,6 +74,7 @@ struct top_waits {
 int top_parse_stat(const char *text, struct top_proc *p);
 int top_parse_account(const char *val, struct top_account *a);
 int top_scan(const char *proc_dir, struct top_snapshot *s);
+struct top_sem *top_sem_add(struct top_snapshot *s, uint64_t id);
 void top_group(struct top_snapshot *s);
 void top_print(FILE *f, const struct top_snapshot *s, uint64_t only_id,
 	       struct top_waits *w, time_t now);

@@ -75,11 +75,10 @@ static void top_parse(int argc, char **argv, struct top_opts *t)
 		usage_error("top", "unexpected operand '%s'", argv[optind]);
 }
 
-/* The id of the jobserver NAME, through INFO on a read-only open. */
-static uint64_t jobserver_id(const char *name)
+/* INFO of the jobserver NAME, through a read-only open. */
+static void jobserver_info(const char *name, struct fairsem_info *info)
 {
 	char path[NAME_PATH_MAX];
-	struct fairsem_info info;
 	int fd, ret;
 
 	name_path(name, path, sizeof(path));
@@ -88,14 +87,40 @@ static uint64_t jobserver_id(const char *name)
 	if (fd < 0)
 		fail(exit_status_of(errno), "top", "%s: %s", path,
 		     strerror(errno));
-	ret = fairsem_info(fd, &info);
+	ret = fairsem_info(fd, info);
 	close(fd);
 	if (ret)
 		fail(exit_status_of(-ret), "top", "%s: %s", path,
 		     strerror(-ret));
-	if (!(info.flags & FAIRSEM_JOBSERVER))
+	if (!(info->flags & FAIRSEM_JOBSERVER))
 		fail(EXIT_REFUSED, "top", "%s is not a jobserver", path);
-	return info.id;
+}
+
+/*
+ * The jobserver NAME when no process has it open, so that no fdinfo
+ * shows it: its counts from INFO, and no build.
+ */
+static void add_named(const struct top_opts *t, struct top_snapshot *s,
+		      uint64_t id)
+{
+	struct fairsem_info info;
+	struct top_sem *sem;
+	size_t i;
+
+	for (i = 0; i < s->nsem; i++)
+		if (s->sem[i].id == id)
+			return;
+	jobserver_info(t->name, &info);
+	if (info.id != id)
+		fail(EXIT_NONAME, "top", "%s names another semaphore now",
+		     t->name);
+	sem = top_sem_add(s, id);
+	if (!sem)
+		fail(EXIT_OSERR, "top", "out of memory");
+	sem->limit = info.limit;
+	sem->available = info.available;
+	sem->taken = info.taken;
+	sem->waiters = info.waiters;
 }
 
 static void pause_for(double seconds)
@@ -123,6 +148,8 @@ static size_t refresh(const struct top_opts *t, uint64_t id,
 	if (ret)
 		fail(EXIT_OSERR, "top", "cannot read %s: %s", t->proc_dir,
 		     strerror(-ret));
+	if (id)
+		add_named(t, &s, id);
 	for (i = 0; i < s.nsem; i++)
 		shown += !id || s.sem[i].id == id;
 	if (tty && watch)
@@ -145,6 +172,7 @@ static size_t refresh(const struct top_opts *t, uint64_t id,
 static int top_main(int argc, char **argv)
 {
 	struct top_waits w = { 0 };
+	struct fairsem_info info;
 	struct top_opts t;
 	bool tty = isatty(STDOUT_FILENO), watch;
 	unsigned long k;
@@ -156,8 +184,10 @@ static int top_main(int argc, char **argv)
 	if (!strcmp(t.proc_dir, "/proc") && access(FAIRSEM_DEVICE_PATH, F_OK))
 		fail(EXIT_NONE_SEEN, "top", "no %s: is the fairsem module "
 		     "loaded?", FAIRSEM_DEVICE_PATH);
-	if (t.name)
-		id = jobserver_id(t.name);
+	if (t.name) {
+		jobserver_info(t.name, &info);
+		id = info.id;
+	}
 	watch = t.count != 1;
 	for (k = 0; !t.count || k < t.count; k++) {
 		if (k)
@@ -181,10 +211,11 @@ const struct subcommand cmd_top = {
 	"has queued, how long it has had one queued (as seen by this top: '-'\n"
 	"when none, 0s at the first refresh), its accounts and its top\n"
 	"command; under it each account (pid, tokens, reserved, queued,\n"
-	"command).  A build is the tree of processes under one top-level\n"
+	"command).  Without NAME, every jobserver that a process has open;\n"
+	"NAME (a path, or a name in $FAIRSEM_DIR) shows only that jobserver,\n"
+	"open or not.  A build is the tree of processes under one top-level\n"
 	"client: an account belongs to its process's highest ancestor that\n"
-	"has a descriptor on the same jobserver in the same session.  NAME\n"
-	"(a path, or a name in $FAIRSEM_DIR) shows only that jobserver.\n"
+	"has a descriptor on the same jobserver in the same session.\n"
 	"Exit status 1 when no jobserver is seen (with a message when the\n"
 	"module is not loaded).\n"
 	"\n"

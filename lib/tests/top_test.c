@@ -258,6 +258,24 @@ static void waited_counts_across_refreshes(struct top_snapshot *s)
 	free(w.v);
 }
 
+static void named_jobserver_without_handles(struct top_snapshot *s)
+{
+	struct top_sem *sem = top_sem_add(s, 9);
+	char *t;
+
+	ok(sem && sem->id == 9 && !sem->nacct && top_sem_add(s, 9) == sem,
+	   "add: a jobserver no process has open, once");
+	if (!sem)
+		return;
+	sem->limit = 3;
+	sem->available = 3;
+	t = table(s, 9, NULL, 100);
+	ok(!strcmp(t, "jobserver 9: 3 tokens, 3 free, 0 taken, 0 waiters "
+		   "(0 by reservation, 0 by blocking read)\n  no build holds a token\n"),
+	   "table: a jobserver without accounts says no build holds a token");
+	free(t);
+}
+
 static void vanished_process_is_its_own_build(void)
 {
 	struct top_snapshot s;
@@ -300,6 +318,7 @@ int main(void)
 	builds_apart_by_session(&s);
 	table_sums_builds(&s);
 	waited_counts_across_refreshes(&s);
+	named_jobserver_without_handles(&s);
 	top_free(&s);
 	vanished_process_is_its_own_build();
 	unreadable_dir_is_an_error();
