@@ -10,6 +10,8 @@
 # $payload come from there.
 #
 # Every check counts (tokens, accounts, jobs); none asserts a duration.
+# jobserver_real_builds_on_it runs jobserver/run.sh with the backend
+# backends/machine.sh (the service's own name) and its fifo control.
 # Waits are bounded by a number of one-second rounds, only so that a
 # failure ends.
 
@@ -142,6 +144,32 @@ jobserver_set_at_run_time() {
 	expect_eq "taken, holder gone" "$(js_field taken)" 0
 }
 
+# Real builds on the machine's jobserver, as installed, and on a fifo
+# beside it (the control): jobserver/run.sh's scenarios with Debian 12's
+# make 4.3 (backends/machine.sh: the service's name, its tokens set with
+# --set).  "two": two builds at once, each in a session of its own, the
+# first kill -9'ed whole while it holds 3 tokens; the second and a third
+# then reach every token on the service's jobserver, and only those left
+# on the fifo.  "one": a sub-make kill -9'ed mid-build.  Counts only.
+jobserver_real_builds_on_it() {
+	local tool=/root/jstool rc=0 s i
+	command -v gcc >/dev/null || { echo "no gcc to build jstool"; return 1; }
+	gcc -O2 -o "$tool" "$payload/src/jobserver/jstool.c"
+	for s in "two make43 machine" "one make43 machine" "two make43 fifo"; do
+		# shellcheck disable=SC2086 # three words
+		JS_TOOL=$tool "$payload/src/jobserver/run.sh" $s || rc=1
+	done
+	# Back to the config's tokens.
+	systemctl reload fairsem-jobserver.service
+	for i in $(seq 30); do
+		[ "$(js_field limit)" != "$(($(nproc) - 1))" ] || break
+		sleep 1
+	done
+	expect_eq "limit after the reload" "$(js_field limit)" "$(($(nproc) - 1))"
+	expect_eq "taken after the builds" "$(js_field taken)" 0
+	return "$rc"
+}
+
 # The governor under a memory hog: tokens withheld rise, then fall to 0.
 hog_start() {
 	systemd-run --quiet --unit=fairsem-hog -p MemoryHigh=32M -p MemorySwapMax=0 \
@@ -258,6 +286,7 @@ jobserver_service_checks() {
 	run_test jobserver_make43_builds_on_it
 	run_test jobserver_profile_snippet
 	run_test jobserver_set_at_run_time
+	run_test jobserver_real_builds_on_it
 	run_test jobserver_governor_withholds_under_pressure
 	run_test jobserver_governor_kill9_returns_tokens
 	run_test jobserver_disable_leaves_nothing
