@@ -227,17 +227,62 @@ static int take_fds(struct top_snapshot *s, int piddir, int pid)
 	return ret;
 }
 
-/* The base name of argv[0] from PID/cmdline, or "". */
+/* The loader's options that take a value (ld.so --help, glibc 2.36). */
+static bool loader_option_has_value(const char *opt)
+{
+	static const char *const with_value[] = {
+		"--library-path", "--inhibit-rpath", "--audit", "--preload",
+		"--argv0", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
+		if (!strcmp(opt, with_value[i]))
+			return true;
+	return false;
+}
+
+/*
+ * The program that cmdline (len bytes of NUL-terminated words) runs: its
+ * first word, unless that is the dynamic loader run as a command (ld.so
+ * PROGRAM, as a wrapper runs a program on another libc): then --argv0's
+ * value, else the first word after the loader's options.
+ */
+static const char *program_of(const char *cmdline, size_t len)
+{
+	const char *w = cmdline, *end = cmdline + len, *base;
+
+	base = strrchr(w, '/');
+	base = base ? base + 1 : w;
+	if (strncmp(base, "ld-linux", 8) && strncmp(base, "ld.so", 5))
+		return w;
+	for (w += strlen(w) + 1; w < end && !strncmp(w, "--", 2);
+	     w += strlen(w) + 1) {
+		if (!loader_option_has_value(w))
+			continue;
+		if (!strcmp(w, "--argv0") && w + strlen(w) + 1 < end)
+			return w + strlen(w) + 1;
+		w += strlen(w) + 1;
+		if (w >= end)
+			break;
+	}
+	return w < end ? w : cmdline;
+}
+
+/* The base name of the program of PID/cmdline, or "". */
 static void take_argv0(int piddir, char *argv0, size_t len)
 {
 	char buf[4096];
-	const char *base;
+	const char *prog, *base;
+	ssize_t n;
 
 	argv0[0] = '\0';
-	if (read_small(piddir, "cmdline", buf, sizeof(buf)) <= 0)
+	n = read_small(piddir, "cmdline", buf, sizeof(buf));
+	if (n <= 0)
 		return;
-	base = strrchr(buf, '/');
-	snprintf(argv0, len, "%.*s", (int)len - 1, base ? base + 1 : buf);
+	prog = program_of(buf, (size_t)n);
+	base = strrchr(prog, '/');
+	snprintf(argv0, len, "%.*s", (int)len - 1, base ? base + 1 : prog);
 }
 
 static int take_proc(struct top_snapshot *s, int procfd, const char *name)

@@ -15,8 +15,9 @@
 
 /*
  * A process: from PID/stat (ppid, session, comm) and PID/cmdline (the
- * base name of argv[0], "" if unreadable: a program run through its
- * loader, ld.so --argv0, has the loader's comm and its own argv[0]).
+ * base name of the program it runs, "" if unreadable: argv[0], or for the
+ * dynamic loader run as a command, ld.so [--argv0 NAME] PROGRAM, NAME or
+ * PROGRAM, since its comm is the loader's).
  */
 struct top_proc {
 	int pid, ppid, sid;

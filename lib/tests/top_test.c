@@ -115,10 +115,18 @@ static void build_proc(void)
 	js_handle(1201, 3);
 	proc(1202, "cc1", 1201, 1200);
 	proc(1300, "ld-linux-x86-64", 1100, 1300);
-	/* cargo run by its loader (ld.so --argv0): argv[0] names it. */
-	put("1300/cmdline", "%s%c%s%c", "/opt/cargo/bin/cargo", 0, "build", 0);
+	/* cargo run by the loader as a command, as a wrapper runs it on
+	 * another libc: its --argv0 names it, not the loader. */
+	put("1300/cmdline", "%s%c%s%c%s%c%s%c%s%c%s%c%s%c",
+	    "/opt/lib64/ld-linux-x86-64.so.2", 0, "--library-path", 0,
+	    "/opt/lib", 0, "--argv0", 0, "/opt/bin/cargo", 0,
+	    "/opt/usr/bin/cargo", 0, "build", 0);
 	js_handle(1300, 5);
-	proc(1400, "ninja", 1100, 1400);
+	proc(1400, "ld-linux-x86-64", 1100, 1400);
+	/* ninja by the loader without --argv0: the program's own name. */
+	put("1400/cmdline", "%s%c%s%c%s%c%s%c",
+	    "/lib64/ld-linux-x86-64.so.2", 0, "--inhibit-cache", 0,
+	    "/opt/usr/bin/ninja", 0, "-k0", 0);
 	js_handle(1400, 3);
 	proc(1500, "run.sh", 1, 1500);
 	js_handle(1500, 10);
@@ -225,7 +233,9 @@ static void table_sums_builds(struct top_snapshot *s)
 	ok(strstr(t, "      1200      3      0      -        2  make\n") != NULL,
 	   "table: make's build holds its two accounts' 3 tokens, queues nothing");
 	ok(strstr(t, "      1300      2      1     0s        1  cargo\n") != NULL,
-	   "table: cargo's build holds 2, has a reservation queued, and is named by argv[0]");
+	   "table: cargo's build holds 2, has a reservation queued, named by its loader's --argv0");
+	ok(strstr(t, "      1400      0      1     0s        1  ninja\n") != NULL,
+	   "table: a program the loader runs without --argv0 is named by itself");
 	ok(strstr(t, "account 1201 tokens=2 reserved=1 queued=0 comm=make\n") != NULL,
 	   "table: each account under its build");
 	ok(strstr(t, "1200      3") < strstr(t, "account 1201") &&
