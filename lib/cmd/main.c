@@ -53,6 +53,8 @@ static const char main_usage[] =
 	"                                        crash-safe jobserver of N jobs\n"
 	"  jobserver --create NAME -j N [--mode MODE]\n"
 	"                                        make a system-wide jobserver\n"
+	"  top      [-d SECONDS] [-n COUNT | --once] [NAME]\n"
+	"                                        the builds on the jobservers\n"
 	"\n"
 	"Kinds: one semaphore of several resources, one queue, every kind\n"
 	"granted at once: PERMITS and COUNT may be LABEL=N,... (K, M, G):\n"
