@@ -7,17 +7,18 @@
 // "Cluster semaphores" section of Documentation/userspace-api/fairsem.rst.
 //
 //   fairsem-cluster agent  -endpoints URLS -cluster NAME -machine ID [-local NAME]
-//                          [-limit L] [-ttl S] [-fence S]
+//                          [-limit L|LABEL=N,...] [-ttl S] [-fence S] [-history FILE]
 //   fairsem-cluster status -endpoints URLS -cluster NAME
-//   fairsem-cluster limit  -endpoints URLS -cluster NAME L
+//   fairsem-cluster limit  -endpoints URLS -cluster NAME L|LABEL=N,...
 //
 // etcd layout, under /fairsem-cluster/NAME/:
-//   limit                 L, decimal
-//   q/MACHINE/LEASE-SEQ   one request: "WEIGHT WAITER", attached to the
+//   limit                 "L", or "LABEL=N,..." for kinds
+//   q/MACHINE/LEASE-SEQ   one request: "W[,W...] WAITER", attached to the
 //                         agent's lease.  Requests are served in the order
 //                         of their create revision (then key): request k is
-//                         granted when the weights of every request up to
-//                         and including k add up to at most L.
+//                         granted when, in every kind, the counts of every
+//                         request up to and including k add up to at most
+//                         that kind's limit.
 package main
 
 import (
@@ -35,8 +36,6 @@ import (
 	"syscall"
 	"time"
 
-	"fairsem"
-
 	"go.etcd.io/etcd/clientv3"
 	"go.etcd.io/etcd/etcdserver/api/v3rpc/rpctypes"
 	"go.etcd.io/etcd/mvcc/mvccpb"
@@ -45,7 +44,7 @@ import (
 type request struct {
 	key    string
 	rev    int64 // create revision; 0 until seen in a snapshot
-	w      uint64
+	w      vec
 	waiter string // the local waiter it was made for; "" once detached
 	added  bool   // its permits were ADDed to the local semaphore
 	missed int    // scans in a row without its waiter
@@ -61,7 +60,11 @@ type agent struct {
 	idle    time.Duration
 	mutant  string
 
-	sem *fairsem.Semaphore
+	loc   *local
+	n     int       // kinds
+	spec  limitSpec // the kinds, and the limit at the start
+	hist  *history
+	async *asyncTracker
 
 	mu      sync.Mutex // local ADD and REMOVE against the fence
 	fenced  bool
@@ -88,27 +91,42 @@ func op(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
 }
 
-// add raises the local limit by n, unless fenced.
-func (a *agent) add(n uint64) bool {
+// rec writes a history line: what local programs can hold now.
+func (a *agent) rec(event, key string) {
+	if a.hist == nil {
+		return
+	}
+	t := monotonic()
+	i, err := a.loc.info()
+	if err != nil {
+		return
+	}
+	a.hist.record(t, i.limit.max(i.taken), event, key)
+}
+
+// add raises the local limit by n for request key, unless fenced.
+func (a *agent) add(n vec, key string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.fenced && a.mutant != "no-fence" {
 		return false
 	}
-	if err := a.sem.Add(int64(n)); err != nil {
-		logf("add %d: %v", n, err)
+	if err := a.loc.add(n); err != nil {
+		logf("add %s: %v", n, err)
 		return false
 	}
+	a.rec("add", key)
 	return true
 }
 
-func (a *agent) remove(n uint64) {
-	if n == 0 {
+func (a *agent) remove(n vec, event string) {
+	if n.zero() {
 		return
 	}
-	if err := a.sem.Remove(int64(n)); err != nil {
-		logf("remove %d: %v", n, err)
+	if err := a.loc.remove(n); err != nil {
+		logf("remove %s: %v", n, err)
 	}
+	a.rec(event, "")
 }
 
 // setFence: from now on no local grant (the local limit drops to 0, so a
@@ -123,8 +141,8 @@ func (a *agent) setFence(why string) {
 		return
 	}
 	a.fenced = true
-	if i, err := a.sem.Info(); err == nil {
-		a.remove(i.Limit)
+	if i, err := a.loc.info(); err == nil {
+		a.remove(i.limit, "fence")
 	}
 	logf("fenced: %s", why)
 }
@@ -199,7 +217,7 @@ func (a *agent) keepAlive(id clientv3.LeaseID) {
 func (a *agent) newLease() {
 	for {
 		if a.mutant != "no-fence" {
-			if i, err := a.sem.Info(); err == nil && i.Taken > 0 {
+			if i, err := a.loc.info(); err == nil && !i.taken.zero() {
 				time.Sleep(a.tick)
 				continue
 			}
@@ -213,6 +231,7 @@ func (a *agent) newLease() {
 			a.lease = g.ID
 			a.keepAlive(g.ID)
 			a.unfence()
+			a.rec("lease", "")
 			logf("lease %x", int64(g.ID))
 			return
 		}
@@ -223,33 +242,24 @@ func (a *agent) newLease() {
 
 type snap struct {
 	rev     int64
-	limit   uint64
+	limit   vec
 	granted map[string]bool
 	present map[string]*mvccpb.KeyValue
 }
 
-func parseW(v []byte) uint64 {
-	f := strings.Fields(string(v))
-	if len(f) == 0 {
-		return 0
-	}
-	n, _ := strconv.ParseUint(f[0], 10, 64)
-	return n
-}
-
-// queue: every request in cluster order, and the limit.
-func queue(cli *clientv3.Client, prefix string) (*clientv3.GetResponse, uint64, error) {
+// queue: every request in cluster order, and the limit ("" if none).
+func queue(cli *clientv3.Client, prefix string) (*clientv3.GetResponse, string, error) {
 	ctx, cancel := op(2 * time.Second)
 	defer cancel()
 	txn, err := cli.Txn(ctx).Then(
 		clientv3.OpGet(prefix+"limit"),
 		clientv3.OpGet(prefix+"q/", clientv3.WithPrefix())).Commit()
 	if err != nil {
-		return nil, 0, err
+		return nil, "", err
 	}
-	var limit uint64
+	var limit string
 	if kvs := txn.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
-		limit, _ = strconv.ParseUint(strings.TrimSpace(string(kvs[0].Value)), 10, 64)
+		limit = string(kvs[0].Value)
 	}
 	r := (*clientv3.GetResponse)(txn.Responses[1].GetResponseRange())
 	r.Header = txn.Header
@@ -268,23 +278,38 @@ func order(kvs []*mvccpb.KeyValue) {
 }
 
 // grants applies the grant rule to requests in cluster order: a request
-// is granted when the weights up to and including it add up to at most
-// limit.  Once one does not fit, none behind it does (weights are > 0).
-func grants(kvs []*mvccpb.KeyValue, limit uint64) map[string]bool {
+// is granted when, in every kind, the counts up to and including it add
+// up to at most the limit.  Once one does not fit, none behind it does
+// (the sums only grow).
+func grants(kvs []*mvccpb.KeyValue, limit vec) map[string]bool {
 	g := map[string]bool{}
-	var sum uint64
+	sum := make(vec, len(limit))
 	for _, kv := range kvs {
-		sum += parseW(kv.Value)
-		g[string(kv.Key)] = sum <= limit
+		sum = sum.plus(parseW(kv.Value, len(limit)))
+		g[string(kv.Key)] = sum.le(limit)
 	}
 	return g
 }
 
+// limitVec: the limit in etcd as a vector of the agent's kinds; zeros
+// (nothing granted) when it is missing or names other kinds.
+func (a *agent) limitVec(s string) vec {
+	l, err := parseLimit(s)
+	if err != nil || !l.sameKinds(a.spec) {
+		if s != "" {
+			logf("limit %q: not a limit of kinds %s", s, a.spec)
+		}
+		return make(vec, a.n)
+	}
+	return l.limit
+}
+
 func (a *agent) snapshot() (*snap, error) {
-	r, limit, err := queue(a.cli, a.prefix)
+	r, ls, err := queue(a.cli, a.prefix)
 	if err != nil {
 		return nil, err
 	}
+	limit := a.limitVec(ls)
 	s := &snap{rev: r.Header.Revision, limit: limit,
 		granted: grants(r.Kvs, limit), present: map[string]*mvccpb.KeyValue{}}
 	for _, kv := range r.Kvs {
@@ -298,36 +323,40 @@ func (a *agent) snapshot() (*snap, error) {
 func (a *agent) del(r *request) {
 	ctx, cancel := op(2 * time.Second)
 	defer cancel()
-	_, err := a.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(r.key), "=", r.rev)).
+	t, err := a.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(r.key), "=", r.rev)).
 		Then(clientv3.OpDelete(r.key)).Commit()
 	if err != nil {
 		logf("delete %s: %v", r.key, err)
 		return
 	}
+	a.hist.seen(t.Header.Revision)
+	a.rec("delete", r.key)
 	delete(a.mine, r.key)
 	if r.waiter != "" && a.byWaiter[r.waiter] == r {
 		delete(a.byWaiter, r.waiter)
 	}
 }
 
-func (a *agent) shrink(r *request, w uint64) bool {
+func (a *agent) shrink(r *request, w vec) bool {
 	ctx, cancel := op(2 * time.Second)
 	defer cancel()
-	_, err := a.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(r.key), "=", r.rev)).
-		Then(clientv3.OpPut(r.key, fmt.Sprintf("%d %s", w, r.waiter), clientv3.WithLease(a.lease))).Commit()
+	t, err := a.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(r.key), "=", r.rev)).
+		Then(clientv3.OpPut(r.key, fmt.Sprintf("%s %s", w, r.waiter), clientv3.WithLease(a.lease))).Commit()
 	if err != nil {
 		logf("shrink %s: %v", r.key, err)
 		return false
 	}
 	r.w = w
+	a.hist.seen(t.Header.Revision)
+	a.rec("shrink", r.key)
 	return true
 }
 
-func (a *agent) held() uint64 {
-	var c uint64
+func (a *agent) held() vec {
+	c := make(vec, a.n)
 	for _, r := range a.mine {
 		if r.added {
-			c += r.w
+			c = c.plus(r.w)
 		}
 	}
 	return c
@@ -336,19 +365,16 @@ func (a *agent) held() uint64 {
 // giveBack returns what the agent holds beyond what local programs can
 // hold: max(limit, taken) after the REMOVE.  Newest requests first.
 func (a *agent) giveBack() {
-	i, err := a.sem.Info()
+	i, err := a.loc.info()
 	if err != nil {
 		return
 	}
-	need := i.Limit
-	if i.Taken > need {
-		need = i.Taken
-	}
+	need := i.limit.max(i.taken)
 	c := a.held()
-	if c <= need {
+	if c.le(need) {
 		return
 	}
-	excess := c - need
+	excess := c.minus(need)
 	var added []*request
 	for _, r := range a.mine {
 		if r.added && r.rev > 0 {
@@ -357,15 +383,19 @@ func (a *agent) giveBack() {
 	}
 	sort.Slice(added, func(x, y int) bool { return added[x].rev > added[y].rev })
 	for _, r := range added {
-		if excess == 0 {
+		if excess.zero() {
 			break
 		}
-		if r.w <= excess {
-			excess -= r.w
-			a.del(r)
-		} else if a.shrink(r, r.w-excess) {
-			excess = 0
+		take := r.w.min(excess)
+		if take.zero() {
+			continue
 		}
+		if left := r.w.minus(take); left.zero() {
+			a.del(r)
+		} else if !a.shrink(r, left) {
+			continue
+		}
+		excess = excess.minus(take)
 	}
 }
 
@@ -374,6 +404,9 @@ func (a *agent) step() {
 	if err != nil {
 		time.Sleep(a.tick)
 		return
+	}
+	if a.hist.seen(s.rev) {
+		a.rec("seen", "")
 	}
 	for k, r := range a.mine {
 		kv, ok := s.present[k]
@@ -386,7 +419,7 @@ func (a *agent) step() {
 			continue
 		}
 		r.rev = kv.CreateRevision
-		r.w = parseW(kv.Value)
+		r.w = parseW(kv.Value, a.n)
 	}
 	// A request of ours that we do not know: a Put whose answer timed out
 	// after etcd made it.  Never ADDed here: it goes (its waiter, if still
@@ -404,12 +437,15 @@ func (a *agent) step() {
 	}
 	sort.Slice(mine, func(x, y int) bool { return mine[x].key < mine[y].key })
 	for _, r := range mine {
-		if !r.added && r.rev > 0 && s.granted[r.key] && a.add(r.w) {
+		if !r.added && r.rev > 0 && s.granted[r.key] && a.add(r.w, r.key) {
 			r.added = true
 		}
 	}
 	// The local waiters: one request each.
-	ws := discover(a.semID())
+	ws := discover(a.loc.id, a.n)
+	if a.async != nil {
+		ws = sortWaiters(append(ws, a.async.scan()...))
+	}
 	seen := map[string]bool{}
 	var fresh []waiter
 	for _, w := range ws {
@@ -436,10 +472,10 @@ func (a *agent) step() {
 	}
 	// Permits free on this machine go back, and so do permits that sat
 	// idle behind a local head that does not fit for a.idle.
-	i, err := a.sem.Info()
-	if err == nil && i.Available > 0 {
+	i, err := a.loc.info()
+	if err == nil && !i.available.zero() {
 		now := time.Now()
-		if i.Waiters == 0 {
+		if i.waiters == 0 {
 			a.idleFrom = time.Time{}
 			a.returnFree(false)
 		} else if a.idleFrom.IsZero() {
@@ -458,8 +494,8 @@ func (a *agent) step() {
 // they were added for ask again (behind the others).
 func (a *agent) returnFree(detach bool) {
 	a.mu.Lock()
-	if i, err := a.sem.Info(); err == nil {
-		a.remove(i.Available)
+	if i, err := a.loc.info(); err == nil {
+		a.remove(i.available, "remove")
 	}
 	a.mu.Unlock()
 	if detach {
@@ -479,7 +515,7 @@ func (a *agent) enqueue(ws []waiter) {
 		a.seq++
 		r := &request{key: fmt.Sprintf("%sq/%s/%016x-%08d", a.prefix, a.machine, int64(a.lease), a.seq),
 			w: w.count, waiter: w.id}
-		ops = append(ops, clientv3.OpPut(r.key, fmt.Sprintf("%d %s", r.w, r.waiter), clientv3.WithLease(a.lease)))
+		ops = append(ops, clientv3.OpPut(r.key, fmt.Sprintf("%s %s", r.w, r.waiter), clientv3.WithLease(a.lease)))
 		rs = append(rs, r)
 	}
 	ctx, cancel := op(2 * time.Second)
@@ -494,11 +530,9 @@ func (a *agent) enqueue(ws []waiter) {
 		a.mine[r.key] = r
 		a.byWaiter[r.waiter] = r
 	}
+	a.hist.seen(t.Header.Revision)
+	a.rec("enqueue", rs[0].key)
 }
-
-var semID uint64
-
-func (a *agent) semID() uint64 { return semID }
 
 // adopt takes over the requests of a previous agent of this machine whose
 // lease is still alive (an agent killed and restarted): the permits its
@@ -529,11 +563,12 @@ func (a *agent) adopt() bool {
 	a.lastAck.Store(t0)
 	a.lease = lease
 	a.keepAlive(lease)
+	a.hist.seen(s.rev)
 	for k, kv := range s.present {
 		if !strings.HasPrefix(k, mp) || clientv3.LeaseID(kv.Lease) != lease {
 			continue
 		}
-		r := &request{key: k, rev: kv.CreateRevision, w: parseW(kv.Value), added: true}
+		r := &request{key: k, rev: kv.CreateRevision, w: parseW(kv.Value, a.n), added: true}
 		a.mine[k] = r
 		if !s.granted[k] {
 			a.del(r)
@@ -542,8 +577,62 @@ func (a *agent) adopt() bool {
 			a.seq = int(n)
 		}
 	}
-	logf("adopted lease %x: %d permits", int64(lease), a.held())
+	a.rec("adopt", "")
+	logf("adopted lease %x: %s permits", int64(lease), a.held())
 	return true
+}
+
+func dial(endpoints string) (*clientv3.Client, error) {
+	return clientv3.New(clientv3.Config{
+		Endpoints:            strings.Split(endpoints, ","),
+		DialTimeout:          2 * time.Second,
+		DialKeepAliveTime:    time.Second,
+		DialKeepAliveTimeout: time.Second,
+	})
+}
+
+// etcdErr names a timeout as the contract does.
+func etcdErr(what string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return errnoErr(what+": etcd did not answer", syscall.ETIMEDOUT)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// setLimit writes limit l, refusing kinds other than those already there
+// (EINVAL); with onlyNew, only if there is no limit yet.
+func setLimit(cli *clientv3.Client, prefix string, l limitSpec, onlyNew bool) error {
+	key := prefix + "limit"
+	for {
+		ctx, cancel := op(5 * time.Second)
+		g, err := cli.Get(ctx, key)
+		cancel()
+		if err != nil {
+			return etcdErr("limit", err)
+		}
+		var cmp clientv3.Cmp
+		if len(g.Kvs) == 0 {
+			cmp = clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
+		} else {
+			if onlyNew {
+				return nil
+			}
+			old, err := parseLimit(string(g.Kvs[0].Value))
+			if err == nil && !old.sameKinds(l) {
+				return errnoErr(fmt.Sprintf("limit %s: the semaphore's kinds are those of %s", l, old), syscall.EINVAL)
+			}
+			cmp = clientv3.Compare(clientv3.ModRevision(key), "=", g.Kvs[0].ModRevision)
+		}
+		ctx, cancel = op(5 * time.Second)
+		t, err := cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, l.String())).Commit()
+		cancel()
+		if err != nil {
+			return etcdErr("limit", err)
+		}
+		if t.Succeeded {
+			return nil
+		}
+	}
 }
 
 func runAgent(args []string) error {
@@ -552,15 +641,16 @@ func runAgent(args []string) error {
 	name := fs.String("cluster", "", "the cluster semaphore's name")
 	machine := fs.String("machine", "", "this machine's name (default: the host name)")
 	local := fs.String("local", "", "the local named semaphore (default: the cluster name, in $FAIRSEM_DIR)")
-	limit := fs.Uint64("limit", 0, "set the limit to L if the cluster semaphore has none yet")
+	limit := fs.String("limit", "", "set the limit (L or LABEL=N,...) if the cluster semaphore has none yet")
 	ttl := fs.Int64("ttl", 10, "the lease's TTL, seconds")
 	fence := fs.Float64("fence", 0, "seconds without an acknowledged keepalive before local grants stop (default TTL/2)")
 	tick := fs.Duration("tick", 100*time.Millisecond, "how often local waiters are looked for")
 	idle := fs.Duration("idle", 2*time.Second, "how long free permits may wait behind a local head that does not fit")
+	histPath := fs.String("history", "", "append the history of what this machine can hold to FILE")
 	mutant := fs.String("mutant", "", "testing only: no-fence (grant through a partition, forget on lease loss)")
 	fs.Parse(args)
 	if *name == "" {
-		return errors.New("-cluster NAME is needed")
+		return errnoErr("-cluster NAME is needed", syscall.EINVAL)
 	}
 	if *machine == "" {
 		*machine, _ = os.Hostname()
@@ -573,47 +663,57 @@ func runAgent(args []string) error {
 		f = time.Duration(*ttl) * time.Second / 2
 	}
 	if f >= time.Duration(*ttl)*time.Second {
-		return errors.New("-fence must be below -ttl")
+		return errnoErr("-fence must be below -ttl", syscall.EINVAL)
 	}
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:            strings.Split(*endpoints, ","),
-		DialTimeout:          2 * time.Second,
-		DialKeepAliveTime:    time.Second,
-		DialKeepAliveTimeout: time.Second,
-	})
+	var want limitSpec
+	if *limit != "" {
+		var err error
+		if want, err = parseLimit(*limit); err != nil {
+			return err
+		}
+	}
+	cli, err := dial(*endpoints)
 	if err != nil {
 		return err
 	}
 	a := &agent{cli: cli, prefix: "/fairsem-cluster/" + *name + "/", machine: *machine,
 		ttl: *ttl, fence: f, tick: *tick, idle: *idle, mutant: *mutant,
 		mine: map[string]*request{}, byWaiter: map[string]*request{}}
-	if *limit > 0 {
-		ctx, cancel := op(5 * time.Second)
-		_, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(a.prefix+"limit"), "=", 0)).
-			Then(clientv3.OpPut(a.prefix+"limit", strconv.FormatUint(*limit, 10))).Commit()
-		cancel()
-		if err != nil {
-			return fmt.Errorf("set limit: %w", err)
+	if *limit != "" {
+		if err := setLimit(cli, a.prefix, want, true); err != nil {
+			return err
 		}
 	}
-	a.sem, err = fairsem.OpenNamed(*local)
-	if errors.Is(err, syscall.ENOENT) {
-		a.sem, err = fairsem.CreateNamed(*local, 0, fairsem.FIFO, 0o666)
-	}
+	_, ls, err := queue(cli, a.prefix)
 	if err != nil {
+		return etcdErr("read the limit", err)
+	}
+	if ls == "" {
+		return errnoErr("cluster semaphore "+*name+" has no limit (give -limit)", syscall.ENOENT)
+	}
+	if a.spec, err = parseLimit(ls); err != nil {
 		return err
 	}
-	i, err := a.sem.Info()
-	if err != nil {
+	a.n = a.spec.nkinds()
+	if a.loc, err = openLocal(*local, a.spec); err != nil {
 		return err
 	}
-	semID = i.ID
+	if a.hist, err = openHistory(*histPath); err != nil {
+		return err
+	}
 	// Whatever a previous agent added is no longer granted by anyone we
 	// know of: the limit drops to 0, the holders keep what they hold.
 	a.mu.Lock()
 	a.fenced = true
-	a.remove(i.Limit)
+	if i, err := a.loc.info(); err == nil {
+		a.remove(i.limit, "remove")
+	}
 	a.mu.Unlock()
+	if a.n == 1 {
+		if a.async, err = startAsync(a.loc.id); err != nil {
+			logf("asynchronous waiters not carried: %v", err)
+		}
+	}
 	if a.adopt() {
 		a.unfence()
 	} else {
@@ -625,7 +725,7 @@ func runAgent(args []string) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	wch := cli.Watch(clientv3.WithRequireLeader(ctx), a.prefix, clientv3.WithPrefix())
-	logf("machine %s serves %s as %s (ttl %ds, fence %s)", a.machine, *name, *local, a.ttl, a.fence)
+	logf("machine %s serves %s (%s) as %s (ttl %ds, fence %s)", a.machine, *name, a.spec, *local, a.ttl, a.fence)
 	t := time.NewTicker(a.tick)
 	defer t.Stop()
 	for {
@@ -652,6 +752,7 @@ func runAgent(args []string) error {
 		if fenced && time.Duration(mono()-a.lastAck.Load()) <= a.fence {
 			a.unfence()
 		}
+		a.rec("tick", "")
 		a.step()
 	}
 }
@@ -661,32 +762,40 @@ func runStatus(args []string) error {
 	endpoints := fs.String("endpoints", "http://127.0.0.1:2379", "etcd client URLs, comma-separated")
 	name := fs.String("cluster", "", "the cluster semaphore's name")
 	fs.Parse(args)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*endpoints, ","), DialTimeout: 2 * time.Second})
+	cli, err := dial(*endpoints)
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
 	prefix := "/fairsem-cluster/" + *name + "/"
-	r, limit, err := queue(cli, prefix)
+	r, ls, err := queue(cli, prefix)
+	if err != nil {
+		return etcdErr("status", err)
+	}
+	if ls == "" {
+		return errnoErr("cluster semaphore "+*name+" has no limit", syscall.ENOENT)
+	}
+	spec, err := parseLimit(ls)
 	if err != nil {
 		return err
 	}
-	var held, waiting uint64
+	var waiting int
+	held := make(vec, spec.nkinds())
 	var lines []string
-	g := grants(r.Kvs, limit)
+	g := grants(r.Kvs, spec.limit)
 	for _, kv := range r.Kvs {
-		w := parseW(kv.Value)
+		w := parseW(kv.Value, spec.nkinds())
 		state := "waiting"
 		if g[string(kv.Key)] {
 			state = "granted"
-			held += w
+			held = held.plus(w)
 		} else {
 			waiting++
 		}
 		k := strings.TrimPrefix(string(kv.Key), prefix+"q/")
-		lines = append(lines, fmt.Sprintf("  %-8s rev=%-8d weight=%-4d %s", state, kv.CreateRevision, w, k))
+		lines = append(lines, fmt.Sprintf("  %-8s rev=%-8d weight=%-4s %s", state, kv.CreateRevision, w, k))
 	}
-	fmt.Printf("cluster %s: limit %d, granted %d, requests %d, waiting %d\n", *name, limit, held, len(r.Kvs), waiting)
+	fmt.Printf("cluster %s: limit %s, granted %s, requests %d, waiting %d\n", *name, spec, held, len(r.Kvs), waiting)
 	for _, l := range lines {
 		fmt.Println(l)
 	}
@@ -698,22 +807,19 @@ func runLimit(args []string) error {
 	endpoints := fs.String("endpoints", "http://127.0.0.1:2379", "etcd client URLs, comma-separated")
 	name := fs.String("cluster", "", "the cluster semaphore's name")
 	fs.Parse(args)
-	if fs.NArg() != 1 {
-		return errors.New("usage: fairsem-cluster limit -cluster NAME L")
+	if fs.NArg() != 1 || *name == "" {
+		return errnoErr("usage: fairsem-cluster limit -cluster NAME L|LABEL=N,...", syscall.EINVAL)
 	}
-	l, err := strconv.ParseUint(fs.Arg(0), 10, 64)
+	l, err := parseLimit(fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*endpoints, ","), DialTimeout: 2 * time.Second})
+	cli, err := dial(*endpoints)
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	ctx, cancel := op(5 * time.Second)
-	defer cancel()
-	_, err = cli.Put(ctx, "/fairsem-cluster/"+*name+"/limit", strconv.FormatUint(l, 10))
-	return err
+	return setLimit(cli, "/fairsem-cluster/"+*name+"/", l, false)
 }
 
 func main() {
@@ -730,7 +836,7 @@ func main() {
 	case "limit":
 		err = runLimit(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q", os.Args[1])
+		err = errnoErr(fmt.Sprintf("unknown command %q", os.Args[1]), syscall.EINVAL)
 	}
 	if err != nil {
 		logf("%v", err)
