@@ -8,7 +8,8 @@
 #
 #   cluster/build.sh OUTDIR      -> OUTDIR/fairsem-cluster, OUTDIR/clustertest
 #
-# after go vet and the agent's unit tests (the grant rule: agent/grant_test.go).
+# after go vet and the unit tests (the grant rule: agent/grant_test.go; the
+# history checker and its mutants: testtool/history_test.go).
 #
 # Static (CGO_ENABLED=0): they run in the Debian VM as built here.
 set -euo pipefail
@@ -39,7 +40,7 @@ export GOPATH=$gopath:/usr/share/gocode GO111MODULE=off CGO_ENABLED=0 GOPROXY=of
 	GOCACHE=${GOCACHE:-$out/gocache} GOFLAGS=
 cd "$gopath/src/fairsem-cluster"
 go vet ./agent ./testtool
-go test ./agent
+go test ./agent ./testtool
 go build -o "$out/fairsem-cluster" ./agent
 go build -o "$out/clustertest" ./testtool
 echo "cluster/build.sh: $out/fairsem-cluster $out/clustertest"

@@ -35,7 +35,7 @@ cp "$out/fairsem-cluster" "$out/clustertest" "$here/vm/scenario.sh" "$payload/"
 cp "$root/build/lib/fairsem-static" "$payload/fairsem"
 rc=0
 "$root/scripts/debvm/run.sh" --name cluster --module "$ko" --files "$payload" \
-	--timeout "${CLUSTER_TIMEOUT:-900}" -- bash ./scenario.sh >"$out/vm.out" 2>&1 || rc=$?
+	--timeout "${CLUSTER_TIMEOUT:-1800}" -- bash ./scenario.sh >"$out/vm.out" 2>&1 || rc=$?
 cat "$out/vm.out"
 passed=$(grep -c '^ok [0-9]' "$out/vm.out")
 failed=$(grep -c '^not ok [0-9]' "$out/vm.out")

@@ -22,6 +22,19 @@
 //                                   started at random gaps, each under
 //                                   `fairsem run --name SEM -n W`
 //   clustertest local PATH          the local semaphore: limit taken waiters
+//   clustertest poll -name SEM -n W -sock P -m M -id ID -until FILE
+//                                   an event loop's acquire: asynchronous
+//                                   (FAIRSEM_ACQ_ASYNC), epoll until the
+//                                   handle is readable, read the grant,
+//                                   then hold as hold does
+//   clustertest recorder -endpoints URLS -cluster NAME -out FILE
+//                                   etcd's history of the cluster semaphore,
+//                                   every event from revision 1 with the
+//                                   CLOCK_MONOTONIC time it was received
+//   clustertest history [-endpoints URLS] -cluster NAME -events FILE M=FILE...
+//                                   the checker over that history and the
+//                                   agents' (history.go); exit 1 on a
+//                                   violation
 package main
 
 import (
@@ -135,9 +148,9 @@ func link(how string, i int) {
 // inside by itself; the history is the order of entries.
 type checker struct {
 	mu         sync.Mutex
-	limit      uint64
-	inside     uint64
-	max        uint64
+	limit      cvec
+	inside     cvec
+	max        cvec
 	violations int
 	enters     int
 	leaves     int
@@ -154,16 +167,18 @@ func (c *checker) event(format string, a ...interface{}) {
 func (c *checker) serve(conn net.Conn) {
 	defer conn.Close()
 	r := bufio.NewScanner(conn)
-	var in uint64 // what this connection holds inside
+	var in cvec // what this connection holds inside
 	var who string
 	leave := func(how string) {
-		if in == 0 {
+		if in == nil {
 			return
 		}
-		c.inside -= in
+		for i := range in {
+			c.inside[i] -= in[i]
+		}
 		c.leaves++
-		c.event("%s %s w=%d inside=%d", how, who, in, c.inside)
-		in = 0
+		c.event("%s %s w=%s inside=%s", how, who, in, c.inside)
+		in = nil
 	}
 	for r.Scan() {
 		f := strings.Fields(r.Text())
@@ -173,41 +188,44 @@ func (c *checker) serve(conn net.Conn) {
 		c.mu.Lock()
 		var reply string
 		switch f[0] {
-		case "enter": // enter MACHINE ID WEIGHT
-			if len(f) != 4 || in != 0 {
+		case "enter": // enter MACHINE ID WEIGHT (W or W0,W1,...)
+			w, ok := parseCvec(f[len(f)-1])
+			if len(f) != 4 || in != nil || !ok || len(w) != len(c.limit) {
 				reply = "error"
 				break
 			}
-			w, _ := strconv.ParseUint(f[3], 10, 64)
 			in, who = w, f[1]+"/"+f[2]
-			c.inside += w
+			c.inside = c.inside.plus(w)
 			c.enters++
 			c.order = append(c.order, f[2])
-			if c.inside > c.max {
-				c.max = c.inside
+			for i := range c.max {
+				if c.inside[i] > c.max[i] {
+					c.max[i] = c.inside[i]
+				}
 			}
-			if c.inside > c.limit {
+			if !c.inside.le(c.limit) {
 				c.violations++
-				c.event("VIOLATION enter %s w=%d inside=%d limit=%d", who, w, c.inside, c.limit)
+				c.event("VIOLATION enter %s w=%s inside=%s limit=%s", who, w, c.inside, c.limit)
 			} else {
-				c.event("enter %s w=%d inside=%d", who, w, c.inside)
+				c.event("enter %s w=%s inside=%s", who, w, c.inside)
 			}
 			reply = "ok"
 		case "leave":
 			leave("leave")
 			reply = "ok"
 		case "limit":
-			if len(f) == 2 {
-				c.limit, _ = strconv.ParseUint(f[1], 10, 64)
-				c.event("limit %d", c.limit)
+			reply = "error"
+			if l, ok := parseCvec(f[len(f)-1]); len(f) == 2 && ok && len(l) == len(c.limit) {
+				c.limit = l
+				c.event("limit %s", c.limit)
+				reply = "ok"
 			}
-			reply = "ok"
 		case "stats":
-			reply = fmt.Sprintf("limit=%d inside=%d max=%d violations=%d enters=%d leaves=%d order=%s",
+			reply = fmt.Sprintf("limit=%s inside=%s max=%s violations=%d enters=%d leaves=%d order=%s",
 				c.limit, c.inside, c.max, c.violations, c.enters, c.leaves, strings.Join(c.order, ","))
 		case "reset":
-			c.max, c.violations, c.enters, c.leaves, c.order = c.inside, 0, 0, 0, nil
-			c.event("reset inside=%d", c.inside)
+			c.max, c.violations, c.enters, c.leaves, c.order = append(cvec(nil), c.inside...), 0, 0, 0, nil
+			c.event("reset inside=%s", c.inside)
 			reply = "ok"
 		default:
 			reply = "error"
@@ -224,7 +242,7 @@ func (c *checker) serve(conn net.Conn) {
 func runChecker(args []string) {
 	fs := flag.NewFlagSet("checker", flag.ExitOnError)
 	sock := fs.String("sock", "", "unix socket")
-	limit := fs.Uint64("limit", 0, "the limit")
+	limitS := fs.String("limit", "", "the limit: L or L0,L1,...")
 	logp := fs.String("log", "", "history file")
 	fs.Parse(args)
 	os.Remove(*sock)
@@ -236,7 +254,11 @@ func runChecker(args []string) {
 	if err != nil {
 		die("log: %v", err)
 	}
-	c := &checker{limit: *limit, log: lf}
+	limit, ok := parseCvec(*limitS)
+	if !ok {
+		die("limit %q", *limitS)
+	}
+	c := &checker{limit: limit, inside: make(cvec, len(limit)), max: make(cvec, len(limit)), log: lf}
 	for {
 		conn, err := l.Accept()
 		if err != nil {
@@ -278,12 +300,12 @@ func runHold(args []string) {
 	sock := fs.String("sock", "", "checker socket")
 	m := fs.String("m", "", "machine")
 	id := fs.String("id", "", "holder id")
-	w := fs.Uint64("w", 1, "weight")
+	w := fs.String("w", "1", "weight: W or W0,W1,...")
 	ms := fs.Int("ms", 0, "hold this long")
 	until := fs.String("until", "", "hold until this file exists")
 	fs.Parse(args)
 	conn, r := dial(*sock)
-	if a := say(conn, r, fmt.Sprintf("enter %s %s %d", *m, *id, *w)); a != "ok" {
+	if a := say(conn, r, fmt.Sprintf("enter %s %s %s", *m, *id, *w)); a != "ok" {
 		die("enter: %s", a)
 	}
 	if *until != "" {
@@ -358,12 +380,22 @@ func runLocal(args []string) {
 	if err != nil {
 		die("%s: %v", args[0], err)
 	}
-	i, err := s.Info()
+	k, err := fairsem.KindsFromFile(s.File())
+	if err != nil {
+		die("%s: %v", args[0], err)
+	}
+	i, err := k.Info()
 	if err != nil {
 		die("info: %v", err)
 	}
-	fmt.Printf("limit=%d taken=%d waiters=%d\n", i.Limit, i.Taken, i.Waiters)
+	limit, taken := make(cvec, len(i.Kinds)), make(cvec, len(i.Kinds))
+	for n, kd := range i.Kinds {
+		limit[n], taken[n] = kd.Limit, kd.Taken
+	}
+	fmt.Printf("limit=%s taken=%s waiters=%d\n", limit, taken, i.Waiters)
 }
+
+func newFlags(name string) *flag.FlagSet { return flag.NewFlagSet(name, flag.ExitOnError) }
 
 func main() {
 	if len(os.Args) < 2 {
@@ -387,6 +419,12 @@ func main() {
 		runLoad(a)
 	case "local":
 		runLocal(a)
+	case "recorder":
+		runRecorder(a)
+	case "history":
+		runHistory(a)
+	case "poll":
+		runPoll(a)
 	default:
 		die("unknown command %s", os.Args[1])
 	}

@@ -7,29 +7,40 @@
 #
 #   a 3-member etcd on loopback; 3 machines m1..m3, each a network namespace
 #   joined by a veth (clustertest net-up) with a fairsem filesystem of its
-#   own (/run/fairsem-mI) and an agent; one cluster semaphore "db" of L=5.
-#   Every holder enters the checker (clustertest checker), a resource that
-#   counts its concurrent users itself.
+#   own (/run/fairsem-mI) and an agent; one cluster semaphore "db" of L=5,
+#   and one of kinds, "gpu" of cpu=4,gpu=2, served on m1 and m2.  Every
+#   holder enters a checker (clustertest checker), a resource that counts
+#   its concurrent users itself; every agent writes its history
+#   (-history), and a recorder keeps etcd's (clustertest recorder).
 #
 #   A  grant order across machines: a head that does not fit holds back a
 #      later small request of another machine; a later request is not
 #      granted before earlier ones
+#   P  an event loop's acquire (FAIRSEM_ACQ_ASYNC, epoll, read) on m2 is
+#      granted by the cluster
 #   B  load with faults: a holder kill -9'd, an agent kill -9'd and
-#      restarted, the etcd leader kill -9'd
+#      restarted, the etcd leader kill -9'd and restarted
+#   R  the limit raised while requests wait: they are granted; lowered
+#      while more is granted: nothing new until what is granted fits
+#   E  an agent kill -9'd and not restarted: its lease expires, its
+#      requests leave etcd and their place goes to the next
+#   K  kinds: a head short of one kind holds back a request that fits
 #   C  m3 cut off from etcd (its link down) while it holds permits and has
 #      a waiter, until its lease expires, then healed: the waiter must not
 #      be granted while m3 is cut off, not even with permits released there
 #   after each: never more than L inside (the checker), every holder done,
 #   no request key left in etcd, every local semaphore at limit 0
+#   H  the history checker (clustertest history) over etcd's history and
+#      the agents': no violation
 #   D  the mutant agent (-mutant no-fence) on m3, C again: the checker must
-#      see more than L inside
+#      see more than L inside, and the history checker a violation of m3
 #
 # TAP-like lines "ok N ..." / "not ok N ..."; last line "N passed, N failed".
 set -u
 cd "$(dirname "$0")"
 export PATH=$PWD:$PATH
 L=5 TTL=20 FENCE=8
-SOCK=/run/cluster-checker.sock
+SOCK=/run/cluster-checker.sock KSOCK=/run/cluster-kchecker.sock
 n=0 passed=0 failed=0
 check() {
 	local desc=$1
@@ -58,6 +69,7 @@ wait_for() {
 diag() {
 	echo "--- diagnostics: $*"
 	fairsem-cluster status -endpoints $ENDPOINTS -cluster db 2>&1 | head -n 30
+	fairsem-cluster status -endpoints $ENDPOINTS -cluster gpu 2>&1 | head -n 10
 	for i in 1 2 3; do echo "m$i: $(clustertest local /run/fairsem-m$i/db 2>&1)"; done
 	tail -n 8 agent*.log
 	pgrep -af "hold -sock" | head -n 10
@@ -67,6 +79,7 @@ finish() {
 	tail -n 15 agent*.log
 	echo "--- checker history (last 20)"
 	tail -n 20 checker.log
+	echo "--- history lines: $(cat hist*.log khist*.log 2>/dev/null | wc -l), etcd events: $(cat events-*.log 2>/dev/null | wc -l)"
 	echo "$passed passed, $failed failed"
 	# etcd, the agents, the checker and the monitor hold the output open
 	kill $(jobs -p) 2>/dev/null
@@ -103,7 +116,12 @@ for i in 1 2 3; do
 	mount -t fairsem none /run/fairsem-m$i
 done
 clustertest checker -sock $SOCK -limit $L -log checker.log &
-wait_for 10 '[ -S $SOCK ]'
+clustertest checker -sock $KSOCK -limit 4,2 -log kchecker.log &
+wait_for 10 '[ -S $SOCK ] && [ -S $KSOCK ]'
+# etcd's own history of both cluster semaphores, for the history checker
+for c in db gpu; do
+	clustertest recorder -endpoints $ENDPOINTS -cluster $c -out events-$c.log 2>>recorder.log &
+done
 
 declare -A apid
 start_agent() { # I [FLAGS]
@@ -112,10 +130,18 @@ start_agent() { # I [FLAGS]
 	nsenter --net=/run/netns/m$i fairsem-cluster agent \
 		-endpoints http://10.77.$i.1:23791,http://10.77.$i.1:23792,http://10.77.$i.1:23793 \
 		-cluster db -machine m$i -local /run/fairsem-m$i/db -limit $L \
-		-ttl $TTL -fence $FENCE -tick 200ms "$@" >>agent$i.log 2>&1 &
+		-ttl $TTL -fence $FENCE -tick 200ms -history hist$i.log "$@" >>agent$i.log 2>&1 &
 	apid[$i]=$!
 }
+# the cluster semaphore of kinds, on m1 and m2
+start_kagent() { # I
+	nsenter --net=/run/netns/m$1 fairsem-cluster agent \
+		-endpoints http://10.77.$1.1:23791,http://10.77.$1.1:23792,http://10.77.$1.1:23793 \
+		-cluster gpu -machine m$1 -local /run/fairsem-m$1/gpu -limit cpu=4,gpu=2 \
+		-ttl $TTL -fence $FENCE -tick 200ms -history khist$1.log >>kagent$1.log 2>&1 &
+}
 for i in 1 2 3; do start_agent $i; done
+for i in 1 2; do start_kagent $i; done
 # progress, for the log: every 60 s, the queue and each agent's last line
 (
 	while sleep 60; do
@@ -128,6 +154,27 @@ for i in 1 2 3; do start_agent $i; done
 ) &
 check "each agent made its local semaphore" wait_for 60 \
 	'[ -e /run/fairsem-m1/db ] && [ -e /run/fairsem-m2/db ] && [ -e /run/fairsem-m3/db ]'
+check "the kinds agents made local semaphores of kinds cpu, gpu" wait_for 60 \
+	'[ "$(clustertest local /run/fairsem-m1/gpu)" = "limit=0,0 taken=0,0 waiters=0" ] &&
+	 [ "$(clustertest local /run/fairsem-m2/gpu)" = "limit=0,0 taken=0,0 waiters=0" ]'
+check "every db agent carries asynchronous waiters (tracefs)" \
+	sh -c '! grep -q "asynchronous waiters not carried" agent1.log agent2.log agent3.log'
+# fails_with ERRNO CMD...: CMD fails, and its message names ERRNO
+fails_with() {
+	local e=$1 out
+	shift
+	out=$("$@" 2>&1) && return 1
+	echo "$out" | grep -q "($e)"
+}
+check "fairsem-cluster limit: a limit of other kinds fails with EINVAL" \
+	fails_with EINVAL fairsem-cluster limit -endpoints $ENDPOINTS -cluster gpu 3
+check "fairsem-cluster limit: a malformed limit fails with EINVAL" \
+	fails_with EINVAL fairsem-cluster limit -endpoints $ENDPOINTS -cluster db cpu=1,cpu=2
+check "fairsem-cluster status of a semaphore without a limit fails with ENOENT" \
+	fails_with ENOENT fairsem-cluster status -endpoints $ENDPOINTS -cluster nosuch
+check "an agent whose local semaphore has other kinds fails with EINVAL" \
+	fails_with EINVAL fairsem-cluster agent -endpoints $ENDPOINTS -cluster gpu -machine x \
+		-local /run/fairsem-m3/db
 
 stat() { clustertest ask -sock $SOCK stats | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 queued() { fairsem-cluster status -endpoints $ENDPOINTS -cluster db | sed -n 's/.*requests \([0-9]*\),.*/\1/p'; }
@@ -176,6 +223,23 @@ check "A: all four left" wait_for 30 '[ "$(stat leaves)" = 4 ]'
 check "A: never more than $L inside (max $(stat max))" [ "$(stat violations)" = 0 ]
 all_free A
 
+# --- P: an event loop's acquire on m2 (FAIRSEM_ACQ_ASYNC: EINPROGRESS,
+# epoll until readable, read(2) the count), granted by the cluster
+clustertest ask -sock $SOCK reset >/dev/null
+hold 1 PH 5
+check "P: m1's PH (5 of 5) enters" wait_for 60 'grep -q "enter m1/PH " checker.log'
+clustertest poll -name /run/fairsem-m2/db -n 2 -sock $SOCK -m m2 -id PW -until /tmp/rel-PW >poll.out 2>&1 &
+ppid=$!
+check "P: m2's poller's request is queued (EINPROGRESS)" wait_for 30 'grep -q queued poll.out'
+check "P: m2's agent saw it: its request (2) waits in etcd" wait_for 30 '[ "$(waiting)" = 1 ]'
+touch /tmp/rel-PH
+check "P: PH leaves: the poller's handle turns readable, read(2) gives 2, it enters" \
+	wait_for 30 'grep -q "enter m2/PW " checker.log' || { diag P; cat poll.out; }
+touch /tmp/rel-PW
+check "P: the poller ends" wait_for 30 '! kill -0 $ppid 2>/dev/null'
+check "P: never more than $L inside (max $(stat max))" [ "$(stat violations)" = 0 ]
+all_free P
+
 # --- B: load, a holder killed, an agent killed and restarted, the leader killed
 clustertest ask -sock $SOCK reset >/dev/null
 load() { # I N SEED [FLAGS]
@@ -213,13 +277,103 @@ check "B: m2's agent killed and restarted, adopting its lease" \
 touch /tmp/rel-K
 leader=$(ectl endpoint status 2>/dev/null | awk -F', ' '$5 == "true" { print $1 }' | sed 's/.*:2379//')
 check "B: the etcd leader (e$leader) killed" kill -9 "${epid[$leader]:-none}"
+check "B: a new leader elected among the other two" \
+	wait_for 60 '[ "$(ectl endpoint status 2>/dev/null | grep -c ", true,")" = 1 ]'
+sleep 5
+start_etcd $leader
+check "B: e$leader restarted mid-run and healthy again: 3 members healthy" wait_for 90 \
+	'[ "$(ectl endpoint health 2>&1 | grep -c "is healthy")" -eq 3 ]'
 for i in 1 2 3; do
-	wait_load B $i 120
+	wait_load B $i 180
 done
 check "B: never more than $L inside (max $(stat max), $(stat enters) entries)" \
 	[ "$(stat violations)" = 0 ]
 check "B: 26 holders entered" [ "$(stat enters)" = 26 ]
 all_free B
+
+# --- R: the limit raised while requests wait, then lowered while more is
+# granted than the new limit
+clustertest ask -sock $SOCK reset >/dev/null
+climit() { fairsem-cluster limit -endpoints $ENDPOINTS -cluster db "$1" && clustertest ask -sock $SOCK "limit $1" >/dev/null; }
+hold 1 RP 4
+check "R: m1's RP (4 of 5) enters" wait_for 60 '[ "$(stat enters)" = 1 ]'
+hold 2 RQ 3
+check "R: m2's RQ (3) waits" wait_for 30 '[ "$(waiting)" = 1 ]'
+hold 3 RS 2
+check "R: m3's RS (2) waits behind it" wait_for 30 '[ "$(waiting)" = 2 ]'
+check "R: the limit raised to 9" climit 9
+check "R: the blocked waiters see it: RQ and RS enter" wait_for 30 '[ "$(stat enters)" = 3 ]'
+check "R: the limit lowered to 6 while 9 is granted" climit 6
+hold 1 RT 1
+check "R: m1's RT (1) waits: 9 granted over 6" wait_for 30 '[ "$(waiting)" = 1 ]'
+touch /tmp/rel-RQ
+check "R: RQ leaves: its request leaves etcd" wait_for 30 '[ "$(queued)" = 3 ]'
+sleep 1
+check "R: 6 granted, RT (1) still waits: 7 would not fit 6" \
+	[ "$(waiting)" = 1 -a "$(stat enters)" = 3 ]
+touch /tmp/rel-RS
+check "R: RS leaves: RT enters (4 + 1 <= 6)" wait_for 30 '[ "$(stat enters)" = 4 ]'
+touch /tmp/rel-RP /tmp/rel-RT
+check "R: all four left" wait_for 30 '[ "$(stat leaves)" = 4 ]'
+check "R: the limit back to $L" climit $L
+check "R: never more than the limit inside at an entry (max $(stat max))" [ "$(stat violations)" = 0 ]
+all_free R
+
+# --- E: an agent kill -9'd and not restarted within its lease: its
+# requests leave etcd when the lease expires, and their place goes on
+clustertest ask -sock $SOCK reset >/dev/null
+hold 1 EH 2
+check "E: m1's EH (2) enters" wait_for 60 'grep -q "enter m1/EH " checker.log'
+cut1=$(($(wc -l <agent1.log) + 1))
+kill -9 "${apid[1]}"
+wait "${apid[1]}" 2>/dev/null
+touch /tmp/rel-EH
+check "E: m1's agent kill -9'd; EH leaves" wait_for 30 'grep -q "leave m1/EH " checker.log'
+hold 2 EZ 4
+check "E: m2's EZ (4) waits: m1's dead agent still has 2 granted" wait_for 30 '[ "$(waiting)" = 1 ]'
+check "E: m1's lease expires: its request leaves etcd, and EZ enters" \
+	wait_for 90 'grep -q "enter m2/EZ " checker.log'
+check "E: no request of m1 left in etcd" \
+	sh -c "! fairsem-cluster status -endpoints $ENDPOINTS -cluster db | grep -q ' m1/'"
+start_agent 1
+check "E: m1's agent restarted: its lease gone, it takes a new one" \
+	wait_for 60 'tail -n +$cut1 agent1.log | grep -Eq "^fairsem-cluster: lease [0-9a-f]+$"'
+check "E: and adopted nothing" sh -c "! tail -n +$cut1 agent1.log | grep -q adopted"
+touch /tmp/rel-EZ
+check "E: EZ leaves" wait_for 30 'grep -q "leave m2/EZ " checker.log'
+check "E: never more than $L inside (max $(stat max))" [ "$(stat violations)" = 0 ]
+all_free E
+
+# --- K: kinds.  cpu=4,gpu=2: G1 (1,2) holds on m1, G2 (2,1) on m2 waits
+# for a gpu, G3 (1,0) on m1 fits but waits behind G2
+kstat() { clustertest ask -sock $KSOCK stats | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+kwaiting() { fairsem-cluster status -endpoints $ENDPOINTS -cluster gpu | sed -n 's/.*waiting \([0-9]*\)$/\1/p'; }
+khold() { # I ID LABELLED-COUNT VECTOR
+	fairsem run --name /run/fairsem-m$1/gpu -n $3 -- \
+		clustertest hold -sock $KSOCK -m m$1 -id $2 -w $4 -until /tmp/rel-$2 &
+}
+khold 1 G1 cpu=1,gpu=2 1,2
+check "K: m1's G1 (cpu 1, gpu 2) enters" wait_for 60 '[ "$(kstat enters)" = 1 ]'
+khold 2 G2 cpu=2,gpu=1 2,1
+check "K: m2's G2 (cpu 2, gpu 1) waits for a gpu" wait_for 30 '[ "$(kwaiting)" = 1 ]'
+khold 1 G3 cpu=1 1,0
+check "K: m1's G3 (cpu 1) queues behind G2" wait_for 30 '[ "$(kwaiting)" = 2 ]'
+sleep 1
+check "K: G3 fits but is held back behind G2: only G1 inside" [ "$(kstat enters)" = 1 ]
+touch /tmp/rel-G1
+check "K: G1 leaves: G2 and G3 enter" wait_for 30 '[ "$(kstat enters)" = 3 ]'
+touch /tmp/rel-G2 /tmp/rel-G3
+check "K: all three left" wait_for 30 '[ "$(kstat leaves)" = 3 ]'
+check "K: never more than cpu=4,gpu=2 inside (max $(kstat max))" [ "$(kstat violations)" = 0 ]
+check "K: no request left in etcd" wait_for 40 \
+	'fairsem-cluster status -endpoints $ENDPOINTS -cluster gpu | grep -q "requests 0,"'
+for i in 1 2; do
+	check "K: m$i's local semaphore of kinds: limit 0,0, nothing taken or waiting" \
+		wait_for 20 '[ "$(clustertest local /run/fairsem-m'$i'/gpu)" = "limit=0,0 taken=0,0 waiters=0" ]'
+done
+check "K: the history checker finds no violation: $(clustertest history -endpoints $ENDPOINTS -cluster gpu \
+	-events events-gpu.log m1=khist1.log m2=khist2.log >khistory.out 2>&1; tail -n 1 khistory.out)" \
+	grep -q ", 0 violations$" khistory.out
 
 # --- C and D: m3 cut off from etcd while it holds permits and has a waiter
 #   X (2) holds on m3; m3 is cut off; W (2) waits on m3; once m3's agent
@@ -261,6 +415,14 @@ check "C: m3's agent lost its lease, and took a new one once healed" \
 	sh -c "tail -n +$cut agent3.log | awk '/ lost\$/ { l = 1 } l && /^fairsem-cluster: lease [0-9a-f]+\$/ { f = 1 } END { exit !f }'"
 all_free C
 
+# --- H: the history checker over everything so far
+clustertest history -endpoints $ENDPOINTS -cluster db -events events-db.log \
+	m1=hist1.log m2=hist2.log m3=hist3.log >history.out 2>&1
+check "H: $(tail -n 1 history.out)" grep -q ", 0 violations$" history.out || head -n 20 history.out
+check "H: the agents' histories have lines of every kind of event" \
+	sh -c 'for e in add remove fence enqueue delete lease adopt seen tick; do
+		cat hist*.log | grep -q " $e" || { echo "no $e"; exit 1; }; done'
+
 # --- D: the mutant must fail the checker
 kill -TERM "${apid[3]}"
 wait "${apid[3]}"
@@ -269,4 +431,8 @@ check "D: m3's mutant agent up" wait_for 60 '[ "$(grep -c " serves " agent3.log)
 partition D 1
 check "D: the mutant agent let more than $L in (max $(stat max), $(stat violations) violations)" \
 	[ "$(stat violations)" -gt 0 ]
+clustertest history -endpoints $ENDPOINTS -cluster db -events events-db.log \
+	m1=hist1.log m2=hist2.log m3=hist3.log >history-d.out 2>&1
+check "D: the history checker fails the mutant: $(tail -n 1 history-d.out)" \
+	grep -q "^VIOLATION m3 line [0-9]*: can hold" history-d.out || head -n 20 history-d.out
 finish

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+const pfx = "/fairsem-cluster/db/"
+
+// A history of two machines on a limit of 5: m1's request a (3) granted,
+// m2's b (4) waits behind it, a leaves, b is granted.  Lines are
+// "MONO REV CAP EVENT [KEY]"; events "MONO REV PUT|DELETE KEY CREATE VALUE".
+const goodEvents = `10 2 PUT /fairsem-cluster/db/limit 2 5
+20 3 PUT /fairsem-cluster/db/q/m1/x-1 3 3 w
+30 4 PUT /fairsem-cluster/db/q/m2/y-1 4 4 w
+60 5 DELETE /fairsem-cluster/db/q/m1/x-1 0 
+70 6 PUT /fairsem-cluster/db/q/m2/y-1 4 4 w
+90 7 DELETE /fairsem-cluster/db/q/m2/y-1 0 
+`
+
+const goodM1 = `15 2 0 remove
+21 3 0 enqueue /fairsem-cluster/db/q/m1/x-1
+25 3 3 add /fairsem-cluster/db/q/m1/x-1
+40 4 3 tick
+50 4 0 remove
+55 5 0 delete /fairsem-cluster/db/q/m1/x-1
+`
+
+const goodM2 = `31 4 0 enqueue /fairsem-cluster/db/q/m2/y-1
+62 5 4 add /fairsem-cluster/db/q/m2/y-1
+80 6 4 tick
+85 6 0 remove
+91 7 0 delete /fairsem-cluster/db/q/m2/y-1
+`
+
+func run(t *testing.T, events string, agents map[string]string) *verdict {
+	t.Helper()
+	evs, err := parseEvents(strings.NewReader(events))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := map[string][]record{}
+	for m, h := range agents {
+		r, err := parseRecords(strings.NewReader(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[m] = r
+	}
+	return check(evs, pfx, recs)
+}
+
+func TestHistoryGood(t *testing.T) {
+	v := run(t, goodEvents, map[string]string{"m1": goodM1, "m2": goodM2})
+	if len(v.violations) != 0 {
+		t.Fatalf("violations in a good history: %q", v.violations)
+	}
+	if v.grants != 2 || v.records != 11 {
+		t.Fatalf("%d grants, %d lines; want 2, 11", v.grants, v.records)
+	}
+}
+
+// The mutant that grants what etcd did not: m2 adds b while a holds.
+func TestHistoryAddNotGranted(t *testing.T) {
+	m2 := strings.Replace(goodM2, "62 5 4 add", "33 4 4 add", 1)
+	v := run(t, goodEvents, map[string]string{"m1": goodM1, "m2": m2})
+	if len(v.violations) == 0 || !strings.Contains(v.violations[0], "not granted") {
+		t.Fatalf("violations %q, want an add not granted", v.violations)
+	}
+}
+
+// The mutant that keeps granting through a partition: m1's lease expires
+// (etcd deletes a at revision 5, received at 60) while m1 can still hold
+// 3, and m1 says so at 65: after the expiry, by the recorder's clock.
+func TestHistoryHeldPastExpiry(t *testing.T) {
+	m1 := strings.Replace(goodM1, "50 4 0 remove\n55 5 0 delete /fairsem-cluster/db/q/m1/x-1\n",
+		"65 4 3 tick\n95 7 0 remove\n", 1)
+	v := run(t, goodEvents, map[string]string{"m1": m1, "m2": goodM2})
+	if len(v.violations) == 0 || !strings.Contains(v.violations[0], "m1 line 5: can hold 3") {
+		t.Fatalf("violations %q, want m1 holding past its lease", v.violations)
+	}
+}
+
+// The same line before the expiry was received is no violation: the
+// checker orders a line after an event only when it surely came after.
+func TestHistoryHeldBeforeExpiryReceived(t *testing.T) {
+	m1 := strings.Replace(goodM1, "50 4 0 remove\n55 5 0 delete /fairsem-cluster/db/q/m1/x-1\n",
+		"58 4 3 tick\n59 4 0 fence\n", 1)
+	v := run(t, goodEvents, map[string]string{"m1": m1, "m2": goodM2})
+	if len(v.violations) != 0 {
+		t.Fatalf("violations %q, want none", v.violations)
+	}
+}
+
+// The mutant that forgets to give back: a request left in etcd, and a
+// machine that can still hold permits at the end.
+func TestHistoryNotGivenBack(t *testing.T) {
+	ev := strings.Replace(goodEvents, "90 7 DELETE /fairsem-cluster/db/q/m2/y-1 0 \n", "", 1)
+	m2 := strings.Replace(goodM2, "85 6 0 remove\n91 7 0 delete /fairsem-cluster/db/q/m2/y-1\n", "85 6 4 tick\n", 1)
+	v := run(t, ev, map[string]string{"m1": goodM1, "m2": m2})
+	if len(v.violations) != 2 || !strings.Contains(v.violations[0], "requests left") ||
+		!strings.Contains(v.violations[1], "m2: at the end") {
+		t.Fatalf("violations %q, want a key left and m2 still holding", v.violations)
+	}
+}
+
+// A lowered limit revokes nothing (exception b), and grants nothing new
+// until what is granted fits: c (1) waits while a (3) and b (2) hold 5
+// over a limit of 4, and is granted once b leaves.
+func TestHistoryLoweredLimit(t *testing.T) {
+	ev := `1 2 PUT /fairsem-cluster/db/limit 2 5
+2 3 PUT /fairsem-cluster/db/q/m1/a-1 3 3 w
+3 4 PUT /fairsem-cluster/db/q/m2/b-1 4 2 w
+4 5 PUT /fairsem-cluster/db/limit 2 4
+5 6 PUT /fairsem-cluster/db/q/m1/c-1 6 1 w
+6 7 DELETE /fairsem-cluster/db/q/m2/b-1 0 
+7 8 DELETE /fairsem-cluster/db/q/m1/a-1 0 
+8 9 DELETE /fairsem-cluster/db/q/m1/c-1 0 
+`
+	m1 := "2 6 3 tick\n3 6 4 add /fairsem-cluster/db/q/m1/c-1\n9 9 0 remove\n"
+	v := run(t, ev, map[string]string{"m1": m1})
+	if len(v.violations) == 0 || !strings.Contains(v.violations[0], "c-1, not granted at revision 6") {
+		t.Fatalf("violations %q, want c's add at 6 refused", v.violations)
+	}
+	m1 = "2 6 3 tick\n7 7 4 add /fairsem-cluster/db/q/m1/c-1\n9 9 0 remove\n"
+	if v = run(t, ev, map[string]string{"m1": m1}); len(v.violations) != 0 {
+		t.Fatalf("violations %q, want none", v.violations)
+	}
+}
+
+// Kinds: b (cpu 2, gpu 1) waits for gpu behind a (1, 2) though c (1, 0)
+// behind it would fit; an add of c before a leaves is refused.
+func TestHistoryKinds(t *testing.T) {
+	ev := `1 2 PUT /fairsem-cluster/db/limit 2 cpu=4,gpu=2
+2 3 PUT /fairsem-cluster/db/q/m1/a-1 3 1,2 w
+3 4 PUT /fairsem-cluster/db/q/m2/b-1 4 2,1 w
+4 5 PUT /fairsem-cluster/db/q/m1/c-1 5 1,0 w
+5 6 DELETE /fairsem-cluster/db/q/m1/a-1 0 
+6 7 DELETE /fairsem-cluster/db/q/m2/b-1 0 
+7 8 DELETE /fairsem-cluster/db/q/m1/c-1 0 
+`
+	m1 := "2 5 2,2 add /fairsem-cluster/db/q/m1/c-1\n9 8 0,0 remove\n"
+	v := run(t, ev, map[string]string{"m1": m1})
+	if len(v.violations) != 2 || !strings.Contains(v.violations[0], "not granted") {
+		t.Fatalf("violations %q, want c's add refused", v.violations)
+	}
+}
