@@ -6,7 +6,9 @@
 # golang-github-vishvananda-netlink-dev: scripts/deps.d/cluster.list) and
 # the Go binding (bindings/go, as the package "fairsem"):
 #
-#   cluster/build.sh OUTDIR      -> OUTDIR/fairsem-cluster, OUTDIR/clustertest
+#   cluster/build.sh OUTDIR        -> OUTDIR/fairsem-cluster, OUTDIR/clustertest
+#   cluster/build.sh OUTDIR agent  -> OUTDIR/fairsem-cluster only (the
+#                                     package's build: no netlink needed)
 #
 # after go vet and the unit tests (the grant rule: agent/grant_test.go; the
 # history checker and its mutants: testtool/history_test.go).
@@ -16,10 +18,17 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-out=${1:?usage: $0 OUTDIR}
+out=${1:?usage: $0 OUTDIR [agent]}
+what=${2:-all}
+pkgs="go.etcd.io/etcd/clientv3 github.com/vishvananda/netlink"
+dirs="./agent ./testtool"
+if [ "$what" = agent ]; then
+	pkgs=go.etcd.io/etcd/clientv3
+	dirs=./agent
+fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-for p in go.etcd.io/etcd/clientv3 github.com/vishvananda/netlink; do
+for p in $pkgs; do
 	[ -d "/usr/share/gocode/src/$p" ] || {
 		echo "cluster/build.sh: /usr/share/gocode/src/$p missing (scripts/deps.sh cluster)" >&2
 		exit 1
@@ -39,8 +48,10 @@ done
 export GOPATH=$gopath:/usr/share/gocode GO111MODULE=off CGO_ENABLED=0 GOPROXY=off \
 	GOCACHE=${GOCACHE:-$out/gocache} GOFLAGS=
 cd "$gopath/src/fairsem-cluster"
-go vet ./agent ./testtool
-go test ./agent ./testtool
+# shellcheck disable=SC2086 # two words at most, no globs
+go vet $dirs
+# shellcheck disable=SC2086
+go test $dirs
 go build -o "$out/fairsem-cluster" ./agent
-go build -o "$out/clustertest" ./testtool
-echo "cluster/build.sh: $out/fairsem-cluster $out/clustertest"
+[ "$what" = agent ] || go build -o "$out/clustertest" ./testtool
+echo "cluster/build.sh: built $dirs into $out"

@@ -141,9 +141,12 @@ func (a *agent) setFence(why string) {
 		return
 	}
 	a.fenced = true
-	if i, err := a.loc.info(); err == nil {
-		a.remove(i.limit, "fence")
+	if i, err := a.loc.info(); err == nil && !i.limit.zero() {
+		if err := a.loc.remove(i.limit); err != nil {
+			logf("remove %s: %v", i.limit, err)
+		}
 	}
+	a.rec("fence", "")
 	logf("fenced: %s", why)
 }
 
@@ -712,6 +715,8 @@ func runAgent(args []string) error {
 	if a.n == 1 {
 		if a.async, err = startAsync(a.loc.id); err != nil {
 			logf("asynchronous waiters not carried: %v", err)
+		} else {
+			logf("asynchronous waiters carried: tracefs instance fairsem-cluster-%d", a.loc.id)
 		}
 	}
 	if a.adopt() {
