@@ -251,8 +251,8 @@ type snap struct {
 }
 
 // queue: every request in cluster order, and the limit ("" if none).
-func queue(cli *clientv3.Client, prefix string) (*clientv3.GetResponse, string, error) {
-	ctx, cancel := op(2 * time.Second)
+func queue(cli *clientv3.Client, prefix string, d time.Duration) (*clientv3.GetResponse, string, error) {
+	ctx, cancel := op(d)
 	defer cancel()
 	txn, err := cli.Txn(ctx).Then(
 		clientv3.OpGet(prefix+"limit"),
@@ -308,7 +308,7 @@ func (a *agent) limitVec(s string) vec {
 }
 
 func (a *agent) snapshot() (*snap, error) {
-	r, ls, err := queue(a.cli, a.prefix)
+	r, ls, err := queue(a.cli, a.prefix, 2*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -687,7 +687,7 @@ func runAgent(args []string) error {
 			return err
 		}
 	}
-	_, ls, err := queue(cli, a.prefix)
+	_, ls, err := queue(cli, a.prefix, 5*time.Second)
 	if err != nil {
 		return etcdErr("read the limit", err)
 	}
@@ -773,7 +773,7 @@ func runStatus(args []string) error {
 	}
 	defer cli.Close()
 	prefix := "/fairsem-cluster/" + *name + "/"
-	r, ls, err := queue(cli, prefix)
+	r, ls, err := queue(cli, prefix, 5*time.Second)
 	if err != nil {
 		return etcdErr("status", err)
 	}

@@ -171,7 +171,7 @@ check "fairsem-cluster limit: a limit of other kinds fails with EINVAL" \
 check "fairsem-cluster limit: a malformed limit fails with EINVAL" \
 	fails_with EINVAL fairsem-cluster limit -endpoints $ENDPOINTS -cluster db cpu=1,cpu=2
 check "fairsem-cluster status of a semaphore without a limit fails with ENOENT" \
-	fails_with ENOENT fairsem-cluster status -endpoints $ENDPOINTS -cluster nosuch
+	wait_for 30 fails_with ENOENT fairsem-cluster status -endpoints $ENDPOINTS -cluster nosuch
 check "an agent whose local semaphore has other kinds fails with EINVAL" \
 	fails_with EINVAL fairsem-cluster agent -endpoints $ENDPOINTS -cluster gpu -machine x \
 		-local /run/fairsem-m3/db
@@ -294,18 +294,28 @@ all_free B
 # --- R: the limit raised while requests wait, then lowered while more is
 # granted than the new limit
 clustertest ask -sock $SOCK reset >/dev/null
-climit() { fairsem-cluster limit -endpoints $ENDPOINTS -cluster db "$1" && clustertest ask -sock $SOCK "limit $1" >/dev/null; }
+# The checker's limit is raised before the cluster's, and lowered after
+# it, so that it never judges an entry by a limit lower than the one that
+# granted it.
+climit() { fairsem-cluster limit -endpoints $ENDPOINTS -cluster db "$1"; }
+ask_limit() { [ "$(clustertest ask -sock $SOCK "limit $1")" = ok ]; }
+raise_limit() { ask_limit "$1" && climit "$1"; }
+lower_limit() { climit "$1" && ask_limit "$1"; }
 hold 1 RP 4
 check "R: m1's RP (4 of 5) enters" wait_for 60 '[ "$(stat enters)" = 1 ]'
 hold 2 RQ 3
 check "R: m2's RQ (3) waits" wait_for 30 '[ "$(waiting)" = 1 ]'
 hold 3 RS 2
 check "R: m3's RS (2) waits behind it" wait_for 30 '[ "$(waiting)" = 2 ]'
-check "R: the limit raised to 9" climit 9
+check "R: the limit raised to 9" raise_limit 9
 check "R: the blocked waiters see it: RQ and RS enter" wait_for 30 '[ "$(stat enters)" = 3 ]'
-check "R: the limit lowered to 6 while 9 is granted" climit 6
+check "R: the limit lowered to 6 while 9 is granted" lower_limit 6
 hold 1 RT 1
-check "R: m1's RT (1) waits: 9 granted over 6" wait_for 30 '[ "$(waiting)" = 1 ]'
+# status applies the rule at the limit now: RQ and RS, granted at 9,
+# show as waiting with RT (the contract's "Resizing")
+check "R: m1's RT (1) queues in etcd behind 9 granted over 6" wait_for 30 '[ "$(queued)" = 4 ]'
+sleep 1
+check "R: RT does not enter" [ "$(stat enters)" = 3 ]
 touch /tmp/rel-RQ
 check "R: RQ leaves: its request leaves etcd" wait_for 30 '[ "$(queued)" = 3 ]'
 sleep 1
@@ -315,7 +325,7 @@ touch /tmp/rel-RS
 check "R: RS leaves: RT enters (4 + 1 <= 6)" wait_for 30 '[ "$(stat enters)" = 4 ]'
 touch /tmp/rel-RP /tmp/rel-RT
 check "R: all four left" wait_for 30 '[ "$(stat leaves)" = 4 ]'
-check "R: the limit back to $L" climit $L
+check "R: the limit back to $L" lower_limit $L
 check "R: never more than the limit inside at an entry (max $(stat max))" [ "$(stat violations)" = 0 ]
 all_free R
 
@@ -435,4 +445,5 @@ clustertest history -endpoints $ENDPOINTS -cluster db -events events-db.log \
 	m1=hist1.log m2=hist2.log m3=hist3.log >history-d.out 2>&1
 check "D: the history checker fails the mutant: $(tail -n 1 history-d.out)" \
 	grep -q "^VIOLATION m3 line [0-9]*: can hold" history-d.out || head -n 20 history-d.out
+
 finish
