@@ -11,6 +11,10 @@
 # namespaces, faults, the checker, the mutant), and counts its "ok" and
 # "not ok" lines.  Last line: "N passed, N failed"; the counts also go to
 # build/cluster/results.  Output: build/cluster/vm.out.
+#
+# The packages of make deb (build/deb: fairsem-cluster, fairsem, libfairsem1)
+# go along: the scenario installs them and runs the packaged unit; without
+# them its checks of the packages fail.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,6 +37,11 @@ rm -rf "$payload"
 mkdir -p "$payload"
 cp "$out/fairsem-cluster" "$out/clustertest" "$here/vm/scenario.sh" "$payload/"
 cp "$root/build/lib/fairsem-static" "$payload/fairsem"
+mkdir -p "$payload/debs"
+for p in fairsem-cluster fairsem libfairsem1; do
+	cp "$root"/build/deb/${p}_*.deb "$payload/debs/" 2>/dev/null ||
+		echo "cluster: no $p package in build/deb (make deb)"
+done
 rc=0
 "$root/scripts/debvm/run.sh" --name cluster --module "$ko" --files "$payload" \
 	--timeout "${CLUSTER_TIMEOUT:-1800}" -- bash ./scenario.sh >"$out/vm.out" 2>&1 || rc=$?

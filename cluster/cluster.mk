@@ -7,8 +7,10 @@
 #                         scripts/deps.d/cluster.list)
 #   make check-cluster    its fault test in the Debian VM (cluster/check.sh):
 #                         3 etcd members, 3 machines as network namespaces,
-#                         faults, the checker and the mutant; last line
-#                         "N passed, N failed".  Not part of check-all yet.
+#                         faults, the checkers and the mutant, and the
+#                         packages of make deb installed and their unit run;
+#                         last line "N passed, N failed".  Not part of
+#                         check-all yet.
 
 CLUSTER_MODULE ?= module-$(DEB_NAME)
 
@@ -17,6 +19,6 @@ CLUSTER_MODULE ?= module-$(DEB_NAME)
 cluster:
 	$(TOP)/cluster/build.sh $(BUILD)/cluster
 
-check-cluster: $(CLUSTER_MODULE)
+check-cluster: $(CLUSTER_MODULE) deb
 	$(MAKE) -C $(TOP)/lib lib cmd
 	$(TOP)/cluster/check.sh $(BUILD)/kmod-$(DEB_NAME)/fairsem.ko

@@ -34,6 +34,8 @@
 #      the agents': no violation
 #   D  the mutant agent (-mutant no-fence) on m3, C again: the checker must
 #      see more than L inside, and the history checker a violation of m3
+#   I  the packages (debs/: fairsem-cluster, fairsem, libfairsem1) installed,
+#      and the unit fairsem-cluster@pkg.service serving /run/fairsem/pkg
 #
 # TAP-like lines "ok N ..." / "not ok N ..."; last line "N passed, N failed".
 set -u
@@ -446,4 +448,23 @@ clustertest history -endpoints $ENDPOINTS -cluster db -events events-db.log \
 check "D: the history checker fails the mutant: $(tail -n 1 history-d.out)" \
 	grep -q "^VIOLATION m3 line [0-9]*: can hold" history-d.out || head -n 20 history-d.out
 
+# --- I: installed from the packages: the unit template and the man page
+check "I: the packages fairsem-cluster, fairsem, libfairsem1 install" \
+	sh -c 'ls debs/fairsem-cluster_*.deb debs/fairsem_*.deb debs/libfairsem1_*.deb >/dev/null &&
+	       DEBIAN_FRONTEND=noninteractive dpkg -i debs/*.deb >dpkg.out 2>&1' || tail -n 20 dpkg.out
+check "I: fairsem-cluster(8) is installed" [ -e /usr/share/man/man8/fairsem-cluster.8.gz ]
+check "I: the unit template is installed" [ -e /lib/systemd/system/fairsem-cluster@.service ]
+mkdir -p /etc/fairsem/cluster
+cp /usr/share/doc/fairsem-cluster/examples/cluster.conf /etc/fairsem/cluster/pkg.conf
+sed -i -e "s|^ENDPOINTS=.*|ENDPOINTS=$ENDPOINTS|" -e "s|^OPTIONS=.*|OPTIONS=-limit 2 -ttl 10 -machine pkg|" \
+	/etc/fairsem/cluster/pkg.conf
+check "I: systemctl start fairsem-cluster@pkg (settings from the packaged example)" \
+	systemctl start fairsem-cluster@pkg
+check "I: the unit's agent serves /run/fairsem/pkg" wait_for 60 '[ -e /run/fairsem/pkg ]' ||
+	journalctl -u fairsem-cluster@pkg --no-pager | tail -n 20
+check "I: a program on /run/fairsem/pkg is granted by the cluster" \
+	timeout 60 /usr/bin/fairsem run --name pkg -n 2 -- true
+check "I: fairsem-cluster status shows the packaged semaphore's limit" \
+	sh -c "/usr/bin/fairsem-cluster status -endpoints $ENDPOINTS -cluster pkg | grep -q 'limit 2,'"
+check "I: systemctl stop fairsem-cluster@pkg" systemctl stop fairsem-cluster@pkg
 finish
