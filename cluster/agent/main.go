@@ -39,6 +39,8 @@ import (
 	"go.etcd.io/etcd/clientv3"
 	"go.etcd.io/etcd/etcdserver/api/v3rpc/rpctypes"
 	"go.etcd.io/etcd/mvcc/mvccpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 type request struct {
@@ -596,7 +598,11 @@ func dial(endpoints string) (*clientv3.Client, error) {
 
 // etcdErr names a timeout as the contract does.
 func etcdErr(what string, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
+	// Our own deadline passed (the client turns a gRPC DeadlineExceeded
+	// into it), or etcd's server gave up on its own.
+	st, _ := status.FromError(err)
+	if errors.Is(err, context.DeadlineExceeded) || st.Code() == codes.DeadlineExceeded ||
+		rpctypes.ErrorDesc(err) == context.DeadlineExceeded.Error() {
 		return errnoErr(what+": etcd did not answer", syscall.ETIMEDOUT)
 	}
 	return fmt.Errorf("%s: %w", what, err)

@@ -174,6 +174,11 @@ check "fairsem-cluster limit: a malformed limit fails with EINVAL" \
 	fails_with EINVAL fairsem-cluster limit -endpoints $ENDPOINTS -cluster db cpu=1,cpu=2
 check "fairsem-cluster status of a semaphore without a limit fails with ENOENT" \
 	wait_for 30 fails_with ENOENT fairsem-cluster status -endpoints $ENDPOINTS -cluster nosuch
+check "an agent of a cluster semaphore without a limit, given none, fails with ENOENT" \
+	wait_for 30 fails_with ENOENT fairsem-cluster agent -endpoints $ENDPOINTS -cluster nosuch \
+		-machine x -local /run/fairsem-m3/nosuch
+check "fairsem-cluster status when etcd does not answer fails with ETIMEDOUT" \
+	fails_with ETIMEDOUT fairsem-cluster status -endpoints http://127.0.0.1:9 -cluster db
 check "an agent whose local semaphore has other kinds fails with EINVAL" \
 	fails_with EINVAL fairsem-cluster agent -endpoints $ENDPOINTS -cluster gpu -machine x \
 		-local /run/fairsem-m3/db
