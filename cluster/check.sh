@@ -44,7 +44,7 @@ for p in fairsem-cluster fairsem libfairsem1; do
 done
 rc=0
 "$root/scripts/debvm/run.sh" --name cluster --module "$ko" --files "$payload" \
-	--timeout "${CLUSTER_TIMEOUT:-1800}" -- bash ./scenario.sh >"$out/vm.out" 2>&1 || rc=$?
+	--timeout "${CLUSTER_TIMEOUT:-2400}" -- bash ./scenario.sh >"$out/vm.out" 2>&1 || rc=$?
 cat "$out/vm.out"
 passed=$(grep -c '^ok [0-9]' "$out/vm.out")
 failed=$(grep -c '^not ok [0-9]' "$out/vm.out")
