@@ -110,7 +110,7 @@ struct fairsem_request {
 	struct rb_node rb;
 	struct fairsem_holder *holder;
 	u64 *count;
-	u64 seq:FAIRSEM_SEQ_BITS;
+	u64 seq:48;		/* FAIRSEM_SEQ_BITS */
 	s64 prio:8;
 	u64 state:2;
 	u64 type:2;
