@@ -407,6 +407,10 @@ scen_poll() {
 # Scenario share: the tokens of the jobserver, beside the implicit slot of
 # each build's top client (-j6: 5 tokens, 8 jobs at most with 3 builds).
 SHARE_TOKENS=5
+# How long each of its three builds may take: a guard against a hang, not
+# a measure.  Under TCG at a load of 11, beside the other lanes of
+# check-all, make's 120 jobs once took more than 300 s.
+SHARE_LIMIT=900
 
 # share_ws DIR N: a cargo workspace of N library crates, no dependency at
 # all: cargo may start every one at once, so it asks for every token it
@@ -487,12 +491,12 @@ scen_share() {
 	# token it read) kill -9s cargo's whole group, inside the jobs' lock:
 	# the moment is made by the jobs, not looked for.
 	MAKEFLAGS=$(makeflags 6) JS_SLEEP=0.4 JS_KILL="cg 2 cg 8" JS_MEET=$meet \
-		JS_MEET_B=mk setsid timeout 300 "$MAKE_BIN" --no-print-directory \
+		JS_MEET_B=mk setsid timeout $SHARE_LIMIT "$MAKE_BIN" --no-print-directory \
 		-f "$here/builds/flat.mk" B=mk N=120 >"$JS_RUN/mk.out" 2>&1 &
 	pm=$!
 	mkdir -p "$JS_RUN/nj.d"
 	MAKEFLAGS=$(makeflags 6) JS_B=nj JS_SLEEP=0.4 JS_GATE="b.mk 1" \
-		JS_KILL="cg 2 cg 8" setsid timeout 300 "$JS_NINJA" -k 0 \
+		JS_KILL="cg 2 cg 8" setsid timeout $SHARE_LIMIT "$JS_NINJA" -k 0 \
 		-C "$JS_RUN/nj.d" -f "$here/builds/flat.ninja" \
 		>"$JS_RUN/nj.out" 2>&1 &
 	pn=$!
@@ -511,7 +515,7 @@ scen_share() {
 	fi
 	MAKEFLAGS=$(makeflags 6) RUSTC_WRAPPER=$here/rustc-job.sh JS_CARGO_B=cg \
 		JS_CARGO_MODE=- JS_SLEEP=1 CARGO_HOME=$JS_RUN/cargo-home \
-		CARGO_TARGET_DIR=$JS_RUN/target setsid timeout 300 "$JS_CARGO" \
+		CARGO_TARGET_DIR=$JS_RUN/target setsid timeout $SHARE_LIMIT "$JS_CARGO" \
 		build --offline --quiet -j 16 --workspace \
 		--manifest-path "$JS_RUN/ws/Cargo.toml" >"$JS_RUN/cg.out" 2>&1 &
 	pgc=$!
