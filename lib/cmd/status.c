@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "top.h"
 
 struct handle_rec {
 	uint64_t id, limit, available, taken, holds, waiters;
@@ -149,25 +150,6 @@ static int parse_line(char *line, struct handle_rec *r)
 			snprintf((char *)r + str_fields[i].offset,
 				 str_fields[i].size, "%s", val);
 	return 0;
-}
-
-/* Read a small /proc file into buf; its length, or -1. */
-static ssize_t read_small(int dirfd, const char *name, char *buf, size_t len)
-{
-	ssize_t n, total = 0;
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	while ((size_t)total < len - 1) {
-		n = read(fd, buf + total, len - 1 - (size_t)total);
-		if (n <= 0)
-			break;
-		total += n;
-	}
-	close(fd);
-	buf[total] = '\0';
-	return total;
 }
 
 /* 1 if fdinfo file "name" is of a bound fairsem handle. */

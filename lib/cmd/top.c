@@ -48,7 +48,7 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
 }
 
 /* A small file of dirfd into buf, NUL-terminated; its length or -errno. */
-static ssize_t read_small(int dirfd, const char *name, char *buf, size_t len)
+ssize_t read_small(int dirfd, const char *name, char *buf, size_t len)
 {
 	ssize_t n, total = 0;
 	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);

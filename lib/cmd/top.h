@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <time.h>
 
 /*
@@ -80,5 +81,8 @@ void top_group(struct top_snapshot *s);
 void top_print(FILE *f, const struct top_snapshot *s, uint64_t only_id,
 	       struct top_waits *w, time_t now);
 void top_free(struct top_snapshot *s);
+
+/* A small file of dirfd into buf, NUL-terminated; its length or -errno. */
+ssize_t read_small(int dirfd, const char *name, char *buf, size_t len);
 
 #endif /* FAIRSEM_CMD_TOP_H */
