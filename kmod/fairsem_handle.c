@@ -162,7 +162,7 @@ static u32 fairsem_info_flags(struct fairsem_file *ff, struct fairsem_sem *sem)
 
 /**
  * fairsem_fill_info_kinds() - one consistent snapshot of every kind, for
- *	INFO_KINDS and fdinfo
+ *	INFO and fdinfo
  * @ff: the handle
  * @sem: its semaphore
  * @info: filled in; the kinds past the semaphore's and reserved fields zero
@@ -191,33 +191,6 @@ void fairsem_fill_info_kinds(struct fairsem_file *ff, struct fairsem_sem *sem,
 	info->nkinds = sem->nkinds;
 	info->flags = fairsem_info_flags(ff, sem);
 	spin_unlock(&sem->lock);
-}
-
-/**
- * fairsem_fill_info() - a consistent snapshot for INFO
- * @ff: the handle
- * @sem: its semaphore
- * @info: filled in with kind 0 (%FAIRSEM_INFO_KINDS says there are more);
- *	reserved fields zero
- *
- * Kind 0 of fairsem_fill_info_kinds()'s snapshot: one function takes
- * snapshots, so the two ioctls can never disagree.
- */
-void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
-		       struct fairsem_info *info)
-{
-	struct fairsem_info_kinds ki;
-
-	fairsem_fill_info_kinds(ff, sem, &ki);
-	memset(info, 0, sizeof(*info));
-	info->id = ki.id;
-	info->limit = ki.kind[0].limit;
-	info->available = ki.kind[0].available;
-	info->taken = ki.kind[0].taken;
-	info->holds = ki.kind[0].holds;
-	info->waiters = ki.waiters;
-	info->handles = ki.handles;
-	info->flags = ki.flags;
 }
 
 /*

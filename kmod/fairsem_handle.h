@@ -12,8 +12,6 @@ struct fairsem_file *fairsem_file_alloc(void);
 void fairsem_file_nowait(struct file *file);
 void fairsem_file_free(struct fairsem_file *ff);
 __poll_t fairsem_poll_events(struct fairsem_holder *holder);
-void fairsem_fill_info(struct fairsem_file *ff, struct fairsem_sem *sem,
-		       struct fairsem_info *info);
 void fairsem_fill_info_kinds(struct fairsem_file *ff, struct fairsem_sem *sem,
 			     struct fairsem_info_kinds *info);
 

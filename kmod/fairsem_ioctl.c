@@ -6,10 +6,8 @@
  * then a bad pointer, then a bad argument, then an unbound handle, then the
  * semaphore's state.  Each handler below follows that order.
  *
- * Kinds: every moving ioctl has a _KINDS namesake over a vector of
- * FAIRSEM_MAX_KINDS counts; the scalar ioctl is that vector with kind 0
- * alone, refused on a semaphore of several kinds.  Inside, every count is
- * such a vector, its tail past the semaphore's kinds zero.
+ * Every count is a vector of FAIRSEM_MAX_KINDS, its tail past the
+ * semaphore's kinds zero: a semaphore of one kind is a vector of one.
  */
 #include <linux/anon_inodes.h>
 #include <linux/atomic.h>
@@ -40,7 +38,7 @@
 /* 64 bits at one per nanosecond outlast the module: ids are never reused. */
 static atomic64_t fairsem_last_id = ATOMIC64_INIT(0);
 
-/* A scalar ioctl, or a vector of @nkinds, on @sem: EINVAL unless it fits. */
+/* A vector of @nkinds on @sem: EINVAL unless it is the semaphore's. */
 static int fairsem_kinds_match(const struct fairsem_sem *sem, u32 nkinds)
 {
 	return nkinds == sem->nkinds ? 0 : -EINVAL;
@@ -70,7 +68,7 @@ static bool fairsem_label_valid(const char *label)
 }
 
 /* Every label valid, those past @nkinds zero, those not empty unique. */
-static bool fairsem_labels_valid(const struct fairsem_init_kinds *args)
+static bool fairsem_labels_valid(const struct fairsem_init *args)
 {
 	unsigned int k, j;
 
@@ -90,26 +88,34 @@ static bool fairsem_labels_valid(const struct fairsem_init_kinds *args)
 }
 
 /*
- * One order at most; a jobserver is FIFO (strict arrival order is its
- * point), and only the scalar INIT makes one (a token is one kind).
+ * The flags this kernel knows, which INFO reports on any handle: user
+ * space asks, rather than guessing from EINVAL.
  */
-static bool fairsem_init_flags_valid(u32 flags, bool scalar)
+#define FAIRSEM_INIT_FLAGS \
+	(FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_JOBSERVER | FAIRSEM_FAST)
+#define FAIRSEM_OP_FLAGS \
+	(FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC | FAIRSEM_RELEASE_FORGET | \
+	 FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE)
+
+/*
+ * One order at most; a jobserver is FIFO (strict arrival order is its
+ * point) and of one kind (a token is one byte), as a fast semaphore is
+ * (its free permits fit W's 32 bits).
+ */
+static bool fairsem_init_flags_valid(const struct fairsem_init *args)
 {
 	const u32 order = FAIRSEM_LIFO | FAIRSEM_PRIO;
-	u32 known = order | FAIRSEM_FAST | (scalar ? FAIRSEM_JOBSERVER : 0);
+	u32 flags = args->flags;
 
-	if (flags & ~known)
+	if (flags & ~FAIRSEM_INIT_FLAGS)
 		return false;
 	if ((flags & FAIRSEM_JOBSERVER) && (flags & (order | FAIRSEM_FAST)))
 		return false;
+	if ((flags & (FAIRSEM_JOBSERVER | FAIRSEM_FAST)) && args->nkinds != 1)
+		return false;
+	if ((flags & FAIRSEM_FAST) && args->limit[0] > FAIRSEM_FAST_MAX_PERMITS)
+		return false;
 	return (flags & order) != order;
-}
-
-/* A fast semaphore's free permits fit W's 32 bits; it has one kind. */
-static bool fairsem_init_fast_valid(const struct fairsem_init_kinds *args)
-{
-	return !(args->flags & FAIRSEM_FAST) ||
-	       (args->nkinds == 1 && args->limit[0] <= FAIRSEM_FAST_MAX_PERMITS);
 }
 
 /* A jobserver's accounts, before the semaphore is published. */
@@ -118,9 +124,9 @@ static int fairsem_init_jobserver(struct fairsem_sem *sem, u32 flags)
 	return flags & FAIRSEM_JOBSERVER ? fairsem_js_setup(sem) : 0;
 }
 
-/* INIT and INIT_KINDS, their arguments checked: bind a new semaphore. */
+/* INIT, its argument checked: bind a new semaphore. */
 static int fairsem_init_sem(struct fairsem_file *ff,
-			    const struct fairsem_init_kinds *args)
+			    const struct fairsem_init *args)
 {
 	struct fairsem_sem *sem;
 	unsigned int k;
@@ -175,38 +181,18 @@ static int fairsem_ioctl_init(struct file *file, unsigned int cmd,
 {
 	struct fairsem_file *ff = file->private_data;
 	struct fairsem_init args;
-	struct fairsem_init_kinds kargs = { .nkinds = 1 };
-
-	if (copy_from_user(&args, argp, sizeof(args)))
-		return -EFAULT;
-	if (args.reserved || !fairsem_init_flags_valid(args.flags, true) ||
-	    args.permits > FAIRSEM_MAX_PERMITS)
-		return -EINVAL;
-	kargs.limit[0] = args.permits;
-	kargs.flags = args.flags;
-	if (!fairsem_init_fast_valid(&kargs))
-		return -EINVAL;
-	return fairsem_init_sem(ff, &kargs);
-}
-
-static int fairsem_ioctl_init_kinds(struct file *file, unsigned int cmd,
-				    void __user *argp)
-{
-	struct fairsem_file *ff = file->private_data;
-	struct fairsem_init_kinds args;
 	unsigned int k;
 
 	if (copy_from_user(&args, argp, sizeof(args)))
 		return -EFAULT;
-	if (args.reserved || !fairsem_init_flags_valid(args.flags, false) ||
-	    !args.nkinds || args.nkinds > FAIRSEM_MAX_KINDS ||
+	if (args.reserved || !args.nkinds || args.nkinds > FAIRSEM_MAX_KINDS ||
 	    !fairsem_labels_valid(&args))
 		return -EINVAL;
 	for (k = 0; k < FAIRSEM_MAX_KINDS; k++)
 		if (k >= args.nkinds ? args.limit[k] :
 		    args.limit[k] > FAIRSEM_MAX_PERMITS)
 			return -EINVAL;
-	if (!fairsem_init_fast_valid(&args))
+	if (!fairsem_init_flags_valid(&args))
 		return -EINVAL;
 	return fairsem_init_sem(ff, &args);
 }
@@ -239,10 +225,7 @@ static int fairsem_acquire_async(struct fairsem_file *ff, struct fairsem_sem *se
 	return ret;
 }
 
-/*
- * ACQUIRE and ACQUIRE_KINDS, their arguments copied and checked: @count is
- * FAIRSEM_MAX_KINDS counts, @nkinds of them used.
- */
+/* ACQUIRE, its counts checked: FAIRSEM_MAX_KINDS, @nkinds of them used. */
 static int fairsem_acquire(struct file *file, struct fairsem_file *ff,
 			   u64 *count, u32 nkinds, u64 deadline_ns, u32 flags)
 {
@@ -278,22 +261,7 @@ static int fairsem_ioctl_acquire(struct file *file, unsigned int cmd,
 				 void __user *argp)
 {
 	struct fairsem_file *ff = file->private_data;
-	u64 count[FAIRSEM_MAX_KINDS] = { 0 };
 	struct fairsem_acquire args;
-
-	if (copy_from_user(&args, argp, sizeof(args)))
-		return -EFAULT;
-	if (args.reserved || !fairsem_count_valid(args.count))
-		return -EINVAL;
-	count[0] = args.count;
-	return fairsem_acquire(file, ff, count, 1, args.deadline_ns, args.flags);
-}
-
-static int fairsem_ioctl_acquire_kinds(struct file *file, unsigned int cmd,
-				       void __user *argp)
-{
-	struct fairsem_file *ff = file->private_data;
-	struct fairsem_acquire_kinds args;
 
 	if (copy_from_user(&args, argp, sizeof(args)))
 		return -EFAULT;
@@ -303,67 +271,59 @@ static int fairsem_ioctl_acquire_kinds(struct file *file, unsigned int cmd,
 			       args.deadline_ns, args.flags);
 }
 
-/* RELEASE, FORGET, ADD and REMOVE, scalar or not: one vector, one core op. */
-static int fairsem_counts(struct fairsem_file *ff, unsigned int cmd,
-			  const u64 *count, u32 nkinds)
+/*
+ * RELEASE and RESIZE: one vector, one core op, chosen by the flags.  Each
+ * ioctl knows its own flags alone, so that a bit meant for the other is
+ * EINVAL, as an unknown one is.
+ */
+static bool fairsem_counts_flags_valid(unsigned int cmd, u32 flags)
 {
-	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
-	struct fairsem_sem *sem;
-	int ret;
+	const u32 resize = FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE;
 
-	sem = fairsem_bound(ff);
-	if (!sem)
-		return -EBADFD;
-	ret = fairsem_kinds_match(sem, nkinds);
-	if (ret)
-		return ret;
-
-	spin_lock(&sem->lock);
-	switch (cmd) {
-	case FAIRSEM_IOC_RELEASE:
-	case FAIRSEM_IOC_RELEASE_KINDS:
-		ret = fairsem_release(&ff->holder, count, &wake);
-		break;
-	case FAIRSEM_IOC_FORGET:
-	case FAIRSEM_IOC_FORGET_KINDS:
-		ret = fairsem_forget(&ff->holder, count, &wake);
-		break;
-	case FAIRSEM_IOC_ADD:
-	case FAIRSEM_IOC_ADD_KINDS:
-		ret = fairsem_add(sem, count, &wake);
-		break;
-	default:
-		ret = fairsem_remove(sem, count);
-		break;
-	}
-	fairsem_unlock_wake(sem, &wake);
-	return ret;
+	if (cmd == FAIRSEM_IOC_RELEASE)
+		return !(flags & ~FAIRSEM_RELEASE_FORGET);
+	return (flags & resize) && (flags & resize) != resize &&
+	       !(flags & ~resize);
 }
 
-static int fairsem_ioctl_count(struct file *file, unsigned int cmd,
-			       void __user *argp)
+static int fairsem_counts_op(struct fairsem_file *ff, struct fairsem_sem *sem,
+			     unsigned int cmd, const struct fairsem_counts *args,
+			     struct fairsem_wake *wake)
 {
-	struct fairsem_file *ff = file->private_data;
-	u64 count[FAIRSEM_MAX_KINDS] = { 0 };
-
-	if (get_user(count[0], (u64 __user *)argp))
-		return -EFAULT;
-	if (!fairsem_count_valid(count[0]))
-		return -EINVAL;
-	return fairsem_counts(ff, cmd, count, 1);
+	if (cmd == FAIRSEM_IOC_RELEASE)
+		return args->flags & FAIRSEM_RELEASE_FORGET ?
+		       fairsem_forget(&ff->holder, args->count, wake) :
+		       fairsem_release(&ff->holder, args->count, wake);
+	return args->flags & FAIRSEM_RESIZE_ADD ?
+	       fairsem_add(sem, args->count, wake) :
+	       fairsem_remove(sem, args->count);
 }
 
 static int fairsem_ioctl_counts(struct file *file, unsigned int cmd,
 				void __user *argp)
 {
+	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
 	struct fairsem_file *ff = file->private_data;
 	struct fairsem_counts args;
+	struct fairsem_sem *sem;
+	int ret;
 
 	if (copy_from_user(&args, argp, sizeof(args)))
 		return -EFAULT;
-	if (args.reserved || !fairsem_counts_valid(args.count, args.nkinds))
+	if (!fairsem_counts_flags_valid(cmd, args.flags) ||
+	    !fairsem_counts_valid(args.count, args.nkinds))
 		return -EINVAL;
-	return fairsem_counts(ff, cmd, args.count, args.nkinds);
+	sem = fairsem_bound(ff);
+	if (!sem)
+		return -EBADFD;
+	ret = fairsem_kinds_match(sem, args.nkinds);
+	if (ret)
+		return ret;
+
+	spin_lock(&sem->lock);
+	ret = fairsem_counts_op(ff, sem, cmd, &args, &wake);
+	fairsem_unlock_wake(sem, &wake);
+	return ret;
 }
 
 static int fairsem_ioctl_close(struct file *file, unsigned int cmd,
@@ -400,31 +360,23 @@ static int fairsem_ioctl_cancel(struct file *file, unsigned int cmd,
 	return ret;
 }
 
+/*
+ * A snapshot, with the flags this kernel knows; on a handle not bound yet,
+ * those flags alone: how user space learns what it may ask for.
+ */
 static int fairsem_ioctl_info(struct file *file, unsigned int cmd,
 			      void __user *argp)
 {
 	struct fairsem_file *ff = file->private_data;
 	struct fairsem_sem *sem = fairsem_bound(ff);
-	struct fairsem_info info;
-
-	if (!sem)
-		return -EBADFD;
-	fairsem_fill_info(ff, sem, &info);
-	if (copy_to_user(argp, &info, sizeof(info)))
-		return -EFAULT;
-	return 0;
-}
-
-static int fairsem_ioctl_info_kinds(struct file *file, unsigned int cmd,
-				    void __user *argp)
-{
-	struct fairsem_file *ff = file->private_data;
-	struct fairsem_sem *sem = fairsem_bound(ff);
 	struct fairsem_info_kinds info;
 
-	if (!sem)
-		return -EBADFD;
-	fairsem_fill_info_kinds(ff, sem, &info);
+	if (sem)
+		fairsem_fill_info_kinds(ff, sem, &info);
+	else
+		memset(&info, 0, sizeof(info));
+	info.init_flags = FAIRSEM_INIT_FLAGS;
+	info.op_flags = FAIRSEM_OP_FLAGS;
 	if (copy_to_user(argp, &info, sizeof(info)))
 		return -EFAULT;
 	return 0;
@@ -539,27 +491,16 @@ struct fairsem_ioctl_desc {
 static const struct fairsem_ioctl_desc fairsem_ioctls[] = {
 	FAIRSEM_IOCTL(INIT, fairsem_ioctl_init, false),
 	FAIRSEM_IOCTL(ACQUIRE, fairsem_ioctl_acquire, false),
-	FAIRSEM_IOCTL(RELEASE, fairsem_ioctl_count, false),
-	FAIRSEM_IOCTL(FORGET, fairsem_ioctl_count, false),
-	FAIRSEM_IOCTL(ADD, fairsem_ioctl_count, false),
-	FAIRSEM_IOCTL(REMOVE, fairsem_ioctl_count, false),
+	FAIRSEM_IOCTL(RELEASE, fairsem_ioctl_counts, false),
+	FAIRSEM_IOCTL(RESIZE, fairsem_ioctl_counts, false),
 	FAIRSEM_IOCTL(CLOSE, fairsem_ioctl_close, false),
 	FAIRSEM_IOCTL(CANCEL, fairsem_ioctl_cancel, false),
 	FAIRSEM_IOCTL(INFO, fairsem_ioctl_info, true),
 	FAIRSEM_IOCTL(NEW_HANDLE, fairsem_ioctl_new_handle, false),
-	FAIRSEM_IOCTL(INIT_KINDS, fairsem_ioctl_init_kinds, false),
-	FAIRSEM_IOCTL(ACQUIRE_KINDS, fairsem_ioctl_acquire_kinds,
-		      false),
-	FAIRSEM_IOCTL(RELEASE_KINDS, fairsem_ioctl_counts, false),
-	FAIRSEM_IOCTL(FORGET_KINDS, fairsem_ioctl_counts, false),
-	FAIRSEM_IOCTL(ADD_KINDS, fairsem_ioctl_counts, false),
-	FAIRSEM_IOCTL(REMOVE_KINDS, fairsem_ioctl_counts, false),
-	FAIRSEM_IOCTL(INFO_KINDS, fairsem_ioctl_info_kinds, true),
 	FAIRSEM_IOCTL(SUBMIT, fairsem_ioctl_submit, false),
 	FAIRSEM_IOCTL(REAP, fairsem_ioctl_reap, false),
 	FAIRSEM_IOCTL(WITHDRAW, fairsem_ioctl_withdraw, false),
-	FAIRSEM_IOCTL(RELEASE_FAST, fairsem_fast_ioctl_release,
-		      false),
+	FAIRSEM_IOCTL(RELEASE_FAST, fairsem_fast_ioctl_release, false),
 };
 
 /*

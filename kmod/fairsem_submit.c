@@ -230,7 +230,7 @@ int fairsem_ioctl_submit(struct file *file, unsigned int cmd, void __user *argp)
 
 	if (copy_from_user(&args, argp, sizeof(args)))
 		return -EFAULT;
-	if (args.reserved || !fairsem_counts_valid(args.count, args.nkinds))
+	if (args.flags || !fairsem_counts_valid(args.count, args.nkinds))
 		return -EINVAL;
 	sem = fairsem_bound(ff);
 	if (!sem)

@@ -48,13 +48,8 @@ int fairsem_task_prio(void)
 	return min(current->normal_prio, MAX_RT_PRIO);
 }
 
-bool fairsem_count_valid(u64 count)
-{
-	return count && count <= FAIRSEM_MAX_PERMITS;
-}
-
 /*
- * A vector from user space, as the scalar count is checked: @nkinds 1 to
+ * A vector from user space: @nkinds 1 to
  * FAIRSEM_MAX_KINDS, each count at most FAIRSEM_MAX_PERMITS, the tail
  * zero, and not all zero.  Whether @nkinds is the semaphore's is checked
  * once it is bound (fairsem_kinds_match()).

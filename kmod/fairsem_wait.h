@@ -6,7 +6,6 @@
 #include "fairsem_dev.h"
 
 int fairsem_task_prio(void);
-bool fairsem_count_valid(u64 count);
 bool fairsem_counts_valid(const u64 *count, u32 nkinds);
 void fairsem_wake_add(struct fairsem_wake *wake, struct task_struct *task);
 int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_holder *holder,

@@ -21,6 +21,32 @@
 extern "C" {
 #endif
 
+/**
+ * struct fairsem_info - fairsem_info()'s result: kind 0 of FAIRSEM_IOC_INFO's
+ *	snapshot, for the scalar calls
+ * @id: the semaphore's id, unique while the module is loaded
+ * @limit: kind 0's capacity
+ * @available: kind 0's permits free to grant: @limit - @taken, or 0
+ * @taken: kind 0's permits held by all handles
+ * @holds: kind 0's permits held by this handle
+ * @waiters: queued requests, blocking and asynchronous
+ * @flags: as &struct fairsem_info_kinds's (%FAIRSEM_INFO_KINDS: there are
+ *	more kinds than kind 0)
+ * @handles: open handles on the semaphore
+ * @reserved: zero
+ */
+struct fairsem_info {
+	__u64 id;
+	__u64 limit;
+	__u64 available;
+	__u64 taken;
+	__u64 holds;
+	__u64 waiters;
+	__u32 flags;
+	__u32 handles;
+	__u64 reserved[4];
+};
+
 /* The clone device that fairsem_open() opens. */
 #define FAIRSEM_DEVICE_PATH	"/dev/fairsem"
 
@@ -92,6 +118,8 @@ int fairsem_forget_kinds(int fd, unsigned int nkinds, const uint64_t *counts);
 int fairsem_add_kinds(int fd, unsigned int nkinds, const uint64_t *counts);
 int fairsem_remove_kinds(int fd, unsigned int nkinds, const uint64_t *counts);
 int fairsem_info_kinds(int fd, struct fairsem_info_kinds *info);
+int fairsem_supported(int fd, unsigned int *init_flags,
+		      unsigned int *op_flags);
 int fairsem_async_start_kinds(int fd, unsigned int nkinds,
 			      const uint64_t *counts);
 int fairsem_async_complete_kinds(int fd, unsigned int nkinds,

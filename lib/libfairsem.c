@@ -51,9 +51,18 @@ static int fs_ioctl(int fd, unsigned long request, void *arg)
 	return ret;
 }
 
-static int fs_ioctl_count(int fd, unsigned long request, uint64_t count)
+/*
+ * The scalar calls: every count is a vector, and a semaphore of one kind
+ * takes a vector of one (a semaphore of more refuses it with -EINVAL).
+ */
+static int fs_ioctl_count(int fd, unsigned long request, unsigned int flags,
+			  uint64_t count)
 {
-	__u64 arg = count;
+	struct fairsem_counts arg = {
+		.count = { count },
+		.nkinds = 1,
+		.flags = flags,
+	};
 
 	return fs_ioctl(fd, request, &arg);
 }
@@ -62,9 +71,10 @@ static int fs_acquire(int fd, uint64_t count, uint64_t deadline_ns,
 		      unsigned int flags)
 {
 	struct fairsem_acquire arg = {
-		.count = count,
+		.count = { count },
 		.deadline_ns = deadline_ns,
 		.flags = flags,
+		.nkinds = 1,
 	};
 
 	return fs_ioctl(fd, FAIRSEM_IOC_ACQUIRE, &arg);
@@ -116,7 +126,11 @@ FAIRSEM_EXPORT int fairsem_open(int flags)
  */
 FAIRSEM_EXPORT int fairsem_init(int fd, uint64_t permits, unsigned int flags)
 {
-	struct fairsem_init arg = { .permits = permits, .flags = flags };
+	struct fairsem_init arg = {
+		.limit = { permits },
+		.flags = flags,
+		.nkinds = 1,
+	};
 
 	return fs_ioctl(fd, FAIRSEM_IOC_INIT, &arg);
 }
@@ -284,7 +298,7 @@ FAIRSEM_EXPORT int fairsem_acquire_timeout(int fd, uint64_t count,
  */
 FAIRSEM_EXPORT int fairsem_release(int fd, uint64_t count)
 {
-	return fs_ioctl_count(fd, FAIRSEM_IOC_RELEASE, count);
+	return fs_ioctl_count(fd, FAIRSEM_IOC_RELEASE, 0, count);
 }
 
 /**
@@ -300,7 +314,8 @@ FAIRSEM_EXPORT int fairsem_release(int fd, uint64_t count)
  */
 FAIRSEM_EXPORT int fairsem_forget(int fd, uint64_t count)
 {
-	return fs_ioctl_count(fd, FAIRSEM_IOC_FORGET, count);
+	return fs_ioctl_count(fd, FAIRSEM_IOC_RELEASE, FAIRSEM_RELEASE_FORGET,
+			      count);
 }
 
 /**
@@ -315,7 +330,7 @@ FAIRSEM_EXPORT int fairsem_forget(int fd, uint64_t count)
  */
 FAIRSEM_EXPORT int fairsem_add(int fd, uint64_t count)
 {
-	return fs_ioctl_count(fd, FAIRSEM_IOC_ADD, count);
+	return fs_ioctl_count(fd, FAIRSEM_IOC_RESIZE, FAIRSEM_RESIZE_ADD, count);
 }
 
 /**
@@ -331,7 +346,8 @@ FAIRSEM_EXPORT int fairsem_add(int fd, uint64_t count)
  */
 FAIRSEM_EXPORT int fairsem_remove(int fd, uint64_t count)
 {
-	return fs_ioctl_count(fd, FAIRSEM_IOC_REMOVE, count);
+	return fs_ioctl_count(fd, FAIRSEM_IOC_RESIZE, FAIRSEM_RESIZE_REMOVE,
+			      count);
 }
 
 /**
@@ -357,12 +373,32 @@ FAIRSEM_EXPORT int fairsem_close_sem(int fd)
  *	(FAIRSEM_LIFO, FAIRSEM_INFO_CLOSED, FAIRSEM_INFO_ASYNC_PENDING,
  *	FAIRSEM_INFO_ASYNC_GRANTED) and handles
  *
- * Return: 0; -EFAULT when @info is not writable; -EBADFD when @fd is not
+ * Kind 0 of the kernel's snapshot of every kind; FAIRSEM_INFO_KINDS in
+ * the flags says there are more.
+ *
+ * Return: 0; -EFAULT when @info is NULL; -EBADFD when @fd is not
  * bound.
  */
 FAIRSEM_EXPORT int fairsem_info(int fd, struct fairsem_info *info)
 {
-	return fs_ioctl(fd, FAIRSEM_IOC_INFO, info);
+	struct fairsem_info_kinds ki;
+	int ret;
+
+	if (!info)
+		return -EFAULT;
+	ret = fairsem_info_kinds(fd, &ki);
+	if (ret < 0)
+		return ret;
+	memset(info, 0, sizeof(*info));
+	info->id = ki.id;
+	info->limit = ki.kind[0].limit;
+	info->available = ki.kind[0].available;
+	info->taken = ki.kind[0].taken;
+	info->holds = ki.kind[0].holds;
+	info->waiters = ki.waiters;
+	info->flags = ki.flags;
+	info->handles = ki.handles;
+	return 0;
 }
 
 /**
@@ -616,15 +652,18 @@ int fairsem_name_dir(const char *path, const char **name)
  */
 static int fs_open_at(int dir, const char *name, int flags)
 {
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 	int fd, ret;
 
 	/* O_NONBLOCK also keeps open(2) from waiting on a FIFO by that name. */
 	fd = fs_openat(dir, name, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return fd;
-	/* A file that is not a semaphore must not be mistaken for one. */
-	ret = fs_ioctl(fd, FAIRSEM_IOC_INFO, &info);
+	/*
+	 * A file that is not a semaphore must not be mistaken for one, nor
+	 * the device itself, whose fresh handle INFO answers unbound.
+	 */
+	ret = fairsem_info_kinds(fd, &info);
 	if (ret == 0)
 		ret = fs_set_flags(fd, flags);
 	if (ret < 0) {
@@ -663,8 +702,8 @@ FAIRSEM_EXPORT int fairsem_open_named(const char *path, int flags)
 }
 
 /*
- * Create @name in @dir: a new handle bound with INIT (@kinds NULL,
- * @permits) or INIT_KINDS (@kinds, its flags left to set here), then
+ * Create @name in @dir: a new handle bound with INIT, of one kind (@kinds
+ * NULL, @permits) or of @kinds (its flags left to set here), then
  * LINKed.  ioctl(2) refuses an O_PATH descriptor (EBADF), so LINK goes to
  * an open of "." of @dir: the same directory, not reached by its path
  * again.  It is opened first, as the directory always was: it needs read
@@ -672,7 +711,7 @@ FAIRSEM_EXPORT int fairsem_open_named(const char *path, int flags)
  * made.  The handle, or -errno.
  */
 static int fs_create_at(int dir, const char *name, uint64_t permits,
-			struct fairsem_init_kinds *kinds, unsigned int flags,
+			struct fairsem_init *kinds, unsigned int flags,
 			mode_t mode)
 {
 	struct fairsem_link link = {
@@ -689,7 +728,7 @@ static int fs_create_at(int dir, const char *name, uint64_t permits,
 		goto out;
 	if (kinds) {
 		kinds->flags = flags & FAIRSEM_INIT_FLAGS;
-		ret = fs_ioctl(fd, FAIRSEM_IOC_INIT_KINDS, kinds);
+		ret = fs_ioctl(fd, FAIRSEM_IOC_INIT, kinds);
 	} else {
 		ret = fairsem_init(fd, permits, flags & FAIRSEM_INIT_FLAGS);
 	}
@@ -717,7 +756,7 @@ static int fs_create_args(unsigned int flags, mode_t mode)
 
 /* fairsem_create_named() and fairsem_create_named_kinds(). */
 static int fs_create_named(const char *path, uint64_t permits,
-			   struct fairsem_init_kinds *kinds,
+			   struct fairsem_init *kinds,
 			   unsigned int flags, mode_t mode)
 {
 	char dirpath[PATH_MAX];
@@ -804,7 +843,7 @@ static int fs_check_owner(int dir, int fd)
 	return 0;
 }
 
-static int fs_same_kinds(int fd, const struct fairsem_init_kinds *want);
+static int fs_same_kinds(int fd, const struct fairsem_init *want);
 
 /*
  * An open of @name in @dir that open-or-create may keep: trusted unless
@@ -812,7 +851,7 @@ static int fs_same_kinds(int fd, const struct fairsem_init_kinds *want);
  * when @kinds is given.  The handle, or -errno.
  */
 static int fs_open_trusted(int dir, const char *name,
-			   const struct fairsem_init_kinds *kinds,
+			   const struct fairsem_init *kinds,
 			   unsigned int flags)
 {
 	int fd, ret = 0;
@@ -837,7 +876,7 @@ static int fs_open_trusted(int dir, const char *name,
  * with INIT_KINDS and takes only a name of the same kinds and labels.
  */
 static int fs_open_or_create(const char *path, uint64_t permits,
-			     struct fairsem_init_kinds *kinds,
+			     struct fairsem_init *kinds,
 			     unsigned int flags, mode_t mode)
 {
 	unsigned int create_flags = flags & ~FAIRSEM_ANY_OWNER;
@@ -945,12 +984,12 @@ static int fs_vector(__u64 *out, unsigned int nkinds, const uint64_t *v)
 }
 
 /*
- * INIT_KINDS's argument from the caller's arrays: 0, or -EINVAL (see
+ * INIT's argument from the caller's arrays: 0, or -EINVAL (see
  * fs_vector()), also for a label of FAIRSEM_LABEL_LEN bytes or more,
  * which the fixed field cannot hold: the errno the kernel gives a label
  * without its NUL.  Which bytes a label may have is the kernel's to say.
  */
-static int fs_init_arg(struct fairsem_init_kinds *arg, unsigned int nkinds,
+static int fs_init_arg(struct fairsem_init *arg, unsigned int nkinds,
 		       const uint64_t *limits, const char *const *labels,
 		       unsigned int flags)
 {
@@ -977,10 +1016,10 @@ static int fs_init_arg(struct fairsem_init_kinds *arg, unsigned int nkinds,
 
 /*
  * Is the semaphore of @fd of the kinds @want asks for: as many, with the
- * same labels?  0, -EEXIST when not, or an error of INFO_KINDS.  Limits
+ * same labels?  0, -EEXIST when not, or an error of INFO.  Limits
  * and order are not compared, as fairsem_open_or_create() does not.
  */
-static int fs_same_kinds(int fd, const struct fairsem_init_kinds *want)
+static int fs_same_kinds(int fd, const struct fairsem_init *want)
 {
 	struct fairsem_info_kinds info;
 	unsigned int k;
@@ -1002,7 +1041,7 @@ static int fs_acquire_kinds(int fd, unsigned int nkinds,
 			    const uint64_t *counts, uint64_t deadline_ns,
 			    unsigned int flags)
 {
-	struct fairsem_acquire_kinds arg = {
+	struct fairsem_acquire arg = {
 		.deadline_ns = deadline_ns,
 		.flags = flags,
 		.nkinds = nkinds,
@@ -1012,13 +1051,13 @@ static int fs_acquire_kinds(int fd, unsigned int nkinds,
 	ret = fs_vector(arg.count, nkinds, counts);
 	if (ret < 0)
 		return ret;
-	return fs_ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &arg);
+	return fs_ioctl(fd, FAIRSEM_IOC_ACQUIRE, &arg);
 }
 
-static int fs_ioctl_counts(int fd, unsigned long request, unsigned int nkinds,
-			   const uint64_t *counts)
+static int fs_ioctl_counts(int fd, unsigned long request, unsigned int flags,
+			   unsigned int nkinds, const uint64_t *counts)
 {
-	struct fairsem_counts arg = { .nkinds = nkinds };
+	struct fairsem_counts arg = { .nkinds = nkinds, .flags = flags };
 	int ret;
 
 	ret = fs_vector(arg.count, nkinds, counts);
@@ -1046,13 +1085,13 @@ FAIRSEM_EXPORT int fairsem_init_kinds(int fd, unsigned int nkinds,
 				      const char *const *labels,
 				      unsigned int flags)
 {
-	struct fairsem_init_kinds arg;
+	struct fairsem_init arg;
 	int ret;
 
 	ret = fs_init_arg(&arg, nkinds, limits, labels, flags);
 	if (ret < 0)
 		return ret;
-	return fs_ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &arg);
+	return fs_ioctl(fd, FAIRSEM_IOC_INIT, &arg);
 }
 
 /**
@@ -1070,7 +1109,7 @@ FAIRSEM_EXPORT int fairsem_create_kinds(unsigned int nkinds,
 					const char *const *labels,
 					unsigned int flags)
 {
-	struct fairsem_init_kinds arg;
+	struct fairsem_init arg;
 	int fd, ret;
 
 	if (flags & ~(FAIRSEM_INIT_FLAGS | FAIRSEM_OPEN_FLAGS))
@@ -1082,7 +1121,7 @@ FAIRSEM_EXPORT int fairsem_create_kinds(unsigned int nkinds,
 	fd = fairsem_open(flags & FAIRSEM_OPEN_FLAGS);
 	if (fd < 0)
 		return fd;
-	ret = fs_ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &arg);
+	ret = fs_ioctl(fd, FAIRSEM_IOC_INIT, &arg);
 	if (ret < 0) {
 		fs_close(fd);
 		return ret;
@@ -1183,7 +1222,7 @@ FAIRSEM_EXPORT int fairsem_acquire_timeout_kinds(int fd, unsigned int nkinds,
 FAIRSEM_EXPORT int fairsem_release_kinds(int fd, unsigned int nkinds,
 					 const uint64_t *counts)
 {
-	return fs_ioctl_counts(fd, FAIRSEM_IOC_RELEASE_KINDS, nkinds, counts);
+	return fs_ioctl_counts(fd, FAIRSEM_IOC_RELEASE, 0, nkinds, counts);
 }
 
 /**
@@ -1197,7 +1236,8 @@ FAIRSEM_EXPORT int fairsem_release_kinds(int fd, unsigned int nkinds,
 FAIRSEM_EXPORT int fairsem_forget_kinds(int fd, unsigned int nkinds,
 					const uint64_t *counts)
 {
-	return fs_ioctl_counts(fd, FAIRSEM_IOC_FORGET_KINDS, nkinds, counts);
+	return fs_ioctl_counts(fd, FAIRSEM_IOC_RELEASE, FAIRSEM_RELEASE_FORGET,
+			       nkinds, counts);
 }
 
 /**
@@ -1213,7 +1253,8 @@ FAIRSEM_EXPORT int fairsem_forget_kinds(int fd, unsigned int nkinds,
 FAIRSEM_EXPORT int fairsem_add_kinds(int fd, unsigned int nkinds,
 				     const uint64_t *counts)
 {
-	return fs_ioctl_counts(fd, FAIRSEM_IOC_ADD_KINDS, nkinds, counts);
+	return fs_ioctl_counts(fd, FAIRSEM_IOC_RESIZE, FAIRSEM_RESIZE_ADD,
+			       nkinds, counts);
 }
 
 /**
@@ -1228,7 +1269,8 @@ FAIRSEM_EXPORT int fairsem_add_kinds(int fd, unsigned int nkinds,
 FAIRSEM_EXPORT int fairsem_remove_kinds(int fd, unsigned int nkinds,
 					const uint64_t *counts)
 {
-	return fs_ioctl_counts(fd, FAIRSEM_IOC_REMOVE_KINDS, nkinds, counts);
+	return fs_ioctl_counts(fd, FAIRSEM_IOC_RESIZE, FAIRSEM_RESIZE_REMOVE,
+			       nkinds, counts);
 }
 
 /**
@@ -1238,11 +1280,45 @@ FAIRSEM_EXPORT int fairsem_remove_kinds(int fd, unsigned int nkinds,
  *	taken, holds (by this handle) and label; id, waiters, flags, handles
  *
  * Return: 0; -EFAULT when @info is not writable; -EBADFD when @fd is not
- * bound; -ENOTTY on a module without kinds.
+ * bound (fairsem_supported() answers on such a handle).
  */
 FAIRSEM_EXPORT int fairsem_info_kinds(int fd, struct fairsem_info_kinds *info)
 {
-	return fs_ioctl(fd, FAIRSEM_IOC_INFO_KINDS, info);
+	int ret;
+
+	ret = fs_ioctl(fd, FAIRSEM_IOC_INFO, info);
+	if (ret == 0 && !info->nkinds)
+		ret = -EBADFD;
+	return ret;
+}
+
+/**
+ * fairsem_supported() - the flags this kernel knows
+ * @fd: any handle, bound or not (fairsem_open() makes one)
+ * @init_flags: NULL, or where to store the flags that INIT accepts
+ *	(FAIRSEM_LIFO, FAIRSEM_PRIO, FAIRSEM_JOBSERVER, FAIRSEM_FAST, ...)
+ * @op_flags: NULL, or where to store the flags that acquiring, releasing
+ *	and resizing accept (FAIRSEM_ACQ_TRY, FAIRSEM_RELEASE_FORGET, ...)
+ *
+ * A kernel refuses a flag it does not know with -EINVAL; this asks first.
+ *
+ * Return: 0; -ENOTTY when @fd is not a fairsem handle; -EBADF when it is
+ * not open.
+ */
+FAIRSEM_EXPORT int fairsem_supported(int fd, unsigned int *init_flags,
+				     unsigned int *op_flags)
+{
+	struct fairsem_info_kinds info;
+	int ret;
+
+	ret = fs_ioctl(fd, FAIRSEM_IOC_INFO, &info);
+	if (ret < 0)
+		return ret;
+	if (init_flags)
+		*init_flags = info.init_flags;
+	if (op_flags)
+		*op_flags = info.op_flags;
+	return 0;
 }
 
 /**
@@ -1314,7 +1390,7 @@ FAIRSEM_EXPORT int fairsem_create_named_kinds(const char *path,
 					      const char *const *labels,
 					      unsigned int flags, mode_t mode)
 {
-	struct fairsem_init_kinds arg;
+	struct fairsem_init arg;
 	int ret;
 
 	ret = fs_init_arg(&arg, nkinds, limits, labels, 0);
@@ -1350,7 +1426,7 @@ FAIRSEM_EXPORT int fairsem_open_or_create_kinds(const char *path,
 						unsigned int flags,
 						mode_t mode)
 {
-	struct fairsem_init_kinds arg;
+	struct fairsem_init arg;
 	int ret;
 
 	ret = fs_init_arg(&arg, nkinds, limits, labels, 0);
@@ -1375,7 +1451,7 @@ FAIRSEM_EXPORT int fairsem_open_or_create_kinds(const char *path,
 FAIRSEM_EXPORT int fairsem_submit_kinds(int fd, unsigned int nkinds,
 					const uint64_t *counts)
 {
-	return fs_ioctl_counts(fd, FAIRSEM_IOC_SUBMIT, nkinds, counts);
+	return fs_ioctl_counts(fd, FAIRSEM_IOC_SUBMIT, 0, nkinds, counts);
 }
 
 /**
@@ -1620,7 +1696,7 @@ FAIRSEM_EXPORT int fairsem_fast_release(struct fairsem_fast *fast,
 		return -EINVAL;
 	if (!fast->base ||
 	    count > atomic_load_explicit(fs_fast_holds(fast), memory_order_relaxed))
-		return fs_ioctl_count(fast->fd, FAIRSEM_IOC_RELEASE, count);
+		return fs_ioctl_count(fast->fd, FAIRSEM_IOC_RELEASE, 0, count);
 	if (!fs_fast_give(fast, count))
 		return 0;
 	arg.addr = (uintptr_t)fast->base;

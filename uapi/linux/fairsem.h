@@ -19,7 +19,7 @@
 /* An absolute deadline that never comes. */
 #define FAIRSEM_NO_DEADLINE	(~0ULL)
 
-/* fairsem_init.flags, also reported in fairsem_info.flags */
+/* fairsem_init.flags, also reported in fairsem_info_kinds.flags */
 #define FAIRSEM_LIFO		_BITUL(0)
 #define FAIRSEM_PRIO		_BITUL(4)	/* queue by task priority */
 /*
@@ -36,94 +36,46 @@
  */
 #define FAIRSEM_FAST		_BITUL(7)
 
-/* fairsem_acquire.flags */
-#define FAIRSEM_ACQ_TRY		_BITUL(0)
-#define FAIRSEM_ACQ_ASYNC	_BITUL(1)
+/*
+ * The flags of ACQUIRE, RELEASE and RESIZE, in one space so that INFO can
+ * report every one this kernel knows in one mask (@op_flags).
+ */
+#define FAIRSEM_ACQ_TRY		_BITUL(0)	/* ACQUIRE: never sleep */
+#define FAIRSEM_ACQ_ASYNC	_BITUL(1)	/* ACQUIRE: queue, read() ends */
+#define FAIRSEM_RELEASE_FORGET	_BITUL(2)	/* RELEASE: lower the limit too */
+#define FAIRSEM_RESIZE_ADD	_BITUL(3)	/* RESIZE: raise the limit */
+#define FAIRSEM_RESIZE_REMOVE	_BITUL(4)	/* RESIZE: lower the limit */
 
-/* fairsem_info.flags, besides FAIRSEM_LIFO */
+/* fairsem_info_kinds.flags, besides the semaphore's own init flags */
 #define FAIRSEM_INFO_CLOSED		_BITUL(1)
 #define FAIRSEM_INFO_ASYNC_PENDING	_BITUL(2)
 #define FAIRSEM_INFO_ASYNC_GRANTED	_BITUL(3)
 #define FAIRSEM_INFO_KINDS		_BITUL(5)	/* more than one kind */
 
 /*
- * Kinds: one semaphore may count 1 to FAIRSEM_MAX_KINDS resources at once
- * ("requests" and "bytes"), each with its own limit, in one queue.  A
- * request asks for a vector of counts and is granted whole or not at all.
- * The vectors are inline, always FAIRSEM_MAX_KINDS long; @nkinds says how
- * many are used, must equal the semaphore's kinds, and the unused tail
- * must be zero.
+ * Kinds: one semaphore counts 1 to FAIRSEM_MAX_KINDS resources at once
+ * ("requests" and "bytes"), each with its own limit, in one queue.  Every
+ * count is a vector, granted whole or not at all.  The vectors are
+ * inline, always FAIRSEM_MAX_KINDS long; @nkinds says how many are used,
+ * must equal the semaphore's kinds, and the unused tail must be zero.  A
+ * semaphore of one kind is a vector of one.
  */
 #define FAIRSEM_MAX_KINDS	8
 #define FAIRSEM_LABEL_LEN	16	/* a label's bytes, its NUL included */
 
 /**
  * struct fairsem_init - FAIRSEM_IOC_INIT's argument
- * @permits: the new semaphore's limit, at most %FAIRSEM_MAX_PERMITS; 0
- *	makes a signalling semaphore that others ADD to
- * @flags: %FAIRSEM_LIFO or %FAIRSEM_PRIO (not both), or 0 for FIFO order;
- *	%FAIRSEM_JOBSERVER (with neither) makes a jobserver semaphore
- * @reserved: must be zero
- */
-struct fairsem_init {
-	__u64 permits;
-	__u32 flags;
-	__u32 reserved;
-};
-
-/**
- * struct fairsem_acquire - FAIRSEM_IOC_ACQUIRE's argument
- * @count: permits wanted, 1 to %FAIRSEM_MAX_PERMITS
- * @deadline_ns: absolute %CLOCK_MONOTONIC time at which a blocking wait
- *	fails with %ETIMEDOUT; %FAIRSEM_NO_DEADLINE waits without limit, and
- *	must be given with %FAIRSEM_ACQ_ASYNC
- * @flags: %FAIRSEM_ACQ_TRY (never sleep, %EAGAIN) or %FAIRSEM_ACQ_ASYNC
- *	(queue and return %EINPROGRESS; read() completes it), not both
- * @reserved: must be zero
- */
-struct fairsem_acquire {
-	__u64 count;
-	__u64 deadline_ns;
-	__u32 flags;
-	__u32 reserved;
-};
-
-/**
- * struct fairsem_info - FAIRSEM_IOC_INFO's result, a consistent snapshot
- * @id: the semaphore's id, unique while the module is loaded
- * @limit: its capacity
- * @available: permits free to grant: @limit - @taken, or 0
- * @taken: permits held by all handles
- * @holds: permits held by this handle
- * @waiters: queued requests, blocking and asynchronous
- * @flags: %FAIRSEM_INFO_CLOSED, %FAIRSEM_LIFO, %FAIRSEM_PRIO,
- *	%FAIRSEM_INFO_ASYNC_PENDING, %FAIRSEM_INFO_ASYNC_GRANTED,
- *	%FAIRSEM_JOBSERVER
- * @handles: open handles on the semaphore
- * @reserved: zero
- */
-struct fairsem_info {
-	__u64 id;		/* unique while the module is loaded */
-	__u64 limit;
-	__u64 available;
-	__u64 taken;		/* held by all handles */
-	__u64 holds;		/* held by this handle */
-	__u64 waiters;		/* queued requests, blocking and asynchronous */
-	__u32 flags;		/* FAIRSEM_INFO_*, FAIRSEM_LIFO */
-	__u32 handles;		/* open handles on this semaphore */
-	__u64 reserved[4];	/* zero */
-};
-
-/**
- * struct fairsem_init_kinds - FAIRSEM_IOC_INIT_KINDS's argument
- * @limit: each kind's limit, at most %FAIRSEM_MAX_PERMITS
+ * @limit: each kind's limit, at most %FAIRSEM_MAX_PERMITS; 0 makes a
+ *	signalling kind that others add to
  * @label: each kind's label: [A-Za-z0-9_.-], NUL-terminated, zero after
  *	the NUL; empty, or unique among the semaphore's labels
- * @flags: as &struct fairsem_init's
+ * @flags: %FAIRSEM_LIFO or %FAIRSEM_PRIO (not both), or 0 for FIFO order;
+ *	%FAIRSEM_JOBSERVER (with neither, one kind) makes a jobserver
+ *	semaphore; %FAIRSEM_FAST (one kind) a fast one
  * @nkinds: 1 to %FAIRSEM_MAX_KINDS
  * @reserved: must be zero
  */
-struct fairsem_init_kinds {
+struct fairsem_init {
 	__u64 limit[FAIRSEM_MAX_KINDS];
 	char label[FAIRSEM_MAX_KINDS][FAIRSEM_LABEL_LEN];
 	__u32 flags;
@@ -132,15 +84,18 @@ struct fairsem_init_kinds {
 };
 
 /**
- * struct fairsem_acquire_kinds - FAIRSEM_IOC_ACQUIRE_KINDS's argument
+ * struct fairsem_acquire - FAIRSEM_IOC_ACQUIRE's argument
  * @count: permits wanted of each kind, each at most %FAIRSEM_MAX_PERMITS,
  *	0 allowed, but not all 0
- * @deadline_ns: as &struct fairsem_acquire's
- * @flags: as &struct fairsem_acquire's
+ * @deadline_ns: absolute %CLOCK_MONOTONIC time at which a blocking wait
+ *	fails with %ETIMEDOUT; %FAIRSEM_NO_DEADLINE waits without limit, and
+ *	must be given with %FAIRSEM_ACQ_ASYNC
+ * @flags: %FAIRSEM_ACQ_TRY (never sleep, %EAGAIN) or %FAIRSEM_ACQ_ASYNC
+ *	(queue and return %EINPROGRESS; read() completes it), not both
  * @nkinds: the semaphore's kinds
  * @reserved: must be zero
  */
-struct fairsem_acquire_kinds {
+struct fairsem_acquire {
 	__u64 count[FAIRSEM_MAX_KINDS];
 	__u64 deadline_ns;
 	__u32 flags;
@@ -149,18 +104,18 @@ struct fairsem_acquire_kinds {
 };
 
 /**
- * struct fairsem_counts - a vector of counts, for FAIRSEM_IOC_RELEASE_KINDS,
- *	FAIRSEM_IOC_FORGET_KINDS, FAIRSEM_IOC_ADD_KINDS, FAIRSEM_IOC_REMOVE_KINDS
- *	and FAIRSEM_IOC_SUBMIT (which, as an acquire, wants a vector not all
- *	zeros)
+ * struct fairsem_counts - a vector of counts, for FAIRSEM_IOC_RELEASE,
+ *	FAIRSEM_IOC_RESIZE and FAIRSEM_IOC_SUBMIT (which, as an acquire,
+ *	wants a vector not all zeros, and no flags)
  * @count: permits of each kind, 0 allowed
  * @nkinds: the semaphore's kinds
- * @reserved: must be zero
+ * @flags: RELEASE: 0, or %FAIRSEM_RELEASE_FORGET; RESIZE: exactly one of
+ *	%FAIRSEM_RESIZE_ADD and %FAIRSEM_RESIZE_REMOVE; SUBMIT: 0
  */
 struct fairsem_counts {
 	__u64 count[FAIRSEM_MAX_KINDS];
 	__u32 nkinds;
-	__u32 reserved;
+	__u32 flags;
 };
 
 /**
@@ -180,15 +135,20 @@ struct fairsem_kind {
 };
 
 /**
- * struct fairsem_info_kinds - FAIRSEM_IOC_INFO_KINDS's result, one
- *	consistent snapshot of every kind
+ * struct fairsem_info_kinds - FAIRSEM_IOC_INFO's result, one consistent
+ *	snapshot of every kind
  * @kind: the first @nkinds are the semaphore's kinds; the rest are zero
- * @id: as &struct fairsem_info's
- * @waiters: as &struct fairsem_info's
- * @flags: as &struct fairsem_info's
- * @handles: as &struct fairsem_info's
- * @nkinds: the semaphore's kinds, 1 to %FAIRSEM_MAX_KINDS
+ * @id: the semaphore's id, unique while the module is loaded
+ * @waiters: queued requests, blocking and asynchronous
+ * @flags: the semaphore's init flags, %FAIRSEM_INFO_CLOSED,
+ *	%FAIRSEM_INFO_ASYNC_PENDING, %FAIRSEM_INFO_ASYNC_GRANTED and
+ *	%FAIRSEM_INFO_KINDS
+ * @handles: open handles on the semaphore
+ * @nkinds: the semaphore's kinds, 1 to %FAIRSEM_MAX_KINDS; 0 on a handle
+ *	not bound yet, of which INFO reports only the two masks below
  * @reserved: zero
+ * @init_flags: every flag this kernel's INIT accepts
+ * @op_flags: every flag this kernel's ACQUIRE, RELEASE and RESIZE accept
  * @reserved2: zero
  */
 struct fairsem_info_kinds {
@@ -199,7 +159,9 @@ struct fairsem_info_kinds {
 	__u32 handles;
 	__u32 nkinds;
 	__u32 reserved;
-	__u64 reserved2[2];
+	__u32 init_flags;
+	__u32 op_flags;
+	__u64 reserved2;
 };
 
 /**
@@ -304,19 +266,22 @@ struct fairsem_fast_release {
  *
  * On a handle (an open file description of /dev/fairsem, of a name in a
  * fairsem filesystem, or made by NEW_HANDLE); each returns 0 or -1 with
- * errno, NEW_HANDLE the new fd.
+ * errno, NEW_HANDLE the new fd, SUBMIT and REAP a number.  Every count is
+ * a vector over the semaphore's kinds (see above).
  *
  * - %FAIRSEM_IOC_INIT (&struct fairsem_init): bind the handle to a new
  *   semaphore.
  * - %FAIRSEM_IOC_ACQUIRE (&struct fairsem_acquire): wait in the queue for
  *   permits, try, or queue an asynchronous request.
- * - %FAIRSEM_IOC_RELEASE (__u64): give back held permits.
- * - %FAIRSEM_IOC_FORGET (__u64): drop held permits, lowering the limit.
- * - %FAIRSEM_IOC_ADD (__u64): raise the limit.
- * - %FAIRSEM_IOC_REMOVE (__u64): lower the limit, even below what is taken.
+ * - %FAIRSEM_IOC_RELEASE (&struct fairsem_counts): give back held permits;
+ *   with %FAIRSEM_RELEASE_FORGET, drop them, lowering the limits.
+ * - %FAIRSEM_IOC_RESIZE (&struct fairsem_counts): raise the limits
+ *   (%FAIRSEM_RESIZE_ADD), or lower them, even below what is taken
+ *   (%FAIRSEM_RESIZE_REMOVE).
  * - %FAIRSEM_IOC_CLOSE: close the semaphore; every waiter fails %EIDRM.
  * - %FAIRSEM_IOC_CANCEL: withdraw the asynchronous request.
- * - %FAIRSEM_IOC_INFO (&struct fairsem_info): a snapshot.
+ * - %FAIRSEM_IOC_INFO (&struct fairsem_info_kinds): a snapshot, and on
+ *   any handle, bound or not, the flags this kernel supports.
  * - %FAIRSEM_IOC_NEW_HANDLE (&struct fairsem_handle): another handle on
  *   the same semaphore.
  * - %FAIRSEM_IOC_LINK (&struct fairsem_link): name a semaphore, on a
@@ -331,45 +296,23 @@ struct fairsem_fast_release {
  * - %FAIRSEM_IOC_RELEASE_FAST (&struct fairsem_fast_release): give back
  *   permits a mapping of the handle took through the fast path.
  *
- * Kinds: each of these is its scalar namesake over a vector, atomic over
- * every kind; they work on a semaphore of one kind too.  On a semaphore of
- * several kinds the scalar ACQUIRE, RELEASE, FORGET, ADD and REMOVE fail
- * with %EINVAL, and the scalar INFO reports kind 0 and %FAIRSEM_INFO_KINDS.
  * An asynchronous grant reads back as @nkinds __u64, one per kind.
- *
- * - %FAIRSEM_IOC_INIT_KINDS (&struct fairsem_init_kinds)
- * - %FAIRSEM_IOC_ACQUIRE_KINDS (&struct fairsem_acquire_kinds)
- * - %FAIRSEM_IOC_RELEASE_KINDS (&struct fairsem_counts)
- * - %FAIRSEM_IOC_FORGET_KINDS (&struct fairsem_counts)
- * - %FAIRSEM_IOC_ADD_KINDS (&struct fairsem_counts)
- * - %FAIRSEM_IOC_REMOVE_KINDS (&struct fairsem_counts)
- * - %FAIRSEM_IOC_INFO_KINDS (&struct fairsem_info_kinds)
  */
 #define FAIRSEM_IOC_MAGIC	0xFA
 
 #define FAIRSEM_IOC_INIT	_IOW(FAIRSEM_IOC_MAGIC, 0, struct fairsem_init)
 #define FAIRSEM_IOC_ACQUIRE	_IOW(FAIRSEM_IOC_MAGIC, 1, struct fairsem_acquire)
-#define FAIRSEM_IOC_RELEASE	_IOW(FAIRSEM_IOC_MAGIC, 2, __u64)
-#define FAIRSEM_IOC_FORGET	_IOW(FAIRSEM_IOC_MAGIC, 3, __u64)
-#define FAIRSEM_IOC_ADD		_IOW(FAIRSEM_IOC_MAGIC, 4, __u64)
-#define FAIRSEM_IOC_REMOVE	_IOW(FAIRSEM_IOC_MAGIC, 5, __u64)
-#define FAIRSEM_IOC_CLOSE	_IO(FAIRSEM_IOC_MAGIC, 6)
-#define FAIRSEM_IOC_CANCEL	_IO(FAIRSEM_IOC_MAGIC, 7)
-#define FAIRSEM_IOC_INFO	_IOR(FAIRSEM_IOC_MAGIC, 8, struct fairsem_info)
-#define FAIRSEM_IOC_NEW_HANDLE	_IOWR(FAIRSEM_IOC_MAGIC, 9, struct fairsem_handle)
-#define FAIRSEM_IOC_LINK	_IOW(FAIRSEM_IOC_MAGIC, 10, struct fairsem_link)
-#define FAIRSEM_IOC_INIT_KINDS	_IOW(FAIRSEM_IOC_MAGIC, 11, struct fairsem_init_kinds)
-#define FAIRSEM_IOC_ACQUIRE_KINDS \
-	_IOW(FAIRSEM_IOC_MAGIC, 12, struct fairsem_acquire_kinds)
-#define FAIRSEM_IOC_RELEASE_KINDS _IOW(FAIRSEM_IOC_MAGIC, 13, struct fairsem_counts)
-#define FAIRSEM_IOC_FORGET_KINDS _IOW(FAIRSEM_IOC_MAGIC, 14, struct fairsem_counts)
-#define FAIRSEM_IOC_ADD_KINDS	_IOW(FAIRSEM_IOC_MAGIC, 15, struct fairsem_counts)
-#define FAIRSEM_IOC_REMOVE_KINDS _IOW(FAIRSEM_IOC_MAGIC, 16, struct fairsem_counts)
-#define FAIRSEM_IOC_INFO_KINDS	_IOR(FAIRSEM_IOC_MAGIC, 17, struct fairsem_info_kinds)
-#define FAIRSEM_IOC_SUBMIT	_IOW(FAIRSEM_IOC_MAGIC, 18, struct fairsem_counts)
-#define FAIRSEM_IOC_REAP	_IOW(FAIRSEM_IOC_MAGIC, 19, struct fairsem_reap)
-#define FAIRSEM_IOC_WITHDRAW	_IOW(FAIRSEM_IOC_MAGIC, 20, __u32)
+#define FAIRSEM_IOC_RELEASE	_IOW(FAIRSEM_IOC_MAGIC, 2, struct fairsem_counts)
+#define FAIRSEM_IOC_RESIZE	_IOW(FAIRSEM_IOC_MAGIC, 3, struct fairsem_counts)
+#define FAIRSEM_IOC_CLOSE	_IO(FAIRSEM_IOC_MAGIC, 4)
+#define FAIRSEM_IOC_CANCEL	_IO(FAIRSEM_IOC_MAGIC, 5)
+#define FAIRSEM_IOC_INFO	_IOR(FAIRSEM_IOC_MAGIC, 6, struct fairsem_info_kinds)
+#define FAIRSEM_IOC_NEW_HANDLE	_IOWR(FAIRSEM_IOC_MAGIC, 7, struct fairsem_handle)
+#define FAIRSEM_IOC_LINK	_IOW(FAIRSEM_IOC_MAGIC, 8, struct fairsem_link)
+#define FAIRSEM_IOC_SUBMIT	_IOW(FAIRSEM_IOC_MAGIC, 9, struct fairsem_counts)
+#define FAIRSEM_IOC_REAP	_IOW(FAIRSEM_IOC_MAGIC, 10, struct fairsem_reap)
+#define FAIRSEM_IOC_WITHDRAW	_IOW(FAIRSEM_IOC_MAGIC, 11, __u32)
 #define FAIRSEM_IOC_RELEASE_FAST \
-	_IOW(FAIRSEM_IOC_MAGIC, 21, struct fairsem_fast_release)
+	_IOW(FAIRSEM_IOC_MAGIC, 12, struct fairsem_fast_release)
 
 #endif /* _UAPI_LINUX_FAIRSEM_H */
