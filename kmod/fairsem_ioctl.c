@@ -262,11 +262,11 @@ static int fairsem_ioctl_acquire(struct file *file, unsigned int cmd,
 {
 	struct fairsem_file *ff = file->private_data;
 	struct fairsem_acquire args;
+	int ret;
 
-	if (copy_from_user(&args, argp, sizeof(args)))
-		return -EFAULT;
-	if (args.reserved || !fairsem_counts_valid(args.count, args.nkinds))
-		return -EINVAL;
+	ret = fairsem_counts_copy(&args, argp, sizeof(args), &args.nkinds);
+	if (ret)
+		return ret;
 	return fairsem_acquire(file, ff, args.count, args.nkinds,
 			       args.deadline_ns, args.flags);
 }
@@ -308,10 +308,10 @@ static int fairsem_ioctl_counts(struct file *file, unsigned int cmd,
 	struct fairsem_sem *sem;
 	int ret;
 
-	if (copy_from_user(&args, argp, sizeof(args)))
-		return -EFAULT;
-	if (!fairsem_counts_flags_valid(cmd, args.flags) ||
-	    !fairsem_counts_valid(args.count, args.nkinds))
+	ret = fairsem_counts_copy(&args, argp, sizeof(args), &args.nkinds);
+	if (ret)
+		return ret;
+	if (!fairsem_counts_flags_valid(cmd, args.flags))
 		return -EINVAL;
 	sem = fairsem_bound(ff);
 	if (!sem)

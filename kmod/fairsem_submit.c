@@ -227,10 +227,12 @@ int fairsem_ioctl_submit(struct file *file, unsigned int cmd, void __user *argp)
 	struct fairsem_file *ff = file->private_data;
 	struct fairsem_counts args;
 	struct fairsem_sem *sem;
+	int ret;
 
-	if (copy_from_user(&args, argp, sizeof(args)))
-		return -EFAULT;
-	if (args.flags || !fairsem_counts_valid(args.count, args.nkinds))
+	ret = fairsem_counts_copy(&args, argp, sizeof(args), &args.nkinds);
+	if (ret)
+		return ret;
+	if (args.flags)
 		return -EINVAL;
 	sem = fairsem_bound(ff);
 	if (!sem)

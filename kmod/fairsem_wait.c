@@ -49,20 +49,17 @@ int fairsem_task_prio(void)
 }
 
 /*
- * A vector from user space: @nkinds 1 to
- * FAIRSEM_MAX_KINDS, each count at most FAIRSEM_MAX_PERMITS, the tail
- * zero, and not all zero.  Whether @nkinds is the semaphore's is checked
- * once it is bound (fairsem_kinds_match()).
+ * A vector from user space: @nkinds 1 to FAIRSEM_MAX_KINDS, each count at
+ * most FAIRSEM_MAX_PERMITS, and not all zero.  Whether @nkinds is the
+ * semaphore's is checked once it is bound (fairsem_kinds_match()).
  */
 bool fairsem_counts_valid(const u64 *count, u32 nkinds)
 {
 	u64 any = 0;
 	unsigned int k;
 
-	if (!nkinds || nkinds > FAIRSEM_MAX_KINDS)
-		return false;
-	for (k = 0; k < FAIRSEM_MAX_KINDS; k++) {
-		if (k >= nkinds ? count[k] : count[k] > FAIRSEM_MAX_PERMITS)
+	for (k = 0; k < nkinds; k++) {
+		if (count[k] > FAIRSEM_MAX_PERMITS)
 			return false;
 		any |= count[k];
 	}

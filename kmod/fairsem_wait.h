@@ -3,6 +3,9 @@
 #ifndef _FAIRSEM_WAIT_H
 #define _FAIRSEM_WAIT_H
 
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
 #include "fairsem_dev.h"
 
 int fairsem_task_prio(void);
@@ -12,5 +15,47 @@ int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_holder *holder,
 			 const u64 *count, u64 deadline_ns);
 void fairsem_waiter_done(struct fairsem_request *req, struct fairsem_wake *wake);
 void fairsem_rejoins_free(struct fairsem_file *ff);
+
+/**
+ * fairsem_counts_copy() - copy a vector that ends an ioctl's argument in
+ * @dst: the argument, its @count last
+ * @src: the user's argument
+ * @size: the argument's size
+ * @nkinds: where in @dst the copy finds the vector's length
+ *
+ * The fields before the counts and the first count come in one copy of a
+ * size known at compile time, as a scalar argument did; the other counts,
+ * for a vector of more kinds, one get_user() each, so that not a byte past
+ * the vector's @nkinds counts is read (the argument may end there).  What
+ * lies past them is zeroed in the kernel's copy, as the core's vectors
+ * must be.
+ *
+ * Inline, so that the copy's size stays constant: copy_from_user()
+ * checks a variable size against the object's bounds, at a cost a scalar
+ * never paid.
+ *
+ * Return: 0; -EFAULT; -EINVAL for a bad @nkinds or a bad vector.
+ */
+static __always_inline int fairsem_counts_copy(void *dst,
+					       const void __user *src,
+					       size_t size, const u32 *nkinds)
+{
+	const size_t first = size - (FAIRSEM_MAX_KINDS - 1) * sizeof(u64);
+	u64 *count = (u64 *)((char *)dst + size) - FAIRSEM_MAX_KINDS;
+	const u64 __user *ucount = (const u64 __user *)(src + first) - 1;
+	unsigned int k;
+	u32 n;
+
+	if (copy_from_user(dst, src, first))
+		return -EFAULT;
+	n = *nkinds;
+	if (!n || n > FAIRSEM_MAX_KINDS)
+		return -EINVAL;
+	for (k = 1; k < n; k++)
+		if (get_user(count[k], ucount + k))
+			return -EFAULT;
+	memset(count + n, 0, (FAIRSEM_MAX_KINDS - n) * sizeof(u64));
+	return fairsem_counts_valid(count, n) ? 0 : -EINVAL;
+}
 
 #endif /* _FAIRSEM_WAIT_H */

@@ -55,10 +55,12 @@
 /*
  * Kinds: one semaphore counts 1 to FAIRSEM_MAX_KINDS resources at once
  * ("requests" and "bytes"), each with its own limit, in one queue.  Every
- * count is a vector, granted whole or not at all.  The vectors are
- * inline, always FAIRSEM_MAX_KINDS long; @nkinds says how many are used,
- * must equal the semaphore's kinds, and the unused tail must be zero.  A
- * semaphore of one kind is a vector of one.
+ * count is a vector, granted whole or not at all, of @nkinds counts: the
+ * semaphore's kinds.  A semaphore of one kind is a vector of one.  In
+ * ACQUIRE's, RELEASE's, RESIZE's and SUBMIT's arguments the counts come
+ * last, and the kernel reads the first @nkinds alone: a vector of one
+ * costs what a scalar did.  INIT's limits and labels past @nkinds must be
+ * zero.
  */
 #define FAIRSEM_MAX_KINDS	8
 #define FAIRSEM_LABEL_LEN	16	/* a label's bytes, its NUL included */
@@ -85,37 +87,36 @@ struct fairsem_init {
 
 /**
  * struct fairsem_acquire - FAIRSEM_IOC_ACQUIRE's argument
- * @count: permits wanted of each kind, each at most %FAIRSEM_MAX_PERMITS,
- *	0 allowed, but not all 0
  * @deadline_ns: absolute %CLOCK_MONOTONIC time at which a blocking wait
  *	fails with %ETIMEDOUT; %FAIRSEM_NO_DEADLINE waits without limit, and
  *	must be given with %FAIRSEM_ACQ_ASYNC
  * @flags: %FAIRSEM_ACQ_TRY (never sleep, %EAGAIN) or %FAIRSEM_ACQ_ASYNC
  *	(queue and return %EINPROGRESS; read() completes it), not both
  * @nkinds: the semaphore's kinds
- * @reserved: must be zero
+ * @count: permits wanted of each kind, each at most %FAIRSEM_MAX_PERMITS,
+ *	0 allowed, but not all 0; only the first @nkinds are read
  */
 struct fairsem_acquire {
-	__u64 count[FAIRSEM_MAX_KINDS];
 	__u64 deadline_ns;
 	__u32 flags;
 	__u32 nkinds;
-	__u64 reserved;
+	__u64 count[FAIRSEM_MAX_KINDS];
 };
 
 /**
  * struct fairsem_counts - a vector of counts, for FAIRSEM_IOC_RELEASE,
  *	FAIRSEM_IOC_RESIZE and FAIRSEM_IOC_SUBMIT (which, as an acquire,
  *	wants a vector not all zeros, and no flags)
- * @count: permits of each kind, 0 allowed
  * @nkinds: the semaphore's kinds
  * @flags: RELEASE: 0, or %FAIRSEM_RELEASE_FORGET; RESIZE: exactly one of
  *	%FAIRSEM_RESIZE_ADD and %FAIRSEM_RESIZE_REMOVE; SUBMIT: 0
+ * @count: permits of each kind, 0 allowed, not all 0; only the first
+ *	@nkinds are read
  */
 struct fairsem_counts {
-	__u64 count[FAIRSEM_MAX_KINDS];
 	__u32 nkinds;
 	__u32 flags;
+	__u64 count[FAIRSEM_MAX_KINDS];
 };
 
 /**
