@@ -130,6 +130,7 @@ uint64_t operand_u64(struct opts *o, int i, const char *what, uint64_t min);
 /* ops.c */
 NORETURN void fail_handle(struct opts *o, int err);
 void check_handle(struct opts *o);
+void require_flags(const char *sub, int fd, unsigned int init, unsigned int op);
 void take_permits(struct opts *o, int fd);
 unsigned int init_flags(const struct opts *o);
 void fail_fast_refused(struct opts *o, uint64_t permits, int err);

@@ -283,10 +283,9 @@ static int open_or_create(struct opts *o, const char *path, uint64_t tokens,
 {
 	int fd;
 
+	jobserver_require();
 	fd = fairsem_open_or_create(path, tokens, FAIRSEM_JOBSERVER | O_CLOEXEC,
 				    mode);
-	if (fd == -EINVAL)
-		jobserver_check_device(tokens, EINVAL);
 	if (fd == -EPERM)
 		fail_owner(o, path);
 	if (fd == -EAGAIN)

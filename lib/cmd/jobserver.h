@@ -17,7 +17,8 @@ struct gov_conf;
 
 /* jobserver_sem.c */
 int jobserver_new(uint64_t tokens, int oflags);
-void jobserver_check_device(uint64_t tokens, int err);
+void jobserver_require(void);
+void jobserver_check_device(int err);
 int jobserver_create_named(const char *path, uint64_t tokens, mode_t mode);
 /* govern.c */
 int jobserver_set(const char *name, uint64_t jobs);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Making a jobserver semaphore (FAIRSEM_JOBSERVER), anonymous or named,
- * for "fairsem jobserver" and its service (govern.c).  A module without
- * jobservers gets a message of its own, whichever way one is made.
+ * for "fairsem jobserver" and its service (govern.c).  The kernel is
+ * asked first whether it makes jobservers (require_flags()), so that a
+ * module without them gets a message of its own, whichever way one is made.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +21,6 @@ NORETURN static void fail_device(int err)
 	if (err == ENOENT)
 		fail(EXIT_NONAME, SUB, "no %s: is the fairsem module loaded?",
 		     FAIRSEM_DEVICE_PATH);
-	if (err == EINVAL)
-		fail(EXIT_REFUSED, SUB, "this fairsem module has no jobserver semaphores (FAIRSEM_JOBSERVER)");
 	fail(exit_status_of(err), SUB, "cannot make a jobserver semaphore: %s",
 	     strerror(err));
 }
@@ -34,21 +33,27 @@ int jobserver_new(uint64_t tokens, int oflags)
 	fd = fairsem_open(oflags);
 	if (fd < 0)
 		fail_device(-fd);
+	require_flags(SUB, fd, FAIRSEM_JOBSERVER, 0);
 	ret = fairsem_init(fd, tokens, FAIRSEM_JOBSERVER);
 	if (ret < 0)
 		fail_device(-ret);
 	return fd;
 }
 
-/*
- * libfairsem made no semaphore and said err: when INIT may be why (EINVAL
- * of a module without jobservers, or no device), exit with that message;
- * return if it is the name's fault.
- */
-void jobserver_check_device(uint64_t tokens, int err)
+/* Before a named jobserver is made: exit unless this kernel makes them. */
+void jobserver_require(void)
 {
-	if (err == EINVAL || (err == ENOENT && access(FAIRSEM_DEVICE_PATH, F_OK)))
-		close(jobserver_new(tokens, O_CLOEXEC));
+	require_flags(SUB, -1, FAIRSEM_JOBSERVER, 0);
+}
+
+/*
+ * libfairsem made no named jobserver and said err: when /dev/fairsem is
+ * missing, exit saying so; return if it is the name's fault.
+ */
+void jobserver_check_device(int err)
+{
+	if (err == ENOENT && access(FAIRSEM_DEVICE_PATH, F_OK))
+		fail_device(ENOENT);
 }
 
 /*
@@ -60,9 +65,10 @@ int jobserver_create_named(const char *path, uint64_t tokens, mode_t mode)
 {
 	int fd;
 
+	jobserver_require();
 	fd = fairsem_create_named(path, tokens, FAIRSEM_JOBSERVER | O_CLOEXEC,
 				  mode);
 	if (fd < 0)
-		jobserver_check_device(tokens, -fd);
+		jobserver_check_device(-fd);
 	return fd;
 }

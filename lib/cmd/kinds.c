@@ -210,9 +210,9 @@ const char *format_field(const struct fairsem_info_kinds *ki,
 }
 
 /*
- * INFO_KINDS of fd when its semaphore is worth showing by kinds (more
- * than one, or a label): true.  False on a semaphore of one plain kind,
- * or a module without kinds, which are shown as they always were.
+ * INFO of fd when its semaphore is worth showing by kinds (more than one,
+ * or a label): true.  False on a semaphore of one plain kind, shown as it
+ * always was, and on a handle not bound yet.
  */
 bool kinds_of(int fd, struct fairsem_info_kinds *ki)
 {

@@ -29,6 +29,7 @@ static int create_vector(struct opts *o)
 	parse_vector(o->sub, "PERMITS", o->operands[1], &v);
 	vector_labels(&v, labels);
 	name_path(o->operands[0], path, sizeof(path));
+	require_flags(o->sub, -1, init_flags(o), 0);
 	fd = fairsem_create_named_kinds(path, v.n, v.count, labels,
 					init_flags(o) | O_CLOEXEC, mode);
 	if (fd < 0) {
@@ -50,6 +51,7 @@ static int do_create(struct opts *o)
 		return create_vector(o);
 	permits = operand_u64(o, 1, "PERMITS", 0);
 	name_path(o->operands[0], path, sizeof(path));
+	require_flags(o->sub, -1, init_flags(o), 0);
 	fd = fairsem_create_named(path, permits, init_flags(o) | O_CLOEXEC, mode);
 	if (fd < 0)
 		fail_fast_refused(o, permits, -fd);
@@ -57,9 +59,6 @@ static int do_create(struct opts *o)
 		fail(EXIT_REFUSED, o->sub, "PERMITS %" PRIu64
 		     " is above the maximum %llu", permits,
 		     (unsigned long long)FAIRSEM_MAX_PERMITS);
-	if (fd == -EINVAL && o->prio)
-		fail(EXIT_REFUSED, o->sub,
-		     "this fairsem module has no priority order (--prio)");
 	if (fd == -EINVAL)
 		fail(EXIT_REFUSED, o->sub, "'%s' is not a valid name",
 		     o->operands[0]);

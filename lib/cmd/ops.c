@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "features.h"
 
 /* An error about the handle itself, or any error without a better message. */
 void fail_handle(struct opts *o, int err)
@@ -78,6 +79,41 @@ void check_handle(struct opts *o)
 		fail_handle(o, ENOTTY);
 }
 
+/*
+ * Exit unless this kernel takes the flags asked for: init of INIT, op of
+ * ACQUIRE, RELEASE and RESIZE.  Every handle, bound or not, says which it
+ * takes (FAIRSEM_IOC_INFO, fairsem_supported()): fd, or a fresh handle of
+ * /dev/fairsem when fd is -1.  Without /dev/fairsem it returns: making a
+ * semaphore then fails, and says why.
+ */
+void require_flags(const char *sub, int fd, unsigned int init, unsigned int op)
+{
+	unsigned int init_have, op_have;
+	char msg[128];
+	int own = -1, ret;
+
+	if (!init && !op)
+		return;
+	if (fd < 0) {
+		own = fairsem_open(O_CLOEXEC);
+		if (own < 0)
+			return;
+		fd = own;
+	}
+	ret = fairsem_supported(fd, &init_have, &op_have);
+	if (own >= 0)
+		close(own);
+	if (ret == -ENOTTY)
+		fail(EXIT_NOTSEM, sub, "this fairsem module does not say what it "
+		     "supports (FAIRSEM_IOC_INFO): it is older than this command");
+	if (ret < 0)
+		fail(exit_status_of(-ret), sub,
+		     "cannot ask the fairsem module what it supports: %s",
+		     strerror(-ret));
+	if (missing_feature(init, init_have, op, op_have, msg, sizeof(msg)))
+		fail(EXIT_REFUSED, sub, "%s", msg);
+}
+
 /* EINVAL of a count: say which bound it broke. */
 static void fail_count(struct opts *o, const char *what, uint64_t count)
 {
@@ -123,14 +159,12 @@ static void fail_if_kinds(struct opts *o, int fd, const char *what)
 		     kind_names(&ki, names, sizeof(names)), what);
 }
 
-/* INFO_KINDS of fd, to read a vector against; exits on failure. */
+/* INFO of fd, to read a vector against; exits on failure. */
 static void info_kinds_or_fail(struct opts *o, int fd,
 			       struct fairsem_info_kinds *ki)
 {
 	int ret = fairsem_info_kinds(fd, ki);
 
-	if (ret == -ENOTTY)
-		fail(EXIT_REFUSED, o->sub, "this fairsem module has no kinds");
 	if (ret < 0)
 		fail_handle(o, -ret);
 }
@@ -195,6 +229,8 @@ void take_permits(struct opts *o, int fd)
 {
 	int ret;
 
+	if (o->try)
+		require_flags(o->sub, fd, 0, FAIRSEM_ACQ_TRY);
 	if (o->count_is_vector) {
 		take_vector(o, fd);
 		return;
@@ -212,23 +248,20 @@ void take_permits(struct opts *o, int fd)
 }
 
 /*
- * INIT_KINDS refused the vector given as what: say what it wants.
- * (Which of a label's rules broke is the kernel's to know: it says
- * EINVAL for each.)
+ * INIT refused the vector given as what: say what it wants.  (Which of a
+ * label's rules broke is the kernel's to know: it says EINVAL for each.
+ * Its flags were asked for first: see require_flags().)
  */
 void fail_kinds_refused(struct opts *o, const struct vector *v, int err)
 {
 	unsigned int k;
 
-	if (err == ENOTTY)
-		fail(EXIT_REFUSED, o->sub, "this fairsem module has no kinds");
-	if (err != EINVAL)
-		return;
-	if (o->fast && v->n > 1)
+	if (o->fast && v->n > 1 && err == EINVAL)
 		fail(EXIT_REFUSED, o->sub, "--fast makes a semaphore of one kind, not %u",
 		     v->n);
-	if (o->fast)
-		fail_fast_refused(o, v->count[0], err);
+	fail_fast_refused(o, v->count[0], err);
+	if (err != EINVAL)
+		return;
 	for (k = 0; k < v->n; k++)
 		if (v->count[k] > FAIRSEM_MAX_PERMITS)
 			fail(EXIT_REFUSED, o->sub, "the limit %s%s%" PRIu64
@@ -236,8 +269,7 @@ void fail_kinds_refused(struct opts *o, const struct vector *v, int err)
 			     v->label[k][0] ? "=" : "", v->count[k], MAX_PERMITS);
 	fail(EXIT_REFUSED, o->sub, "the kinds are refused: a label is at most "
 	     "%d bytes of A-Z, a-z, 0-9, '_', '.' and '-', and names one kind "
-	     "only%s", FAIRSEM_LABEL_LEN - 1,
-	     o->prio ? " (or this module has no --prio)" : "");
+	     "only", FAIRSEM_LABEL_LEN - 1);
 }
 
 /* FAIRSEM_LIFO or FAIRSEM_PRIO, and FAIRSEM_FAST, as the options ask. */
@@ -248,20 +280,24 @@ unsigned int init_flags(const struct opts *o)
 }
 
 /*
- * INIT (or INIT_KINDS of one kind) with --fast said err: what --fast
- * wants, if that is why.  The fast path's limit is its own, far below
+ * INIT of one kind with --fast said err: what --fast wants, if that is
+ * why; returns otherwise.  The fast path's limit is its own, far below
  * FAIRSEM_MAX_PERMITS: the free permits live in half of a 64-bit word.
+ * A kernel whose 64-bit atomics user space cannot share refuses it.
  */
 void fail_fast_refused(struct opts *o, uint64_t permits, int err)
 {
-	if (!o->fast || err != EINVAL || permits > FAIRSEM_MAX_PERMITS)
+	if (!o->fast)
 		return;
-	if (permits > FAIRSEM_FAST_MAX_PERMITS)
+	if (err == EOPNOTSUPP)
+		fail(EXIT_REFUSED, o->sub, "this kernel has no fast path: its "
+		     "64-bit atomics are not shared with user space (make it "
+		     "without --fast)");
+	if (err == EINVAL && permits > FAIRSEM_FAST_MAX_PERMITS &&
+	    permits <= FAIRSEM_MAX_PERMITS)
 		fail(EXIT_REFUSED, o->sub, "PERMITS %" PRIu64
 		     " is above the fast path's maximum %llu", permits,
 		     (unsigned long long)FAIRSEM_FAST_MAX_PERMITS);
-	fail(EXIT_REFUSED, o->sub, "this fairsem module has no fast path (--fast)%s",
-	     o->prio ? " or no priority order (--prio)" : "");
 }
 
 static int init_vector(struct opts *o)
@@ -273,6 +309,7 @@ static int init_vector(struct opts *o)
 	parse_vector(o->sub, "PERMITS", o->operands[0], &v);
 	vector_labels(&v, labels);
 	check_handle(o);
+	require_flags(o->sub, o->fd, init_flags(o), 0);
 	ret = fairsem_init_kinds(o->fd, v.n, v.count, labels, init_flags(o));
 	if (ret == -EBUSY)
 		fail(EXIT_BUSY, o->sub, "fd %d is bound to a semaphore already",
@@ -294,13 +331,11 @@ static int do_init(struct opts *o)
 	permits = operand_u64(o, 0, "PERMITS", 0);
 
 	check_handle(o);
+	require_flags(o->sub, o->fd, init_flags(o), 0);
 	ret = fairsem_init(o->fd, permits, init_flags(o));
 	if (ret < 0)
 		fail_fast_refused(o, permits, -ret);
-	if (ret == -EINVAL && permits <= FAIRSEM_MAX_PERMITS && o->prio)
-		fail(EXIT_REFUSED, o->sub,
-		     "this fairsem module has no priority order (--prio)");
-	if (ret == -EINVAL)
+	if (ret == -EINVAL && permits > FAIRSEM_MAX_PERMITS)
 		fail(EXIT_REFUSED, o->sub, "PERMITS %" PRIu64
 		     " is above the maximum %llu", permits, MAX_PERMITS);
 	if (ret == -EBUSY)
@@ -325,14 +360,18 @@ static uint64_t holds_of(struct opts *o)
 	return fairsem_info(o->fd, &info) ? 0 : info.holds;
 }
 
-/* A vector operand (add, remove) over the kinds of --fd: counts. */
-static void operand_vector(struct opts *o, struct fairsem_info_kinds *ki,
-			   uint64_t *counts)
+/*
+ * A vector operand (add, remove: RESIZE with flag) over the kinds of
+ * --fd: counts.
+ */
+static void operand_vector(struct opts *o, unsigned int flag,
+			   struct fairsem_info_kinds *ki, uint64_t *counts)
 {
 	struct vector v;
 
 	parse_vector(o->sub, "COUNT", o->operands[0], &v);
 	check_handle(o);
+	require_flags(o->sub, o->fd, 0, flag);
 	info_kinds_or_fail(o, o->fd, ki);
 	resolve_vector(o->sub, &v, ki, counts);
 }
@@ -387,7 +426,7 @@ static int add_vector(struct opts *o)
 	struct fairsem_info_kinds ki;
 	int ret;
 
-	operand_vector(o, &ki, counts);
+	operand_vector(o, FAIRSEM_RESIZE_ADD, &ki, counts);
 	ret = fairsem_add_kinds(o->fd, ki.nkinds, counts);
 	if (ret == -EINVAL)
 		fail_vector_count(o, &ki, counts);
@@ -409,6 +448,7 @@ static int do_add(struct opts *o)
 		return add_vector(o);
 	count = operand_u64(o, 0, "COUNT", 1);
 	check_handle(o);
+	require_flags(o->sub, o->fd, 0, FAIRSEM_RESIZE_ADD);
 	ret = fairsem_add(o->fd, count);
 	if (ret == -EINVAL) {
 		fail_count(o, "COUNT", count);
@@ -430,7 +470,7 @@ static int remove_vector(struct opts *o)
 	struct fairsem_info_kinds ki;
 	int ret;
 
-	operand_vector(o, &ki, counts);
+	operand_vector(o, FAIRSEM_RESIZE_REMOVE, &ki, counts);
 	ret = fairsem_remove_kinds(o->fd, ki.nkinds, counts);
 	if (ret == -EINVAL) {
 		fail_vector_count(o, &ki, counts);
@@ -453,6 +493,7 @@ static int do_remove(struct opts *o)
 		return remove_vector(o);
 	count = operand_u64(o, 0, "COUNT", 1);
 	check_handle(o);
+	require_flags(o->sub, o->fd, 0, FAIRSEM_RESIZE_REMOVE);
 	ret = fairsem_remove(o->fd, count);
 	if (ret == -EINVAL) {
 		fail_count(o, "COUNT", count);
@@ -536,7 +577,7 @@ void print_info_kinds(const struct fairsem_info_kinds *ki)
 	       async_state(ki->flags));
 }
 
-/* INFO, and INFO_KINDS when the kinds are worth showing. */
+/* INFO, by kinds when the kinds are worth showing. */
 static int info_of(int fd, struct fairsem_info *info,
 		   struct fairsem_info_kinds *ki, bool *by_kinds)
 {

@@ -77,6 +77,7 @@ static int named_kinds_handle(struct opts *o, const char *path, mode_t mode)
 	int fd;
 
 	vector_labels(v, labels);
+	require_flags(o->sub, -1, init_flags(o), 0);
 	fd = fairsem_open_or_create_kinds(path, v->n, v->count, labels,
 					  init_flags(o) | (o->any_owner ?
 					  FAIRSEM_ANY_OWNER : 0), mode);
@@ -101,12 +102,14 @@ static int named_handle(struct opts *o)
 	name_path(o->name, path, sizeof(path));
 	if (o->create_is_vector)
 		return named_kinds_handle(o, path, mode);
-	if (o->create)
+	if (o->create) {
+		require_flags(o->sub, -1, init_flags(o), 0);
 		fd = fairsem_open_or_create(path, o->permits, init_flags(o) |
 					    (o->any_owner ? FAIRSEM_ANY_OWNER : 0),
 					    mode);
-	else
+	} else {
 		fd = fairsem_open_named(path, 0);
+	}
 	if (fd < 0 && o->create)
 		fail_fast_refused(o, o->permits, -fd);
 	if (fd == -EINVAL && o->create && o->permits > FAIRSEM_MAX_PERMITS)

@@ -547,6 +547,12 @@ t "info on an unbound handle" 68 "fd 8 has no semaphore yet (see 'fairsem init')
 t "run on an unbound handle" 68 "fd 8 has no semaphore yet" "$F" run --fd 8 -- true
 t "close on an unbound handle" 68 "fd 8 has no semaphore yet" "$F" close --fd 8
 t "add on an unbound handle" 68 "fd 8 has no semaphore yet" "$F" add --fd 8 1
+# INFO answers an unbound handle (nkinds 0, what the kernel supports): a
+# vector read against it is still refused as unbound.
+t "acquire of a vector on an unbound handle" 68 "fd 8 has no semaphore yet" \
+	"$F" acquire --fd 8 -n requests=1
+t "remove of a vector on an unbound handle" 68 "fd 8 has no semaphore yet" \
+	"$F" remove --fd 8 requests=1
 
 t "init above the maximum" 65 "PERMITS 4611686018427387905 is above the maximum $MAX" \
 	"$F" init --fd 7 4611686018427387905
