@@ -206,6 +206,7 @@ TEST(bad_descriptor)
 	EXPECT_EQ(-EBADF, LIB(fairsem_async_complete(-1, &count)));
 	EXPECT_EQ(-EBADF, LIB(fairsem_async_cancel(-1)));
 	EXPECT_EQ(-EBADF, LIB(fairsem_cancel(-1)));
+	EXPECT_EQ(-EBADF, LIB(fairsem_supported(-1, NULL, NULL)));
 	EXPECT_EQ(7, count);
 }
 
@@ -231,6 +232,7 @@ TEST(not_a_fairsem)
 	EXPECT_EQ(-ENOTTY, LIB(fairsem_async_start(fd, 1)));
 	EXPECT_EQ(-ENOTTY, LIB(fairsem_async_cancel(fd)));
 	EXPECT_EQ(-ENOTTY, LIB(fairsem_cancel(fd)));
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_supported(fd, NULL, NULL)));
 	/* read(2) of /dev/null: end of file, not a count. */
 	EXPECT_EQ(-EIO, LIB(fairsem_async_complete(fd, &count)));
 	EXPECT_EQ(7, count);
@@ -259,6 +261,7 @@ TEST(open_flags)
 
 TEST(unbound_handle)
 {
+	struct fairsem_info_kinds ki;
 	struct fairsem_info info;
 	uint64_t count;
 	int fd;
@@ -277,6 +280,8 @@ TEST(unbound_handle)
 	EXPECT_EQ(-EBADFD, LIB(fairsem_remove(fd, 1)));
 	EXPECT_EQ(-EBADFD, LIB(fairsem_close_sem(fd)));
 	EXPECT_EQ(-EBADFD, LIB(fairsem_info(fd, &info)));
+	/* The kernel's INFO answers an unbound handle; the library's not. */
+	EXPECT_EQ(-EBADFD, LIB(fairsem_info_kinds(fd, &ki)));
 	EXPECT_EQ(-EBADFD, LIB(fairsem_async_start(fd, 1)));
 	EXPECT_EQ(-EBADFD, LIB(fairsem_async_complete(fd, &count)));
 	EXPECT_EQ(-EBADFD, LIB(fairsem_async_cancel(fd)));
@@ -349,6 +354,89 @@ TEST(create_takes_prio)
 	EXPECT_EQ(2, info_of(fd).limit);
 	close(fd);
 	EXPECT_EQ(-EINVAL, LIB(fairsem_create(2, FAIRSEM_PRIO | FAIRSEM_LIFO)));
+}
+
+/* ---- what the kernel supports ---- */
+
+/* Every flag of this release's kernel, as uapi/linux/fairsem.h has them. */
+#define ALL_INIT_FLAGS (FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_JOBSERVER | \
+			FAIRSEM_FAST)
+#define ALL_OP_FLAGS (FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC | \
+		      FAIRSEM_RELEASE_FORGET | FAIRSEM_RESIZE_ADD | \
+		      FAIRSEM_RESIZE_REMOVE)
+
+TEST(supported_answers_on_an_unbound_handle)
+{
+	unsigned int init = 0, op = 0;
+	struct fairsem_info info;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_open(O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, LIB(fairsem_supported(fd, &init, &op)));
+	EXPECT_EQ(ALL_INIT_FLAGS, init);
+	EXPECT_EQ(ALL_OP_FLAGS, op);
+	/* Asking binds nothing. */
+	EXPECT_EQ(-EBADFD, LIB(fairsem_info(fd, &info)));
+	EXPECT_EQ(0, LIB(fairsem_init(fd, 1, 0)));
+	close(fd);
+}
+
+TEST(supported_answers_the_same_on_a_bound_handle)
+{
+	unsigned int init = 0, op = 0;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_create_kinds(2, (const uint64_t[]){ 20, 1048576 }, NULL,
+				  FAIRSEM_PRIO | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, LIB(fairsem_supported(fd, &init, &op)));
+	EXPECT_EQ(ALL_INIT_FLAGS, init);
+	EXPECT_EQ(ALL_OP_FLAGS, op);
+	close(fd);
+}
+
+TEST(supported_stores_only_what_is_asked_for)
+{
+	unsigned int init = 0, op = 0;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_open(O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, LIB(fairsem_supported(fd, NULL, NULL)));
+	EXPECT_EQ(0, LIB(fairsem_supported(fd, &init, NULL)));
+	EXPECT_EQ(ALL_INIT_FLAGS, init);
+	EXPECT_EQ(0, LIB(fairsem_supported(fd, NULL, &op)));
+	EXPECT_EQ(ALL_OP_FLAGS, op);
+	close(fd);
+}
+
+/* What INFO reports, INIT takes; a bit it does not report, INIT refuses. */
+TEST(init_takes_every_supported_flag_and_refuses_the_others)
+{
+	unsigned int init = 0, bit;
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_open(O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fairsem_supported(fd, &init, NULL));
+	close(fd);
+	for (bit = 1; bit; bit <<= 1) {
+		fd = fairsem_open(O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		if (init & bit) {
+			EXPECT_EQ(0, LIB(fairsem_init(fd, 1, bit)))
+				TH_LOG("flag 0x%x is reported", bit);
+		} else {
+			EXPECT_EQ(-EINVAL, LIB(fairsem_init(fd, 1, bit)))
+				TH_LOG("flag 0x%x is not reported", bit);
+		}
+		close(fd);
+	}
 }
 
 TEST(new_handle)
@@ -1476,6 +1564,23 @@ TEST(init_kinds_refuses_bad_labels)
 			(uint64_t[]){ 1, FAIRSEM_MAX_PERMITS + 1 }, NULL, 0)));
 	EXPECT_EQ(0, LIB(fairsem_init_kinds(fd, 2, REQ_BYTES, LABELS, 0)));
 	EXPECT_EQ(-EBUSY, LIB(fairsem_init_kinds(fd, 2, REQ_BYTES, LABELS, 0)));
+	close(fd);
+}
+
+TEST(init_kinds_makes_a_jobserver_of_one_kind_only)
+{
+	int fd;
+
+	NEED_DEVICE();
+	fd = fairsem_open(O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, LIB(fairsem_init_kinds(fd, 2, REQ_BYTES, LABELS,
+						  FAIRSEM_JOBSERVER)));
+	/* Refused, the handle is still unbound: one kind is a jobserver. */
+	EXPECT_EQ(0, LIB(fairsem_init_kinds(fd, 1, REQ_BYTES, NULL,
+					    FAIRSEM_JOBSERVER)));
+	EXPECT_EQ(FAIRSEM_JOBSERVER, info_of(fd).flags & FAIRSEM_JOBSERVER);
+	EXPECT_EQ(20, info_of(fd).limit);
 	close(fd);
 }
 

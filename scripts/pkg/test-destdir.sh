@@ -105,11 +105,19 @@ program_builds_with_pkg_config_against_the_tree() {
 	#include <stdio.h>
 	int main(void)
 	{
-		struct fairsem_info info;
+		struct fairsem_info info;		/* libfairsem's own */
+		struct fairsem_info_kinds ki;		/* the kernel's */
+		unsigned int init_flags = 0;
 		int fd = fairsem_open(0);
 
-		/* No /dev/fairsem here: the library answers -errno, nothing more. */
-		printf("open: %d, info size %zu\n", fd < 0 ? fd : 0, sizeof(info));
+		/*
+		 * No /dev/fairsem here: the library answers -errno, nothing
+		 * more.  With one, a fresh handle says what the kernel takes.
+		 */
+		if (fd >= 0 && fairsem_supported(fd, &init_flags, NULL))
+			return 1;
+		printf("open: %d, info size %zu, the kernel's %zu, init flags 0x%x\n",
+		       fd < 0 ? fd : 0, sizeof(info), sizeof(ki), init_flags);
 		return fd >= 0 || fd == -ENOENT || fd == -EACCES ? 0 : 1;
 	}
 	EOF
