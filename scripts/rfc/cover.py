@@ -54,6 +54,11 @@ blurb = [
         """observability: fdinfo shows who holds what, and trace events
         record every grant and every give-back, a dead holder's included.""",
     ]),
+    para("""The ABI is 13 ioctls, and every count in them is a vector over
+    the semaphore's kinds, up to 8 resources in one queue (a semaphore of
+    one kind is a vector of one). FAIRSEM_IOC_INFO on a fresh handle
+    reports every flag the kernel accepts, so that user space asks what
+    it may use rather than guessing from EINVAL."""),
     para("""Documentation/userspace-api/fairsem.rst (the last patch) is the
     complete contract: every ioctl, every errno and the order in which the
     checks answer, blocking acquires with absolute deadlines, SA_RESTART and

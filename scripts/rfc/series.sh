@@ -237,17 +237,27 @@ wait in poll()/epoll() and one grant wakes one handle, and the kernel
 gives back whatever a handle holds when its last reference is closed,
 so a process that dies cannot leak permits.
 
-This header is the whole ABI: fixed-size structures of __u32, __s32 and
-__u64 fields without implicit padding (so compat_ioctl needs no
-translation), reserved fields and unknown flags that must be zero so the
-interface can grow, and FAIRSEM_MAX_PERMITS (2^62) bounding every count.
+This header is the whole ABI: 13 ioctls over fixed-size structures of
+__u32, __s32, __u64 and char fields without implicit padding (so
+compat_ioctl needs no translation), reserved fields and unknown flags
+that must be zero so the interface can grow, and FAIRSEM_MAX_PERMITS
+(2^62) bounding every count.
+
+Every count is a vector over the semaphore's kinds (up to 8 resources
+in one queue, such as requests and bytes), and a semaphore of one kind
+is a vector of one: there is one form of each call, not a scalar twin.
+Giving back and dropping permits are one RELEASE with a flag, raising
+and lowering the limit one RESIZE.  The flags of ACQUIRE, RELEASE and
+RESIZE share one space, and FAIRSEM_IOC_INFO reports, on any handle,
+bound or not, every flag this kernel accepts, so that user space asks
+what it may use instead of guessing from EINVAL.
 EOF
 
 change Documentation/userspace-api/ioctl/ioctl-number.rst ioctl-number \
 	0xFA 00-1F uapi/linux/fairsem.h "fairsem fair counting semaphores"
 commit "Documentation: ioctl-number: reserve 0xFA for fairsem" <<'EOF'
 fairsem's ioctls use the magic number 0xFA (FAIRSEM_IOC_MAGIC), free so
-far.  Reserve sequence numbers 0x00-0x1F: 0x00-0x0A are in use, the rest
+far.  Reserve sequence numbers 0x00-0x1F: 0x00-0x0C are in use, the rest
 leaves room for the interface to grow.
 EOF
 
@@ -335,7 +345,8 @@ granted, read() collects it, and only the granted handle is woken.
 
 When the last reference of a handle is closed, its request is withdrawn
 and everything it holds is given back.  FAIRSEM_IOC_CLOSE refuses every
-waiter with EIDRM; FAIRSEM_IOC_INFO and fdinfo show who holds what.
+waiter with EIDRM; FAIRSEM_IOC_INFO and fdinfo show who holds what, and
+INFO on a handle not bound yet says which flags this kernel accepts.
 
 Locking: one spinlock per semaphore guards the queue, the counts and
 the state of every request and handle; it is taken before any
