@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Permit arithmetic: INIT, ACQUIRE/RELEASE, FORGET, ADD, REMOVE, and the
- * FAIRSEM_MAX_PERMITS bound.
+ * Permit arithmetic: INIT, ACQUIRE, RELEASE (and its FORGET), RESIZE (ADD
+ * and REMOVE), and the FAIRSEM_MAX_PERMITS bound.
  */
 #include "fairsem_test_util.h"
 #include "kselftest_harness.h"
@@ -9,9 +9,9 @@
 #define MAXP	FAIRSEM_MAX_PERMITS
 
 /* All of INFO, to check that a refused call changed nothing. */
-static int same_state(int fd, const struct fairsem_info *a)
+static int same_state(int fd, const struct fairsem_info_kinds *a)
 {
-	struct fairsem_info b;
+	struct fairsem_info_kinds b;
 
 	if (fs_info(fd, &b))
 		return 0;
@@ -20,20 +20,30 @@ static int same_state(int fd, const struct fairsem_info *a)
 
 TEST(info_after_init_reports_a_fresh_semaphore)
 {
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 	int fd = fs_new(7, 0);
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fs_info(fd, &info));
-	EXPECT_EQ(7, info.limit);
-	EXPECT_EQ(7, info.available);
-	EXPECT_EQ(0, info.taken);
-	EXPECT_EQ(0, info.holds);
+	EXPECT_EQ(1, info.nkinds);
+	EXPECT_EQ(7, info.kind[0].limit);
+	EXPECT_EQ(7, info.kind[0].available);
+	EXPECT_EQ(0, info.kind[0].taken);
+	EXPECT_EQ(0, info.kind[0].holds);
+	EXPECT_EQ(0, info.kind[0].label[0]);
 	EXPECT_EQ(0, info.waiters);
 	EXPECT_EQ(0, info.flags);
 	EXPECT_EQ(1, info.handles);
-	for (int i = 0; i < 4; i++)
-		EXPECT_EQ(0, info.reserved[i]);
+	EXPECT_EQ(0, info.reserved);
+	EXPECT_EQ(0, info.reserved2);
+	/* the kinds past the one it has are zero */
+	for (int k = 1; k < FAIRSEM_MAX_KINDS; k++) {
+		EXPECT_EQ(0, info.kind[k].limit);
+		EXPECT_EQ(0, info.kind[k].available);
+		EXPECT_EQ(0, info.kind[k].taken);
+		EXPECT_EQ(0, info.kind[k].holds);
+		EXPECT_EQ(0, info.kind[k].label[0]);
+	}
 }
 
 TEST(init_with_zero_permits_is_valid_and_add_grants_the_waiter)
@@ -182,7 +192,7 @@ TEST(add_up_to_exactly_the_maximum_is_valid)
 
 TEST(add_overflow_leaves_the_state_unchanged)
 {
-	struct fairsem_info before;
+	struct fairsem_info_kinds before;
 	int fd = fs_new(MAXP - 10, 0), h;
 
 	ASSERT_LE(0, fd);
@@ -259,7 +269,7 @@ TEST(remove_down_to_zero_is_valid)
 
 TEST(refused_remove_leaves_the_state_unchanged)
 {
-	struct fairsem_info before;
+	struct fairsem_info_kinds before;
 	int fd = fs_new(3, 0);
 
 	ASSERT_LE(0, fd);

@@ -14,44 +14,94 @@
 #error "fairsem_compat32_test is built with -m32"
 #endif
 
-_Static_assert(sizeof(struct fairsem_init) == 16, "fairsem_init");
-_Static_assert(sizeof(struct fairsem_acquire) == 24, "fairsem_acquire");
-_Static_assert(sizeof(struct fairsem_info) == 88, "fairsem_info");
-_Static_assert(offsetof(struct fairsem_info, flags) == 48, "info.flags");
-_Static_assert(offsetof(struct fairsem_info, reserved) == 56, "info.reserved");
-_Static_assert(sizeof(struct fairsem_handle) == 8, "fairsem_handle");
-/* Kinds: inline vectors, the same layout on 32- and 64-bit. */
-_Static_assert(sizeof(struct fairsem_init_kinds) == 208, "fairsem_init_kinds");
-_Static_assert(sizeof(struct fairsem_acquire_kinds) == 88, "fairsem_acquire_kinds");
+/*
+ * Inline vectors, and every __u64 at a multiple of 8: the same layout on
+ * i386 (where a __u64 in a struct is aligned to 4 only) as on x86_64.
+ */
+_Static_assert(sizeof(struct fairsem_init) == 208, "fairsem_init");
+_Static_assert(offsetof(struct fairsem_init, label) == 64, "init.label");
+_Static_assert(offsetof(struct fairsem_init, flags) == 192, "init.flags");
+_Static_assert(offsetof(struct fairsem_init, nkinds) == 196, "init.nkinds");
+_Static_assert(offsetof(struct fairsem_init, reserved) == 200, "init.reserved");
+_Static_assert(sizeof(struct fairsem_acquire) == 80, "fairsem_acquire");
+_Static_assert(offsetof(struct fairsem_acquire, deadline_ns) == 0, "acquire.deadline_ns");
+_Static_assert(offsetof(struct fairsem_acquire, flags) == 8, "acquire.flags");
+_Static_assert(offsetof(struct fairsem_acquire, nkinds) == 12, "acquire.nkinds");
+_Static_assert(offsetof(struct fairsem_acquire, count) == 16, "acquire.count");
 _Static_assert(sizeof(struct fairsem_counts) == 72, "fairsem_counts");
+_Static_assert(offsetof(struct fairsem_counts, nkinds) == 0, "counts.nkinds");
+_Static_assert(offsetof(struct fairsem_counts, flags) == 4, "counts.flags");
+_Static_assert(offsetof(struct fairsem_counts, count) == 8, "counts.count");
 _Static_assert(sizeof(struct fairsem_kind) == 48, "fairsem_kind");
+_Static_assert(offsetof(struct fairsem_kind, label) == 32, "kind.label");
 _Static_assert(sizeof(struct fairsem_info_kinds) == 432, "fairsem_info_kinds");
-_Static_assert(FAIRSEM_IOC_INIT == 0x4010fa00u, "INIT");
-_Static_assert(FAIRSEM_IOC_ACQUIRE == 0x4018fa01u, "ACQUIRE");
-_Static_assert(FAIRSEM_IOC_RELEASE == 0x4008fa02u, "RELEASE");
-_Static_assert(FAIRSEM_IOC_INFO == 0x8058fa08u, "INFO");
-_Static_assert(FAIRSEM_IOC_NEW_HANDLE == 0xc008fa09u, "NEW_HANDLE");
-_Static_assert(FAIRSEM_IOC_CLOSE == 0x0000fa06u, "CLOSE");
+_Static_assert(offsetof(struct fairsem_info_kinds, id) == 384, "info.id");
+_Static_assert(offsetof(struct fairsem_info_kinds, waiters) == 392, "info.waiters");
+_Static_assert(offsetof(struct fairsem_info_kinds, flags) == 400, "info.flags");
+_Static_assert(offsetof(struct fairsem_info_kinds, handles) == 404, "info.handles");
+_Static_assert(offsetof(struct fairsem_info_kinds, nkinds) == 408, "info.nkinds");
+_Static_assert(offsetof(struct fairsem_info_kinds, reserved) == 412, "info.reserved");
+_Static_assert(offsetof(struct fairsem_info_kinds, init_flags) == 416, "info.init_flags");
+_Static_assert(offsetof(struct fairsem_info_kinds, op_flags) == 420, "info.op_flags");
+_Static_assert(offsetof(struct fairsem_info_kinds, reserved2) == 424, "info.reserved2");
+_Static_assert(sizeof(struct fairsem_handle) == 8, "fairsem_handle");
+_Static_assert(sizeof(struct fairsem_link) == 32, "fairsem_link");
+_Static_assert(offsetof(struct fairsem_link, name) == 8, "link.name");
+_Static_assert(sizeof(struct fairsem_reap) == 16, "fairsem_reap");
+_Static_assert(sizeof(struct fairsem_fast_release) == 24, "fairsem_fast_release");
+_Static_assert(FAIRSEM_IOC_INIT == 0x40d0fa00u, "INIT");
+_Static_assert(FAIRSEM_IOC_ACQUIRE == 0x4050fa01u, "ACQUIRE");
+_Static_assert(FAIRSEM_IOC_RELEASE == 0x4048fa02u, "RELEASE");
+_Static_assert(FAIRSEM_IOC_RESIZE == 0x4048fa03u, "RESIZE");
+_Static_assert(FAIRSEM_IOC_CLOSE == 0x0000fa04u, "CLOSE");
+_Static_assert(FAIRSEM_IOC_CANCEL == 0x0000fa05u, "CANCEL");
+_Static_assert(FAIRSEM_IOC_INFO == 0x81b0fa06u, "INFO");
+_Static_assert(FAIRSEM_IOC_NEW_HANDLE == 0xc008fa07u, "NEW_HANDLE");
+_Static_assert(FAIRSEM_IOC_LINK == 0x4020fa08u, "LINK");
+_Static_assert(FAIRSEM_IOC_SUBMIT == 0x4048fa09u, "SUBMIT");
+_Static_assert(FAIRSEM_IOC_REAP == 0x4010fa0au, "REAP");
+_Static_assert(FAIRSEM_IOC_WITHDRAW == 0x4004fa0bu, "WITHDRAW");
+_Static_assert(FAIRSEM_IOC_RELEASE_FAST == 0x4018fa0cu, "RELEASE_FAST");
 
 /* above 32 bits, so a truncating compat path shows */
 #define BIG	((1ULL << 40) + 3)
 
 TEST(compat_init_and_info_keep_64_bit_values)
 {
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 	int fd = fs_new(BIG, FAIRSEM_LIFO);
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fs_info(fd, &info));
-	EXPECT_EQ(BIG, info.limit);
-	EXPECT_EQ(BIG, info.available);
-	EXPECT_EQ(0, info.taken);
-	EXPECT_EQ(0, info.holds);
+	EXPECT_EQ(1, info.nkinds);
+	EXPECT_EQ(BIG, info.kind[0].limit);
+	EXPECT_EQ(BIG, info.kind[0].available);
+	EXPECT_EQ(0, info.kind[0].taken);
+	EXPECT_EQ(0, info.kind[0].holds);
+	EXPECT_EQ(0, info.kind[1].limit);
 	EXPECT_EQ(0, info.waiters);
 	EXPECT_EQ(FAIRSEM_LIFO, info.flags);
 	EXPECT_EQ(1, info.handles);
-	for (int i = 0; i < 4; i++)
-		EXPECT_EQ(0, info.reserved[i]);
+	EXPECT_EQ(0, info.reserved);
+	EXPECT_EQ(0, info.reserved2);
+}
+
+TEST(compat_info_on_unbound_handle_reports_nkinds_0_and_the_supported_flags)
+{
+	struct fairsem_info_kinds info;
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_info(fd, &info));
+	EXPECT_EQ(0, info.nkinds);
+	EXPECT_EQ(0, info.id);
+	EXPECT_EQ(0, info.kind[0].limit);
+	EXPECT_EQ(0, info.handles);
+	EXPECT_EQ(FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_JOBSERVER | FAIRSEM_FAST,
+		  info.init_flags);
+	EXPECT_EQ(FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC | FAIRSEM_RELEASE_FORGET |
+		  FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE, info.op_flags);
+	EXPECT_EQ(0, info.reserved2);
 }
 
 TEST(compat_acquire_and_release_64_bit_counts)
@@ -71,7 +121,7 @@ TEST(compat_acquire_and_release_64_bit_counts)
 	EXPECT_EQ(0, fs_taken(fd));
 }
 
-TEST(compat_forget_add_remove)
+TEST(compat_release_forget_and_resize_add_remove)
 {
 	int fd = fs_new(10, 0);
 
@@ -144,28 +194,30 @@ TEST(compat_async_request_and_read)
 
 TEST(compat_kinds_vectors_keep_64_bit_values)
 {
-	struct fairsem_init_kinds in = { .limit = { 2, BIG }, .nkinds = 2 };
-	struct fairsem_acquire_kinds acq = {
+	struct fairsem_init in = { .limit = { 2, BIG }, .nkinds = 2 };
+	struct fairsem_acquire acq = {
 		.count = { 1, BIG }, .nkinds = 2,
 		.deadline_ns = FAIRSEM_NO_DEADLINE, .flags = FAIRSEM_ACQ_ASYNC,
 	};
-	struct fairsem_counts add = { .count = { 0, BIG }, .nkinds = 2 };
+	struct fairsem_counts add = {
+		.count = { 0, BIG }, .nkinds = 2, .flags = FAIRSEM_RESIZE_ADD,
+	};
 	struct fairsem_info_kinds info;
 	uint64_t got[2] = { 0 };
 	int fd = fs_open(), h;
 
 	ASSERT_LE(0, fd);
 	strcpy(in.label[1], "bytes");
-	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
+	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
 	h = fs_new_handle(fd, 0);
 	ASSERT_LE(0, h);
-	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
-	ASSERT_EQ(-EINPROGRESS, fs_ret(ioctl(h, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
-	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_ADD_KINDS, &add)));
+	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq)));
+	ASSERT_EQ(-EINPROGRESS, fs_ret(ioctl(h, FAIRSEM_IOC_ACQUIRE, &acq)));
+	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_RESIZE, &add)));
 	EXPECT_EQ(16, read(h, got, sizeof(got)));
 	EXPECT_EQ(1, got[0]);
 	EXPECT_EQ(BIG, got[1]);
-	ASSERT_EQ(0, fs_ret(ioctl(h, FAIRSEM_IOC_INFO_KINDS, &info)));
+	ASSERT_EQ(0, fs_ret(ioctl(h, FAIRSEM_IOC_INFO, &info)));
 	EXPECT_EQ(2, info.nkinds);
 	EXPECT_EQ(2 * BIG, info.kind[1].limit);
 	EXPECT_EQ(2 * BIG, info.kind[1].taken);

@@ -13,32 +13,68 @@
 
 /*
  * The ABI as the contract fixes it ("ioctl reference"): no implicit
- * padding, these numbers.
+ * padding, these numbers, these flag bits.
  */
-_Static_assert(sizeof(struct fairsem_init) == 16, "fairsem_init");
-_Static_assert(sizeof(struct fairsem_acquire) == 24, "fairsem_acquire");
-_Static_assert(offsetof(struct fairsem_acquire, flags) == 16, "acquire.flags");
-_Static_assert(sizeof(struct fairsem_info) == 88, "fairsem_info");
-_Static_assert(offsetof(struct fairsem_info, waiters) == 40, "info.waiters");
-_Static_assert(offsetof(struct fairsem_info, flags) == 48, "info.flags");
-_Static_assert(offsetof(struct fairsem_info, handles) == 52, "info.handles");
-_Static_assert(offsetof(struct fairsem_info, reserved) == 56, "info.reserved");
+_Static_assert(sizeof(struct fairsem_init) == 208, "fairsem_init");
+_Static_assert(offsetof(struct fairsem_init, label) == 64, "init.label");
+_Static_assert(offsetof(struct fairsem_init, flags) == 192, "init.flags");
+_Static_assert(offsetof(struct fairsem_init, nkinds) == 196, "init.nkinds");
+_Static_assert(offsetof(struct fairsem_init, reserved) == 200, "init.reserved");
+_Static_assert(sizeof(struct fairsem_acquire) == 80, "fairsem_acquire");
+_Static_assert(offsetof(struct fairsem_acquire, deadline_ns) == 0, "acquire.deadline_ns");
+_Static_assert(offsetof(struct fairsem_acquire, flags) == 8, "acquire.flags");
+_Static_assert(offsetof(struct fairsem_acquire, nkinds) == 12, "acquire.nkinds");
+_Static_assert(offsetof(struct fairsem_acquire, count) == 16, "acquire.count");
+_Static_assert(sizeof(struct fairsem_counts) == 72, "fairsem_counts");
+_Static_assert(offsetof(struct fairsem_counts, nkinds) == 0, "counts.nkinds");
+_Static_assert(offsetof(struct fairsem_counts, flags) == 4, "counts.flags");
+_Static_assert(offsetof(struct fairsem_counts, count) == 8, "counts.count");
+_Static_assert(sizeof(struct fairsem_kind) == 48, "fairsem_kind");
+_Static_assert(offsetof(struct fairsem_kind, label) == 32, "kind.label");
+_Static_assert(sizeof(struct fairsem_info_kinds) == 432, "fairsem_info_kinds");
+_Static_assert(offsetof(struct fairsem_info_kinds, id) == 384, "info.id");
+_Static_assert(offsetof(struct fairsem_info_kinds, waiters) == 392, "info.waiters");
+_Static_assert(offsetof(struct fairsem_info_kinds, flags) == 400, "info.flags");
+_Static_assert(offsetof(struct fairsem_info_kinds, handles) == 404, "info.handles");
+_Static_assert(offsetof(struct fairsem_info_kinds, nkinds) == 408, "info.nkinds");
+_Static_assert(offsetof(struct fairsem_info_kinds, reserved) == 412, "info.reserved");
+_Static_assert(offsetof(struct fairsem_info_kinds, init_flags) == 416, "info.init_flags");
+_Static_assert(offsetof(struct fairsem_info_kinds, op_flags) == 420, "info.op_flags");
+_Static_assert(offsetof(struct fairsem_info_kinds, reserved2) == 424, "info.reserved2");
 _Static_assert(sizeof(struct fairsem_handle) == 8, "fairsem_handle");
-_Static_assert(FAIRSEM_IOC_INIT == 0x4010fa00u, "INIT");
-_Static_assert(FAIRSEM_IOC_ACQUIRE == 0x4018fa01u, "ACQUIRE");
-_Static_assert(FAIRSEM_IOC_RELEASE == 0x4008fa02u, "RELEASE");
-_Static_assert(FAIRSEM_IOC_FORGET == 0x4008fa03u, "FORGET");
-_Static_assert(FAIRSEM_IOC_ADD == 0x4008fa04u, "ADD");
-_Static_assert(FAIRSEM_IOC_REMOVE == 0x4008fa05u, "REMOVE");
-_Static_assert(FAIRSEM_IOC_CLOSE == 0x0000fa06u, "CLOSE");
-_Static_assert(FAIRSEM_IOC_CANCEL == 0x0000fa07u, "CANCEL");
-_Static_assert(FAIRSEM_IOC_INFO == 0x8058fa08u, "INFO");
-_Static_assert(FAIRSEM_IOC_NEW_HANDLE == 0xc008fa09u, "NEW_HANDLE");
+_Static_assert(sizeof(struct fairsem_link) == 32, "fairsem_link");
+_Static_assert(sizeof(struct fairsem_reap) == 16, "fairsem_reap");
+_Static_assert(sizeof(struct fairsem_fast_release) == 24, "fairsem_fast_release");
+_Static_assert(FAIRSEM_IOC_INIT == 0x40d0fa00u, "INIT");
+_Static_assert(FAIRSEM_IOC_ACQUIRE == 0x4050fa01u, "ACQUIRE");
+_Static_assert(FAIRSEM_IOC_RELEASE == 0x4048fa02u, "RELEASE");
+_Static_assert(FAIRSEM_IOC_RESIZE == 0x4048fa03u, "RESIZE");
+_Static_assert(FAIRSEM_IOC_CLOSE == 0x0000fa04u, "CLOSE");
+_Static_assert(FAIRSEM_IOC_CANCEL == 0x0000fa05u, "CANCEL");
+_Static_assert(FAIRSEM_IOC_INFO == 0x81b0fa06u, "INFO");
+_Static_assert(FAIRSEM_IOC_NEW_HANDLE == 0xc008fa07u, "NEW_HANDLE");
+_Static_assert(FAIRSEM_IOC_LINK == 0x4020fa08u, "LINK");
+_Static_assert(FAIRSEM_IOC_SUBMIT == 0x4048fa09u, "SUBMIT");
+_Static_assert(FAIRSEM_IOC_REAP == 0x4010fa0au, "REAP");
+_Static_assert(FAIRSEM_IOC_WITHDRAW == 0x4004fa0bu, "WITHDRAW");
+_Static_assert(FAIRSEM_IOC_RELEASE_FAST == 0x4018fa0cu, "RELEASE_FAST");
+_Static_assert(FAIRSEM_ACQ_TRY == 1u << 0, "ACQ_TRY");
+_Static_assert(FAIRSEM_ACQ_ASYNC == 1u << 1, "ACQ_ASYNC");
+_Static_assert(FAIRSEM_RELEASE_FORGET == 1u << 2, "RELEASE_FORGET");
+_Static_assert(FAIRSEM_RESIZE_ADD == 1u << 3, "RESIZE_ADD");
+_Static_assert(FAIRSEM_RESIZE_REMOVE == 1u << 4, "RESIZE_REMOVE");
 _Static_assert(FAIRSEM_MAX_PERMITS == 1ULL << 62, "MAX_PERMITS");
 _Static_assert(FAIRSEM_NO_DEADLINE == ~0ULL, "NO_DEADLINE");
 
 #define MAXP	FAIRSEM_MAX_PERMITS
 #define NOW	0ULL	/* a deadline long past */
+
+/* What INFO says this kernel's INIT, and its ACQUIRE, RELEASE, RESIZE take. */
+#define INIT_FLAGS	(FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_JOBSERVER | \
+			 FAIRSEM_FAST)
+#define OP_FLAGS	(FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC | \
+			 FAIRSEM_RELEASE_FORGET | FAIRSEM_RESIZE_ADD | \
+			 FAIRSEM_RESIZE_REMOVE)
 
 /* ---- ENOTTY: unknown ioctl, checked before anything else ---- */
 
@@ -48,60 +84,8 @@ TEST(unknown_ioctl_number_is_enotty)
 	uint64_t v = 1;
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 10, __u64), &v)));
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 13, __u64), &v)));
 	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IO(FAIRSEM_IOC_MAGIC, 0x7f))));
-}
-
-TEST(unknown_ioctl_magic_is_enotty)
-{
-	struct fairsem_init in = { .permits = 1 };
-	int fd = fs_open();
-
-	ASSERT_LE(0, fd);
-	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW('x', 0, struct fairsem_init), &in)));
-	/* and the handle was not bound by it */
-	EXPECT_EQ(0, fs_init(fd, 1, 0));
-}
-
-TEST(ioctl_with_wrong_size_is_enotty)
-{
-	int fd = fs_new(1, 0);
-	uint64_t big[4] = { 1, FAIRSEM_NO_DEADLINE, 0, 0 };
-
-	ASSERT_LE(0, fd);
-	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 1, __u32), big)));
-	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 2, __u32), big)));
-	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 1, big), big)));
-	EXPECT_EQ(0, fs_holds(fd));
-}
-
-TEST(ioctl_with_wrong_direction_is_enotty)
-{
-	/* ACQUIRE's number with _IOR instead of _IOW */
-	const unsigned long acquire_read = _IOR(FAIRSEM_IOC_MAGIC, 1, struct fairsem_acquire);
-	int fd = fs_new(1, 0);
-	struct fairsem_acquire acq = { .count = 1, .deadline_ns = FAIRSEM_NO_DEADLINE };
-
-	ASSERT_LE(0, fd);
-	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, acquire_read, &acq)));
-	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IO(FAIRSEM_IOC_MAGIC, 8))));
-	EXPECT_EQ(0, fs_holds(fd));
-}
-
-TEST(unknown_ioctl_on_unbound_handle_is_enotty_before_ebadfd)
-{
-	int fd = fs_open();
-
-	ASSERT_LE(0, fd);
-	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IO(FAIRSEM_IOC_MAGIC, 10))));
-}
-
-TEST(unknown_ioctl_with_bad_pointer_is_enotty_before_efault)
-{
-	int fd = fs_new(1, 0);
-
-	ASSERT_LE(0, fd);
-	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 11, __u64), NULL)));
 }
 
 /* ---- EFAULT: bad user pointers ---- */
@@ -134,9 +118,8 @@ TEST(count_ioctls_bad_pointer_is_efault)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fs_get(fd, 1));
 	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_RELEASE, NULL)));
-	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_FORGET, NULL)));
-	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_ADD, NULL)));
-	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_REMOVE, NULL)));
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_RESIZE, NULL)));
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, NULL)));
 	EXPECT_EQ(1, fs_holds(fd));
 	EXPECT_EQ(2, fs_limit(fd));
 }
@@ -165,7 +148,18 @@ TEST(bad_pointer_on_unbound_handle_is_efault_before_ebadfd)
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, NULL)));
 	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_RELEASE, NULL)));
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_RESIZE, NULL)));
 	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_NEW_HANDLE, NULL)));
+}
+
+/* INFO answers on an unbound handle: its pointer is used, and checked. */
+TEST(info_bad_pointer_on_unbound_handle_is_efault)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_INFO, NULL)));
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_INFO, fs_bad_ptr())));
 }
 
 TEST(bad_pointer_on_closed_semaphore_is_efault_before_eidrm)
@@ -239,7 +233,7 @@ TEST(init_above_max_is_einval)
 	EXPECT_EQ(-EINVAL, fs_init(fd, MAXP + 1, 0));
 	EXPECT_EQ(-EINVAL, fs_init(fd, ~0ULL, 0));
 	/* still unbound */
-	EXPECT_EQ(-EBADFD, fs_info(fd, &(struct fairsem_info){}));
+	EXPECT_EQ(0, fs_nkinds(fd));
 	EXPECT_EQ(0, fs_init(fd, MAXP, 0));
 	EXPECT_EQ(MAXP, fs_limit(fd));
 }
@@ -332,28 +326,14 @@ TEST(remove_more_than_limit_is_einval)
 
 TEST(init_reserved_nonzero_is_einval)
 {
-	struct fairsem_init in = { .permits = 1, .reserved = 1 };
+	struct fairsem_init in = { .limit = { 1 }, .nkinds = 1, .reserved = 1 };
 	int fd = fs_open();
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
-	in.reserved = 0x80000000u;
+	in.reserved = 1ULL << 63;
 	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
 	EXPECT_EQ(0, fs_init(fd, 1, 0));
-}
-
-TEST(acquire_reserved_nonzero_is_einval)
-{
-	struct fairsem_acquire acq = {
-		.count = 1, .deadline_ns = FAIRSEM_NO_DEADLINE, .reserved = 1,
-	};
-	int fd = fs_new(1, 0);
-
-	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq)));
-	acq.flags = FAIRSEM_ACQ_TRY;
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq)));
-	EXPECT_EQ(0, fs_holds(fd));
 }
 
 TEST(init_unknown_flag_is_einval)
@@ -443,7 +423,7 @@ TEST(invalid_argument_on_closed_semaphore_is_einval_before_eidrm)
 
 TEST(init_invalid_on_bound_handle_is_einval_before_ebusy)
 {
-	struct fairsem_init in = { .permits = 1, .reserved = 7 };
+	struct fairsem_init in = { .limit = { 1 }, .nkinds = 1, .reserved = 7 };
 	int fd = fs_new(1, 0);
 
 	ASSERT_LE(0, fd);
@@ -462,7 +442,7 @@ TEST(add_invalid_count_on_closed_semaphore_is_einval)
 	EXPECT_EQ(-EINVAL, fs_add(fd, MAXP + 1));
 }
 
-/* ---- EBADFD: every operation but INIT on an unbound handle ---- */
+/* ---- EBADFD: every operation but INIT and INFO on an unbound handle ---- */
 
 TEST(acquire_on_unbound_handle_is_ebadfd)
 {
@@ -523,13 +503,46 @@ TEST(cancel_on_unbound_handle_is_ebadfd)
 	EXPECT_EQ(-EBADFD, fs_cancel(fd));
 }
 
-TEST(info_on_unbound_handle_is_ebadfd)
+/*
+ * INFO alone answers on an unbound handle, for feature discovery: no
+ * kind, no semaphore, every count zero, and the flags this kernel takes.
+ */
+TEST(info_on_unbound_handle_reports_nkinds_0_and_the_supported_flags)
 {
-	struct fairsem_info info;
+	struct fairsem_info_kinds info, want;
 	int fd = fs_open();
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EBADFD, fs_info(fd, &info));
+	ASSERT_EQ(0, fs_info(fd, &info));	/* over a buffer of 0xa5 */
+	EXPECT_EQ(0, info.nkinds);
+	EXPECT_EQ(0, info.id);
+	EXPECT_EQ(0, info.waiters);
+	EXPECT_EQ(0, info.flags);
+	EXPECT_EQ(0, info.handles);
+	EXPECT_EQ(INIT_FLAGS, info.init_flags);
+	EXPECT_EQ(OP_FLAGS, info.op_flags);
+	memset(&want, 0, sizeof(want));
+	want.init_flags = INIT_FLAGS;
+	want.op_flags = OP_FLAGS;
+	EXPECT_EQ(0, memcmp(&want, &info, sizeof(info)));
+	/* it looked, and bound nothing */
+	EXPECT_EQ(0, fs_init(fd, 2, 0));
+	EXPECT_EQ(1, fs_nkinds(fd));
+}
+
+TEST(info_on_bound_handle_reports_the_supported_flags_too)
+{
+	struct fairsem_info_kinds info;
+	int fd = fs_new(2, FAIRSEM_LIFO);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_info(fd, &info));
+	EXPECT_EQ(1, info.nkinds);
+	EXPECT_EQ(FAIRSEM_LIFO, info.flags);
+	EXPECT_EQ(INIT_FLAGS, info.init_flags);
+	EXPECT_EQ(OP_FLAGS, info.op_flags);
+	EXPECT_EQ(0, info.reserved);
+	EXPECT_EQ(0, info.reserved2);
 }
 
 TEST(new_handle_on_unbound_handle_is_ebadfd)

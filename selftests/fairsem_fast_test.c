@@ -191,11 +191,12 @@ FIXTURE_TEARDOWN(fast)
 /* W, taken and available agree, exactly, with what is held. */
 static int exact(const struct fmap *m, int fd, uint64_t limit, uint64_t held)
 {
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 
 	if (fs_info(fd, &info))
 		return -1;
-	if (info.taken != held || info.available != limit - held)
+	if (info.kind[0].taken != held ||
+	    info.kind[0].available != limit - held)
 		return -2;
 	if ((fmap_word(m) & FAIRSEM_FAST_FREE) != limit - held)
 		return -3;
@@ -321,14 +322,14 @@ TEST(mmap_is_for_read_write_bound_fast_handles_only)
 
 TEST(fast_init_refuses_jobserver_kinds_and_big_limits)
 {
-	struct fairsem_init_kinds k = { .nkinds = 2, .flags = FAIRSEM_FAST,
-					.limit = { 1, 1 } };
+	struct fairsem_init k = { .nkinds = 2, .flags = FAIRSEM_FAST,
+				  .limit = { 1, 1 } };
 	int fd = fs_open();
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-EINVAL, fs_init(fd, 1, FAIRSEM_FAST | FAIRSEM_JOBSERVER));
 	EXPECT_EQ(-EINVAL, fs_init(fd, FAIRSEM_FAST_MAX_PERMITS + 1, FAIRSEM_FAST));
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &k)));
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &k)));
 	ASSERT_EQ(0, fs_init(fd, FAIRSEM_FAST_MAX_PERMITS, FAIRSEM_FAST | FAIRSEM_PRIO));
 	EXPECT_EQ(-EOVERFLOW, fs_add(fd, 1));
 	close(fd);

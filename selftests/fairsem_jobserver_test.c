@@ -158,16 +158,37 @@ TEST(lifo_or_prio_with_jobserver_is_einval)
 	EXPECT_EQ(-EINVAL, fs_new(2, FAIRSEM_JOBSERVER | FAIRSEM_PRIO));
 }
 
-TEST(init_kinds_with_jobserver_is_einval)
+TEST(jobserver_init_with_two_kinds_is_einval)
 {
-	struct fairsem_init_kinds in = {
+	struct fairsem_init in = {
+		.limit = { 4, 4 }, .flags = FAIRSEM_JOBSERVER, .nkinds = 2,
+	};
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
+	/* and the handle is still unbound */
+	EXPECT_EQ(0, fs_nkinds(fd));
+	EXPECT_EQ(0, fs_id(fd));
+}
+
+TEST(init_with_one_kind_and_the_jobserver_flag_makes_a_jobserver)
+{
+	struct fairsem_init in = {
 		.limit = { 4 }, .flags = FAIRSEM_JOBSERVER, .nkinds = 1,
 	};
 	int fd = fs_open();
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
-	EXPECT_EQ(-EBADFD, fs_ret(ioctl(fd, FAIRSEM_IOC_INFO, &(struct fairsem_info){ 0 })));
+	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
+	EXPECT_EQ(1, fs_nkinds(fd));
+	EXPECT_EQ(FAIRSEM_JOBSERVER, fs_flags(fd) & FAIRSEM_JOBSERVER);
+	EXPECT_EQ(0, fs_flags(fd) & FAIRSEM_INFO_KINDS);
+	/* read(2) takes tokens, write(2) gives them back */
+	EXPECT_EQ(3, js_read(fd, 3));
+	EXPECT_EQ(3, fs_taken(fd));
+	EXPECT_EQ(2, js_write(fd, 2));
+	EXPECT_EQ(1, fs_taken(fd));
 }
 
 TEST(acq_async_on_a_jobserver_is_einval)

@@ -15,11 +15,11 @@
 #define MAXP	FAIRSEM_MAX_PERMITS
 #define MB	(1024 * 1024ULL)
 
-/* INIT_KINDS of two kinds with these limits and labels: 0 or -errno. */
+/* INIT of nkinds kinds with these limits and labels: 0 or -errno. */
 static int fk_init(int fd, uint32_t nkinds, const uint64_t *limit,
 		   const char *const *label, uint32_t flags)
 {
-	struct fairsem_init_kinds in = { .nkinds = nkinds, .flags = flags };
+	struct fairsem_init in = { .nkinds = nkinds, .flags = flags };
 	uint32_t k;
 
 	for (k = 0; k < nkinds && k < FAIRSEM_MAX_KINDS; k++) {
@@ -27,7 +27,7 @@ static int fk_init(int fd, uint32_t nkinds, const uint64_t *limit,
 		if (label && label[k])
 			strncpy(in.label[k], label[k], FAIRSEM_LABEL_LEN);
 	}
-	return fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in));
+	return fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in));
 }
 
 /* A handle on a new semaphore of {requests, bytes}, or -errno. */
@@ -50,12 +50,12 @@ static int fk_new2(uint64_t requests, uint64_t bytes, uint32_t flags)
 static int fk_acquire(int fd, uint64_t c0, uint64_t c1, uint64_t deadline,
 		      uint32_t flags)
 {
-	struct fairsem_acquire_kinds acq = {
+	struct fairsem_acquire acq = {
 		.count = { c0, c1 }, .nkinds = 2,
 		.deadline_ns = deadline, .flags = flags,
 	};
 
-	return fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq));
+	return fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq));
 }
 
 static int fk_get(int fd, uint64_t c0, uint64_t c1)
@@ -73,25 +73,44 @@ static int fk_async(int fd, uint64_t c0, uint64_t c1)
 	return fk_acquire(fd, c0, c1, FAIRSEM_NO_DEADLINE, FAIRSEM_ACQ_ASYNC);
 }
 
-static int fk_counts(int fd, unsigned long req, uint64_t c0, uint64_t c1)
+/* RELEASE or RESIZE of a vector of two, with these flags. */
+static int fk_counts(int fd, unsigned long req, uint32_t flags, uint64_t c0,
+		     uint64_t c1)
 {
-	struct fairsem_counts c = { .count = { c0, c1 }, .nkinds = 2 };
+	struct fairsem_counts c = {
+		.count = { c0, c1 }, .nkinds = 2, .flags = flags,
+	};
 
 	return fs_ret(ioctl(fd, req, &c));
 }
 
 static int fk_release(int fd, uint64_t c0, uint64_t c1)
 {
-	return fk_counts(fd, FAIRSEM_IOC_RELEASE_KINDS, c0, c1);
+	return fk_counts(fd, FAIRSEM_IOC_RELEASE, 0, c0, c1);
+}
+
+static int fk_forget(int fd, uint64_t c0, uint64_t c1)
+{
+	return fk_counts(fd, FAIRSEM_IOC_RELEASE, FAIRSEM_RELEASE_FORGET, c0, c1);
+}
+
+static int fk_add(int fd, uint64_t c0, uint64_t c1)
+{
+	return fk_counts(fd, FAIRSEM_IOC_RESIZE, FAIRSEM_RESIZE_ADD, c0, c1);
+}
+
+static int fk_remove(int fd, uint64_t c0, uint64_t c1)
+{
+	return fk_counts(fd, FAIRSEM_IOC_RESIZE, FAIRSEM_RESIZE_REMOVE, c0, c1);
 }
 
 static int fk_info(int fd, struct fairsem_info_kinds *info)
 {
 	memset(info, 0xa5, sizeof(*info));
-	return fs_ret(ioctl(fd, FAIRSEM_IOC_INFO_KINDS, info));
+	return fs_ret(ioctl(fd, FAIRSEM_IOC_INFO, info));
 }
 
-/* Kind k's field of INFO_KINDS, or FS_BAD. */
+/* Kind k's field of INFO, or FS_BAD. */
 #define FK_GETTER(field)						\
 static uint64_t fk_##field(int fd, int k)				\
 {									\
@@ -104,7 +123,7 @@ FK_GETTER(taken)
 FK_GETTER(holds)
 FK_GETTER(available)
 
-/* All of INFO_KINDS, to check that a refused call changed nothing. */
+/* All of INFO, to check that a refused call changed nothing. */
 static int fk_same(int fd, const struct fairsem_info_kinds *a)
 {
 	struct fairsem_info_kinds b;
@@ -334,14 +353,14 @@ TEST(kinds_opened_by_name_a_handle_holds_its_own_vector_and_read_only_only_looks
 	EXPECT_EQ(60, fk_holds(fd, 1));
 	EXPECT_EQ(100, fk_taken(byname, 1));
 	close(byname);	/* its vector comes back */
-	/* Read-only: INFO_KINDS (and INFO) only, every other _KINDS EBADF. */
+	/* Read-only: INFO only, every other ioctl EBADF. */
 	byname = fsn_open(dir, "kinds", O_RDONLY);
 	ASSERT_LE(0, byname);
 	EXPECT_EQ(60, fk_taken(byname, 1));
 	EXPECT_EQ(0, fk_holds(byname, 1));
 	EXPECT_EQ(-EBADF, fk_try(byname, 0, 1));
 	EXPECT_EQ(-EBADF, fk_release(byname, 0, 1));
-	EXPECT_EQ(-EBADF, fk_counts(byname, FAIRSEM_IOC_ADD_KINDS, 0, 1));
+	EXPECT_EQ(-EBADF, fk_add(byname, 0, 1));
 	close(byname);
 	EXPECT_EQ(1, fk_taken(fd, 0));
 	EXPECT_EQ(60, fk_taken(fd, 1));
@@ -420,7 +439,7 @@ static bool deadlocked(int slots, int bytes)
 	       fs_waiters(slots) == 1 && fs_waiters(bytes) == 1;
 }
 
-TEST(kinds_deadlock_two_scalar_semaphores_in_opposite_orders)
+TEST(kinds_deadlock_two_semaphores_of_one_kind_in_opposite_orders)
 {
 	int slots = fs_new(1, 0), bytes = fs_new(1, 0), i, status;
 	pid_t pid[2];
@@ -629,9 +648,9 @@ TEST(kinds_add_overflow_in_one_kind_is_eoverflow_and_changes_nothing)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fk_info(fd, &before));
-	EXPECT_EQ(-EOVERFLOW, fk_counts(fd, FAIRSEM_IOC_ADD_KINDS, 1, 2));
+	EXPECT_EQ(-EOVERFLOW, fk_add(fd, 1, 2));
 	EXPECT_TRUE(fk_same(fd, &before));
-	EXPECT_EQ(0, fk_counts(fd, FAIRSEM_IOC_ADD_KINDS, 1, 1));
+	EXPECT_EQ(0, fk_add(fd, 1, 1));
 	EXPECT_EQ(6, fk_limit(fd, 0));
 	EXPECT_EQ(MAXP, fk_limit(fd, 1));
 }
@@ -642,8 +661,8 @@ TEST(kinds_count_above_max_in_any_kind_is_einval)
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-EINVAL, fk_try(fd, 1, MAXP + 1));
-	EXPECT_EQ(-EINVAL, fk_counts(fd, FAIRSEM_IOC_ADD_KINDS, MAXP + 1, 0));
-	EXPECT_EQ(-EINVAL, fk_counts(fd, FAIRSEM_IOC_REMOVE_KINDS, 0, MAXP + 1));
+	EXPECT_EQ(-EINVAL, fk_add(fd, MAXP + 1, 0));
+	EXPECT_EQ(-EINVAL, fk_remove(fd, 0, MAXP + 1));
 	EXPECT_EQ(-EINVAL, fk_release(fd, MAXP + 1, 0));
 	EXPECT_EQ(0, fk_taken(fd, 0));
 }
@@ -656,31 +675,35 @@ TEST(kinds_vector_of_zeros_is_einval)
 	EXPECT_EQ(-EINVAL, fk_try(fd, 0, 0));
 	EXPECT_EQ(-EINVAL, fk_get(fd, 0, 0));
 	EXPECT_EQ(-EINVAL, fk_release(fd, 0, 0));
-	EXPECT_EQ(-EINVAL, fk_counts(fd, FAIRSEM_IOC_ADD_KINDS, 0, 0));
-	EXPECT_EQ(-EINVAL, fk_counts(fd, FAIRSEM_IOC_REMOVE_KINDS, 0, 0));
-	EXPECT_EQ(-EINVAL, fk_counts(fd, FAIRSEM_IOC_FORGET_KINDS, 0, 0));
+	EXPECT_EQ(-EINVAL, fk_add(fd, 0, 0));
+	EXPECT_EQ(-EINVAL, fk_remove(fd, 0, 0));
+	EXPECT_EQ(-EINVAL, fk_forget(fd, 0, 0));
 }
 
-TEST(kinds_nkinds_other_than_the_semaphores_or_a_nonzero_tail_is_einval)
+TEST(kinds_nkinds_other_than_the_semaphores_or_out_of_range_is_einval)
 {
-	struct fairsem_acquire_kinds acq = {
+	struct fairsem_acquire acq = {
 		.count = { 1, 1, 1 }, .nkinds = 3,
 		.deadline_ns = FAIRSEM_NO_DEADLINE, .flags = FAIRSEM_ACQ_TRY,
 	};
-	struct fairsem_counts c = { .count = { 1, 0, 1 }, .nkinds = 2 };
+	struct fairsem_counts c = {
+		.count = { 1, 1, 1 }, .nkinds = 3, .flags = FAIRSEM_RESIZE_ADD,
+	};
 	int fd = fk_new2(5, 5, 0);
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
-	acq.nkinds = 1;		/* count[1] and [2] are a nonzero tail now */
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
-	acq.count[1] = 0;	/* one kind, on a sem of two */
-	acq.count[2] = 0;
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ADD_KINDS, &c)));
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq)));
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_RESIZE, &c)));
+	acq.nkinds = 0;
+	c.nkinds = 0;
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq)));
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_RESIZE, &c)));
 	acq.nkinds = FAIRSEM_MAX_KINDS + 1;
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
+	c.nkinds = FAIRSEM_MAX_KINDS + 1;
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq)));
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_RESIZE, &c)));
 	EXPECT_EQ(5, fk_limit(fd, 0));
+	EXPECT_EQ(5, fk_limit(fd, 1));
 	EXPECT_EQ(0, fk_taken(fd, 0));
 }
 
@@ -689,14 +712,14 @@ TEST(kinds_add_and_remove_per_kind)
 	int fd = fk_new2(5, 100, 0);
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, fk_counts(fd, FAIRSEM_IOC_ADD_KINDS, 0, 28));
+	ASSERT_EQ(0, fk_add(fd, 0, 28));
 	EXPECT_EQ(5, fk_limit(fd, 0));
 	EXPECT_EQ(128, fk_limit(fd, 1));
-	ASSERT_EQ(0, fk_counts(fd, FAIRSEM_IOC_REMOVE_KINDS, 2, 0));
+	ASSERT_EQ(0, fk_remove(fd, 2, 0));
 	EXPECT_EQ(3, fk_limit(fd, 0));
 	EXPECT_EQ(128, fk_limit(fd, 1));
 	/* Above one kind's limit: EINVAL, and the other kind stays too. */
-	EXPECT_EQ(-EINVAL, fk_counts(fd, FAIRSEM_IOC_REMOVE_KINDS, 1, 129));
+	EXPECT_EQ(-EINVAL, fk_remove(fd, 1, 129));
 	EXPECT_EQ(3, fk_limit(fd, 0));
 	EXPECT_EQ(128, fk_limit(fd, 1));
 }
@@ -709,7 +732,7 @@ TEST(kinds_remove_below_taken_is_allowed_and_grants_nothing_until_given_back)
 	h = fs_new_handle(fd, 0);
 	ASSERT_LE(0, h);
 	ASSERT_EQ(0, fk_get(fd, 2, 10));
-	ASSERT_EQ(0, fk_counts(fd, FAIRSEM_IOC_REMOVE_KINDS, 0, 5));
+	ASSERT_EQ(0, fk_remove(fd, 0, 5));
 	EXPECT_EQ(5, fk_limit(fd, 1));
 	EXPECT_EQ(10, fk_taken(fd, 1));
 	EXPECT_EQ(0, fk_available(fd, 1));
@@ -726,33 +749,33 @@ TEST(kinds_forget_drops_holds_and_limits_per_kind)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fk_get(fd, 2, 20));
-	ASSERT_EQ(0, fk_counts(fd, FAIRSEM_IOC_FORGET_KINDS, 1, 0));
+	ASSERT_EQ(0, fk_forget(fd, 1, 0));
 	EXPECT_EQ(3, fk_limit(fd, 0));
 	EXPECT_EQ(40, fk_limit(fd, 1));
 	EXPECT_EQ(1, fk_holds(fd, 0));
 	EXPECT_EQ(20, fk_holds(fd, 1));
-	EXPECT_EQ(-EINVAL, fk_counts(fd, FAIRSEM_IOC_FORGET_KINDS, 0, 21));
+	EXPECT_EQ(-EINVAL, fk_forget(fd, 0, 21));
 	EXPECT_EQ(20, fk_holds(fd, 1));
 }
 
 /* --- labels ---------------------------------------------------------------- */
 
-/* INIT_KINDS of two kinds of 1 with these 16-byte labels: 0 or -errno. */
+/* INIT of two kinds of 1 with these 16-byte labels: 0 or -errno. */
 static int fk_init_labels(const char *l0, size_t n0, const char *l1, size_t n1)
 {
-	struct fairsem_init_kinds in = { .limit = { 1, 1 }, .nkinds = 2 };
+	struct fairsem_init in = { .limit = { 1, 1 }, .nkinds = 2 };
 	int fd = fs_open(), ret;
 
 	if (fd < 0)
 		return fd;
 	memcpy(in.label[0], l0, n0);
 	memcpy(in.label[1], l1, n1);
-	ret = fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in));
+	ret = fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in));
 	close(fd);
 	return ret;
 }
 
-TEST(kinds_labels_are_read_back_in_info_kinds)
+TEST(kinds_labels_are_read_back_in_info)
 {
 	struct fairsem_info_kinds info;
 	int fd = fk_new2(20, MB, 0), k;
@@ -768,8 +791,7 @@ TEST(kinds_labels_are_read_back_in_info_kinds)
 		EXPECT_EQ(0, info.kind[k].label[0]);
 	}
 	EXPECT_EQ(0, info.reserved);
-	EXPECT_EQ(0, info.reserved2[0]);
-	EXPECT_EQ(0, info.reserved2[1]);
+	EXPECT_EQ(0, info.reserved2);
 }
 
 TEST(kinds_label_too_long_is_einval)
@@ -808,88 +830,114 @@ TEST(kinds_duplicate_labels_are_einval_empty_ones_are_not)
 
 TEST(kinds_label_or_limit_past_nkinds_is_einval)
 {
-	struct fairsem_init_kinds in = { .limit = { 1, 1 }, .nkinds = 2 };
+	struct fairsem_init in = { .limit = { 1, 1 }, .nkinds = 2 };
 	int fd = fs_open();
 
 	ASSERT_LE(0, fd);
 	strcpy(in.label[2], "x");
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
 	in.label[2][0] = 0;
 	in.limit[2] = 1;
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
 	in.limit[2] = 0;
 	in.nkinds = 0;
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
 	in.nkinds = FAIRSEM_MAX_KINDS + 1;
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
 	in.nkinds = 2;
 	in.limit[1] = MAXP + 1;
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
 	in.limit[1] = 1;
 	in.reserved = 1;
-	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
+	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
 	in.reserved = 0;
-	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
-	EXPECT_EQ(-EBUSY, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
+	EXPECT_EQ(-EBUSY, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
 }
 
-/* --- scalar ioctls and kinds ----------------------------------------------- */
+/* --- the semaphore's nkinds -------------------------------------------------- */
 
-TEST(kinds_scalar_moving_ioctls_on_two_kinds_are_einval)
+/*
+ * Every count is a vector of the semaphore's kinds: one of another length
+ * is EINVAL, whatever the ioctl, and changes nothing.
+ */
+TEST(kinds_vector_whose_nkinds_differs_from_the_semaphores_is_einval)
 {
-	int fd = fk_new2(5, 5, 0);
+	struct fairsem_info_kinds two_before, one_before;
+	int two = fk_new2(5, 5, 0), one = fs_new(5, 0);
 
-	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EINVAL, fs_try(fd, 1));
-	EXPECT_EQ(-EINVAL, fs_get(fd, 1));
-	EXPECT_EQ(-EINVAL, fs_async(fd, 1));
-	ASSERT_EQ(0, fk_get(fd, 1, 1));
-	EXPECT_EQ(-EINVAL, fs_release(fd, 1));
-	EXPECT_EQ(-EINVAL, fs_forget(fd, 1));
-	EXPECT_EQ(-EINVAL, fs_add(fd, 1));
-	EXPECT_EQ(-EINVAL, fs_remove(fd, 1));
-	EXPECT_EQ(1, fk_holds(fd, 0));
-	EXPECT_EQ(5, fk_limit(fd, 0));
+	ASSERT_LE(0, two);
+	ASSERT_LE(0, one);
+	ASSERT_EQ(0, fk_get(two, 1, 1));
+	ASSERT_EQ(0, fs_get(one, 1));
+	ASSERT_EQ(0, fk_info(two, &two_before));
+	ASSERT_EQ(0, fk_info(one, &one_before));
+	/* vectors of one on a semaphore of two */
+	EXPECT_EQ(-EINVAL, fs_try(two, 1));
+	EXPECT_EQ(-EINVAL, fs_get(two, 1));
+	EXPECT_EQ(-EINVAL, fs_async(two, 1));
+	EXPECT_EQ(-EINVAL, fs_release(two, 1));
+	EXPECT_EQ(-EINVAL, fs_forget(two, 1));
+	EXPECT_EQ(-EINVAL, fs_add(two, 1));
+	EXPECT_EQ(-EINVAL, fs_remove(two, 1));
+	EXPECT_EQ(-EINVAL, fs_count_ioctl(two, FAIRSEM_IOC_SUBMIT, 1, 0));
+	EXPECT_TRUE(fk_same(two, &two_before));
+	/* vectors of two on a semaphore of one */
+	EXPECT_EQ(-EINVAL, fk_try(one, 1, 1));
+	EXPECT_EQ(-EINVAL, fk_get(one, 1, 1));
+	EXPECT_EQ(-EINVAL, fk_async(one, 1, 1));
+	EXPECT_EQ(-EINVAL, fk_release(one, 1, 1));
+	EXPECT_EQ(-EINVAL, fk_forget(one, 1, 1));
+	EXPECT_EQ(-EINVAL, fk_add(one, 1, 1));
+	EXPECT_EQ(-EINVAL, fk_remove(one, 1, 1));
+	EXPECT_TRUE(fk_same(one, &one_before));
 }
 
-TEST(kinds_scalar_info_reports_kind_0_and_the_kinds_flag)
+TEST(kinds_info_reports_every_kind_and_the_kinds_flag)
 {
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 	int fd = fk_new2(5, 50, 0);
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fk_get(fd, 2, 20));
-	ASSERT_EQ(0, fs_info(fd, &info));
-	EXPECT_EQ(5, info.limit);
-	EXPECT_EQ(2, info.taken);
-	EXPECT_EQ(3, info.available);
-	EXPECT_EQ(2, info.holds);
+	ASSERT_EQ(0, fk_info(fd, &info));
+	EXPECT_EQ(2, info.nkinds);
+	EXPECT_EQ(5, info.kind[0].limit);
+	EXPECT_EQ(2, info.kind[0].taken);
+	EXPECT_EQ(3, info.kind[0].available);
+	EXPECT_EQ(2, info.kind[0].holds);
+	EXPECT_EQ(50, info.kind[1].limit);
+	EXPECT_EQ(20, info.kind[1].taken);
+	EXPECT_EQ(30, info.kind[1].available);
+	EXPECT_EQ(20, info.kind[1].holds);
 	EXPECT_EQ(FAIRSEM_INFO_KINDS, info.flags);
 }
 
-TEST(kinds_one_kind_via_kinds_ioctls_behaves_as_scalar)
+TEST(kinds_one_kind_is_a_vector_of_one_and_its_grant_reads_8_bytes)
 {
-	struct fairsem_acquire_kinds acq = {
+	struct fairsem_acquire acq = {
 		.count = { 3 }, .nkinds = 1, .deadline_ns = FAIRSEM_NO_DEADLINE,
 	};
 	struct fairsem_counts c = { .count = { 1 }, .nkinds = 1 };
-	uint64_t limit = 5, got;
+	uint64_t limit = 5, got[2] = { 0 };
 	int fd = fs_open(), h;
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fk_init(fd, 1, &limit, NULL, 0));
+	EXPECT_EQ(1, fs_nkinds(fd));
 	EXPECT_EQ(0, fs_flags(fd));	/* no FAIRSEM_INFO_KINDS */
-	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
+	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq)));
 	EXPECT_EQ(3, fs_holds(fd));
-	EXPECT_EQ(0, fs_release(fd, 1));	/* scalar on it: fine */
-	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_RELEASE_KINDS, &c)));
-	EXPECT_EQ(1, fs_holds(fd));
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_RELEASE, &c)));
+	EXPECT_EQ(2, fs_holds(fd));
 	h = fs_new_handle(fd, 0);
 	ASSERT_LE(0, h);
 	ASSERT_EQ(-EINPROGRESS, fs_async(h, 5));
-	ASSERT_EQ(0, fs_release(fd, 1));
-	EXPECT_EQ(8, fs_read(h, &got));	/* a grant of one kind reads 8 bytes */
-	EXPECT_EQ(5, got);
+	ASSERT_EQ(0, fs_release(fd, 2));
+	/* a grant of one kind reads as one __u64, however long the buffer */
+	EXPECT_EQ(8, read(h, got, sizeof(got)));
+	EXPECT_EQ(5, got[0]);
+	EXPECT_EQ(0, got[1]);
 }
 
 /* --- fdinfo ------------------------------------------------------------------ */

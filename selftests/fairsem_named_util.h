@@ -126,7 +126,7 @@ static inline int fsn_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg
 /* A handle's semaphore id, or FS_BAD. */
 static inline uint64_t fsn_id(int fd)
 {
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 
 	return fs_info(fd, &info) ? FS_BAD : info.id;
 }

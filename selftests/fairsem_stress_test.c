@@ -204,7 +204,7 @@ static int reap(pid_t *pid, int n)
 static void check_end(struct __test_metadata *_metadata, int fd,
 		      struct shared *sh, int64_t acquisitions)
 {
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 
 	TH_LOG("%lld acquisitions, %lld permits, peak %lld of %d",
 	       (long long)sh->acquired, (long long)sh->permits,
@@ -218,10 +218,10 @@ static void check_end(struct __test_metadata *_metadata, int fd,
 		EXPECT_EQ(acquisitions, sh->acquired);
 	EXPECT_GE(LIMIT, sh->peak);
 	ASSERT_EQ(0, fs_info(fd, &info));
-	EXPECT_EQ(0, info.taken);
+	EXPECT_EQ(0, info.kind[0].taken);
 	EXPECT_EQ(0, info.waiters);
-	EXPECT_EQ(LIMIT, info.available);
-	EXPECT_EQ(LIMIT, info.limit);
+	EXPECT_EQ(LIMIT, info.kind[0].available);
+	EXPECT_EQ(LIMIT, info.kind[0].limit);
 	EXPECT_EQ(0, info.flags);
 }
 

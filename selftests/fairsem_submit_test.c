@@ -568,11 +568,9 @@ TEST(submit_of_bad_counts_is_einval)
 	c.count[0] = 1;
 	c.nkinds = 2;
 	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c)));
-	c.nkinds = 1;
-	c.reserved = 1;
+	c.nkinds = 0;
 	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c)));
-	c.reserved = 0;
-	c.count[1] = 1;
+	c.nkinds = FAIRSEM_MAX_KINDS + 1;
 	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c)));
 	EXPECT_EQ(0, fs_waiters(fd));
 	close(fd);
@@ -602,7 +600,7 @@ TEST(read_only_handles_cannot_submit_reap_or_withdraw)
 
 TEST(a_vector_request_is_submitted_whole)
 {
-	struct fairsem_init_kinds in = {
+	struct fairsem_init in = {
 		.limit = { 1, 100 }, .nkinds = 2,
 	};
 	struct fairsem_counts c = { .count = { 1, 60 }, .nkinds = 2 };
@@ -610,18 +608,18 @@ TEST(a_vector_request_is_submitted_whole)
 	int fd = fs_open(), a;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in));
+	ASSERT_EQ(0, ioctl(fd, FAIRSEM_IOC_INIT, &in));
 	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c)));
 	c.count[0] = 0;
 	a = fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c));
 	ASSERT_LE(1, a);
-	ASSERT_EQ(0, ioctl(fd, FAIRSEM_IOC_INFO_KINDS, &info));
+	ASSERT_EQ(0, ioctl(fd, FAIRSEM_IOC_INFO, &info));
 	EXPECT_EQ(60, info.kind[1].holds);
 	c.count[0] = 1;
 	c.count[1] = 60;
-	ASSERT_EQ(0, ioctl(fd, FAIRSEM_IOC_RELEASE_KINDS, &c));
+	ASSERT_EQ(0, ioctl(fd, FAIRSEM_IOC_RELEASE, &c));
 	EXPECT_EQ(a, freap1(fd));
-	ASSERT_EQ(0, ioctl(fd, FAIRSEM_IOC_INFO_KINDS, &info));
+	ASSERT_EQ(0, ioctl(fd, FAIRSEM_IOC_INFO, &info));
 	EXPECT_EQ(0, info.kind[0].holds);
 	EXPECT_EQ(60, info.kind[1].holds);
 	close(fd);

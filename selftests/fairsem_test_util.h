@@ -86,9 +86,15 @@ static inline int fs_open(void)
 	return fs_ret(open(FAIRSEM_DEV, O_RDWR));
 }
 
+/*
+ * The helpers below are of one kind: every count is a vector, and a
+ * semaphore of one kind takes a vector of one (nkinds 1, count[0]).
+ */
 static inline int fs_init(int fd, uint64_t permits, uint32_t flags)
 {
-	struct fairsem_init in = { .permits = permits, .flags = flags };
+	struct fairsem_init in = {
+		.limit = { permits }, .flags = flags, .nkinds = 1,
+	};
 
 	return fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in));
 }
@@ -113,7 +119,8 @@ static inline int fs_acquire(int fd, uint64_t count, uint64_t deadline,
 			     uint32_t flags)
 {
 	struct fairsem_acquire acq = {
-		.count = count, .deadline_ns = deadline, .flags = flags,
+		.count = { count }, .deadline_ns = deadline, .flags = flags,
+		.nkinds = 1,
 	};
 
 	return fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq));
@@ -134,29 +141,38 @@ static inline int fs_async(int fd, uint64_t count)
 	return fs_acquire(fd, count, FAIRSEM_NO_DEADLINE, FAIRSEM_ACQ_ASYNC);
 }
 
-static inline int fs_count_ioctl(int fd, unsigned long req, uint64_t count)
+/* RELEASE, RESIZE or SUBMIT of a vector of one, with these flags. */
+static inline int fs_count_ioctl(int fd, unsigned long req, uint64_t count,
+				 uint32_t flags)
 {
-	return fs_ret(ioctl(fd, req, &count));
+	struct fairsem_counts c = {
+		.count = { count }, .nkinds = 1, .flags = flags,
+	};
+
+	return fs_ret(ioctl(fd, req, &c));
 }
 
 static inline int fs_release(int fd, uint64_t count)
 {
-	return fs_count_ioctl(fd, FAIRSEM_IOC_RELEASE, count);
+	return fs_count_ioctl(fd, FAIRSEM_IOC_RELEASE, count, 0);
 }
 
 static inline int fs_forget(int fd, uint64_t count)
 {
-	return fs_count_ioctl(fd, FAIRSEM_IOC_FORGET, count);
+	return fs_count_ioctl(fd, FAIRSEM_IOC_RELEASE, count,
+			      FAIRSEM_RELEASE_FORGET);
 }
 
 static inline int fs_add(int fd, uint64_t count)
 {
-	return fs_count_ioctl(fd, FAIRSEM_IOC_ADD, count);
+	return fs_count_ioctl(fd, FAIRSEM_IOC_RESIZE, count,
+			      FAIRSEM_RESIZE_ADD);
 }
 
 static inline int fs_remove(int fd, uint64_t count)
 {
-	return fs_count_ioctl(fd, FAIRSEM_IOC_REMOVE, count);
+	return fs_count_ioctl(fd, FAIRSEM_IOC_RESIZE, count,
+			      FAIRSEM_RESIZE_REMOVE);
 }
 
 static inline int fs_close_sem(int fd)
@@ -169,7 +185,8 @@ static inline int fs_cancel(int fd)
 	return fs_ret(ioctl(fd, FAIRSEM_IOC_CANCEL));
 }
 
-static inline int fs_info(int fd, struct fairsem_info *info)
+/* INFO: a snapshot of every kind; the getters below read kind 0. */
+static inline int fs_info(int fd, struct fairsem_info_kinds *info)
 {
 	memset(info, 0xa5, sizeof(*info));
 	return fs_ret(ioctl(fd, FAIRSEM_IOC_INFO, info));
@@ -199,21 +216,22 @@ static inline int fs_read(int fd, uint64_t *count)
 	return r < 0 ? -errno : (int)r;
 }
 
-#define FS_INFO_GETTER(field)						\
+#define FS_INFO_GETTER(field, member)					\
 static inline uint64_t fs_##field(int fd)				\
 {									\
-	struct fairsem_info info;					\
+	struct fairsem_info_kinds info;					\
 									\
-	return fs_info(fd, &info) ? FS_BAD : (uint64_t)info.field;	\
+	return fs_info(fd, &info) ? FS_BAD : (uint64_t)info.member;	\
 }
-FS_INFO_GETTER(id)
-FS_INFO_GETTER(limit)
-FS_INFO_GETTER(available)
-FS_INFO_GETTER(taken)
-FS_INFO_GETTER(holds)
-FS_INFO_GETTER(waiters)
-FS_INFO_GETTER(flags)
-FS_INFO_GETTER(handles)
+FS_INFO_GETTER(id, id)
+FS_INFO_GETTER(limit, kind[0].limit)
+FS_INFO_GETTER(available, kind[0].available)
+FS_INFO_GETTER(taken, kind[0].taken)
+FS_INFO_GETTER(holds, kind[0].holds)
+FS_INFO_GETTER(waiters, waiters)
+FS_INFO_GETTER(flags, flags)
+FS_INFO_GETTER(handles, handles)
+FS_INFO_GETTER(nkinds, nkinds)
 
 /* Poll until the semaphore has exactly n queued requests: 0 or -ETIMEDOUT. */
 static inline int fs_wait_for_waiters(int fd, uint64_t n)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The fairsem:* tracepoints tell where every permit went: each grant (at
- * once or from the queue), each give-back (RELEASE, FORGET, CANCEL of a
- * granted request, a handle's last close), ADD, REMOVE and CLOSE, each with
- * the semaphore's id and its counts after the change.
+ * once or from the queue), each give-back (RELEASE, its FORGET, CANCEL of
+ * a granted request, a handle's last close), RESIZE's ADD and REMOVE and
+ * CLOSE, each with the semaphore's id and its counts after the change.
  *
  * Needs root and tracefs (mounted at /sys/kernel/tracing if it is not
  * yet); every test skips, saying why, without it.  The events are enabled
@@ -190,8 +190,8 @@ TEST_F(trace, every_change_of_the_permits_is_traced_with_the_counts_after_it)
  */
 TEST_F(trace, kinds_are_traced_kind_by_kind_with_their_labels)
 {
-	struct fairsem_init_kinds in = { .limit = { 20, 1048576 }, .nkinds = 2 };
-	struct fairsem_acquire_kinds acq = {
+	struct fairsem_init in = { .limit = { 20, 1048576 }, .nkinds = 2 };
+	struct fairsem_acquire acq = {
 		.count = { 1, 65536 }, .nkinds = 2,
 		.deadline_ns = FAIRSEM_NO_DEADLINE,
 	};
@@ -205,7 +205,7 @@ TEST_F(trace, kinds_are_traced_kind_by_kind_with_their_labels)
 	ASSERT_LE(0, fd);
 	strcpy(in.label[0], "requests");
 	strcpy(in.label[1], "bytes");
-	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
+	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
 	id = fs_id(fd);
 	ASSERT_EQ(0, pipe(pipefd));
 	child = fs_fork();
@@ -213,7 +213,7 @@ TEST_F(trace, kinds_are_traced_kind_by_kind_with_their_labels)
 	if (child == 0) {
 		int h = fs_new_handle(fd, 0);
 
-		if (h < 0 || ioctl(h, FAIRSEM_IOC_ACQUIRE_KINDS, &acq))
+		if (h < 0 || ioctl(h, FAIRSEM_IOC_ACQUIRE, &acq))
 			_exit(1);
 		fs_put(pipefd[1], 'x');
 		for (;;)

@@ -346,7 +346,7 @@ struct state {
 	int fds;
 	long refcnt;
 	int info_ret[MAX_WATCH];
-	struct fairsem_info info[MAX_WATCH];
+	struct fairsem_info_kinds info[MAX_WATCH];
 };
 
 static void snap(struct state *st, const int *watch, int nwatch)
@@ -375,24 +375,25 @@ static const char *state_diff(const struct state *a, const struct state *b,
 	else if (a->refcnt != b->refcnt)
 		snprintf(buf, len, "module refcnt %ld -> %ld", a->refcnt, b->refcnt);
 	for (i = 0; !buf[0] && i < nwatch; i++) {
-		const struct fairsem_info *x = &a->info[i], *y = &b->info[i];
+		const struct fairsem_info_kinds *x = &a->info[i], *y = &b->info[i];
+		const struct fairsem_kind *xk = &x->kind[0], *yk = &y->kind[0];
 
+		/* Every kind is compared; kind 0 and the rest are printed. */
 		if (a->info_ret[i] != b->info_ret[i])
 			snprintf(buf, len, "handle %d: INFO %d -> %d", i,
 				 a->info_ret[i], b->info_ret[i]);
-		else if (x->id != y->id || x->limit != y->limit ||
-			 x->available != y->available || x->taken != y->taken ||
-			 x->holds != y->holds || x->waiters != y->waiters ||
-			 x->flags != y->flags || x->handles != y->handles)
-			snprintf(buf, len, "handle %d: id %llu->%llu limit %llu->%llu "
-				 "avail %llu->%llu taken %llu->%llu holds %llu->%llu "
-				 "waiters %llu->%llu flags %#x->%#x handles %u->%u", i,
+		else if (memcmp(x, y, sizeof(*x)))
+			snprintf(buf, len, "handle %d: nkinds %u->%u id %llu->%llu "
+				 "limit %llu->%llu avail %llu->%llu taken %llu->%llu "
+				 "holds %llu->%llu waiters %llu->%llu "
+				 "flags %#x->%#x handles %u->%u", i,
+				 x->nkinds, y->nkinds,
 				 (unsigned long long)x->id, (unsigned long long)y->id,
-				 (unsigned long long)x->limit, (unsigned long long)y->limit,
-				 (unsigned long long)x->available,
-				 (unsigned long long)y->available,
-				 (unsigned long long)x->taken, (unsigned long long)y->taken,
-				 (unsigned long long)x->holds, (unsigned long long)y->holds,
+				 (unsigned long long)xk->limit, (unsigned long long)yk->limit,
+				 (unsigned long long)xk->available,
+				 (unsigned long long)yk->available,
+				 (unsigned long long)xk->taken, (unsigned long long)yk->taken,
+				 (unsigned long long)xk->holds, (unsigned long long)yk->holds,
 				 (unsigned long long)x->waiters,
 				 (unsigned long long)y->waiters, x->flags, y->flags,
 				 x->handles, y->handles);
@@ -511,10 +512,11 @@ static int call_open(void *arg)
 
 static void undo_open(void *arg, int fd)
 {
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 
 	(void)arg;
-	if (fs_info(fd, &info) != -EBADFD) {	/* a fresh, unbound handle */
+	/* a fresh, unbound handle: INFO answers, of no kind */
+	if (fs_info(fd, &info) || info.nkinds != 0) {
 		fprintf(stderr, "# open: new handle is not unbound\n");
 		undo_errors++;
 	}
@@ -555,11 +557,11 @@ static int call_init(void *p)
 static void undo_init(void *p, int ret)
 {
 	struct init_arg *a = p;
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 	int fd;
 
 	(void)ret;
-	if (fs_info(a->fd, &info) || info.limit != 3 || info.handles != 1 ||
+	if (fs_info(a->fd, &info) || info.kind[0].limit != 3 || info.handles != 1 ||
 	    (info.flags & FAIRSEM_LIFO) != (a->flags & FAIRSEM_LIFO)) {
 		fprintf(stderr, "# init: the semaphore is not what was asked for\n");
 		undo_errors++;
@@ -579,7 +581,7 @@ TEST(ioctl_init)
 		.call = call_init, .undo = undo_init,
 	};
 	struct sweep_result res;
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 
 	NEED_FAULTS();
 	a.fd = fs_open();
@@ -595,7 +597,7 @@ TEST(ioctl_init)
 	/* After all those failures the handle still binds. */
 	ASSERT_EQ(0, fs_init(a.fd, 7, 0));
 	ASSERT_EQ(0, fs_info(a.fd, &info));
-	EXPECT_EQ(7ULL, info.limit);
+	EXPECT_EQ(7ULL, info.kind[0].limit);
 	EXPECT_EQ(1U, info.handles);
 	close(a.fd);
 }
@@ -618,11 +620,12 @@ static int call_new_handle(void *p)
 static void undo_new_handle(void *p, int fd)
 {
 	struct nh_arg *a = p;
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 	int fl = fcntl(fd, F_GETFL), fdfl = fcntl(fd, F_GETFD);
 
 	if (fs_info(fd, &info) || info.id != a->id || info.handles != 3 ||
-	    info.holds != 0 || info.taken != 2 || info.waiters != 1) {
+	    info.kind[0].holds != 0 || info.kind[0].taken != 2 ||
+	    info.waiters != 1) {
 		fprintf(stderr, "# NEW_HANDLE: new handle's INFO is wrong\n");
 		undo_errors++;
 	}
@@ -706,19 +709,19 @@ TEST(ioctl_new_handle)
 	close(a.base);
 }
 
-/* ---- kinds: INIT_KINDS, NEW_HANDLE of a vector semaphore, vector calls ---- */
+/* ---- kinds: INIT of two kinds, NEW_HANDLE on it, vector calls ---- */
 
 /* Two kinds {3, 100}: the semaphore and the handle's holds vector. */
 static int call_init_kinds(void *p)
 {
 	struct init_arg *a = p;
-	struct fairsem_init_kinds in = {
+	struct fairsem_init in = {
 		.limit = { 3, 100 }, .nkinds = 2, .flags = a->flags,
 	};
 
 	strcpy(in.label[0], "requests");
 	strcpy(in.label[1], "bytes");
-	return fs_ret(ioctl(a->fd, FAIRSEM_IOC_INIT_KINDS, &in));
+	return fs_ret(ioctl(a->fd, FAIRSEM_IOC_INIT, &in));
 }
 
 static void undo_init_kinds(void *p, int ret)
@@ -728,10 +731,10 @@ static void undo_init_kinds(void *p, int ret)
 	int fd;
 
 	(void)ret;
-	if (ioctl(a->fd, FAIRSEM_IOC_INFO_KINDS, &info) || info.nkinds != 2 ||
+	if (ioctl(a->fd, FAIRSEM_IOC_INFO, &info) || info.nkinds != 2 ||
 	    info.kind[0].limit != 3 || info.kind[1].limit != 100 ||
 	    strcmp(info.kind[1].label, "bytes") || info.handles != 1) {
-		fprintf(stderr, "# INIT_KINDS: the semaphore is not what was asked for\n");
+		fprintf(stderr, "# INIT of two kinds: the semaphore is not what was asked for\n");
 		undo_errors++;
 	}
 	fd = fs_open();
@@ -741,11 +744,11 @@ static void undo_init_kinds(void *p, int ret)
 	}
 }
 
-TEST(ioctl_init_kinds)
+TEST(ioctl_init_of_two_kinds)
 {
 	struct init_arg a = { .fd = -1 };
 	struct sweep sw = {
-		.name = "INIT_KINDS", .allocates = true, .arg = &a, .nwatch = 1,
+		.name = "INIT two kinds", .allocates = true, .arg = &a, .nwatch = 1,
 		.call = call_init_kinds, .undo = undo_init_kinds,
 	};
 	struct sweep_result res;
@@ -763,16 +766,16 @@ TEST(ioctl_init_kinds)
 
 /*
  * NEW_HANDLE on a semaphore of two kinds allocates the handle and its
- * holds vector; the scalar INFO of the watched handles (kind 0) must not
- * change, nor may the second kind's (checked when the sweep is done).
+ * holds vector; the INFO of the watched handles must not change, in any
+ * kind.
  */
-TEST(ioctl_new_handle_kinds)
+TEST(ioctl_new_handle_on_two_kinds)
 {
-	struct fairsem_acquire_kinds acq = {
+	struct fairsem_acquire acq = {
 		.count = { 2, 20 }, .nkinds = 2,
 		.deadline_ns = FAIRSEM_NO_DEADLINE, .flags = FAIRSEM_ACQ_TRY,
 	};
-	struct fairsem_init_kinds in = { .limit = { 5, 50 }, .nkinds = 2 };
+	struct fairsem_init in = { .limit = { 5, 50 }, .nkinds = 2 };
 	struct fairsem_info_kinds info;
 	struct nh_arg a = { .flags = O_CLOEXEC };
 	struct sweep sw = {
@@ -785,19 +788,19 @@ TEST(ioctl_new_handle_kinds)
 	NEED_FAULTS();
 	a.base = fs_open();
 	ASSERT_LE(0, a.base);
-	ASSERT_EQ(0, fs_ret(ioctl(a.base, FAIRSEM_IOC_INIT_KINDS, &in)));
-	ASSERT_EQ(0, fs_ret(ioctl(a.base, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
+	ASSERT_EQ(0, fs_ret(ioctl(a.base, FAIRSEM_IOC_INIT, &in)));
+	ASSERT_EQ(0, fs_ret(ioctl(a.base, FAIRSEM_IOC_ACQUIRE, &acq)));
 	other = fs_new_handle(a.base, 0);
 	ASSERT_LE(0, other);
 	acq.count[0] = 10;
 	acq.flags = FAIRSEM_ACQ_ASYNC;
-	ASSERT_EQ(-EINPROGRESS, fs_ret(ioctl(other, FAIRSEM_IOC_ACQUIRE_KINDS, &acq)));
+	ASSERT_EQ(-EINPROGRESS, fs_ret(ioctl(other, FAIRSEM_IOC_ACQUIRE, &acq)));
 	a.id = fs_id(a.base);
 	sw.watch[0] = a.base;
 	sw.watch[1] = other;
 	run_sweep(_metadata, &sw, &res);
 	EXPECT_LE(2, res.points);
-	ASSERT_EQ(0, fs_ret(ioctl(a.base, FAIRSEM_IOC_INFO_KINDS, &info)));
+	ASSERT_EQ(0, fs_ret(ioctl(a.base, FAIRSEM_IOC_INFO, &info)));
 	EXPECT_EQ(2U, info.handles);
 	EXPECT_EQ(20ULL, info.kind[1].taken);
 	EXPECT_EQ(20ULL, info.kind[1].holds);
@@ -808,30 +811,30 @@ TEST(ioctl_new_handle_kinds)
 /* A vector acquire and its release allocate nothing, on any path. */
 static int call_kinds_try(void *p)
 {
-	struct fairsem_acquire_kinds acq = {
+	struct fairsem_acquire acq = {
 		.count = { 1, 10 }, .nkinds = 2,
 		.deadline_ns = FAIRSEM_NO_DEADLINE, .flags = FAIRSEM_ACQ_TRY,
 	};
 
-	return fs_ret(ioctl(*(int *)p, FAIRSEM_IOC_ACQUIRE_KINDS, &acq));
+	return fs_ret(ioctl(*(int *)p, FAIRSEM_IOC_ACQUIRE, &acq));
 }
 
 static void undo_kinds_try(void *p, int ret)
 {
 	struct fairsem_counts c = { .count = { 1, 10 }, .nkinds = 2 };
 
-	if (ret || ioctl(*(int *)p, FAIRSEM_IOC_RELEASE_KINDS, &c)) {
+	if (ret || ioctl(*(int *)p, FAIRSEM_IOC_RELEASE, &c)) {
 		fprintf(stderr, "# kinds: the vector was not granted and given back\n");
 		undo_errors++;
 	}
 }
 
-TEST(acquire_kinds_allocates_nothing)
+TEST(acquire_of_two_kinds_allocates_nothing)
 {
-	struct fairsem_init_kinds in = { .limit = { 1, 10 }, .nkinds = 2 };
+	struct fairsem_init in = { .limit = { 1, 10 }, .nkinds = 2 };
 	int fd;
 	struct sweep sw = {
-		.name = "ACQUIRE_KINDS try and RELEASE_KINDS", .allocates = false,
+		.name = "ACQUIRE try and RELEASE of two kinds", .allocates = false,
 		.arg = &fd, .nwatch = 1, .call = call_kinds_try,
 		.undo = undo_kinds_try,
 	};
@@ -840,7 +843,7 @@ TEST(acquire_kinds_allocates_nothing)
 	NEED_FAULTS();
 	fd = fs_open();
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &in)));
+	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
 	sw.watch[0] = fd;
 	run_sweep(_metadata, &sw, &res);
 	close(fd);
@@ -868,7 +871,8 @@ static const char *const na_names[NA_COUNT] = {
 	"ACQUIRE blocking, ETIMEDOUT", "ACQUIRE deadline past",
 	"ACQUIRE blocking, woken by a release", "ACQUIRE async, EINPROGRESS",
 	"ACQUIRE async, granted at once", "read of a grant", "read, no request",
-	"RELEASE", "FORGET", "ADD", "REMOVE", "INFO", "CANCEL", "CLOSE", "poll",
+	"RELEASE", "RELEASE FORGET", "RESIZE ADD", "RESIZE REMOVE", "INFO",
+	"CANCEL", "CLOSE", "poll",
 };
 
 #define NA_LIMIT 4
@@ -955,7 +959,7 @@ static inline int expect(int ret, int want)
 static int na_call(void *p)
 {
 	struct na_arg *a = p;
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 	struct pollfd pfd;
 
 	switch (a->kind) {
@@ -1224,9 +1228,9 @@ static int call_open_named(void *p)
 static void undo_open_named(void *p, int fd)
 {
 	struct named_arg *a = p;
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 
-	if (fs_info(fd, &info) || info.id != fs_id(a->sem) || info.holds ||
+	if (fs_info(fd, &info) || info.id != fs_id(a->sem) || info.kind[0].holds ||
 	    info.handles != 3) {
 		fprintf(stderr, "# open by name: not a new handle on the semaphore\n");
 		undo_errors++;
