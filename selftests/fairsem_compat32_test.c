@@ -254,6 +254,11 @@ TEST(compat_errors_are_the_same)
 	EXPECT_EQ(-EINVAL, fs_get(fd, 0));
 	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE,
 				      FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC));
+	EXPECT_EQ(-EINVAL, fs_count_ioctl(fd, FAIRSEM_IOC_RELEASE, 1,
+					  FAIRSEM_RESIZE_ADD));
+	EXPECT_EQ(-EINVAL, fs_count_ioctl(fd, FAIRSEM_IOC_RESIZE, 1, 0));
+	EXPECT_EQ(-EINVAL, fs_count_ioctl(fd, FAIRSEM_IOC_SUBMIT, 1,
+					  FAIRSEM_ACQ_TRY));
 }
 
 TEST_HARNESS_MAIN

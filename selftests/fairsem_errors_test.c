@@ -76,6 +76,18 @@ _Static_assert(FAIRSEM_NO_DEADLINE == ~0ULL, "NO_DEADLINE");
 			 FAIRSEM_RELEASE_FORGET | FAIRSEM_RESIZE_ADD | \
 			 FAIRSEM_RESIZE_REMOVE)
 
+/* RELEASE of a vector of one with these flags: 0 or -errno. */
+static int release_flags(int fd, uint64_t count, uint32_t flags)
+{
+	return fs_count_ioctl(fd, FAIRSEM_IOC_RELEASE, count, flags);
+}
+
+/* RESIZE of a vector of one with these flags: 0 or -errno. */
+static int resize_flags(int fd, uint64_t count, uint32_t flags)
+{
+	return fs_count_ioctl(fd, FAIRSEM_IOC_RESIZE, count, flags);
+}
+
 /* ---- ENOTTY: unknown ioctl, checked before anything else ---- */
 
 TEST(unknown_ioctl_number_is_enotty)
@@ -352,11 +364,98 @@ TEST(acquire_unknown_flag_is_einval)
 	int fd = fs_new(1, 0);
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE, 1u << 2));
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE, 1u << 5));
 	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE, 1u << 31));
 	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE,
-				      FAIRSEM_ACQ_TRY | (1u << 4)));
+				      FAIRSEM_ACQ_TRY | (1u << 7)));
 	EXPECT_EQ(0, fs_holds(fd));
+}
+
+/* The flags share one space: RELEASE's and RESIZE's are not ACQUIRE's. */
+TEST(acquire_with_a_release_or_resize_flag_is_einval)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE,
+				      FAIRSEM_RELEASE_FORGET));
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE,
+				      FAIRSEM_RESIZE_ADD));
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE,
+				      FAIRSEM_ACQ_TRY | FAIRSEM_RESIZE_REMOVE));
+	EXPECT_EQ(0, fs_holds(fd));
+	EXPECT_EQ(1, fs_limit(fd));
+}
+
+TEST(release_unknown_flag_is_einval)
+{
+	static const uint32_t flags[] = {
+		FAIRSEM_ACQ_TRY, FAIRSEM_ACQ_ASYNC, FAIRSEM_RESIZE_ADD,
+		FAIRSEM_RESIZE_REMOVE, FAIRSEM_RELEASE_FORGET | FAIRSEM_RESIZE_ADD,
+		1u << 5, 1u << 31,
+	};
+	int fd = fs_new(3, 0);
+	size_t i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_get(fd, 2));
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		EXPECT_EQ(-EINVAL, release_flags(fd, 1, flags[i])) {
+			TH_LOG("flags %#x", flags[i]);
+		}
+	}
+	EXPECT_EQ(2, fs_holds(fd));
+	EXPECT_EQ(3, fs_limit(fd));
+	/* the two RELEASE knows */
+	EXPECT_EQ(0, release_flags(fd, 1, 0));
+	EXPECT_EQ(0, release_flags(fd, 1, FAIRSEM_RELEASE_FORGET));
+	EXPECT_EQ(0, fs_holds(fd));
+	EXPECT_EQ(2, fs_limit(fd));
+}
+
+TEST(resize_with_neither_add_nor_remove_is_einval)
+{
+	int fd = fs_new(3, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, resize_flags(fd, 1, 0));
+	EXPECT_EQ(3, fs_limit(fd));
+}
+
+TEST(resize_with_both_add_and_remove_is_einval)
+{
+	int fd = fs_new(3, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, resize_flags(fd, 1, FAIRSEM_RESIZE_ADD |
+						FAIRSEM_RESIZE_REMOVE));
+	EXPECT_EQ(3, fs_limit(fd));
+}
+
+TEST(resize_unknown_flag_is_einval)
+{
+	static const uint32_t flags[] = {
+		FAIRSEM_ACQ_TRY, FAIRSEM_ACQ_ASYNC, FAIRSEM_RELEASE_FORGET,
+		1u << 5, 1u << 31,
+	};
+	int fd = fs_new(3, 0);
+	size_t i;
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		EXPECT_EQ(-EINVAL, resize_flags(fd, 1, flags[i])) {
+			TH_LOG("flags %#x", flags[i]);
+		}
+		EXPECT_EQ(-EINVAL, resize_flags(fd, 1, flags[i] |
+							FAIRSEM_RESIZE_ADD)) {
+			TH_LOG("flags %#x with ADD", flags[i]);
+		}
+		EXPECT_EQ(-EINVAL, resize_flags(fd, 1, flags[i] |
+							FAIRSEM_RESIZE_REMOVE)) {
+			TH_LOG("flags %#x with REMOVE", flags[i]);
+		}
+	}
+	EXPECT_EQ(3, fs_limit(fd));
 }
 
 TEST(try_together_with_async_is_einval)
@@ -403,8 +502,16 @@ TEST(invalid_argument_on_unbound_handle_is_einval_before_ebadfd)
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-EINVAL, fs_get(fd, 0));
 	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE, 1u << 7));
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE,
+				      FAIRSEM_RELEASE_FORGET));
 	EXPECT_EQ(-EINVAL, fs_release(fd, 0));
+	EXPECT_EQ(-EINVAL, release_flags(fd, 1, FAIRSEM_RESIZE_ADD));
 	EXPECT_EQ(-EINVAL, fs_add(fd, MAXP + 1));
+	EXPECT_EQ(-EINVAL, resize_flags(fd, 1, 0));
+	EXPECT_EQ(-EINVAL, resize_flags(fd, 1, FAIRSEM_RESIZE_ADD |
+						FAIRSEM_RESIZE_REMOVE));
+	EXPECT_EQ(-EINVAL, fs_count_ioctl(fd, FAIRSEM_IOC_SUBMIT, 1,
+					  FAIRSEM_ACQ_ASYNC));
 	EXPECT_EQ(-EINVAL, fs_new_handle(fd, O_APPEND));
 }
 

@@ -576,6 +576,35 @@ TEST(submit_of_bad_counts_is_einval)
 	close(fd);
 }
 
+/*
+ * SUBMIT takes no flag: not ACQUIRE's, RELEASE's or RESIZE's, nor any
+ * other; checked with the argument, so on an unbound handle too.
+ */
+TEST(submit_with_flags_is_einval)
+{
+	static const uint32_t flags[] = {
+		FAIRSEM_ACQ_TRY, FAIRSEM_ACQ_ASYNC, FAIRSEM_RELEASE_FORGET,
+		FAIRSEM_RESIZE_ADD, FAIRSEM_RESIZE_REMOVE, 1u << 5, 1u << 31,
+	};
+	int fd = fs_new(0, 0), unbound = fs_open();
+	size_t i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, unbound);
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		EXPECT_EQ(-EINVAL, fs_count_ioctl(fd, FAIRSEM_IOC_SUBMIT, 1,
+						  flags[i]));
+		EXPECT_EQ(-EINVAL, fs_count_ioctl(unbound, FAIRSEM_IOC_SUBMIT,
+						  1, flags[i]));
+	}
+	EXPECT_EQ(0, fs_waiters(fd));
+	/* the same request without a flag is queued */
+	EXPECT_LE(1, fs_count_ioctl(fd, FAIRSEM_IOC_SUBMIT, 1, 0));
+	EXPECT_EQ(1, fs_waiters(fd));
+	close(unbound);
+	close(fd);
+}
+
 TEST(read_only_handles_cannot_submit_reap_or_withdraw)
 {
 	char dir[64];
