@@ -100,6 +100,122 @@ TEST(unknown_ioctl_number_is_enotty)
 	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IO(FAIRSEM_IOC_MAGIC, 0x7f))));
 }
 
+/*
+ * The ioctls of the ABI before every count was a vector, by their number
+ * and the size of their argument then: each differs from every one of
+ * today's, in its number, its size or its direction, so that an old
+ * program is told ENOTTY and nothing it asks is misread.  The argument is
+ * a buffer large enough for any.
+ */
+TEST(ioctls_of_the_abi_before_vectors_are_enotty)
+{
+	static const unsigned long old[] = {
+		_IOW(FAIRSEM_IOC_MAGIC, 0, __u64[2]),	/* INIT */
+		_IOW(FAIRSEM_IOC_MAGIC, 1, __u64[3]),	/* ACQUIRE */
+		_IOW(FAIRSEM_IOC_MAGIC, 2, __u64),	/* RELEASE */
+		_IOW(FAIRSEM_IOC_MAGIC, 3, __u64),	/* FORGET */
+		_IOW(FAIRSEM_IOC_MAGIC, 4, __u64),	/* ADD */
+		_IOW(FAIRSEM_IOC_MAGIC, 5, __u64),	/* REMOVE */
+		_IO(FAIRSEM_IOC_MAGIC, 6),		/* CLOSE */
+		_IO(FAIRSEM_IOC_MAGIC, 7),		/* CANCEL */
+		_IOR(FAIRSEM_IOC_MAGIC, 8, __u64[11]),	/* INFO */
+		_IOWR(FAIRSEM_IOC_MAGIC, 9, __u64),	/* NEW_HANDLE */
+		_IOW(FAIRSEM_IOC_MAGIC, 10, __u64[4]),	/* LINK */
+		_IOW(FAIRSEM_IOC_MAGIC, 11, __u64[26]),	/* INIT_KINDS */
+		_IOW(FAIRSEM_IOC_MAGIC, 12, __u64[11]),	/* ACQUIRE_KINDS */
+		_IOW(FAIRSEM_IOC_MAGIC, 13, __u64[9]),	/* RELEASE_KINDS */
+		_IOW(FAIRSEM_IOC_MAGIC, 14, __u64[9]),	/* FORGET_KINDS */
+		_IOW(FAIRSEM_IOC_MAGIC, 15, __u64[9]),	/* ADD_KINDS */
+		_IOW(FAIRSEM_IOC_MAGIC, 16, __u64[9]),	/* REMOVE_KINDS */
+		_IOR(FAIRSEM_IOC_MAGIC, 17, __u64[54]),	/* INFO_KINDS */
+		_IOW(FAIRSEM_IOC_MAGIC, 18, __u64[9]),	/* SUBMIT */
+		_IOW(FAIRSEM_IOC_MAGIC, 19, __u64[2]),	/* REAP */
+		_IOW(FAIRSEM_IOC_MAGIC, 20, __u32),	/* WITHDRAW */
+		_IOW(FAIRSEM_IOC_MAGIC, 21, __u64[3]),	/* RELEASE_FAST */
+	};
+	__u64 buf[64];
+	int fd = fs_new(2, 0), unbound = fs_open();
+	size_t i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, unbound);
+	for (i = 0; i < ARRAY_SIZE(old); i++) {
+		/* a count of 1, and nkinds 1, wherever either is read */
+		memset(buf, 0, sizeof(buf));
+		buf[0] = 1;
+		buf[1] = 1;
+		buf[2] = 1;
+		EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, old[i], buf))) {
+			TH_LOG("old ioctl %#lx", old[i]);
+		}
+		EXPECT_EQ(-ENOTTY, fs_ret(ioctl(unbound, old[i], buf))) {
+			TH_LOG("old ioctl %#lx on an unbound handle", old[i]);
+		}
+	}
+	/* nothing was taken, resized, closed or bound */
+	EXPECT_EQ(0, fs_taken(fd));
+	EXPECT_EQ(2, fs_limit(fd));
+	EXPECT_EQ(0, fs_flags(fd));
+	EXPECT_EQ(1, fs_handles(fd));
+	EXPECT_EQ(0, fs_nkinds(unbound));
+}
+
+TEST(unknown_ioctl_magic_is_enotty)
+{
+	struct fairsem_init in = { .limit = { 1 }, .nkinds = 1 };
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW('x', 0, struct fairsem_init), &in)));
+	/* and the handle was not bound by it */
+	EXPECT_EQ(0, fs_init(fd, 1, 0));
+}
+
+TEST(ioctl_with_wrong_size_is_enotty)
+{
+	int fd = fs_new(1, 0);
+	uint64_t big[16] = { 1, 0, 0, 0, 0, 0, 0, 0, FAIRSEM_NO_DEADLINE };
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 1, __u32), big)));
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 2, __u32), big)));
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 1, big), big)));
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 2, big), big)));
+	EXPECT_EQ(0, fs_holds(fd));
+}
+
+TEST(ioctl_with_wrong_direction_is_enotty)
+{
+	/* ACQUIRE's number with _IOR instead of _IOW */
+	const unsigned long acquire_read = _IOR(FAIRSEM_IOC_MAGIC, 1, struct fairsem_acquire);
+	int fd = fs_new(1, 0);
+	struct fairsem_acquire acq = {
+		.count = { 1 }, .nkinds = 1, .deadline_ns = FAIRSEM_NO_DEADLINE,
+	};
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, acquire_read, &acq)));
+	/* INFO's number without its direction */
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IO(FAIRSEM_IOC_MAGIC, 6))));
+	EXPECT_EQ(0, fs_holds(fd));
+}
+
+TEST(unknown_ioctl_on_unbound_handle_is_enotty_before_ebadfd)
+{
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IO(FAIRSEM_IOC_MAGIC, 10))));
+}
+
+TEST(unknown_ioctl_with_bad_pointer_is_enotty_before_efault)
+{
+	int fd = fs_new(1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 11, __u64), NULL)));
+}
+
 /* ---- EFAULT: bad user pointers ---- */
 
 TEST(init_bad_pointer_is_efault)
