@@ -300,6 +300,100 @@ TEST(bad_pointer_on_closed_semaphore_is_efault_before_eidrm)
 	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_NEW_HANDLE, NULL)));
 }
 
+/*
+ * Only the first nkinds counts of a vector are read: a vector of one is
+ * read up to count[0] and no further, as the scalar calls were.  Each
+ * argument here ends where an unreadable page begins.
+ */
+static void *before_a_hole(size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (mprotect(p + page, page, PROT_NONE)) {
+		munmap(p, 2 * page);
+		return NULL;
+	}
+	return p + page - len;
+}
+
+#define ACQ_ONE	(offsetof(struct fairsem_acquire, count) + sizeof(__u64))
+#define CNT_ONE	(offsetof(struct fairsem_counts, count) + sizeof(__u64))
+
+TEST(vector_of_one_is_read_no_further_than_its_count)
+{
+	struct fairsem_acquire *acq = before_a_hole(ACQ_ONE);
+	struct fairsem_counts *c = before_a_hole(CNT_ONE);
+	int fd = fs_new(2, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(NULL, acq);
+	ASSERT_NE(NULL, c);
+	/* field by field: count[1] is past the end */
+	acq->deadline_ns = FAIRSEM_NO_DEADLINE;
+	acq->flags = 0;
+	acq->nkinds = 1;
+	acq->count[0] = 2;
+	c->nkinds = 1;
+	c->count[0] = 1;
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, acq)));
+	EXPECT_EQ(2, fs_holds(fd));
+	c->flags = 0;
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_RELEASE, c)));
+	c->flags = FAIRSEM_RELEASE_FORGET;
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_RELEASE, c)));
+	EXPECT_EQ(0, fs_holds(fd));
+	EXPECT_EQ(1, fs_limit(fd));
+	c->flags = FAIRSEM_RESIZE_ADD;
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_RESIZE, c)));
+	c->flags = FAIRSEM_RESIZE_REMOVE;
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_RESIZE, c)));
+	EXPECT_EQ(1, fs_limit(fd));
+	c->flags = 0;
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, c)));	/* granted */
+	EXPECT_EQ(1, fs_holds(fd));
+	/* a vector of two is read on, into the hole */
+	acq->nkinds = 2;
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, acq)));
+	c->nkinds = 2;
+	EXPECT_EQ(-EFAULT, fs_ret(ioctl(fd, FAIRSEM_IOC_RELEASE, c)));
+	EXPECT_EQ(1, fs_holds(fd));
+}
+
+/* An nkinds no vector may have is EINVAL before the other counts are read. */
+TEST(nkinds_0_or_above_the_maximum_is_einval_before_the_counts_are_read)
+{
+	static const uint32_t bad[] = { 0, FAIRSEM_MAX_KINDS + 1, ~0u };
+	struct fairsem_acquire *acq = before_a_hole(ACQ_ONE);
+	struct fairsem_counts *c = before_a_hole(CNT_ONE);
+	int fd = fs_new(2, 0);
+	size_t i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(NULL, acq);
+	ASSERT_NE(NULL, c);
+	acq->deadline_ns = FAIRSEM_NO_DEADLINE;
+	acq->flags = FAIRSEM_ACQ_TRY;
+	acq->count[0] = 1;
+	c->count[0] = 1;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		acq->nkinds = bad[i];
+		c->nkinds = bad[i];
+		EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, acq)));
+		c->flags = 0;
+		EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_RELEASE, c)));
+		EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, c)));
+		c->flags = FAIRSEM_RESIZE_ADD;
+		EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_RESIZE, c)));
+	}
+	EXPECT_EQ(0, fs_taken(fd));
+	EXPECT_EQ(2, fs_limit(fd));
+	EXPECT_EQ(0, fs_waiters(fd));
+}
+
 /* ---- EINVAL: counts ---- */
 
 TEST(acquire_count_zero_is_einval)

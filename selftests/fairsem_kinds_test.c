@@ -707,6 +707,48 @@ TEST(kinds_nkinds_other_than_the_semaphores_or_out_of_range_is_einval)
 	EXPECT_EQ(0, fk_taken(fd, 0));
 }
 
+/*
+ * Only the first nkinds counts are read: whatever a program leaves past
+ * them is ignored, even counts no kind could take.
+ */
+TEST(kinds_counts_past_nkinds_are_ignored)
+{
+	struct fairsem_acquire acq = {
+		.count = { 1, 10 }, .nkinds = 2,
+		.deadline_ns = FAIRSEM_NO_DEADLINE, .flags = FAIRSEM_ACQ_TRY,
+	};
+	struct fairsem_counts c = { .count = { 1, 10 }, .nkinds = 2 };
+	struct fairsem_info_kinds info;
+	int fd = fk_new2(5, 50, 0), k;
+
+	ASSERT_LE(0, fd);
+	for (k = 2; k < FAIRSEM_MAX_KINDS; k++) {
+		acq.count[k] = ~0ULL;
+		c.count[k] = ~0ULL;
+	}
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq)));
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_RELEASE, &c)));
+	c.flags = FAIRSEM_RESIZE_ADD;
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_RESIZE, &c)));
+	c.flags = 0;
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c)));	/* granted */
+	c.flags = FAIRSEM_RELEASE_FORGET;
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_RELEASE, &c)));
+	c.flags = FAIRSEM_RESIZE_REMOVE;
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_RESIZE, &c)));
+	ASSERT_EQ(0, fk_info(fd, &info));
+	EXPECT_EQ(2, info.nkinds);
+	EXPECT_EQ(4, info.kind[0].limit);	/* 5 + 1 - 1 (forgot) - 1 */
+	EXPECT_EQ(40, info.kind[1].limit);	/* 50 + 10 - 10 - 10 */
+	EXPECT_EQ(0, info.kind[0].taken);
+	EXPECT_EQ(0, info.kind[1].taken);
+	for (k = 2; k < FAIRSEM_MAX_KINDS; k++) {
+		EXPECT_EQ(0, info.kind[k].limit);
+		EXPECT_EQ(0, info.kind[k].taken);
+		EXPECT_EQ(0, info.kind[k].holds);
+	}
+}
+
 TEST(kinds_add_and_remove_per_kind)
 {
 	int fd = fk_new2(5, 100, 0);
