@@ -6,17 +6,26 @@
  * Worker threads of this process share a table of handles on a few
  * semaphores (even-numbered FIFO, odd-numbered LIFO) and issue random
  * ioctls with valid and invalid arguments: counts 0, 1, small, 1<<62 and
- * above, garbage flags and reserved fields, deadlines past, near, far,
- * none and beyond the kernel's range, argument pointers that are NULL,
- * unmapped, kernel addresses, read-only, or a struct crossing into an
- * unmapped page; ioctl numbers near fairsem's and far from it; read() with
- * short and bad buffers; poll and epoll; O_NONBLOCK toggled; signals
- * between threads (SIGUSR1 restarts, SIGUSR2 does not) and from per-thread
- * timers; NEW_HANDLE and close (closing a handle while other threads are
- * inside calls on it); CLOSE of a semaphore; unbound handles; two threads
- * racing INIT on one handle; fork (children inherit handles, make their own,
- * pass fds back and forth over SCM_RIGHTS, run random calls, and exit, get
- * stopped and continued, or are SIGKILLed); names in a fairsem filesystem
+ * above, vectors of the wrong length or with junk past nkinds (which the
+ * kernel must not read), garbage flags (a flag of another ioctl, RESIZE
+ * with neither or both of ADD and REMOVE) and reserved fields, deadlines
+ * past, near, far, none and beyond the kernel's range, argument pointers
+ * that are NULL, unmapped, kernel addresses, read-only, or a struct
+ * crossing into an unmapped page (before or after its last count); ioctl
+ * numbers near fairsem's and far from it, the old ABI's 22 among them;
+ * read() with short and bad buffers; poll and epoll; O_NONBLOCK toggled;
+ * signals between threads (SIGUSR1 restarts, SIGUSR2 does not) and from
+ * per-thread timers; NEW_HANDLE and close (closing a handle while other
+ * threads are inside calls on it); CLOSE of a semaphore; unbound handles
+ * (INFO answers there with nothing but the masks of the flags this kernel
+ * accepts); INIT of one to eight kinds, with labels, every flag and bad
+ * ones; two threads racing INIT on one handle; submitted requests (SUBMIT,
+ * REAP, WITHDRAW) on a semaphore of the thread's own, against a model of
+ * its queue and of every kind's limit, taken and holds; semaphores of
+ * several kinds and a fast one beside the table; fork (children inherit
+ * handles, make their own, pass fds back and forth over SCM_RIGHTS, run
+ * random calls, and exit, get stopped and continued, or are SIGKILLed);
+ * names in a fairsem filesystem
  * instance of its own (max=6 names of 8 possible): LINK of table handles
  * with good and bad names, modes, reserved fields and pointers, open by
  * name (read-write handles join the table, read-only ones must refuse every
@@ -113,6 +122,13 @@
 #define REFCNT		"/sys/module/fairsem/refcnt"
 #define MAXP		FAIRSEM_MAX_PERMITS
 #define NODL		FAIRSEM_NO_DEADLINE
+#define MAXK		FAIRSEM_MAX_KINDS
+/* What INFO must report this kernel accepts: every flag the header has. */
+#define INIT_MASK	((uint32_t)(FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_JOBSERVER | \
+				    FAIRSEM_FAST))
+#define ACQ_MASK	((uint32_t)(FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC))
+#define OP_MASK		((uint32_t)(ACQ_MASK | FAIRSEM_RELEASE_FORGET | \
+				    FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE))
 #define KTIME_MAX_NS	((uint64_t)INT64_MAX)
 #define MAX_SLOTS	64
 #define MAX_SEMS	8
@@ -130,15 +146,15 @@ enum { OP_ACQUIRE, OP_COUNT, OP_INFO, OP_CANCEL, OP_READ, OP_POLL, OP_EPOLL,
 	OP_INIT_RACE, OP_NONBLOCK, OP_SIGNAL, OP_FORK, OP_CHILD_SIGNAL, OP_REAP,
 	OP_PASS_FD, OP_FDINFO, OP_SEND_FD, OP_RECV_FD, OP_PRIVATE, OP_EXIT,
 	OP_CLOSE_RACE, OP_LINK, OP_OPEN_NAME, OP_UNLINK, OP_RENAME, OP_CHMOD,
-	OP_KINDS, OP_FAST, OP_ORDERS, OP_NR };
+	OP_KINDS, OP_FAST, OP_ORDERS, OP_SUBMIT, OP_NR };
 
 static const char *const op_names[OP_NR] = {
-	"acquire", "release/forget/add/remove", "info", "cancel", "read", "poll",
+	"acquire", "release/resize", "info", "cancel", "read", "poll",
 	"epoll", "new_handle", "close", "CLOSE", "random ioctl", "unbound",
 	"init race", "O_NONBLOCK", "signal", "fork", "signal child", "reap",
 	"pass fd", "fdinfo", "send fd", "recv fd", "private sem", "exit",
 	"close race", "link", "open name", "unlink", "rename", "chmod",
-	"kinds", "fast", "orders",
+	"kinds", "fast", "orders", "submit",
 };
 
 /* Per 10000; the parent's workers and the children draw from these. */
@@ -150,7 +166,7 @@ static const int parent_weights[OP_NR] = {
 	[OP_FORK] = 150, [OP_CHILD_SIGNAL] = 150, [OP_REAP] = 200, [OP_PASS_FD] = 200,
 	[OP_FDINFO] = 100, [OP_CLOSE_RACE] = 50, [OP_LINK] = 150,
 	[OP_OPEN_NAME] = 200, [OP_UNLINK] = 80, [OP_RENAME] = 80, [OP_CHMOD] = 50,
-	[OP_KINDS] = 600, [OP_FAST] = 400, [OP_ORDERS] = 250,
+	[OP_KINDS] = 600, [OP_FAST] = 400, [OP_ORDERS] = 250, [OP_SUBMIT] = 250,
 };
 
 static const int child_weights[OP_NR] = {
@@ -159,7 +175,7 @@ static const int child_weights[OP_NR] = {
 	[OP_CLOSE_SLOT] = 400, [OP_CLOSE_SEM] = 1, [OP_RANDOM_IOCTL] = 500,
 	[OP_UNBOUND] = 300, [OP_NONBLOCK] = 100, [OP_SIGNAL] = 50, [OP_SEND_FD] = 400,
 	[OP_RECV_FD] = 400, [OP_PRIVATE] = 200, [OP_FDINFO] = 100, [OP_EXIT] = 80,
-	[OP_FAST] = 600,
+	[OP_FAST] = 600, [OP_SUBMIT] = 150,
 };
 
 /* Counters shared with the children (MAP_SHARED). */
@@ -227,7 +243,7 @@ struct ctx {
 	const char *volatile op;
 	char *scratch;		/* 2 RW pages + 1 PROT_NONE */
 	char *ro;		/* a page made read-only around a call */
-	char buf[256] __attribute__((aligned(16)));
+	char buf[512] __attribute__((aligned(16)));	/* INFO's 432 bytes fit */
 	int epfd;
 	timer_t t_restart, t_intr;
 	bool timers;
@@ -299,6 +315,7 @@ static const char *en(int e)
 		[EBADFD] = "EBADFD", [ETIMEDOUT] = "ETIMEDOUT",
 		[EINPROGRESS] = "EINPROGRESS", [EOPNOTSUPP] = "EOPNOTSUPP",
 		[ENOSPC] = "ENOSPC", [ENAMETOOLONG] = "ENAMETOOLONG",
+		[ENODEV] = "ENODEV",
 	};
 	static __thread char other[24];
 
@@ -459,6 +476,7 @@ struct uarg {
 	char *p;
 	size_t need;
 	bool rd, wr;	/* the kernel can read / write `need` bytes at p */
+	size_t rd_len;	/* how many bytes at p it can read: SIZE_MAX, all */
 };
 
 static enum ptrk pick_ptr(struct ctx *c)
@@ -475,28 +493,33 @@ static void uarg_place(struct ctx *c, struct uarg *a, enum ptrk k,
 	a->k = k;
 	a->need = need;
 	a->rd = a->wr = false;
+	a->rd_len = 0;
 	switch (k) {
 	case P_OK:
 		a->p = c->buf;
 		memcpy(a->p, src, len);
 		a->rd = a->wr = true;
+		a->rd_len = SIZE_MAX;
 		break;
 	case P_CROSS_OK:
 		off = 1 + below(c, need > 1 ? need - 1 : 1);
 		a->p = c->scratch + page - off;
 		memcpy(a->p, src, len);
 		a->rd = a->wr = true;
+		a->rd_len = SIZE_MAX;
 		break;
 	case P_CROSS_BAD:
 		off = 1 + below(c, need > 1 ? need - 1 : 1);
 		a->p = c->scratch + 2 * page - off;
 		memcpy(a->p, src, len < off ? len : off);
+		a->rd_len = off;
 		break;
 	case P_RO:
 		a->p = c->ro + below(c, 64);
 		memcpy(a->p, src, len);
 		mprotect(c->ro, page, PROT_READ);
 		a->rd = true;
+		a->rd_len = SIZE_MAX;
 		break;
 	case P_NULL:
 		a->p = NULL;
@@ -700,6 +723,91 @@ static bool count_ok(uint64_t n)
 	return n >= 1 && n <= MAXP;
 }
 
+/*
+ * A vector of an argument as the kernel takes it: nkinds 1 to MAXK, each
+ * of the first nkinds counts at most MAXP, not every one zero; whatever
+ * lies past them is ignored.  Whether nkinds is the semaphore's is the
+ * semaphore's to say, later.
+ */
+static bool counts_ok(const __u64 *count, uint32_t nkinds)
+{
+	uint64_t any = 0;
+	uint32_t k;
+
+	if (nkinds < 1 || nkinds > MAXK)
+		return false;
+	for (k = 0; k < nkinds; k++) {
+		if (count[k] > MAXP)
+			return false;
+		any |= count[k];
+	}
+	return any != 0;
+}
+
+/*
+ * The copy of an argument whose counts come last (ACQUIRE, RELEASE,
+ * RESIZE, SUBMIT), as the contract has it: the fields before the counts
+ * and count[0] first, then, for a vector of more kinds, count[1] to
+ * count[nkinds - 1] and nothing past them.  A bad nkinds is EINVAL before
+ * any further count is read.  0 when the kernel can read all it must.
+ */
+static int vec_copy(const struct uarg *ua, size_t size, uint32_t nkinds)
+{
+	size_t first = size - (MAXK - 1) * sizeof(__u64);
+
+	if (ua->rd_len < first)
+		return -EFAULT;
+	if (nkinds < 1 || nkinds > MAXK)
+		return -EINVAL;
+	if (ua->rd_len < first + (nkinds - 1) * sizeof(__u64))
+		return -EFAULT;
+	return 0;
+}
+
+/* Junk past the first n counts, now and then: the kernel must ignore it. */
+static void junk_tail(struct ctx *c, __u64 *count, uint32_t n)
+{
+	uint32_t k;
+
+	if (n >= MAXK || !chance(c, 25))
+		return;
+	for (k = n; k < MAXK; k++)
+		count[k] = chance(c, 50) ? rnd64(c) : MAXP + 1;
+}
+
+/* An nkinds for a semaphore of n kinds: mostly n, else a wrong one. */
+static uint32_t gen_nkinds(struct ctx *c, uint32_t n)
+{
+	uint32_t r = below(c, 100);
+
+	if (r < 90)
+		return n;
+	if (r < 93)
+		return 0;
+	if (r < 97)
+		return n % MAXK + 1;		/* another that is valid */
+	if (r < 99)
+		return MAXK + 1;
+	return rnd(c);
+}
+
+/*
+ * The counts of an argument for a semaphore of n kinds: nkinds as
+ * gen_nkinds() says, count[0] as gen_count(), the other used counts 0 or
+ * as gen_count(), and now and then junk in the tail, to be ignored.
+ */
+static void gen_counts(struct ctx *c, uint32_t n, __u64 *count, __u32 *nkinds)
+{
+	uint32_t used, k;
+
+	*nkinds = gen_nkinds(c, n);
+	used = *nkinds < MAXK ? *nkinds : MAXK;
+	memset(count, 0, MAXK * sizeof(*count));
+	for (k = 0; k < used; k++)
+		count[k] = k == 0 || chance(c, 50) ? gen_count(c) : 0;
+	junk_tail(c, count, used);
+}
+
 static uint64_t gen_deadline(struct ctx *c, bool allow_none)
 {
 	uint32_t r = below(c, 100);
@@ -731,31 +839,178 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 	return r < 0 ? -errno : r;
 }
 
-/* A consistent snapshot: what must hold in every INFO, at any time. */
-static void check_info(struct ctx *c, const struct fairsem_info *in,
+/* ACQUIRE of n on a semaphore of one kind: 0 or -errno. */
+static int acquire1(int fd, uint64_t n, uint64_t deadline_ns, uint32_t flags)
+{
+	struct fairsem_acquire a = { .count = { n }, .nkinds = 1,
+				     .deadline_ns = deadline_ns, .flags = flags };
+
+	return do_ioctl(fd, FAIRSEM_IOC_ACQUIRE, &a);
+}
+
+/* RELEASE or RESIZE (cmd) of n with flags, on a semaphore of one kind. */
+static int counts1(int fd, unsigned long cmd, uint32_t flags, uint64_t n)
+{
+	struct fairsem_counts cnt = { .count = { n }, .nkinds = 1, .flags = flags };
+
+	return do_ioctl(fd, cmd, &cnt);
+}
+
+static int release1(int fd, uint64_t n)
+{
+	return counts1(fd, FAIRSEM_IOC_RELEASE, 0, n);
+}
+
+static int add1(int fd, uint64_t n)
+{
+	return counts1(fd, FAIRSEM_IOC_RESIZE, FAIRSEM_RESIZE_ADD, n);
+}
+
+/* INIT of a semaphore of one kind on a fresh handle: 0 or -errno. */
+static int init1(int fd, uint64_t limit, uint32_t flags)
+{
+	struct fairsem_init init = { .limit = { limit }, .nkinds = 1, .flags = flags };
+
+	return do_ioctl(fd, FAIRSEM_IOC_INIT, &init);
+}
+
+/*
+ * Kind 0 of an INFO and the rest of it, the way the checks of a semaphore
+ * of one kind read it (the table's, the names', the fast one's).
+ */
+struct sinfo {
+	uint64_t id, limit, available, taken, holds, waiters;
+	uint32_t flags, handles, nkinds;
+};
+
+static void sinfo_of(struct sinfo *s, const struct fairsem_info_kinds *in)
+{
+	s->id = in->id;
+	s->limit = in->kind[0].limit;
+	s->available = in->kind[0].available;
+	s->taken = in->kind[0].taken;
+	s->holds = in->kind[0].holds;
+	s->waiters = in->waiters;
+	s->flags = in->flags;
+	s->handles = in->handles;
+	s->nkinds = in->nkinds;
+}
+
+/* INFO into *s (zeroed if it fails), and into *raw if not NULL: 0 or -errno. */
+static int info_get(int fd, struct sinfo *s, struct fairsem_info_kinds *raw)
+{
+	struct fairsem_info_kinds in;
+	int ret;
+
+	if (!raw)
+		raw = &in;
+	memset(raw, 0, sizeof(*raw));
+	ret = do_ioctl(fd, FAIRSEM_IOC_INFO, raw);
+	sinfo_of(s, raw);
+	return ret;
+}
+
+/* Zero bytes only? */
+static bool all_zero(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	while (len--)
+		if (*b++)
+			return false;
+	return true;
+}
+
+/* A label as INIT accepts it and INFO reports it: NUL within, zero after. */
+static bool label_ok(const char *l)
+{
+	size_t n = strnlen(l, FAIRSEM_LABEL_LEN), i;
+
+	if (n == FAIRSEM_LABEL_LEN)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((l[i] >= 'a' && l[i] <= 'z') || (l[i] >= 'A' && l[i] <= 'Z') ||
+		      (l[i] >= '0' && l[i] <= '9') || l[i] == '_' || l[i] == '.' ||
+		      l[i] == '-'))
+			return false;
+	return all_zero(l + n, FAIRSEM_LABEL_LEN - n);
+}
+
+/*
+ * A consistent snapshot of a bound handle: what must hold in every INFO,
+ * at any time.  h, if given, is the table's or a child's handle: a
+ * semaphore of one kind, FIFO or LIFO as it says.
+ */
+static void check_info(struct ctx *c, const struct fairsem_info_kinds *in,
 		       const struct href *h, const char *what)
 {
-	const uint32_t known = FAIRSEM_LIFO | FAIRSEM_INFO_CLOSED |
+	const uint32_t known = INIT_MASK | FAIRSEM_INFO_CLOSED | FAIRSEM_INFO_KINDS |
 			       FAIRSEM_INFO_ASYNC_PENDING | FAIRSEM_INFO_ASYNC_GRANTED;
-	uint64_t avail = in->limit > in->taken ? in->limit - in->taken : 0;
+	char bad[160] = "";
+	uint32_t k, n = in->nkinds;
 
 	__atomic_add_fetch(&sh->snap_checks, 1, __ATOMIC_RELAXED);
-	if (in->available != avail || in->holds > in->taken || in->taken > MAXP ||
-	    in->limit > MAXP || in->handles < 1 || (in->flags & ~known) ||
-	    ((in->flags & FAIRSEM_INFO_ASYNC_PENDING) &&
-	     (in->flags & FAIRSEM_INFO_ASYNC_GRANTED)) ||
-	    in->reserved[0] || in->reserved[1] || in->reserved[2] || in->reserved[3] ||
-	    (h && h->id && in->id != h->id) ||
-	    (h && h->id && !(in->flags & FAIRSEM_LIFO) != !h->lifo))
-		fail(c, "%s: inconsistent INFO: id %" PRIu64 " (want %" PRIu64 ") limit %"
-		     PRIu64 " available %" PRIu64 " taken %" PRIu64 " holds %" PRIu64
-		     " waiters %" PRIu64 " flags %#x handles %u reserved %" PRIx64
-		     "/%" PRIx64 "/%" PRIx64 "/%" PRIx64, what, (uint64_t)in->id,
-		     h ? h->id : 0, (uint64_t)in->limit, (uint64_t)in->available,
-		     (uint64_t)in->taken, (uint64_t)in->holds, (uint64_t)in->waiters,
-		     in->flags, in->handles, (uint64_t)in->reserved[0],
-		     (uint64_t)in->reserved[1], (uint64_t)in->reserved[2],
-		     (uint64_t)in->reserved[3]);
+	for (k = 0; k < MAXK && !bad[0]; k++) {
+		const struct fairsem_kind *kd = &in->kind[k];
+		uint64_t avail = kd->limit > kd->taken ? kd->limit - kd->taken : 0;
+
+		if (k >= n) {
+			if (!all_zero(kd, sizeof(*kd)))
+				snprintf(bad, sizeof(bad), "kind %u past nkinds not zero", k);
+		} else if (kd->available != avail || kd->holds > kd->taken ||
+			   kd->taken > MAXP || kd->limit > MAXP || !label_ok(kd->label)) {
+			snprintf(bad, sizeof(bad), "kind %u: limit %llu available %llu "
+				 "taken %llu holds %llu label '%.16s'", k,
+				 (unsigned long long)kd->limit,
+				 (unsigned long long)kd->available,
+				 (unsigned long long)kd->taken,
+				 (unsigned long long)kd->holds, kd->label);
+		}
+	}
+	if (!bad[0] && (n < 1 || n > MAXK || in->handles < 1 || (in->flags & ~known) ||
+			!(in->flags & FAIRSEM_INFO_KINDS) != (n == 1) ||
+			(in->flags & (FAIRSEM_LIFO | FAIRSEM_PRIO)) ==
+			(FAIRSEM_LIFO | FAIRSEM_PRIO) ||
+			((in->flags & FAIRSEM_INFO_ASYNC_PENDING) &&
+			 (in->flags & FAIRSEM_INFO_ASYNC_GRANTED))))
+		snprintf(bad, sizeof(bad), "nkinds %u handles %u flags %#x", n,
+			 in->handles, in->flags);
+	if (!bad[0] && (in->reserved || in->reserved2))
+		snprintf(bad, sizeof(bad), "reserved %#x reserved2 %#llx", in->reserved,
+			 (unsigned long long)in->reserved2);
+	if (!bad[0] && (in->init_flags != INIT_MASK || in->op_flags != OP_MASK))
+		snprintf(bad, sizeof(bad), "init_flags %#x op_flags %#x (want %#x %#x)",
+			 in->init_flags, in->op_flags, INIT_MASK, OP_MASK);
+	if (!bad[0] && h && h->id && (in->id != h->id || n != 1 ||
+				      !(in->flags & FAIRSEM_LIFO) != !h->lifo))
+		snprintf(bad, sizeof(bad), "id %llu (want %llu) nkinds %u flags %#x "
+			 "(want %s)", (unsigned long long)in->id,
+			 (unsigned long long)h->id, n, in->flags, h->lifo ? "LIFO" : "FIFO");
+	if (bad[0])
+		fail(c, "%s: inconsistent INFO: %s", what, bad);
+}
+
+/*
+ * INFO on a handle not bound yet: nothing but the two masks, the flags
+ * this kernel's INIT and ACQUIRE, RELEASE and RESIZE accept.
+ */
+static void check_info_unbound(struct ctx *c, const struct fairsem_info_kinds *in,
+			       const char *what)
+{
+	struct fairsem_info_kinds want;
+
+	__atomic_add_fetch(&sh->snap_checks, 1, __ATOMIC_RELAXED);
+	memset(&want, 0, sizeof(want));
+	want.init_flags = INIT_MASK;
+	want.op_flags = OP_MASK;
+	if (memcmp(in, &want, sizeof(want)))
+		fail(c, "%s: INFO of an unbound handle: nkinds %u id %llu flags %#x "
+		     "handles %u waiters %llu init_flags %#x op_flags %#x%s (want "
+		     "nothing but the masks %#x %#x)", what, in->nkinds,
+		     (unsigned long long)in->id, in->flags, in->handles,
+		     (unsigned long long)in->waiters, in->init_flags, in->op_flags,
+		     all_zero(in->kind, sizeof(in->kind)) ? "" : ", kinds not zero",
+		     INIT_MASK, OP_MASK);
 }
 
 /* Allowed results as a bit set over a few errnos; 0 means success. */
@@ -782,6 +1037,7 @@ static int rbit(int e)
 	case EPERM: return 16;
 	case ENAMETOOLONG: return 17;
 	case EBADF: return 18;
+	case ENODEV: return 19;
 	default: return 63;
 	}
 }
@@ -799,7 +1055,7 @@ static bool revents_ok(unsigned int ev, unsigned int asked);
 
 static void op_acquire(struct ctx *c)
 {
-	const uint32_t known = FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC;
+	const uint32_t known = ACQ_MASK;
 	struct fairsem_acquire a = { 0 };
 	struct uarg ua;
 	struct href h;
@@ -807,11 +1063,11 @@ static void op_acquire(struct ctx *c)
 	sig_atomic_t usr2;
 	uint32_t r = below(c, 100);
 	bool valid, blocking, longwait;
-	int ret, pr = 0, prev = 0, rr = 0;
+	int ret, vc, pr = 0, prev = 0, rr = 0;
 
 	if (!get_handle(c, &h))
 		return;
-	a.count = gen_count(c);
+	gen_counts(c, 1, a.count, &a.nkinds);
 	if (r < 68)
 		a.flags = 0;
 	else if (r < 80)
@@ -820,14 +1076,15 @@ static void op_acquire(struct ctx *c)
 		a.flags = FAIRSEM_ACQ_ASYNC;
 	else if (r < 96)
 		a.flags = known;
-	else
+	else	/* RELEASE's and RESIZE's flags are no ACQUIRE's either */
 		a.flags = 1u << below(c, 32);
 	a.deadline_ns = (a.flags & FAIRSEM_ACQ_ASYNC) && chance(c, 92) ? NODL :
 			gen_deadline(c, true);
-	a.reserved = chance(c, 3) ? rnd(c) | 1 : 0;
-	valid = count_ok(a.count) && !a.reserved && !(a.flags & ~known) &&
+	valid = counts_ok(a.count, a.nkinds) && !(a.flags & ~known) &&
 		(a.flags & known) != known &&
 		(!(a.flags & FAIRSEM_ACQ_ASYNC) || a.deadline_ns == NODL);
+	/* Every semaphore of the table has one kind: nkinds 2 is EINVAL there. */
+	valid = valid && a.nkinds == 1;
 	blocking = valid && !(a.flags & known);
 	longwait = blocking && a.deadline_ns > now_ns() + 5 * MSEC;
 
@@ -872,8 +1129,9 @@ static void op_acquire(struct ctx *c)
 	if (rr < 0 && !(pr > 0 && (prev & POLLIN)) && !allowed(R(ENOENT), rr))
 		fail(c, "CANCEL after EINPROGRESS: %s", en(-rr));
 
-	if (!ua.rd)
-		set = R(EFAULT);
+	vc = vec_copy(&ua, sizeof(a), a.nkinds);
+	if (vc)
+		set = R(-vc);
 	else if (!valid)
 		set = R(EINVAL);
 	else if (a.flags & FAIRSEM_ACQ_TRY)
@@ -884,66 +1142,162 @@ static void op_acquire(struct ctx *c)
 		set = R(0) | R(ETIMEDOUT) | R(EINTR) | R(EIDRM) |
 		      (h.nb_maybe ? R(EAGAIN) : 0);
 	if (!allowed(set, ret))
-		fail(c, "ACQUIRE fd %d count %#" PRIx64 " deadline %#" PRIx64
-		     " flags %#x reserved %#x ptr %s: %s", h.fd, (uint64_t)a.count,
-		     (uint64_t)a.deadline_ns, a.flags, a.reserved, ptr_names[ua.k],
-		     en(-ret));
+		fail(c, "ACQUIRE fd %d count %#" PRIx64 " (nkinds %u%s) deadline %#"
+		     PRIx64 " flags %#x ptr %s (%zd bytes readable): %s", h.fd,
+		     (uint64_t)a.count[0], a.nkinds,
+		     all_zero(a.count + 1, (MAXK - 1) * 8) ? "" : ", more counts",
+		     (uint64_t)a.deadline_ns, a.flags, ptr_names[ua.k],
+		     (ssize_t)ua.rd_len, en(-ret));
 	else if (ret == -EINTR && usr2 == t_usr2)
 		fail(c, "ACQUIRE fd %d count %" PRIu64 ": EINTR without a "
-		     "non-restarting signal", h.fd, (uint64_t)a.count);
+		     "non-restarting signal", h.fd, (uint64_t)a.count[0]);
 	else if (ret == -ETIMEDOUT && !(a.flags & FAIRSEM_ACQ_TRY) &&
 		 (a.deadline_ns > KTIME_MAX_NS || t1 < a.deadline_ns))
 		fail(c, "ACQUIRE fd %d: ETIMEDOUT at %" PRIu64 " before the deadline %"
 		     PRIu64, h.fd, t1, (uint64_t)a.deadline_ns);
 }
 
-static void op_count(struct ctx *c)
+/*
+ * RELEASE_FAST on a semaphore that is not fast: ENODEV, after the
+ * argument's copy.  A bad argument (count 0, above the fast limit, a
+ * reserved field) may answer EINVAL first, as the contract's order of
+ * checks puts the argument before the semaphore.
+ */
+static void op_release_fast_not_fast(struct ctx *c)
 {
-	static const unsigned long cmds[] = {
-		FAIRSEM_IOC_RELEASE, FAIRSEM_IOC_FORGET, FAIRSEM_IOC_ADD,
-		FAIRSEM_IOC_REMOVE,
+	struct fairsem_fast_release rel = {
+		.addr = chance(c, 50) ? (uintptr_t)c->scratch : rnd64(c),
+		.count = chance(c, 90) ? 1 + below(c, 3) : gen_count(c),
+		.reserved = chance(c, 5) ? rnd64(c) | 1 : 0,
 	};
-	static const char *const names[] = { "RELEASE", "FORGET", "ADD", "REMOVE" };
-	struct fairsem_info in;
 	struct uarg ua;
 	struct href h;
-	uint64_t count, set;
-	int w = below(c, 10), which, ret;
+	uint64_t set;
+	int ret;
 
-	/* Release most: otherwise everything ends up held. */
-	which = w < 6 ? 0 : w < 7 ? 1 : w < 9 ? 2 : 3;
 	if (!get_handle(c, &h))
 		return;
-	count = gen_count(c);
-	if (which <= 1 && chance(c, 70) && !do_ioctl(h.fd, FAIRSEM_IOC_INFO, &in) &&
-	    in.holds)
-		count = chance(c, 60) ? in.holds : 1 + rnd64(c) % in.holds;
-	if (which == 2 && chance(c, 80))
-		count = 1 + below(c, 4);
-	if (which == 3 && chance(c, 70))
-		count = 1 + below(c, 2);
-	uarg_place(c, &ua, pick_ptr(c), &count, sizeof(count), sizeof(count));
-	ret = do_ioctl(h.fd, cmds[which], ua.p);
+	uarg_place(c, &ua, pick_ptr(c), &rel, sizeof(rel), sizeof(rel));
+	ret = do_ioctl(h.fd, FAIRSEM_IOC_RELEASE_FAST, ua.p);
 	uarg_done(c, &ua, NULL, 0);
 	if (!put_handle(c, &h))
 		return;
 	count_result(-ret);
 	if (!ua.rd)
 		set = R(EFAULT);
-	else if (!count_ok(count))
-		set = R(EINVAL);
-	else if (which == 2)
-		set = R(0) | R(EOVERFLOW);
+	else if (rel.reserved || !rel.count || rel.count > FAIRSEM_FAST_MAX_PERMITS)
+		set = R(ENODEV) | R(EINVAL);
 	else
+		set = R(ENODEV);
+	if (!allowed(set, ret))
+		fail(c, "RELEASE_FAST fd %d (not fast) count %#" PRIx64 " reserved %#"
+		     PRIx64 " ptr %s: %s", h.fd, (uint64_t)rel.count,
+		     (uint64_t)rel.reserved, ptr_names[ua.k],
+		     ret >= 0 ? "succeeded" : en(-ret));
+}
+
+/* RELEASE's flags: 0 or FORGET, nothing else. */
+static bool release_flags_ok(uint32_t flags)
+{
+	return !(flags & ~FAIRSEM_RELEASE_FORGET);
+}
+
+/* RESIZE's flags: exactly one of ADD and REMOVE. */
+static bool resize_flags_ok(uint32_t flags)
+{
+	return flags == FAIRSEM_RESIZE_ADD || flags == FAIRSEM_RESIZE_REMOVE;
+}
+
+/* Flags that RELEASE (resize false) or RESIZE must refuse. */
+static uint32_t gen_bad_flags(struct ctx *c, bool resize)
+{
+	uint32_t f;
+
+	if (resize) {
+		switch (below(c, 4)) {
+		case 0: return 0;					/* neither */
+		case 1: return FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE;	/* both */
+		case 2: return (chance(c, 50) ? FAIRSEM_RESIZE_ADD : FAIRSEM_RESIZE_REMOVE) |
+			       (1u << (5 + below(c, 27)));
+		default: break;
+		}
+		do
+			f = rnd(c) ^ (rnd(c) << 16);
+		while (resize_flags_ok(f));
+		return f;
+	}
+	do	/* ACQUIRE's and RESIZE's flags, or any other bit */
+		f = (1u << below(c, 32)) | (chance(c, 50) ? FAIRSEM_RELEASE_FORGET : 0);
+	while (release_flags_ok(f));
+	return f;
+}
+
+/*
+ * RELEASE (flags 0, FORGET, garbage) and RESIZE (ADD, REMOVE, neither,
+ * both, garbage), and now and then RELEASE_FAST, which no semaphore of
+ * the table can take (none is fast).
+ */
+static void op_count(struct ctx *c)
+{
+	static const char *const names[] = { "RELEASE", "RELEASE FORGET",
+					     "RESIZE ADD", "RESIZE REMOVE" };
+	struct fairsem_counts cnt = { 0 };
+	struct sinfo in;
+	struct uarg ua;
+	struct href h;
+	uint64_t set;
+	unsigned long cmd;
+	int w = below(c, 20), which, ret, vc;
+	bool resize, flags_ok;
+
+	if (w == 19) {
+		op_release_fast_not_fast(c);
+		return;
+	}
+	/* Release most: otherwise everything ends up held. */
+	which = w < 11 ? 0 : w < 13 ? 1 : w < 17 ? 2 : 3;
+	resize = which >= 2;
+	if (!get_handle(c, &h))
+		return;
+	gen_counts(c, 1, cnt.count, &cnt.nkinds);
+	if (which <= 1 && chance(c, 70) && !info_get(h.fd, &in, NULL) && in.holds)
+		cnt.count[0] = chance(c, 60) ? in.holds : 1 + rnd64(c) % in.holds;
+	if (which == 2 && chance(c, 80))
+		cnt.count[0] = 1 + below(c, 4);
+	if (which == 3 && chance(c, 70))
+		cnt.count[0] = 1 + below(c, 2);
+	cnt.flags = which == 1 ? FAIRSEM_RELEASE_FORGET : which == 2 ? FAIRSEM_RESIZE_ADD :
+		    which == 3 ? FAIRSEM_RESIZE_REMOVE : 0;
+	if (chance(c, 6))
+		cnt.flags = gen_bad_flags(c, resize);
+	flags_ok = resize ? resize_flags_ok(cnt.flags) : release_flags_ok(cnt.flags);
+	cmd = resize ? FAIRSEM_IOC_RESIZE : FAIRSEM_IOC_RELEASE;
+	uarg_place(c, &ua, pick_ptr(c), &cnt, sizeof(cnt), sizeof(cnt));
+	ret = do_ioctl(h.fd, cmd, ua.p);
+	uarg_done(c, &ua, NULL, 0);
+	if (!put_handle(c, &h))
+		return;
+	count_result(-ret);
+	vc = vec_copy(&ua, sizeof(cnt), cnt.nkinds);
+	if (vc)
+		set = R(-vc);
+	else if (!counts_ok(cnt.count, cnt.nkinds) || !flags_ok || cnt.nkinds != 1)
+		set = R(EINVAL);
+	else if (cnt.flags == FAIRSEM_RESIZE_ADD)
+		set = R(0) | R(EOVERFLOW);
+	else	/* more than held, more than the limit */
 		set = R(0) | R(EINVAL);
 	if (!allowed(set, ret))
-		fail(c, "%s fd %d count %#" PRIx64 " ptr %s: %s", names[which], h.fd,
-		     count, ptr_names[ua.k], en(-ret));
+		fail(c, "%s fd %d count %#" PRIx64 " nkinds %u flags %#x ptr %s (%zd "
+		     "bytes readable): %s",
+		     flags_ok ? names[which] : resize ? "RESIZE" : "RELEASE", h.fd,
+		     (uint64_t)cnt.count[0], cnt.nkinds, cnt.flags, ptr_names[ua.k],
+		     (ssize_t)ua.rd_len, en(-ret));
 }
 
 static void op_info(struct ctx *c)
 {
-	struct fairsem_info in;
+	struct fairsem_info_kinds in;
 	struct uarg ua;
 	struct href h;
 	int ret;
@@ -1133,7 +1487,7 @@ static void op_epoll(struct ctx *c)
 static void op_new_handle(struct ctx *c)
 {
 	struct fairsem_handle nh = { 0 }, out;
-	struct fairsem_info in;
+	struct sinfo in;
 	struct uarg ua;
 	struct href h;
 	uint64_t set;
@@ -1181,7 +1535,7 @@ static void op_new_handle(struct ctx *c)
 	    !(fdfl & FD_CLOEXEC) != !(nh.flags & O_CLOEXEC))
 		fail(c, "NEW_HANDLE fd %d flags %#x: returned %d, struct fd %d, "
 		     "F_GETFL %#x F_GETFD %#x", h.fd, nh.flags, ret, out.fd, fl, fdfl);
-	if (do_ioctl(ret, FAIRSEM_IOC_INFO, &in))
+	if (info_get(ret, &in, NULL))
 		fail(c, "INFO of a new handle %d: %s", ret, en(errno));
 	else if (in.holds || (in.flags & (FAIRSEM_INFO_ASYNC_PENDING |
 					   FAIRSEM_INFO_ASYNC_GRANTED)) ||
@@ -1233,13 +1587,8 @@ static bool is_known_cmd(unsigned long cmd)
 {
 	switch (cmd) {
 	case FAIRSEM_IOC_INIT: case FAIRSEM_IOC_ACQUIRE: case FAIRSEM_IOC_RELEASE:
-	case FAIRSEM_IOC_FORGET: case FAIRSEM_IOC_ADD: case FAIRSEM_IOC_REMOVE:
-	case FAIRSEM_IOC_CLOSE: case FAIRSEM_IOC_CANCEL: case FAIRSEM_IOC_INFO:
-	case FAIRSEM_IOC_NEW_HANDLE:
-	case FAIRSEM_IOC_INIT_KINDS: case FAIRSEM_IOC_ACQUIRE_KINDS:
-	case FAIRSEM_IOC_RELEASE_KINDS: case FAIRSEM_IOC_FORGET_KINDS:
-	case FAIRSEM_IOC_ADD_KINDS: case FAIRSEM_IOC_REMOVE_KINDS:
-	case FAIRSEM_IOC_INFO_KINDS:
+	case FAIRSEM_IOC_RESIZE: case FAIRSEM_IOC_CLOSE: case FAIRSEM_IOC_CANCEL:
+	case FAIRSEM_IOC_INFO: case FAIRSEM_IOC_NEW_HANDLE: case FAIRSEM_IOC_LINK:
 	case FAIRSEM_IOC_SUBMIT: case FAIRSEM_IOC_REAP: case FAIRSEM_IOC_WITHDRAW:
 	case FAIRSEM_IOC_RELEASE_FAST:
 		return true;
@@ -1247,20 +1596,49 @@ static bool is_known_cmd(unsigned long cmd)
 	return false;
 }
 
+/*
+ * The 22 ioctls of the ABI before every count became a vector, by their
+ * numbers (direction, number, size): each one is unknown now, ENOTTY,
+ * though some share a number with a new one.
+ */
+#define OLD_IOW(nr, size)	_IOC(_IOC_WRITE, FAIRSEM_IOC_MAGIC, nr, size)
+static const unsigned long old_cmds[] = {
+	OLD_IOW(0, 16),				/* INIT, scalar */
+	OLD_IOW(1, 24),				/* ACQUIRE, scalar */
+	OLD_IOW(2, 8), OLD_IOW(3, 8),		/* RELEASE, FORGET */
+	OLD_IOW(4, 8), OLD_IOW(5, 8),		/* ADD, REMOVE */
+	_IOC(_IOC_NONE, FAIRSEM_IOC_MAGIC, 6, 0),	/* CLOSE */
+	_IOC(_IOC_NONE, FAIRSEM_IOC_MAGIC, 7, 0),	/* CANCEL */
+	_IOC(_IOC_READ, FAIRSEM_IOC_MAGIC, 8, 88),	/* INFO, scalar */
+	_IOC(_IOC_READ | _IOC_WRITE, FAIRSEM_IOC_MAGIC, 9, 8),	/* NEW_HANDLE */
+	OLD_IOW(10, 32),			/* LINK */
+	OLD_IOW(11, 208), OLD_IOW(12, 88),	/* INIT_KINDS, ACQUIRE_KINDS */
+	OLD_IOW(13, 72), OLD_IOW(14, 72),	/* RELEASE_KINDS, FORGET_KINDS */
+	OLD_IOW(15, 72), OLD_IOW(16, 72),	/* ADD_KINDS, REMOVE_KINDS */
+	_IOC(_IOC_READ, FAIRSEM_IOC_MAGIC, 17, 432),	/* INFO_KINDS */
+	OLD_IOW(18, 72), OLD_IOW(19, 16),	/* SUBMIT, REAP */
+	OLD_IOW(20, 4), OLD_IOW(21, 24),	/* WITHDRAW, RELEASE_FAST */
+};
+
 static void op_random_ioctl(struct ctx *c)
 {
 	static const unsigned long generic[] = {
 		FIOCLEX, FIONCLEX, FIONBIO, FIOASYNC, FIOQSIZE, FIGETBSZ, FIONREAD,
 		TCGETS,
 	};
-	static const unsigned int sizes[] = { 0, 4, 8, 16, 24, 40, 72, 80, 96 };
+	static const unsigned int sizes[] = { 0, 4, 8, 16, 24, 40, 72, 80, 88, 96,
+					      208, 216, 432 };
 	unsigned long cmd;
 	struct href h;
 	void *arg;
 	uint32_t r = below(c, 100);
 	int ret, i;
 
-	if (r < 60) {
+	if (r < 15) {
+		cmd = old_cmds[below(c, sizeof(old_cmds) / sizeof(old_cmds[0]))];
+		if (is_known_cmd(cmd))
+			return;
+	} else if (r < 60) {
 		do {
 			unsigned int size = chance(c, 80) ?
 				sizes[below(c, sizeof(sizes) / sizeof(sizes[0]))] :
@@ -1366,17 +1744,144 @@ static int poll_now(struct pollfd *pfd)
 	return r;
 }
 
-/* An unbound handle: everything but INIT answers EBADFD, after the arg checks. */
+/* A label for INIT: empty, valid, or not (bad bytes, no NUL, junk after it). */
+static void gen_label(struct ctx *c, char *l)
+{
+	static const char *const good[] = { "requests", "bytes", "slots", "a",
+					     "r.1-x_Y", "ABCDEFGHIJKLMNO" };
+	static const char *const bad[] = { "sp ace", "x/y", "caf\xc3\xa9", "a,b" };
+	uint32_t r = below(c, 100);
+
+	memset(l, 0, FAIRSEM_LABEL_LEN);
+	if (r < 30)
+		return;
+	if (r < 85) {
+		strcpy(l, good[below(c, sizeof(good) / sizeof(good[0]))]);
+	} else if (r < 92) {
+		strcpy(l, bad[below(c, sizeof(bad) / sizeof(bad[0]))]);
+	} else if (r < 96) {
+		memset(l, 'z', FAIRSEM_LABEL_LEN);		/* no NUL */
+	} else {
+		l[0] = 'q';
+		l[2 + below(c, FAIRSEM_LABEL_LEN - 2)] = 'j';	/* after the NUL */
+	}
+}
+
+/* INIT's argument, mostly one kind and valid, now and then anything. */
+static void gen_init(struct ctx *c, struct fairsem_init *init)
+{
+	static const uint32_t combos[] = {
+		FAIRSEM_PRIO, FAIRSEM_JOBSERVER, FAIRSEM_FAST,
+		FAIRSEM_FAST | FAIRSEM_LIFO, FAIRSEM_FAST | FAIRSEM_PRIO,
+		FAIRSEM_LIFO | FAIRSEM_PRIO, FAIRSEM_JOBSERVER | FAIRSEM_LIFO,
+		FAIRSEM_JOBSERVER | FAIRSEM_PRIO, FAIRSEM_JOBSERVER | FAIRSEM_FAST,
+		FAIRSEM_LIFO | (1u << 31),
+	};
+	uint32_t r = below(c, 100), used, k;
+
+	memset(init, 0, sizeof(*init));
+	init->nkinds = r < 80 ? 1 : r < 92 ? 2 + below(c, MAXK - 1) : r < 95 ? 0 :
+		       r < 98 ? MAXK + 1 : rnd(c);
+	used = init->nkinds < MAXK ? init->nkinds : MAXK;
+	for (k = 0; k < used; k++)
+		init->limit[k] = chance(c, 70) ? below(c, 9) : gen_count(c);
+	if (used < MAXK && chance(c, 3))
+		init->limit[used + below(c, MAXK - used)] = 1 + below(c, 3);
+	if (chance(c, 30))
+		for (k = 0; k < used; k++)
+			gen_label(c, init->label[k]);
+	if (used < MAXK && chance(c, 2))
+		init->label[used + below(c, MAXK - used)][0] = 'x';
+	init->flags = chance(c, 85) ? below(c, 2) :
+		      chance(c, 60) ? combos[below(c, sizeof(combos) / sizeof(combos[0]))] :
+		      rnd(c);
+	init->reserved = chance(c, 8) ? rnd64(c) | 1 : 0;
+}
+
+/* Does INIT take it (on an unbound handle)? */
+static bool init_ok(const struct fairsem_init *in)
+{
+	const uint32_t order = FAIRSEM_LIFO | FAIRSEM_PRIO;
+	uint32_t n = in->nkinds, k, j;
+
+	if (in->reserved || n < 1 || n > MAXK || (in->flags & ~INIT_MASK) ||
+	    (in->flags & order) == order)
+		return false;
+	if ((in->flags & FAIRSEM_JOBSERVER) &&
+	    ((in->flags & (order | FAIRSEM_FAST)) || n != 1))
+		return false;
+	if ((in->flags & FAIRSEM_FAST) &&
+	    (n != 1 || in->limit[0] > FAIRSEM_FAST_MAX_PERMITS))
+		return false;
+	for (k = 0; k < MAXK; k++) {
+		if (k >= n) {
+			if (in->limit[k] || !all_zero(in->label[k], FAIRSEM_LABEL_LEN))
+				return false;
+			continue;
+		}
+		if (in->limit[k] > MAXP || !label_ok(in->label[k]))
+			return false;
+		for (j = 0; j < k && in->label[k][0]; j++)
+			if (!strcmp(in->label[j], in->label[k]))
+				return false;
+	}
+	return true;
+}
+
+/* INFO of a handle just bound by INIT: what INIT was given, nothing taken. */
+static void check_init_info(struct ctx *c, int fd, const struct fairsem_init *init,
+			    const char *what)
+{
+	struct fairsem_info_kinds in;
+	uint32_t k;
+	int ret = do_ioctl(fd, FAIRSEM_IOC_INFO, &in);
+
+	if (ret) {
+		fail(c, "%s: INFO: %s", what, en(-ret));
+		return;
+	}
+	check_info(c, &in, NULL, what);
+	if (in.nkinds != init->nkinds || in.handles != 1 || in.waiters ||
+	    (in.flags & INIT_MASK) != init->flags ||
+	    (in.flags & (FAIRSEM_INFO_CLOSED | FAIRSEM_INFO_ASYNC_PENDING |
+			 FAIRSEM_INFO_ASYNC_GRANTED))) {
+		fail(c, "%s: nkinds %u handles %u waiters %llu flags %#x, made with "
+		     "nkinds %u flags %#x", what, in.nkinds, in.handles,
+		     (unsigned long long)in.waiters, in.flags, init->nkinds,
+		     init->flags);
+		return;
+	}
+	for (k = 0; k < in.nkinds; k++)
+		if (in.kind[k].limit != init->limit[k] || in.kind[k].taken ||
+		    in.kind[k].holds ||
+		    memcmp(in.kind[k].label, init->label[k], FAIRSEM_LABEL_LEN))
+			fail(c, "%s: kind %u: limit %llu taken %llu holds %llu label "
+			     "'%.16s', made with limit %llu label '%.16s'", what, k,
+			     (unsigned long long)in.kind[k].limit,
+			     (unsigned long long)in.kind[k].taken,
+			     (unsigned long long)in.kind[k].holds, in.kind[k].label,
+			     (unsigned long long)init->limit[k], init->label[k]);
+}
+
+/*
+ * An unbound handle: every ioctl but INIT and INFO answers EBADFD, after
+ * the argument's checks (EFAULT, then EINVAL); INFO reports the masks.
+ */
 static void op_unbound(struct ctx *c)
 {
-	struct fairsem_init init = { 0 };
+	struct fairsem_init init;
 	struct fairsem_acquire a = { 0 };
+	struct fairsem_counts cnt = { 0 };
 	struct fairsem_handle nh = { 0 };
-	struct fairsem_info in;
+	struct fairsem_reap rp = { 0 };
+	struct fairsem_fast_release rel = { 0 };
+	struct fairsem_info_kinds in;
 	struct pollfd pfd;
 	struct uarg ua;
 	char buf[1024];
 	uint64_t v, count;
+	uint32_t id;
+	bool resize;
 	int fd, ret, want, step;
 
 	fd = open(DEV, O_RDWR | O_CLOEXEC | (chance(c, 20) ? O_NONBLOCK : 0));
@@ -1386,33 +1891,49 @@ static void op_unbound(struct ctx *c)
 		return;
 	}
 	for (step = 0; step < 1 + (int)below(c, 4); step++) {
-		switch (below(c, 9)) {
+		switch (below(c, 13)) {
 		case 0:
-			a.count = gen_count(c);
-			a.flags = chance(c, 80) ? 0 : rnd(c) & 7;
+			gen_counts(c, 1 + below(c, 3), a.count, &a.nkinds);
+			a.flags = chance(c, 80) ? 0 : chance(c, 50) ? rnd(c) & OP_MASK :
+				  1u << below(c, 32);
 			a.deadline_ns = NODL;
-			a.reserved = chance(c, 10);
 			uarg_place(c, &ua, pick_ptr(c), &a, sizeof(a), sizeof(a));
 			ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE, ua.p);
 			uarg_done(c, &ua, NULL, 0);
-			want = !ua.rd ? -EFAULT :
-			       (!count_ok(a.count) || a.reserved || (a.flags & ~3u) ||
-				a.flags == 3) ? -EINVAL : -EBADFD;
+			want = vec_copy(&ua, sizeof(a), a.nkinds);
+			if (!want)
+				want = !counts_ok(a.count, a.nkinds) || (a.flags & ~ACQ_MASK) ||
+				       a.flags == ACQ_MASK ? -EINVAL : -EBADFD;
 			if (ret != want)
-				fail(c, "unbound ACQUIRE count %#" PRIx64 " flags %#x "
-				     "ptr %s: %s, want %s", (uint64_t)a.count, a.flags,
-				     ptr_names[ua.k], en(-ret), en(-want));
+				fail(c, "unbound ACQUIRE count %#" PRIx64 " nkinds %u flags "
+				     "%#x ptr %s (%zd bytes readable): %s, want %s",
+				     (uint64_t)a.count[0], a.nkinds, a.flags,
+				     ptr_names[ua.k], (ssize_t)ua.rd_len, en(-ret),
+				     en(-want));
 			break;
 		case 1:
-			count = gen_count(c);
-			uarg_place(c, &ua, pick_ptr(c), &count, sizeof(count), 8);
-			ret = do_ioctl(fd, FAIRSEM_IOC_RELEASE + (below(c, 4) << _IOC_NRSHIFT),
+			resize = chance(c, 50);
+			gen_counts(c, 1 + below(c, 3), cnt.count, &cnt.nkinds);
+			cnt.flags = chance(c, 80) ?
+				    (resize ? (chance(c, 50) ? FAIRSEM_RESIZE_ADD :
+					       FAIRSEM_RESIZE_REMOVE) :
+				     (chance(c, 70) ? 0 : FAIRSEM_RELEASE_FORGET)) :
+				    gen_bad_flags(c, resize);
+			uarg_place(c, &ua, pick_ptr(c), &cnt, sizeof(cnt), sizeof(cnt));
+			ret = do_ioctl(fd, resize ? FAIRSEM_IOC_RESIZE : FAIRSEM_IOC_RELEASE,
 				       ua.p);
 			uarg_done(c, &ua, NULL, 0);
-			want = !ua.rd ? -EFAULT : !count_ok(count) ? -EINVAL : -EBADFD;
+			want = vec_copy(&ua, sizeof(cnt), cnt.nkinds);
+			if (!want)
+				want = !counts_ok(cnt.count, cnt.nkinds) ||
+				       !(resize ? resize_flags_ok(cnt.flags) :
+					 release_flags_ok(cnt.flags)) ? -EINVAL : -EBADFD;
 			if (ret != want)
-				fail(c, "unbound count ioctl %#" PRIx64 " ptr %s: %s, "
-				     "want %s", count, ptr_names[ua.k], en(-ret), en(-want));
+				fail(c, "unbound %s count %#" PRIx64 " nkinds %u flags %#x "
+				     "ptr %s (%zd bytes readable): %s, want %s",
+				     resize ? "RESIZE" : "RELEASE", (uint64_t)cnt.count[0],
+				     cnt.nkinds, cnt.flags, ptr_names[ua.k],
+				     (ssize_t)ua.rd_len, en(-ret), en(-want));
 			break;
 		case 2:
 			ret = do_ioctl(fd, chance(c, 50) ? FAIRSEM_IOC_CLOSE :
@@ -1421,13 +1942,17 @@ static void op_unbound(struct ctx *c)
 				fail(c, "unbound CLOSE/CANCEL: %s", en(-ret));
 			break;
 		case 3:
+			/* Feature discovery: it works, and a bad pointer is EFAULT. */
+			memset(&in, 0xa5, sizeof(in));
 			uarg_place(c, &ua, pick_ptr(c), &in, sizeof(in), sizeof(in));
 			ret = do_ioctl(fd, FAIRSEM_IOC_INFO, ua.p);
-			uarg_done(c, &ua, NULL, 0);
-			/* No argument to copy in: EBADFD, or EFAULT first. */
-			if (ret != -EBADFD && !(ret == -EFAULT && !ua.wr))
-				fail(c, "unbound INFO ptr %s: %s", ptr_names[ua.k],
-				     en(-ret));
+			uarg_done(c, &ua, &in, sizeof(in));
+			count_result(-ret);
+			if (ret != (ua.wr ? 0 : -EFAULT))
+				fail(c, "unbound INFO ptr %s: %s, want %s", ptr_names[ua.k],
+				     en(-ret), ua.wr ? "0" : "EFAULT");
+			else if (!ret)
+				check_info_unbound(c, &in, "unbound INFO");
 			break;
 		case 4:
 			nh.flags = chance(c, 80) ? O_CLOEXEC : rnd(c);
@@ -1462,45 +1987,86 @@ static void op_unbound(struct ctx *c)
 			if (fdinfo_read(fd, buf, sizeof(buf)) == 1)
 				fail(c, "unbound fdinfo shows fairsem keys");
 			break;
+		case 8:
+			gen_counts(c, 1 + below(c, 3), cnt.count, &cnt.nkinds);
+			cnt.flags = chance(c, 85) ? 0 : 1u << below(c, 32);
+			uarg_place(c, &ua, pick_ptr(c), &cnt, sizeof(cnt), sizeof(cnt));
+			ret = do_ioctl(fd, FAIRSEM_IOC_SUBMIT, ua.p);
+			uarg_done(c, &ua, NULL, 0);
+			want = vec_copy(&ua, sizeof(cnt), cnt.nkinds);
+			if (!want)
+				want = !counts_ok(cnt.count, cnt.nkinds) || cnt.flags ?
+				       -EINVAL : -EBADFD;
+			if (ret != want)
+				fail(c, "unbound SUBMIT count %#" PRIx64 " nkinds %u flags "
+				     "%#x ptr %s (%zd bytes readable): %s, want %s",
+				     (uint64_t)cnt.count[0], cnt.nkinds, cnt.flags,
+				     ptr_names[ua.k], (ssize_t)ua.rd_len,
+				     ret >= 0 ? "returned" : en(-ret), en(-want));
+			break;
+		case 9:
+			rp.ids = (uintptr_t)c->scratch;
+			rp.max = chance(c, 85) ? 1 + below(c, 8) : 0;
+			rp.reserved = chance(c, 8);
+			uarg_place(c, &ua, pick_ptr(c), &rp, sizeof(rp), sizeof(rp));
+			ret = do_ioctl(fd, FAIRSEM_IOC_REAP, ua.p);
+			uarg_done(c, &ua, NULL, 0);
+			want = !ua.rd ? -EFAULT : (!rp.max || rp.reserved) ? -EINVAL : -EBADFD;
+			if (ret != want)
+				fail(c, "unbound REAP max %u reserved %u ptr %s: %s, want %s",
+				     rp.max, rp.reserved, ptr_names[ua.k],
+				     ret >= 0 ? "returned" : en(-ret), en(-want));
+			break;
+		case 10:
+			id = chance(c, 50) ? 1 + below(c, 4) : rnd(c);
+			uarg_place(c, &ua, pick_ptr(c), &id, sizeof(id), sizeof(id));
+			ret = do_ioctl(fd, FAIRSEM_IOC_WITHDRAW, ua.p);
+			uarg_done(c, &ua, NULL, 0);
+			want = !ua.rd ? -EFAULT : -EBADFD;
+			if (ret != want)
+				fail(c, "unbound WITHDRAW ptr %s: %s, want %s",
+				     ptr_names[ua.k], en(-ret), en(-want));
+			break;
+		case 11:
+			rel.addr = (uintptr_t)c->scratch;
+			rel.count = chance(c, 90) ? 1 + below(c, 3) : 0;
+			rel.reserved = chance(c, 5);
+			uarg_place(c, &ua, pick_ptr(c), &rel, sizeof(rel), sizeof(rel));
+			ret = do_ioctl(fd, FAIRSEM_IOC_RELEASE_FAST, ua.p);
+			uarg_done(c, &ua, NULL, 0);
+			/* A bad argument may answer first, as the contract orders. */
+			if (!ua.rd ? ret != -EFAULT :
+			    !allowed(R(EBADFD) | (rel.reserved || !rel.count ? R(EINVAL) : 0),
+				     ret))
+				fail(c, "unbound RELEASE_FAST count %" PRIu64 " reserved %"
+				     PRIu64 " ptr %s: %s", (uint64_t)rel.count,
+				     (uint64_t)rel.reserved, ptr_names[ua.k], en(-ret));
+			break;
 		default:
 			/* INIT: bad ones, a good one, then a second one. */
-			init.permits = chance(c, 70) ? below(c, 9) : gen_count(c);
-			init.flags = chance(c, 85) ? below(c, 2) : rnd(c);
-			/*
-			 * PRIO, JOBSERVER and FAST (with LIFO or PRIO) are
-			 * valid too, but make semaphores this fuzzer does not
-			 * model: a random word that is one of them gets a bit
-			 * no flag has.
-			 */
-			if (init.flags == FAIRSEM_PRIO || init.flags == FAIRSEM_JOBSERVER ||
-			    (init.flags & ~(FAIRSEM_LIFO | FAIRSEM_PRIO)) == FAIRSEM_FAST)
-				init.flags |= 1u << 31;
-			init.reserved = chance(c, 8);
+			gen_init(c, &init);
 			uarg_place(c, &ua, pick_ptr(c), &init, sizeof(init), sizeof(init));
 			ret = do_ioctl(fd, FAIRSEM_IOC_INIT, ua.p);
 			uarg_done(c, &ua, NULL, 0);
-			want = !ua.rd ? -EFAULT :
-			       (init.permits > MAXP || init.reserved ||
-				(init.flags & ~FAIRSEM_LIFO)) ? -EINVAL : 0;
+			count_result(-ret);
+			want = !ua.rd ? -EFAULT : !init_ok(&init) ? -EINVAL : 0;
 			if (ret != want) {
-				fail(c, "INIT permits %#" PRIx64 " flags %#x reserved %u "
-				     "ptr %s: %s, want %s", (uint64_t)init.permits,
-				     init.flags, init.reserved, ptr_names[ua.k],
+				fail(c, "INIT nkinds %u limit[0] %#" PRIx64 " label[0] '%.16s' "
+				     "flags %#x reserved %#" PRIx64 " ptr %s: %s, want %s",
+				     init.nkinds, (uint64_t)init.limit[0], init.label[0],
+				     init.flags, (uint64_t)init.reserved, ptr_names[ua.k],
 				     en(-ret), en(-want));
 				goto out;
 			}
 			if (ret)
 				break;
-			init.permits = 1;
-			init.flags = 0;
-			init.reserved = 0;
+			check_init_info(c, fd, &init, "INFO after INIT");
+			memset(&init, 0, sizeof(init));
+			init.limit[0] = 1;
+			init.nkinds = 1;
 			ret = do_ioctl(fd, FAIRSEM_IOC_INIT, &init);
 			if (ret != -EBUSY)
 				fail(c, "second INIT: %s, want EBUSY", en(-ret));
-			if (do_ioctl(fd, FAIRSEM_IOC_INFO, &in))
-				fail(c, "INFO after INIT: %s", en(errno));
-			else
-				check_info(c, &in, NULL, "INFO after INIT");
 			goto out;	/* bound now */
 		}
 	}
@@ -1537,7 +2103,7 @@ struct race {
 static void *race_fn(void *p)
 {
 	struct race *r = p;
-	struct fairsem_init init = { .permits = 5 };
+	struct fairsem_init init = { .limit = { 5 }, .nkinds = 1 };
 
 	while (!__atomic_load_n(&r->go, __ATOMIC_ACQUIRE))
 		;
@@ -1547,8 +2113,9 @@ static void *race_fn(void *p)
 
 static void op_init_race(struct ctx *c)
 {
-	struct fairsem_init init = { .permits = 3, .flags = FAIRSEM_LIFO };
-	struct fairsem_info in;
+	struct fairsem_init init = { .limit = { 3 }, .nkinds = 1,
+				     .flags = FAIRSEM_LIFO };
+	struct fairsem_info_kinds in;
 	struct race r = { .ret = -EPROTO };
 	pthread_t t;
 	int ret, nfd, i;
@@ -1575,10 +2142,11 @@ static void op_init_race(struct ctx *c)
 		fail(c, "INFO after racing INITs: %s", en(errno));
 	} else {
 		check_info(c, &in, NULL, "INFO after racing INITs");
-		if (in.handles != 1 || in.limit != (ret == 0 ? 3u : 5u) ||
+		if (in.handles != 1 || in.kind[0].limit != (ret == 0 ? 3u : 5u) ||
 		    !(in.flags & FAIRSEM_LIFO) != (ret != 0))
 			fail(c, "after racing INITs: handles %u limit %" PRIu64
-			     " flags %#x", in.handles, (uint64_t)in.limit, in.flags);
+			     " flags %#x", in.handles, (uint64_t)in.kind[0].limit,
+			     in.flags);
 	}
 	/* Walk the semaphore's handle list: more handles, CLOSE, close. */
 	nfd = do_ioctl(r.fd, FAIRSEM_IOC_NEW_HANDLE, &(struct fairsem_handle){ 0 });
@@ -1619,9 +2187,8 @@ struct closer {
 static void *close_race_fn(void *p)
 {
 	struct closer *w = p;
-	struct fairsem_acquire a = { .count = 1, .deadline_ns = NODL };
 
-	w->ret = do_ioctl(w->fd, FAIRSEM_IOC_ACQUIRE, &a);
+	w->ret = acquire1(w->fd, 1, NODL, 0);
 	w->nh_ret = do_ioctl(w->fd, FAIRSEM_IOC_NEW_HANDLE,
 			     &(struct fairsem_handle){ .flags = O_CLOEXEC });
 	if (w->nh_ret >= 0)
@@ -1631,32 +2198,27 @@ static void *close_race_fn(void *p)
 
 static void op_close_race(struct ctx *c)
 {
-	struct fairsem_init init = { .permits = 1, .flags = below(c, 2) };
-	struct fairsem_acquire a = { .count = 1, .deadline_ns = NODL,
-				     .flags = FAIRSEM_ACQ_ASYNC };
-	struct fairsem_info in;
+	struct sinfo in;
 	struct closer w = { .ret = -EPROTO, .nh_ret = -EPROTO };
 	struct pollfd pfd;
 	pthread_t t;
-	uint64_t one = 1, v;
+	uint64_t v;
 	int fd[3] = { -1, -1, -1 }, i, r;
 
 	fd[0] = open(DEV, O_RDWR | O_CLOEXEC);
-	if (fd[0] < 0 || do_ioctl(fd[0], FAIRSEM_IOC_INIT, &init))
+	if (fd[0] < 0 || init1(fd[0], 1, below(c, 2)))
 		goto out;
 	for (i = 1; i < 3; i++)
 		fd[i] = do_ioctl(fd[0], FAIRSEM_IOC_NEW_HANDLE,
 				 &(struct fairsem_handle){ .flags = O_CLOEXEC });
 	if (fd[1] < 0 || fd[2] < 0)
 		goto out;
-	r = do_ioctl(fd[0], FAIRSEM_IOC_ACQUIRE,
-		     &(struct fairsem_acquire){ .count = 1, .deadline_ns = NODL,
-						.flags = FAIRSEM_ACQ_TRY });
+	r = acquire1(fd[0], 1, NODL, FAIRSEM_ACQ_TRY);
 	if (r) {
 		fail(c, "TRY 1 of a fresh semaphore of 1: %s", en(-r));
 		goto out;
 	}
-	r = do_ioctl(fd[2], FAIRSEM_IOC_ACQUIRE, &a);
+	r = acquire1(fd[2], 1, NODL, FAIRSEM_ACQ_ASYNC);
 	if (r != -EINPROGRESS) {
 		fail(c, "async 1 on an exhausted semaphore: %s", en(-r));
 		goto out;
@@ -1666,7 +2228,7 @@ static void op_close_race(struct ctx *c)
 		goto out;
 	/* Sometimes wait for the blocked thread to queue, sometimes race it. */
 	for (i = chance(c, 70) ? 2000 : 0; i > 0; i--) {
-		if (!do_ioctl(fd[0], FAIRSEM_IOC_INFO, &in) && in.waiters == 2)
+		if (!info_get(fd[0], &in, NULL) && in.waiters == 2)
 			break;
 		sched_yield();
 	}
@@ -1686,18 +2248,17 @@ static void op_close_race(struct ctx *c)
 	if (r != -1 || errno != EIDRM)
 		fail(c, "read of a refused request: %d %s, want EIDRM", r,
 		     r < 0 ? en(errno) : "");
-	if (do_ioctl(fd[1], FAIRSEM_IOC_INFO, &in))
+	if (info_get(fd[1], &in, NULL))
 		fail(c, "INFO after CLOSE: %s", en(errno));
 	else if (!(in.flags & FAIRSEM_INFO_CLOSED) || in.waiters || in.taken != 1 ||
 		 in.handles != 3 || in.holds)
 		fail(c, "INFO after CLOSE: flags %#x waiters %" PRIu64 " taken %" PRIu64
 		     " handles %u holds %" PRIu64, in.flags, (uint64_t)in.waiters,
 		     (uint64_t)in.taken, in.handles, (uint64_t)in.holds);
-	r = do_ioctl(fd[0], FAIRSEM_IOC_RELEASE, &one);
+	r = release1(fd[0], 1);
 	if (r)
 		fail(c, "RELEASE after CLOSE: %s", en(-r));
-	r = do_ioctl(fd[0], FAIRSEM_IOC_ACQUIRE,
-		     &(struct fairsem_acquire){ .count = 1, .deadline_ns = 0 });
+	r = acquire1(fd[0], 1, 0, 0);
 	if (r != -EIDRM)
 		fail(c, "ACQUIRE with a past deadline after CLOSE: %s", en(-r));
 out:
@@ -1772,7 +2333,7 @@ static void op_send_fd(struct ctx *c)
 
 static void op_recv_fd(struct ctx *c)
 {
-	struct fairsem_info in;
+	struct fairsem_info_kinds in;
 	int fd = recv_fd(c->sock);
 
 	if (fd < 0)
@@ -1793,17 +2354,16 @@ static void op_recv_fd(struct ctx *c)
 /* A semaphore of the child's own, to die with. */
 static void op_private(struct ctx *c)
 {
-	struct fairsem_init init = { .permits = below(c, 6),
-				     .flags = below(c, 2) };
+	bool lifo = below(c, 2);
 	int fd = open(DEV, O_RDWR | O_CLOEXEC);
 
 	if (fd < 0)
 		return;
-	if (do_ioctl(fd, FAIRSEM_IOC_INIT, &init) || c->nl >= CHILD_FDS) {
+	if (init1(fd, below(c, 6), lifo ? FAIRSEM_LIFO : 0) || c->nl >= CHILD_FDS) {
 		close(fd);
 		return;
 	}
-	c->l[c->nl++] = (struct lslot){ .fd = fd, .lifo = init.flags, .own = true };
+	c->l[c->nl++] = (struct lslot){ .fd = fd, .lifo = lifo, .own = true };
 	c->l[c->nl - 1].id = 0;		/* learn it from INFO if needed */
 }
 
@@ -1904,29 +2464,40 @@ static void op_link(struct ctx *c)
 		     ret >= 0 ? "succeeded" : en(-ret));
 }
 
-/* A read-only handle: INFO answers, every other ioctl EBADF. */
+/* A read-only handle: INFO answers, every other ioctl EBADF, before EFAULT. */
 static void check_read_only(struct ctx *c, int fd)
 {
-	struct fairsem_info in;
-	uint64_t one = 1;
-	int ret;
+	static const struct { unsigned long cmd; const char *name; uint32_t flags; } ops[] = {
+		{ FAIRSEM_IOC_RESIZE, "RESIZE ADD", FAIRSEM_RESIZE_ADD },
+		{ FAIRSEM_IOC_RELEASE, "RELEASE", 0 },
+		{ FAIRSEM_IOC_RELEASE, "RELEASE FORGET", FAIRSEM_RELEASE_FORGET },
+		{ FAIRSEM_IOC_SUBMIT, "SUBMIT", 0 },
+		{ FAIRSEM_IOC_ACQUIRE, "ACQUIRE", FAIRSEM_ACQ_TRY },
+		{ FAIRSEM_IOC_CLOSE, "CLOSE", 0 },
+	};
+	struct fairsem_acquire a = { .count = { 1 }, .nkinds = 1, .deadline_ns = NODL };
+	struct fairsem_counts cnt = { .count = { 1 }, .nkinds = 1 };
+	struct fairsem_info_kinds in;
+	int ret, i = below(c, sizeof(ops) / sizeof(ops[0]));
+	void *arg;
 
 	ret = do_ioctl(fd, FAIRSEM_IOC_INFO, &in);
 	if (ret)
 		fail(c, "INFO on a read-only handle: %s", en(-ret));
 	else
 		check_info(c, &in, NULL, "read-only handle");
-	ret = do_ioctl(fd, chance(c, 50) ? FAIRSEM_IOC_ADD : FAIRSEM_IOC_RELEASE,
-		       chance(c, 80) ? (void *)&one : none_area);
+	a.flags = cnt.flags = ops[i].flags;
+	arg = ops[i].cmd == FAIRSEM_IOC_ACQUIRE ? (void *)&a : (void *)&cnt;
+	ret = do_ioctl(fd, ops[i].cmd, chance(c, 80) ? arg : none_area);
 	if (ret != -EBADF)
-		fail(c, "ADD/RELEASE on a read-only handle: %s",
+		fail(c, "%s on a read-only handle: %s", ops[i].name,
 		     ret >= 0 ? "succeeded" : en(-ret));
 }
 
 static void op_open_name(struct ctx *c)
 {
 	char name[16], path[96];
-	struct fairsem_info in;
+	struct fairsem_info_kinds in;
 	bool rdonly = chance(c, 25), creat = chance(c, 10);
 	int flags = (rdonly ? O_RDONLY : O_RDWR) | O_CLOEXEC |
 		    (chance(c, 30) ? O_NONBLOCK : 0) | (creat ? O_CREAT : 0);
@@ -1959,10 +2530,10 @@ static void op_open_name(struct ctx *c)
 		return;
 	}
 	check_info(c, &in, NULL, "opened by name");
-	if (in.holds || (in.flags & (FAIRSEM_INFO_ASYNC_PENDING |
-				     FAIRSEM_INFO_ASYNC_GRANTED)))
+	if (in.kind[0].holds || (in.flags & (FAIRSEM_INFO_ASYNC_PENDING |
+					     FAIRSEM_INFO_ASYNC_GRANTED)))
 		fail(c, "a handle opened by name holds %" PRIu64 ", flags %#x",
-		     (uint64_t)in.holds, in.flags);
+		     (uint64_t)in.kind[0].holds, in.flags);
 	/* Into the table if its semaphore is one of ours, else closed. */
 	adopt(c, fd, in.id, in.flags & FAIRSEM_LIFO, flags & O_NONBLOCK);
 }
@@ -2022,7 +2593,7 @@ static void check(struct ctx *c, bool ok, const char *fmt, ...)
 /* At a quiescent point: at most max= names, each one a sound semaphore. */
 static void check_names(struct ctx *c)
 {
-	struct fairsem_info in;
+	struct fairsem_info_kinds in;
 	struct dirent *e;
 	int n = 0, fd, ret;
 	DIR *d;
@@ -2091,11 +2662,16 @@ static void names_teardown(struct ctx *c)
  * OP_KINDS makes vector calls on a handle it has to itself (others may
  * still grant to it or take from the semaphore meanwhile), with results
  * checked against the contract; a child takes a vector and is SIGKILLed.
- * At every quiescent point, per kind: the holds of the handles add up to
- * taken, available is max(limit - taken, 0), waiters are the pending
+ * Every call names nkinds, the semaphore's; a call that names another,
+ * or flags its ioctl does not take, is EINVAL.  At every quiescent point,
+ * per kind: the holds of the handles add up to taken, available is
+ * max(limit - taken, 0), the limit is the one INIT gave (every RESIZE ADD
+ * of an op is followed by its RESIZE REMOVE), waiters are the pending
  * asynchronous requests; in FIFO order a queued request holds back a TRY;
- * then every request is withdrawn and every hold given back, and taken
- * must be 0 in every kind: whatever a dead holder had came back.
+ * then every request is withdrawn, each handle FORGETs part of what it
+ * holds (each kind's limit falls by as much, taken too) and gives back the
+ * rest, the limits are RESIZEd back, and taken must be 0 in every kind:
+ * whatever a dead holder had came back.
  */
 #define KSEMS	2
 #define KSLOTS	6
@@ -2103,6 +2679,7 @@ static void names_teardown(struct ctx *c)
 static struct {
 	pthread_mutex_t mu;
 	uint32_t nkinds[KSEMS];
+	uint64_t limit[KSEMS][MAXK];	/* as INIT made them */
 	bool lifo[KSEMS];
 	int fd[KSEMS][KSLOTS];
 	bool busy[KSEMS][KSLOTS];
@@ -2123,7 +2700,7 @@ static int kinds_setup(void)
 {
 	static const uint64_t limits[KSEMS][3] = { { 4, 100 }, { 3, 50, 7 } };
 	static const char *const labels[3] = { "requests", "bytes", "slots" };
-	struct fairsem_init_kinds in;
+	struct fairsem_init in;
 	int s, j, k;
 
 	for (s = 0; s < KSEMS; s++) {
@@ -2131,14 +2708,14 @@ static int kinds_setup(void)
 		in.nkinds = s ? 3 : 2;
 		in.flags = s ? FAIRSEM_LIFO : 0;
 		for (k = 0; k < (int)in.nkinds; k++) {
-			in.limit[k] = limits[s][k];
+			in.limit[k] = ktab.limit[s][k] = limits[s][k];
 			strcpy(in.label[k], labels[k]);
 		}
 		ktab.nkinds[s] = in.nkinds;
 		ktab.lifo[s] = s;
 		ktab.fd[s][0] = open(DEV, O_RDWR | O_CLOEXEC);
 		if (ktab.fd[s][0] < 0 ||
-		    do_ioctl(ktab.fd[s][0], FAIRSEM_IOC_INIT_KINDS, &in))
+		    do_ioctl(ktab.fd[s][0], FAIRSEM_IOC_INIT, &in))
 			return -1;
 		for (j = 1; j < KSLOTS; j++) {
 			ktab.fd[s][j] = do_ioctl(ktab.fd[s][0], FAIRSEM_IOC_NEW_HANDLE,
@@ -2160,7 +2737,10 @@ static void kinds_teardown(void)
 				close(ktab.fd[s][j]);
 }
 
-/* A random vector of n kinds: 0 to 5 each, rarely all 0 or above MAXP. */
+/*
+ * A random vector of n kinds: 0 to 5 each, rarely all 0 or above MAXP,
+ * now and then junk past n.
+ */
 static bool kinds_vec(struct ctx *c, uint32_t n, __u64 *v)
 {
 	bool valid = false;
@@ -2171,6 +2751,7 @@ static bool kinds_vec(struct ctx *c, uint32_t n, __u64 *v)
 		v[k] = chance(c, 40) ? 0 : below(c, 6);
 		valid |= v[k] != 0;
 	}
+	junk_tail(c, v, n);
 	if (chance(c, 3)) {
 		v[below(c, n)] = MAXP + 1;
 		return false;
@@ -2180,14 +2761,14 @@ static bool kinds_vec(struct ctx *c, uint32_t n, __u64 *v)
 
 static int kinds_info(int fd, struct fairsem_info_kinds *in)
 {
-	return do_ioctl(fd, FAIRSEM_IOC_INFO_KINDS, in);
+	return do_ioctl(fd, FAIRSEM_IOC_INFO, in);
 }
 
 /* A child takes a vector on a handle of its own and is SIGKILLed holding it. */
 static void kinds_die(struct ctx *c, int fd, uint32_t n)
 {
-	struct fairsem_acquire_kinds acq = { .nkinds = n, .flags = FAIRSEM_ACQ_TRY,
-					     .deadline_ns = NODL };
+	struct fairsem_acquire acq = { .nkinds = n, .flags = FAIRSEM_ACQ_TRY,
+				       .deadline_ns = NODL };
 	int p[2], status;
 	char b = 0;
 	pid_t pid;
@@ -2201,7 +2782,7 @@ static void kinds_die(struct ctx *c, int fd, uint32_t n)
 				 &(struct fairsem_handle){ 0 });
 
 		if (h >= 0)
-			do_ioctl(h, FAIRSEM_IOC_ACQUIRE_KINDS, &acq);
+			do_ioctl(h, FAIRSEM_IOC_ACQUIRE, &acq);
 		if (write(p[1], "x", 1) != 1)
 			_exit(1);
 		pause();
@@ -2246,9 +2827,7 @@ static size_t fast_len;
 static int fast_setup(void)
 {
 	fast_fd = open(DEV, O_RDWR | O_CLOEXEC);
-	if (fast_fd < 0 || do_ioctl(fast_fd, FAIRSEM_IOC_INIT,
-				    &(struct fairsem_init){ .permits = FLIMIT,
-							    .flags = FAIRSEM_FAST }))
+	if (fast_fd < 0 || init1(fast_fd, FLIMIT, FAIRSEM_FAST))
 		return -1;
 	fast_len = 2 * (size_t)sysconf(_SC_PAGESIZE);
 	fast_base = mmap(NULL, fast_len, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -2324,8 +2903,6 @@ static bool fast_step(char *b, uint64_t n, bool acquire)
 
 static void op_fast(struct ctx *c)
 {
-	struct fairsem_acquire acq = { .deadline_ns = NODL,
-				       .flags = FAIRSEM_ACQ_TRY };
 	struct fairsem_fast_release rel;
 	uint64_t n = 1 + below(c, 2);
 	bool mine;
@@ -2337,8 +2914,7 @@ static void op_fast(struct ctx *c)
 		return;
 	mine = fast_step(b, n, true);
 	if (!mine) {
-		acq.count = n;
-		ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq);
+		ret = acquire1(fd, n, NODL, FAIRSEM_ACQ_TRY);
 		if (ret == -EAGAIN)
 			return;
 		if (ret) {
@@ -2349,7 +2925,7 @@ static void op_fast(struct ctx *c)
 	if (chance(c, 30))
 		sleep_ns(below(c, 300) * 1000);
 	if (!mine) {
-		ret = do_ioctl(fd, FAIRSEM_IOC_RELEASE, &n);
+		ret = release1(fd, n);
 	} else if (fast_step(b, n, false)) {
 		ret = 0;
 	} else {
@@ -2366,14 +2942,14 @@ static void op_fast(struct ctx *c)
 /* The children reaped, the workers parked: nothing is held, exactly. */
 static void check_fast(struct ctx *c)
 {
-	struct fairsem_info in = { 0 };
+	struct sinfo in = { 0 };
 	uint64_t w = 0;
 	int tries;
 
 	/* A child's handle may still be on its way out (deferred fput). */
 	for (tries = 0; tries < 200; tries++) {
 		w = atomic_load((_Atomic uint64_t *)fast_base);
-		if (!do_ioctl(fast_fd, FAIRSEM_IOC_INFO, &in) && !in.taken &&
+		if (!info_get(fast_fd, &in, NULL) && !in.taken &&
 		    w == FLIMIT)
 			break;
 		sleep_ns(10 * MSEC);
@@ -2385,15 +2961,61 @@ static void check_fast(struct ctx *c)
 	      (unsigned long long)in.waiters, w, FLIMIT);
 }
 
+/*
+ * A call that the semaphore of n kinds must refuse with EINVAL, whatever
+ * its state: a vector of another length (valid for some semaphore), or
+ * flags its ioctl does not take.  *name says which.
+ */
+static int kinds_refused(struct ctx *c, int fd, uint32_t n, const char **name)
+{
+	struct fairsem_acquire acq = { .deadline_ns = NODL, .flags = FAIRSEM_ACQ_TRY };
+	struct fairsem_counts cnt = { 0 };
+	uint32_t nk = chance(c, 50) ? n - 1 : n + 1, k;
+	bool bad_flags = chance(c, 40);
+
+	if (bad_flags)
+		nk = n;
+	for (k = 0; k < nk; k++)
+		acq.count[k] = cnt.count[k] = 1;
+	acq.nkinds = cnt.nkinds = nk;
+	switch (below(c, 5)) {
+	case 0:
+		*name = "ACQUIRE";
+		if (bad_flags)	/* a bit of RELEASE's or RESIZE's, or any other */
+			acq.flags = chance(c, 50) ? 1u << (2 + below(c, 3)) :
+				    1u << (5 + below(c, 27));
+		return do_ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq);
+	case 1:
+		*name = "RELEASE";
+		if (bad_flags)
+			cnt.flags = gen_bad_flags(c, false);
+		return do_ioctl(fd, FAIRSEM_IOC_RELEASE, &cnt);
+	case 2:
+		*name = "RESIZE";
+		cnt.flags = bad_flags ? gen_bad_flags(c, true) : FAIRSEM_RESIZE_ADD;
+		return do_ioctl(fd, FAIRSEM_IOC_RESIZE, &cnt);
+	case 3:
+		*name = "SUBMIT";
+		if (bad_flags)
+			cnt.flags = 1u << below(c, 32);
+		return do_ioctl(fd, FAIRSEM_IOC_SUBMIT, &cnt);
+	default:
+		*name = "RESIZE REMOVE";
+		cnt.flags = bad_flags ? gen_bad_flags(c, true) : FAIRSEM_RESIZE_REMOVE;
+		return do_ioctl(fd, FAIRSEM_IOC_RESIZE, &cnt);
+	}
+}
+
 static void op_kinds(struct ctx *c)
 {
-	struct fairsem_acquire_kinds acq = { .deadline_ns = NODL };
+	struct fairsem_acquire acq = { .deadline_ns = NODL };
 	struct fairsem_counts cnt;
 	struct fairsem_info_kinds in;
 	uint64_t got[FAIRSEM_MAX_KINDS + 1];
 	struct pollfd pfd;
 	int s = below(c, KSEMS), j = below(c, KSLOTS), fd, ret;
 	uint32_t n = ktab.nkinds[s], k;
+	const char *name;
 	bool valid, over = false;
 
 	pthread_mutex_lock(&ktab.mu);
@@ -2406,22 +3028,22 @@ static void op_kinds(struct ctx *c)
 	fd = ktab.fd[s][j];
 	acq.nkinds = n;
 	valid = kinds_vec(c, n, acq.count);
-	switch (below(c, 9)) {
+	switch (below(c, 10)) {
 	case 0:		/* try */
 		acq.flags = FAIRSEM_ACQ_TRY;
-		ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq);
+		ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq);
 		if (!allowed(valid ? R(0) | R(EAGAIN) : R(EINVAL), ret))
 			fail(c, "kinds: try: %s", en(-ret));
 		break;
 	case 1:		/* timed, a few ms */
 		acq.deadline_ns = now_ns() + (1 + below(c, 3)) * MSEC;
-		ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq);
+		ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq);
 		if (!allowed(valid ? R(0) | R(ETIMEDOUT) | R(EINTR) : R(EINVAL), ret))
 			fail(c, "kinds: timed acquire: %s", en(-ret));
 		break;
 	case 2:		/* async */
 		acq.flags = FAIRSEM_ACQ_ASYNC;
-		ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq);
+		ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq);
 		if (!allowed(valid ? R(0) | R(EINPROGRESS) | R(EBUSY) : R(EINVAL), ret))
 			fail(c, "kinds: async: %s", en(-ret));
 		break;
@@ -2447,7 +3069,7 @@ static void op_kinds(struct ctx *c)
 		break;
 	case 5:		/* release what it holds, or in one kind a little more */
 		if (kinds_info(fd, &in)) {
-			fail(c, "kinds: INFO_KINDS failed");
+			fail(c, "kinds: INFO failed");
 			break;
 		}
 		memset(&cnt, 0, sizeof(cnt));
@@ -2456,7 +3078,7 @@ static void op_kinds(struct ctx *c)
 			cnt.count[k] = below(c, in.kind[k].holds + 2);
 			over |= cnt.count[k] > in.kind[k].holds;
 		}
-		ret = do_ioctl(fd, FAIRSEM_IOC_RELEASE_KINDS, &cnt);
+		ret = do_ioctl(fd, FAIRSEM_IOC_RELEASE, &cnt);
 		/* Holds only grow meanwhile (a grant): within them, it works. */
 		if (!allowed(over ? R(0) | R(EINVAL) :
 			     cnt.count[0] | cnt.count[1] | cnt.count[2] ? R(0) : R(EINVAL),
@@ -2467,20 +3089,20 @@ static void op_kinds(struct ctx *c)
 		memset(&cnt, 0, sizeof(cnt));
 		cnt.nkinds = n;
 		cnt.count[below(c, n)] = 1 + below(c, 3);
-		ret = do_ioctl(fd, FAIRSEM_IOC_ADD_KINDS, &cnt);
+		cnt.flags = FAIRSEM_RESIZE_ADD;
+		ret = do_ioctl(fd, FAIRSEM_IOC_RESIZE, &cnt);
+		cnt.flags = FAIRSEM_RESIZE_REMOVE;
 		if (ret)
-			fail(c, "kinds: add: %s", en(-ret));
-		else if ((ret = do_ioctl(fd, FAIRSEM_IOC_REMOVE_KINDS, &cnt)))
-			fail(c, "kinds: remove what was added: %s", en(-ret));
+			fail(c, "kinds: RESIZE ADD: %s", en(-ret));
+		else if ((ret = do_ioctl(fd, FAIRSEM_IOC_RESIZE, &cnt)))
+			fail(c, "kinds: RESIZE REMOVE of what was added: %s", en(-ret));
 		break;
-	case 7:		/* scalar moving ioctls refuse several kinds */
-		ret = do_ioctl(fd, FAIRSEM_IOC_RELEASE, &(uint64_t){ 1 });
+	case 7:		/* another nkinds, or flags the ioctl does not take */
+		ret = kinds_refused(c, fd, n, &name);
 		if (ret != -EINVAL)
-			fail(c, "kinds: scalar RELEASE: %s", en(-ret));
-		ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE, &(struct fairsem_acquire){
-			.count = 1, .deadline_ns = NODL, .flags = FAIRSEM_ACQ_TRY });
-		if (ret != -EINVAL)
-			fail(c, "kinds: scalar ACQUIRE: %s", en(-ret));
+			fail(c, "kinds: %s of the wrong length or with bad flags on a "
+			     "semaphore of %u kinds: %s", name, n,
+			     ret >= 0 ? "succeeded" : en(-ret));
 		break;
 	default:
 		kinds_die(c, fd, n);
@@ -2512,9 +3134,11 @@ static bool check_kinds_sem(struct ctx *c, int s, bool report)
 		}							\
 	} while (0)
 	for (j = 0; j < KSLOTS; j++) {
-		KCK(!kinds_info(ktab.fd[s][j], &in[j]), "kinds: INFO_KINDS failed");
+		KCK(!kinds_info(ktab.fd[s][j], &in[j]), "kinds: INFO failed");
 		if (!ok)
 			return false;
+		if (report)
+			check_info(c, &in[j], NULL, "kinds at quiescence");
 		for (k = 0; k < n; k++)
 			held[k] += in[j].kind[k].holds;
 		pending += !!(in[j].flags & FAIRSEM_INFO_ASYNC_PENDING);
@@ -2532,22 +3156,103 @@ static bool check_kinds_sem(struct ctx *c, int s, bool report)
 		    "kinds: kind %u: available %llu of limit %llu, taken %llu", k,
 		    (unsigned long long)kd->available, (unsigned long long)kd->limit,
 		    (unsigned long long)kd->taken);
+		KCK(kd->limit == ktab.limit[s][k], "kinds: sem %d kind %u: limit %llu, "
+		    "made with %llu, every RESIZE ADD undone", s, k,
+		    (unsigned long long)kd->limit, (unsigned long long)ktab.limit[s][k]);
 	}
 #undef KCK
 	return ok;
 }
 
 /*
+ * At quiescence, nothing queued: handle j of ksem s FORGETs part of what
+ * it holds (each kind's limit falls by as much, stopping at 0, and taken
+ * with its holds) and gives back the rest.
+ */
+static void kinds_forget_release(struct ctx *c, int s, int j)
+{
+	struct fairsem_counts f = { .flags = FAIRSEM_RELEASE_FORGET };
+	struct fairsem_counts rest = { 0 };
+	struct fairsem_info_kinds mine, after;
+	uint32_t n = ktab.nkinds[s], k;
+	int fd = ktab.fd[s][j], ret;
+	bool any_f = false, any_rest = false;
+
+	if (kinds_info(fd, &mine))
+		return;
+	f.nkinds = rest.nkinds = n;
+	for (k = 0; k < n; k++) {
+		f.count[k] = below(c, mine.kind[k].holds + 1);
+		rest.count[k] = mine.kind[k].holds - f.count[k];
+		any_f |= f.count[k] != 0;
+		any_rest |= rest.count[k] != 0;
+	}
+	if (any_f) {
+		ret = do_ioctl(fd, FAIRSEM_IOC_RELEASE, &f);
+		check(c, !ret, "kinds: sem %d: FORGET of part of what a handle holds: %s",
+		      s, en(-ret));
+		if (!ret && !kinds_info(fd, &after))
+			for (k = 0; k < n; k++) {
+				const struct fairsem_kind *b = &mine.kind[k], *a = &after.kind[k];
+				uint64_t drop = f.count[k] < b->limit ? f.count[k] : b->limit;
+
+				check(c, a->limit == b->limit - drop &&
+				      a->taken == b->taken - f.count[k] &&
+				      a->holds == mine.kind[k].holds - f.count[k],
+				      "kinds: sem %d kind %u: FORGET %llu: limit %llu -> %llu, "
+				      "taken %llu -> %llu, holds %llu -> %llu", s, k,
+				      (unsigned long long)f.count[k],
+				      (unsigned long long)b->limit,
+				      (unsigned long long)a->limit,
+				      (unsigned long long)b->taken,
+				      (unsigned long long)a->taken,
+				      (unsigned long long)mine.kind[k].holds,
+				      (unsigned long long)a->holds);
+			}
+	}
+	if (any_rest)
+		check(c, !do_ioctl(fd, FAIRSEM_IOC_RELEASE, &rest),
+		      "kinds: a handle could not give back what it holds");
+}
+
+/* Every kind of ksem s back to the limit INIT gave it: RESIZE both ways. */
+static void kinds_restore(struct ctx *c, int s)
+{
+	struct fairsem_counts add = { .flags = FAIRSEM_RESIZE_ADD };
+	struct fairsem_counts rm = { .flags = FAIRSEM_RESIZE_REMOVE };
+	struct fairsem_info_kinds in;
+	uint32_t n = ktab.nkinds[s], k;
+	bool any_add = false, any_rm = false;
+
+	if (kinds_info(ktab.fd[s][0], &in))
+		return;
+	add.nkinds = rm.nkinds = n;
+	for (k = 0; k < n; k++) {
+		if (in.kind[k].limit < ktab.limit[s][k])
+			add.count[k] = ktab.limit[s][k] - in.kind[k].limit;
+		else
+			rm.count[k] = in.kind[k].limit - ktab.limit[s][k];
+		any_add |= add.count[k] != 0;
+		any_rm |= rm.count[k] != 0;
+	}
+	if (any_add)
+		check(c, !do_ioctl(ktab.fd[s][0], FAIRSEM_IOC_RESIZE, &add),
+		      "kinds: sem %d: RESIZE ADD back to the limits", s);
+	if (any_rm)
+		check(c, !do_ioctl(ktab.fd[s][0], FAIRSEM_IOC_RESIZE, &rm),
+		      "kinds: sem %d: RESIZE REMOVE back to the limits", s);
+}
+
+/*
  * At quiescence: the invariants, the grant rule (FIFO: a pending request
- * holds back a TRY that would fit), then everything withdrawn and given
- * back, so that taken must be 0 in every kind.
+ * holds back a TRY that would fit), then everything withdrawn, forgotten
+ * in part and given back, the limits restored, so that taken must be 0 in
+ * every kind.
  */
 static void check_kinds(struct ctx *c)
 {
-	struct fairsem_acquire_kinds acq = { .deadline_ns = NODL,
-					     .flags = FAIRSEM_ACQ_TRY };
+	struct fairsem_acquire acq = { .deadline_ns = NODL, .flags = FAIRSEM_ACQ_TRY };
 	struct fairsem_info_kinds in;
-	struct fairsem_counts cnt;
 	uint32_t n, k;
 	int s, j, tries;
 
@@ -2560,34 +3265,500 @@ static void check_kinds(struct ctx *c)
 			acq.nkinds = n;
 			memset(acq.count, 0, sizeof(acq.count));
 			acq.count[0] = 1;
-			check(c, do_ioctl(ktab.fd[s][0], FAIRSEM_IOC_ACQUIRE_KINDS, &acq) ==
+			check(c, do_ioctl(ktab.fd[s][0], FAIRSEM_IOC_ACQUIRE, &acq) ==
 			      -EAGAIN, "kinds: a TRY went past a queued request");
-			do_ioctl(ktab.fd[s][0], FAIRSEM_IOC_RELEASE_KINDS,
+			do_ioctl(ktab.fd[s][0], FAIRSEM_IOC_RELEASE,
 				 &(struct fairsem_counts){ .count = { 1 }, .nkinds = n });
 		}
-		for (j = 0; j < KSLOTS; j++) {
+		for (j = 0; j < KSLOTS; j++)
 			do_ioctl(ktab.fd[s][j], FAIRSEM_IOC_CANCEL, NULL);
-			if (kinds_info(ktab.fd[s][j], &in))
-				continue;
-			memset(&cnt, 0, sizeof(cnt));
-			cnt.nkinds = n;
-			for (k = 0; k < n; k++)
-				cnt.count[k] = in.kind[k].holds;
-			for (k = 0; k < n && !cnt.count[k]; k++)
-				;
-			if (k < n)
-				check(c, !do_ioctl(ktab.fd[s][j], FAIRSEM_IOC_RELEASE_KINDS, &cnt),
-				      "kinds: a handle could not give back what it holds");
-		}
+		for (j = 0; j < KSLOTS; j++)
+			kinds_forget_release(c, s, j);
+		kinds_restore(c, s);
 		if (kinds_info(ktab.fd[s][0], &in))
 			continue;
 		check(c, !in.waiters, "kinds: %llu waiters after every cancel",
 		      (unsigned long long)in.waiters);
-		for (k = 0; k < n; k++)
+		for (k = 0; k < n; k++) {
 			check(c, !in.kind[k].taken,
 			      "kinds: sem %d kind %u: %llu taken with nothing held: a dead holder's vector did not come back",
 			      s, k, (unsigned long long)in.kind[k].taken);
+			check(c, in.kind[k].limit == ktab.limit[s][k],
+			      "kinds: sem %d kind %u: limit %llu after the RESIZEs back "
+			      "to %llu", s, k, (unsigned long long)in.kind[k].limit,
+			      (unsigned long long)ktab.limit[s][k]);
+		}
 	}
+}
+
+/* ---------------------------------------------------------------- */
+/* submitted requests, against a model                               */
+/* ---------------------------------------------------------------- */
+
+/*
+ * OP_SUBMIT: a semaphore of the thread's own (one to three kinds, FIFO or
+ * PRIO, which among tasks of one policy is FIFO), one handle, and a few
+ * dozen random calls on it: SUBMIT, REAP, WITHDRAW, RELEASE (flags 0 and
+ * FORGET), RESIZE (ADD, REMOVE), now and then CLOSE, and calls it must
+ * refuse (bad flags, another nkinds, a vector of zeros or too big, more
+ * than held or than the limit, bad pointers).  Nobody else has the
+ * semaphore, so every answer is known beforehand: a model keeps each
+ * kind's limit and taken, the queue of submitted requests in order, the
+ * grants not reaped yet in the order granted, and what the handle holds
+ * outside them.  After every call INFO must show the model's limit, taken
+ * (the handle's holds too) and waiters, and poll POLLIN exactly while a
+ * grant waits to be reaped; a refused call changes nothing.
+ */
+#define SUB_MAX		16
+
+struct sub_req {
+	uint32_t id;
+	__u64 v[MAXK];
+};
+
+struct sub_model {
+	uint32_t n;
+	bool closed;
+	uint64_t limit[MAXK], taken[MAXK];
+	uint64_t owned[MAXK];		/* held, not a grant waiting to be reaped */
+	struct sub_req q[SUB_MAX];	/* queued, in order */
+	struct sub_req g[SUB_MAX];	/* granted, not reaped, in grant order */
+	int nq, ng;
+};
+
+static bool sub_fits(const struct sub_model *m, const __u64 *v)
+{
+	uint32_t k;
+
+	for (k = 0; k < m->n; k++)
+		if (v[k] > (m->limit[k] > m->taken[k] ? m->limit[k] - m->taken[k] : 0))
+			return false;
+	return true;
+}
+
+/* The head is granted while it fits, and only the head. */
+static void sub_onward(struct sub_model *m)
+{
+	uint32_t k;
+
+	while (m->nq && sub_fits(m, m->q[0].v)) {
+		for (k = 0; k < m->n; k++)
+			m->taken[k] += m->q[0].v[k];
+		m->g[m->ng++] = m->q[0];
+		memmove(m->q, m->q + 1, --m->nq * sizeof(m->q[0]));
+	}
+}
+
+static bool sub_live(const struct sub_model *m, uint32_t id)
+{
+	int i;
+
+	for (i = 0; i < m->nq; i++)
+		if (m->q[i].id == id)
+			return true;
+	for (i = 0; i < m->ng; i++)
+		if (m->g[i].id == id)
+			return true;
+	return false;
+}
+
+/* A small valid vector of the model's kinds, at least one count nonzero. */
+static void sub_vec(struct ctx *c, const struct sub_model *m, __u64 *v)
+{
+	uint32_t k;
+
+	memset(v, 0, MAXK * sizeof(*v));
+	for (k = 0; k < m->n; k++)
+		v[k] = chance(c, 30) ? 0 : below(c, 4);
+	if (all_zero(v, m->n * sizeof(*v)))
+		v[below(c, m->n)] = 1;
+	junk_tail(c, v, m->n);
+}
+
+/* INFO and poll against the model. */
+static void sub_check(struct ctx *c, int fd, const struct sub_model *m,
+		      const char *after)
+{
+	struct fairsem_info_kinds in;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN | POLLRDNORM };
+	unsigned int want_ev = (m->ng ? POLLIN | POLLRDNORM : 0) |
+			       (m->closed ? POLLHUP | POLLERR : 0);
+	uint32_t k;
+	int r;
+
+	r = do_ioctl(fd, FAIRSEM_IOC_INFO, &in);
+	if (r) {
+		fail(c, "submit: INFO after %s: %s", after, en(-r));
+		return;
+	}
+	check_info(c, &in, NULL, "submit");
+	if (in.nkinds != m->n || in.waiters != (uint64_t)m->nq || in.handles != 1 ||
+	    !(in.flags & FAIRSEM_INFO_CLOSED) != !m->closed)
+		fail(c, "submit: after %s: nkinds %u waiters %llu handles %u flags %#x; "
+		     "the model: %u kinds, %d queued, %s", after, in.nkinds,
+		     (unsigned long long)in.waiters, in.handles, in.flags, m->n, m->nq,
+		     m->closed ? "closed" : "open");
+	for (k = 0; k < m->n; k++)
+		if (in.kind[k].limit != m->limit[k] || in.kind[k].taken != m->taken[k] ||
+		    in.kind[k].holds != m->taken[k])
+			fail(c, "submit: after %s: kind %u limit %llu taken %llu holds "
+			     "%llu; the model: limit %llu taken %llu (%d queued, %d "
+			     "granted, not reaped)", after, k,
+			     (unsigned long long)in.kind[k].limit,
+			     (unsigned long long)in.kind[k].taken,
+			     (unsigned long long)in.kind[k].holds,
+			     (unsigned long long)m->limit[k],
+			     (unsigned long long)m->taken[k], m->nq, m->ng);
+	r = poll_now(&pfd);
+	if (r < 0 || (unsigned int)pfd.revents != want_ev)
+		fail(c, "submit: poll after %s: %d revents %#x, want %#x (%d grants "
+		     "to reap%s)", after, r, pfd.revents, want_ev, m->ng,
+		     m->closed ? ", closed" : "");
+}
+
+/* SUBMIT of a valid vector: 0 granted at once, or a new id queued. */
+static void sub_submit(struct ctx *c, int fd, struct sub_model *m)
+{
+	struct fairsem_counts cnt = { .nkinds = m->n };
+	uint32_t k;
+	int r, want;
+
+	sub_vec(c, m, cnt.count);
+	if (m->nq >= SUB_MAX)
+		return;
+	r = do_ioctl(fd, FAIRSEM_IOC_SUBMIT, &cnt);
+	count_result(r < 0 ? -r : 0);
+	if (m->closed) {
+		want = -EIDRM;
+	} else if (!m->nq && sub_fits(m, cnt.count)) {
+		want = 0;
+		for (k = 0; k < m->n; k++) {
+			m->taken[k] += cnt.count[k];
+			m->owned[k] += cnt.count[k];
+		}
+	} else {
+		if (r <= 0 || sub_live(m, (uint32_t)r)) {
+			fail(c, "submit: SUBMIT that must queue (%d queued): %s%s", m->nq,
+			     r < 0 ? en(-r) : r ? "the id of a live request" :
+			     "granted at once", "");
+			return;
+		}
+		m->q[m->nq].id = (uint32_t)r;
+		memcpy(m->q[m->nq++].v, cnt.count, sizeof(cnt.count));
+		return;
+	}
+	if (r != want)
+		fail(c, "submit: SUBMIT (%d queued%s): %s, want %s", m->nq,
+		     m->closed ? ", closed" : "", r > 0 ? "an id" : en(-r), en(-want));
+}
+
+/* REAP: the oldest grants first, up to max and 64; EAGAIN or EIDRM for none. */
+static void sub_reap(struct ctx *c, int fd, struct sub_model *m)
+{
+	uint32_t *ids = (uint32_t *)c->buf;
+	struct fairsem_reap rp = { .ids = (uintptr_t)ids };
+	int r, want, i;
+	uint32_t k;
+
+	rp.max = chance(c, 80) ? 1 + below(c, 4) : 64 + below(c, 100);
+	memset(ids, 0, 4 * 128);
+	r = do_ioctl(fd, FAIRSEM_IOC_REAP, &rp);
+	count_result(r < 0 ? -r : 0);
+	want = m->ng ? (int)(rp.max < (uint32_t)m->ng ? rp.max : (uint32_t)m->ng) :
+	       m->closed ? -EIDRM : -EAGAIN;
+	if (want > 64)
+		want = 64;
+	if (r != want) {
+		fail(c, "submit: REAP max %u with %d grants to reap%s: %d (%s), want "
+		     "%d (%s)", rp.max, m->ng, m->closed ? " (closed)" : "", r,
+		     r >= 0 ? "reaped" : en(-r), want, want >= 0 ? "reaped" : en(-want));
+		return;
+	}
+	for (i = 0; i < r; i++) {
+		if (ids[i] != m->g[i].id)
+			fail(c, "submit: REAP's id %d is %u, want %u (grant order)", i,
+			     ids[i], m->g[i].id);
+		for (k = 0; k < m->n; k++)
+			m->owned[k] += m->g[i].v[k];
+	}
+	if (r > 0) {
+		m->ng -= r;
+		memmove(m->g, m->g + r, m->ng * sizeof(m->g[0]));
+	}
+}
+
+/* WITHDRAW of a live id, or of one that is not: ENOENT. */
+static void sub_withdraw(struct ctx *c, int fd, struct sub_model *m)
+{
+	uint32_t id, k;
+	int r, i, want = -ENOENT;
+
+	if (m->nq + m->ng && chance(c, 75)) {
+		i = below(c, m->nq + m->ng);
+		id = i < m->nq ? m->q[i].id : m->g[i - m->nq].id;
+	} else {
+		id = chance(c, 50) ? below(c, 8) : rnd(c);
+	}
+	r = do_ioctl(fd, FAIRSEM_IOC_WITHDRAW, &id);
+	count_result(r < 0 ? -r : 0);
+	for (i = 0; i < m->nq; i++)
+		if (m->q[i].id == id) {
+			memmove(m->q + i, m->q + i + 1, (m->nq - i - 1) * sizeof(m->q[0]));
+			m->nq--;
+			sub_onward(m);	/* those behind it may fit now */
+			want = 0;
+			break;
+		}
+	for (i = 0; want && i < m->ng; i++)
+		if (m->g[i].id == id) {
+			for (k = 0; k < m->n; k++)
+				m->taken[k] -= m->g[i].v[k];
+			memmove(m->g + i, m->g + i + 1, (m->ng - i - 1) * sizeof(m->g[0]));
+			m->ng--;
+			sub_onward(m);
+			want = 0;
+		}
+	if (r != want)
+		fail(c, "submit: WITHDRAW of id %u (%s): %s, want %s", id,
+		     want ? "none such" : "live", en(-r), en(-want));
+}
+
+/* RELEASE of part of what the handle holds outside the grants, or FORGET. */
+static void sub_release(struct ctx *c, int fd, struct sub_model *m)
+{
+	struct fairsem_counts cnt = { .nkinds = m->n };
+	bool forget = chance(c, 30);
+	uint32_t k;
+	int r;
+
+	for (k = 0; k < m->n; k++)
+		cnt.count[k] = below(c, m->owned[k] + 1);
+	if (all_zero(cnt.count, m->n * sizeof(cnt.count[0])))
+		return;
+	junk_tail(c, cnt.count, m->n);
+	cnt.flags = forget ? FAIRSEM_RELEASE_FORGET : 0;
+	r = do_ioctl(fd, FAIRSEM_IOC_RELEASE, &cnt);
+	count_result(r < 0 ? -r : 0);
+	if (r) {
+		fail(c, "submit: %s within what is held: %s", forget ? "FORGET" :
+		     "RELEASE", en(-r));
+		return;
+	}
+	for (k = 0; k < m->n; k++) {
+		m->owned[k] -= cnt.count[k];
+		m->taken[k] -= cnt.count[k];
+		if (forget)	/* the limit falls by as much, stopping at 0 */
+			m->limit[k] -= cnt.count[k] < m->limit[k] ? cnt.count[k] :
+				       m->limit[k];
+	}
+	sub_onward(m);
+}
+
+/* RESIZE ADD of a small vector, or REMOVE of at most each limit. */
+static void sub_resize(struct ctx *c, int fd, struct sub_model *m)
+{
+	struct fairsem_counts cnt = { .nkinds = m->n };
+	bool add = chance(c, 60);
+	uint32_t k;
+	int r;
+
+	for (k = 0; k < m->n; k++)
+		cnt.count[k] = add ? below(c, 4) : below(c, m->limit[k] + 1);
+	if (all_zero(cnt.count, m->n * sizeof(cnt.count[0])))
+		return;
+	junk_tail(c, cnt.count, m->n);
+	cnt.flags = add ? FAIRSEM_RESIZE_ADD : FAIRSEM_RESIZE_REMOVE;
+	r = do_ioctl(fd, FAIRSEM_IOC_RESIZE, &cnt);
+	count_result(r < 0 ? -r : 0);
+	if (r) {
+		fail(c, "submit: RESIZE %s: %s", add ? "ADD" : "REMOVE of at most the "
+		     "limit", en(-r));
+		return;
+	}
+	for (k = 0; k < m->n; k++)
+		m->limit[k] += add ? cnt.count[k] : -cnt.count[k];
+	if (add)
+		sub_onward(m);
+}
+
+/* A call that must fail and change nothing: EINVAL or EFAULT. */
+static void sub_refused(struct ctx *c, int fd, struct sub_model *m)
+{
+	struct fairsem_counts cnt = { .nkinds = m->n };
+	struct fairsem_reap rp = { .ids = (uintptr_t)c->buf, .max = 1 };
+	const char *what;
+	unsigned long cmd = FAIRSEM_IOC_SUBMIT;
+	void *arg = &cnt;
+	uint32_t k = below(c, m->n);
+	int r, want = -EINVAL;
+
+	sub_vec(c, m, cnt.count);
+	switch (below(c, 10)) {
+	case 0:
+		what = "SUBMIT with flags";
+		cnt.flags = 1u << below(c, 32);
+		break;
+	case 1:
+		what = "SUBMIT of another nkinds";
+		cnt.nkinds = m->n % MAXK + 1;
+		break;
+	case 2:
+		what = "SUBMIT of zeros";
+		memset(cnt.count, 0, sizeof(cnt.count));
+		break;
+	case 3:
+		what = "SUBMIT of a count too big";
+		cnt.count[k] = MAXP + 1 + below(c, 3);
+		break;
+	case 4:
+		what = "RELEASE of more than held";
+		cmd = FAIRSEM_IOC_RELEASE;
+		memset(cnt.count, 0, sizeof(cnt.count));
+		cnt.count[k] = m->taken[k] + 1;
+		cnt.flags = chance(c, 50) ? FAIRSEM_RELEASE_FORGET : 0;
+		break;
+	case 5:
+		what = "RELEASE or RESIZE with bad flags";
+		cmd = chance(c, 50) ? FAIRSEM_IOC_RELEASE : FAIRSEM_IOC_RESIZE;
+		cnt.flags = gen_bad_flags(c, cmd == FAIRSEM_IOC_RESIZE);
+		break;
+	case 6:
+		what = "RESIZE REMOVE of more than the limit";
+		cmd = FAIRSEM_IOC_RESIZE;
+		cnt.flags = FAIRSEM_RESIZE_REMOVE;
+		cnt.count[k] = m->limit[k] + 1;
+		break;
+	case 7:
+		what = "REAP with max 0 or reserved";
+		cmd = FAIRSEM_IOC_REAP;
+		arg = &rp;
+		if (chance(c, 50))
+			rp.max = 0;
+		else
+			rp.reserved = 1 + below(c, 7);
+		break;
+	case 8:
+		what = "SUBMIT, REAP or WITHDRAW through a bad pointer";
+		cmd = chance(c, 40) ? FAIRSEM_IOC_SUBMIT : chance(c, 50) ?
+		      FAIRSEM_IOC_REAP : FAIRSEM_IOC_WITHDRAW;
+		arg = (char *)none_area + below(c, 4096);
+		want = -EFAULT;
+		break;
+	default:
+		/* Where there is a grant to reap, one that cannot store it. */
+		what = "REAP into a bad buffer";
+		cmd = FAIRSEM_IOC_REAP;
+		rp.ids = (uintptr_t)none_area;
+		rp.max = 1 + below(c, 4);
+		arg = &rp;
+		want = m->ng ? -EFAULT : m->closed ? -EIDRM : -EAGAIN;
+		break;
+	}
+	r = do_ioctl(fd, cmd, arg);
+	count_result(r < 0 ? -r : 0);
+	if (r != want)
+		fail(c, "submit: %s: %s, want %s", what, r > 0 ? "a number" : en(-r),
+		     en(-want));
+}
+
+static void op_submit(struct ctx *c)
+{
+	struct sub_model *m = calloc(1, sizeof(*m));
+	struct fairsem_init init = { 0 };
+	int fd, step, steps = 8 + below(c, 40), i, fails0 = c->fails;
+	uint32_t k;
+	const char *what = "INIT";
+
+	if (!m)
+		return;
+	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		free(m);
+		return;
+	}
+	m->n = init.nkinds = 1 + below(c, 3);
+	init.flags = chance(c, 50) ? 0 : FAIRSEM_PRIO;
+	for (k = 0; k < m->n; k++)
+		m->limit[k] = init.limit[k] = below(c, 4);
+	i = do_ioctl(fd, FAIRSEM_IOC_INIT, &init);
+	if (i) {
+		fail(c, "submit: INIT of %u kinds: %s", m->n, en(-i));
+		goto out;
+	}
+	for (step = 0; step < steps && c->fails == fails0; step++) {
+		switch (below(c, 16)) {
+		case 0: case 1: case 2: case 3:
+			what = "SUBMIT";
+			sub_submit(c, fd, m);
+			break;
+		case 4: case 5:
+			what = "REAP";
+			sub_reap(c, fd, m);
+			break;
+		case 6: case 7:
+			what = "WITHDRAW";
+			sub_withdraw(c, fd, m);
+			break;
+		case 8: case 9:
+			what = "RELEASE";
+			sub_release(c, fd, m);
+			break;
+		case 10: case 11:
+			what = "RESIZE";
+			sub_resize(c, fd, m);
+			break;
+		case 12:
+			if (chance(c, 20)) {
+				what = "CLOSE";
+				i = do_ioctl(fd, FAIRSEM_IOC_CLOSE, NULL);
+				if (i)
+					fail(c, "submit: CLOSE: %s", en(-i));
+				m->closed = true;
+				m->nq = 0;	/* refused: gone, ids and all */
+				break;
+			}
+			/* fall through */
+		default:
+			what = "a refused call";
+			sub_refused(c, fd, m);
+			break;
+		}
+		sub_check(c, fd, m, what);
+	}
+	/* The end: every request withdrawn, what is held given back. */
+	while (c->fails == fails0 && m->nq + m->ng) {
+		uint32_t id = m->nq ? m->q[0].id : m->g[0].id;
+
+		i = do_ioctl(fd, FAIRSEM_IOC_WITHDRAW, &id);
+		if (i) {
+			fail(c, "submit: WITHDRAW of live id %u at the end: %s", id, en(-i));
+			break;
+		}
+		if (m->nq) {
+			memmove(m->q, m->q + 1, --m->nq * sizeof(m->q[0]));
+		} else {
+			for (k = 0; k < m->n; k++)
+				m->taken[k] -= m->g[0].v[k];
+			memmove(m->g, m->g + 1, --m->ng * sizeof(m->g[0]));
+		}
+		sub_onward(m);
+	}
+	if (c->fails == fails0 && !all_zero(m->owned, sizeof(m->owned))) {
+		struct fairsem_counts cnt = { .nkinds = m->n };
+
+		memcpy(cnt.count, m->owned, sizeof(cnt.count));
+		i = do_ioctl(fd, FAIRSEM_IOC_RELEASE, &cnt);
+		if (i)
+			fail(c, "submit: RELEASE of everything held at the end: %s", en(-i));
+		for (k = 0; k < m->n; k++)
+			m->taken[k] -= m->owned[k];
+		memset(m->owned, 0, sizeof(m->owned));
+	}
+	if (c->fails == fails0)
+		sub_check(c, fd, m, "the end");
+out:
+	close(fd);
+	free(m);
 }
 
 /* ---------------------------------------------------------------- */
@@ -2647,25 +3818,23 @@ static int ord_new(uint64_t permits, uint32_t flags)
 
 	if (fd < 0)
 		return -errno;
-	if (do_ioctl(fd, FAIRSEM_IOC_INIT,
-		     &(struct fairsem_init){ .permits = permits, .flags = flags })) {
+	if (init1(fd, permits, flags)) {
 		close(fd);
 		return -1;
 	}
 	return fd;
 }
 
-static int ord_info(int fd, struct fairsem_info *in)
+static int ord_info(int fd, struct sinfo *in)
 {
-	memset(in, 0, sizeof(*in));
-	return do_ioctl(fd, FAIRSEM_IOC_INFO, in);
+	return info_get(fd, in, NULL);
 }
 
 /* Until INFO's waiters are n (and taken t, unless t < 0): 0 or -1. */
 static int ord_wait(int fd, uint64_t waiters, int64_t taken)
 {
 	uint64_t end = now_ns() + ORD_WAIT_MS * MSEC;
-	struct fairsem_info in;
+	struct sinfo in;
 
 	for (;;) {
 		if (!ord_info(fd, &in) && in.waiters == waiters &&
@@ -2734,12 +3903,6 @@ static int js_write1(int fd, char ch)
 	return r < 0 ? -errno : (int)r;
 }
 
-static int acquire1(int fd)
-{
-	return do_ioctl(fd, FAIRSEM_IOC_ACQUIRE,
-			&(struct fairsem_acquire){ .count = 1, .deadline_ns = NODL });
-}
-
 /* One permit or token, as the semaphore's kind says: 1, or -errno. */
 static int take1(int fd, bool js)
 {
@@ -2747,17 +3910,15 @@ static int take1(int fd, bool js)
 
 	if (js)
 		return js_read1(fd);
-	r = acquire1(fd);
+	r = acquire1(fd, 1, NODL, 0);
 	return r ? r : 1;
 }
 
 static int give1(int fd, bool js)
 {
-	uint64_t one = 1;
-
 	if (js)
 		return js_write1(fd, '+');
-	return do_ioctl(fd, FAIRSEM_IOC_RELEASE, &one) ? -1 : 1;
+	return release1(fd, 1) ? -1 : 1;
 }
 
 /*
@@ -2788,7 +3949,7 @@ static pid_t ord_taker(int fd, bool js, int rep, char letter)
 /* The semaphore is back to nothing taken and nothing queued. */
 static void ord_settled(struct ctx *c, int fd, const char *what)
 {
-	struct fairsem_info in;
+	struct sinfo in;
 	int r = ord_wait(fd, 0, 0);
 
 	ord_info(fd, &in);
@@ -2822,7 +3983,7 @@ static void ord_poll_read(struct ctx *c)
 	int fd, cmd[2], rep[2], r, i;
 	bool later = chance(c, 50), third = chance(c, 70);
 	pid_t holder, other = 0;
-	struct fairsem_info in;
+	struct sinfo in;
 	pthread_t th;
 	uint64_t end;
 
@@ -2991,7 +4152,7 @@ static bool ord_freeze(struct ctx *c)
 	bool js = chance(c, 50), held = false;
 	int fd, h = -1, go[2], rep[2], i, r;
 	char cg[96], path[160], pid[32];
-	struct fairsem_info in;
+	struct sinfo in;
 	pid_t a = 0, b = 0;
 
 	snprintf(cg, sizeof(cg), ORD_CGROUP "/fairsem-fuzz-%d", (int)getpid());
@@ -3157,7 +4318,7 @@ static void ord_hostile(struct ctx *c)
 	size_t len = 2 * (size_t)page;
 	int fd, hh, p[2], r;
 	pid_t hostile, dying;
-	struct fairsem_info in;
+	struct sinfo in;
 	uint64_t end, v = 0;
 	char *b;
 
@@ -3198,13 +4359,10 @@ static void ord_hostile(struct ctx *c)
 	if (dying == 0) {
 		int dh = own_handle(fd, false);
 		char *db = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, dh, 0);
-		struct fairsem_acquire acq = { .count = 2, .deadline_ns = NODL,
-					       .flags = FAIRSEM_ACQ_TRY };
-
 		if (db == MAP_FAILED)
 			_exit(1);
 		if (!ord_fast_take(db, len, 2))
-			do_ioctl(dh, FAIRSEM_IOC_ACQUIRE, &acq);
+			acquire1(dh, 2, NODL, FAIRSEM_ACQ_TRY);
 		_exit(0);
 	}
 	if (dying > 0)
@@ -3510,7 +4668,7 @@ static void ord_withdraw_reap(struct ctx *c)
 	struct fairsem_counts one = { .count = { 1 }, .nkinds = 1 };
 	struct wr *s = calloc(1, sizeof(*s));
 	pthread_t tr, tw, tu;
-	struct fairsem_info in;
+	struct sinfo in;
 	int i, r, nreaped = 0, last = -1;
 	bool uffd;
 	uint32_t ids[8];
@@ -3565,10 +4723,8 @@ static void ord_withdraw_reap(struct ctx *c)
 	/* Grants while both race. */
 	s->adds = below(c, s->n + 1);
 	for (i = 0; i < s->adds; i++) {
-		uint64_t n1 = 1;
-
-		if (do_ioctl(s->fd, FAIRSEM_IOC_ADD, &n1))
-			fail(c, "%s: ADD: %s", w, en(errno));
+		if (add1(s->fd, 1))
+			fail(c, "%s: RESIZE ADD: %s", w, en(errno));
 		if (chance(c, 50))
 			sched_yield();
 	}
@@ -3622,11 +4778,8 @@ static void ord_withdraw_reap(struct ctx *c)
 	      nreaped, (unsigned long long)in.limit,
 	      (unsigned long long)in.taken, (unsigned long long)in.holds,
 	      (unsigned long long)in.available, (unsigned long long)in.waiters);
-	if (in.holds) {
-		uint64_t h = in.holds;
-
-		do_ioctl(s->fd, FAIRSEM_IOC_RELEASE, &h);
-	}
+	if (in.holds)
+		release1(s->fd, in.holds);
 	ord_settled(c, s->fd, w);
 out:
 	munmap(s->bad, 2 * page);
@@ -3863,7 +5016,7 @@ static void op_fork(struct ctx *c)
 /* Under tab.mu: take in what a dead child sent, judge how it ended. */
 static void child_gone(struct ctx *c, struct childrec *ch, int status)
 {
-	struct fairsem_info in;
+	struct sinfo in;
 	int fd, si;
 
 	if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
@@ -3874,7 +5027,7 @@ static void child_gone(struct ctx *c, struct childrec *ch, int status)
 		if (fd < 0)
 			continue;
 		si = -1;
-		if (do_ioctl(fd, FAIRSEM_IOC_INFO, &in))
+		if (info_get(fd, &in, NULL))
 			fail(c, "INFO of a handle passed by a child: %s", en(errno));
 		else
 			si = sem_index_of(in.id);
@@ -3979,6 +5132,7 @@ static bool run_op(struct ctx *c, int op)
 	case OP_KINDS: op_kinds(c); break;
 	case OP_FAST: op_fast(c); break;
 	case OP_ORDERS: op_orders(c); break;
+	case OP_SUBMIT: op_submit(c); break;
 	}
 	c->op = NULL;
 	return true;
@@ -4265,7 +5419,8 @@ static void check_fd_census(struct ctx *c)
 /* The invariants of semaphore si; returns whether they held (no report if retry). */
 static bool check_sem(struct ctx *c, int si, bool report, bool *closed)
 {
-	struct fairsem_info in[MAX_SLOTS], first;
+	static struct fairsem_info_kinds raw[MAX_SLOTS];	/* under tab.mu */
+	struct sinfo in[MAX_SLOTS], first;
 	int idx[MAX_SLOTS], n = 0, i, pending = 0;
 	uint64_t holds = 0;
 	bool ok = true;
@@ -4284,7 +5439,7 @@ static bool check_sem(struct ctx *c, int si, bool report, bool *closed)
 			   tab.s[i].fd, tab.s[i].users);
 		if (tab.s[i].state != SLOT_LIVE || tab.s[i].sem != si)
 			continue;
-		if (do_ioctl(tab.s[i].fd, FAIRSEM_IOC_INFO, &in[n])) {
+		if (info_get(tab.s[i].fd, &in[n], &raw[n])) {
 			CK(false, "INFO of fd %d: %s", tab.s[i].fd, en(errno));
 			continue;
 		}
@@ -4295,10 +5450,12 @@ static bool check_sem(struct ctx *c, int si, bool report, bool *closed)
 	first = in[0];
 	*closed = first.flags & FAIRSEM_INFO_CLOSED;
 	for (i = 0; i < n; i++) {
-		struct fairsem_info *x = &in[i];
+		struct sinfo *x = &in[i];
 
 		if (report)
-			check_info(c, x, NULL, "INFO at quiescence");
+			check_info(c, &raw[i], NULL, "INFO at quiescence");
+		CK(x->nkinds == 1, "sem %d fd %d: nkinds %u, made with 1", si,
+		   tab.s[idx[i]].fd, x->nkinds);
 		CK(x->id == tab.sem[si].id, "sem %d fd %d: id %" PRIu64 ", want %" PRIu64,
 		   si, tab.s[idx[i]].fd, (uint64_t)x->id, tab.sem[si].id);
 		CK(x->limit == first.limit && x->taken == first.taken &&
@@ -4330,7 +5487,7 @@ static bool check_sem(struct ctx *c, int si, bool report, bool *closed)
 
 	/* fdinfo says the same as INFO. */
 	for (i = 0; report && i < n; i++) {
-		struct fairsem_info *x = &in[i];
+		struct sinfo *x = &in[i];
 		struct fdi f;
 		int fd = tab.s[idx[i]].fd;
 		int async = x->flags & FAIRSEM_INFO_ASYNC_PENDING ? 1 :
@@ -4362,7 +5519,7 @@ static bool check_sem(struct ctx *c, int si, bool report, bool *closed)
 /* Withdraw or collect every asynchronous request: waiters must reach 0. */
 static void settle_async(struct ctx *c, int si)
 {
-	struct fairsem_info in;
+	struct sinfo in;
 	uint64_t v;
 	int i, fd = -1, r;
 
@@ -4370,7 +5527,7 @@ static void settle_async(struct ctx *c, int si)
 		if (tab.s[i].state != SLOT_LIVE || tab.s[i].sem != si)
 			continue;
 		fd = tab.s[i].fd;
-		if (do_ioctl(fd, FAIRSEM_IOC_INFO, &in))
+		if (info_get(fd, &in, NULL))
 			continue;
 		if ((in.flags & FAIRSEM_INFO_ASYNC_GRANTED) && chance(c, 50)) {
 			r = (int)read(fd, &v, 8);
@@ -4386,7 +5543,7 @@ static void settle_async(struct ctx *c, int si)
 			      fd, en(-r));
 		}
 	}
-	if (fd >= 0 && !do_ioctl(fd, FAIRSEM_IOC_INFO, &in))
+	if (fd >= 0 && !info_get(fd, &in, NULL))
 		check(c, in.waiters == 0, "sem %d: waiters %" PRIu64 " after every request "
 		      "was cancelled", si, (uint64_t)in.waiters);
 }
@@ -4394,65 +5551,54 @@ static void settle_async(struct ctx *c, int si)
 /* The grant rule, on a quiet semaphore. */
 static void probe(struct ctx *c, int si)
 {
-	struct fairsem_acquire a = { .deadline_ns = NODL, .flags = FAIRSEM_ACQ_TRY };
-	struct fairsem_info in;
+	const uint32_t try = FAIRSEM_ACQ_TRY;
+	struct sinfo in;
 	int fds[2], n = 0, i, r;
 	uint64_t avail;
 
 	for (i = 0; i < MAX_SLOTS && n < 2; i++)
 		if (tab.s[i].state == SLOT_LIVE && tab.s[i].sem == si)
 			fds[n++] = tab.s[i].fd;
-	if (!n || do_ioctl(fds[0], FAIRSEM_IOC_INFO, &in) || in.waiters)
+	if (!n || info_get(fds[0], &in, NULL) || in.waiters)
 		return;
 	if (in.flags & FAIRSEM_INFO_CLOSED) {
-		a.count = 1;
-		r = do_ioctl(fds[0], FAIRSEM_IOC_ACQUIRE, &a);
+		r = acquire1(fds[0], 1, NODL, try);
 		check(c, r == -EIDRM, "sem %d closed: TRY 1 gives %s", si, en(-r));
 		return;
 	}
 	/* An O_NONBLOCK handle would answer EAGAIN to anything but TRY too. */
 	avail = in.available;
 	if (avail && avail <= MAXP) {
-		a.count = avail;
-		r = do_ioctl(fds[0], FAIRSEM_IOC_ACQUIRE, &a);
+		r = acquire1(fds[0], avail, NODL, try);
 		check(c, r == 0, "sem %d: TRY of all %" PRIu64 " available: %s", si,
 		      avail, en(-r));
 		if (!r) {
-			r = do_ioctl(fds[0], FAIRSEM_IOC_RELEASE, &avail);
+			r = release1(fds[0], avail);
 			check(c, r == 0, "sem %d: RELEASE %" PRIu64 ": %s", si, avail, en(-r));
 		}
 	}
 	if (avail < MAXP) {
-		a.count = avail + 1;
-		r = do_ioctl(fds[0], FAIRSEM_IOC_ACQUIRE, &a);
+		r = acquire1(fds[0], avail + 1, NODL, try);
 		check(c, r == -EAGAIN, "sem %d: TRY of %" PRIu64 " with %" PRIu64
 		      " available: %s", si, avail + 1, avail, en(-r));
 		if (!r)
-			do_ioctl(fds[0], FAIRSEM_IOC_RELEASE, &a.count);
+			release1(fds[0], avail + 1);
 	}
 	/* A request that does not fit holds back one that does (FIFO only). */
 	if (n == 2 && avail >= 1 && avail < MAXP) {
-		struct fairsem_acquire big = { .count = avail + 1,
-					       .deadline_ns = NODL,
-					       .flags = FAIRSEM_ACQ_ASYNC };
-
-		r = do_ioctl(fds[0], FAIRSEM_IOC_ACQUIRE, &big);
+		r = acquire1(fds[0], avail + 1, NODL, FAIRSEM_ACQ_ASYNC);
 		check(c, r == -EINPROGRESS, "sem %d: async %" PRIu64 " with %" PRIu64
 		      " available: %s", si, avail + 1, avail, en(-r));
-		a.count = 1;
-		r = do_ioctl(fds[1], FAIRSEM_IOC_ACQUIRE, &a);
+		r = acquire1(fds[1], 1, NODL, try);
 		check(c, tab.sem[si].lifo ? r == 0 : r == -EAGAIN,
 		      "sem %d (%s): TRY 1 behind a queued request too big: %s", si,
 		      tab.sem[si].lifo ? "LIFO" : "FIFO", en(-r));
-		if (!r) {
-			uint64_t one = 1;
-
-			do_ioctl(fds[1], FAIRSEM_IOC_RELEASE, &one);
-		}
+		if (!r)
+			release1(fds[1], 1);
 		r = do_ioctl(fds[0], FAIRSEM_IOC_CANCEL, NULL);
 		check(c, r == 0, "sem %d: CANCEL of the probe's request: %s", si, en(-r));
 	}
-	if (!do_ioctl(fds[0], FAIRSEM_IOC_INFO, &in))
+	if (!info_get(fds[0], &in, NULL))
 		check(c, in.waiters == 0 && in.available == avail,
 		      "sem %d after the probe: waiters %" PRIu64 " available %" PRIu64
 		      " (was %" PRIu64 ")", si, (uint64_t)in.waiters,
@@ -4462,17 +5608,17 @@ static void probe(struct ctx *c, int si)
 /* A fresh semaphore for index si, with a few handles. */
 static void create_sem(struct ctx *c, int si)
 {
-	struct fairsem_init init = { .flags = tab.sem[si].lifo ? FAIRSEM_LIFO : 0 };
-	struct fairsem_info in;
+	uint64_t limit = chance(c, 90) ? below(c, 7) : chance(c, 50) ? MAXP : rnd64(c) % MAXP;
+	struct sinfo in;
 	int fd, i, n;
 
-	init.permits = chance(c, 90) ? below(c, 7) : chance(c, 50) ? MAXP : rnd64(c) % MAXP;
 	fd = open(DEV, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		fail(c, "open %s: %s", DEV, en(errno));
 		return;
 	}
-	if (do_ioctl(fd, FAIRSEM_IOC_INIT, &init) || do_ioctl(fd, FAIRSEM_IOC_INFO, &in)) {
+	if (init1(fd, limit, tab.sem[si].lifo ? FAIRSEM_LIFO : 0) ||
+	    info_get(fd, &in, NULL)) {
 		fail(c, "INIT/INFO of a new semaphore: %s", en(errno));
 		close(fd);
 		return;
@@ -4510,19 +5656,16 @@ static void recycle(struct ctx *c)
 			if (tab.s[i].state != SLOT_LIVE || tab.s[i].sem != si)
 				continue;
 			if (!n++) {
-				struct fairsem_info in;
+				struct sinfo in;
 
-				if (do_ioctl(tab.s[i].fd, FAIRSEM_IOC_INFO, &in))
+				if (info_get(tab.s[i].fd, &in, NULL))
 					continue;
 				closed = in.flags & FAIRSEM_INFO_CLOSED;
 				if (closed && chance(c, 20))
 					closed = false;
 				/* FORGET and REMOVE wear limits down: top up. */
-				if (!closed && in.limit < 3 + in.taken / 2 && chance(c, 70)) {
-					uint64_t more = 3 + below(c, 6);
-
-					do_ioctl(tab.s[i].fd, FAIRSEM_IOC_ADD, &more);
-				}
+				if (!closed && in.limit < 3 + in.taken / 2 && chance(c, 70))
+					add1(tab.s[i].fd, 3 + below(c, 6));
 			}
 			if (closed) {
 				close(tab.s[i].fd);
