@@ -58,7 +58,7 @@ struct handoff {
 static void ioctl_acquire(int fd)
 {
 	struct fairsem_acquire acq = {
-		.count = 1, .deadline_ns = FAIRSEM_NO_DEADLINE,
+		.count = { 1 }, .deadline_ns = FAIRSEM_NO_DEADLINE, .nkinds = 1,
 	};
 
 	if (ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq))
@@ -67,7 +67,7 @@ static void ioctl_acquire(int fd)
 
 static void ioctl_release(int fd)
 {
-	uint64_t one = 1;
+	struct fairsem_counts one = { .count = { 1 }, .nkinds = 1 };
 
 	if (ioctl(fd, FAIRSEM_IOC_RELEASE, &one))
 		die("fairsem RELEASE");

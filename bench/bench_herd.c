@@ -8,10 +8,11 @@
  *            (FAIRSEM_ACQ_ASYNC -> EINPROGRESS).  eventfd: HANDLES dup()s
  *            of one EFD_SEMAPHORE eventfd (epoll keys on the fd, so each
  *            dup is a registration of its own).  Then GRANTS times: add one
- *            permit (ADD / write 1), epoll_wait(timeout 0), read every fd
- *            reported.  Figures per grant: events reported, and reads that
- *            found nothing (EAGAIN).  The fairsem handle that got the grant
- *            FORGETs it and queues a new request, at the back.
+ *            permit (RESIZE ADD / write 1), epoll_wait(timeout 0), read
+ *            every fd reported.  Figures per grant: events reported, and
+ *            reads that found nothing (EAGAIN).  The fairsem handle that got
+ *            the grant forgets it (RELEASE with FAIRSEM_RELEASE_FORGET) and
+ *            queues a new request, at the back.
  * procs100   PROCS processes, each epoll_wait()ing in its own epoll set:
  *            fairsem on its own handle, eventfd all on the same eventfd
  *            (and eventfd-excl: the same with EPOLLEXCLUSIVE, the usual
@@ -74,7 +75,7 @@ static void herd_post(bool fairsem, int fd)
 	uint64_t one = 1;
 
 	if (fairsem)
-		fsem_must(fsem_count_op(fd, FAIRSEM_IOC_ADD, 1), 0, "ADD");
+		fsem_must(fsem_resize(fd, 1, FAIRSEM_RESIZE_ADD), 0, "RESIZE ADD");
 	else if (write(fd, &one, sizeof(one)) != sizeof(one))
 		die("eventfd write");
 }
@@ -93,7 +94,7 @@ static bool herd_take(bool fairsem, int fd)
 		return false;
 	}
 	if (fairsem) {
-		fsem_must(fsem_count_op(fd, FAIRSEM_IOC_FORGET, 1), 0, "FORGET");
+		fsem_must(fsem_release(fd, 1, FAIRSEM_RELEASE_FORGET), 0, "RELEASE FORGET");
 		fsem_must(fsem_acquire(fd, 1, FAIRSEM_ACQ_ASYNC), -EINPROGRESS,
 			  "ACQUIRE ASYNC");
 	}

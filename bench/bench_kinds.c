@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * 12. Kinds: one semaphore of two kinds (requests and bytes), against the
- * scalar pair and against SysV semop on a set of two semaphores.
+ * pair of one kind and against SysV semop on a set of two semaphores.
  *
- * pair: one thread, nobody else, interleaved rounds as in bench_pair.c:
+ * pair: one thread, nobody else, interleaved rounds as in bench_pair.c;
+ * every fairsem count is a vector, so the pair of one kind is the same
+ * two ioctls with nkinds 1:
  *
- *   fairsem         ACQUIRE(1) + RELEASE(1), one kind: the scalar path
- *   fairsem-kinds1  ACQUIRE_KINDS {1} + RELEASE_KINDS {1}, one kind
- *   fairsem-kinds2  ACQUIRE_KINDS {1, 1} + RELEASE_KINDS {1, 1}, two kinds
+ *   fairsem         ACQUIRE {1} + RELEASE {1}, nkinds 1
+ *   fairsem-kinds2  ACQUIRE {1, 1} + RELEASE {1, 1}, nkinds 2
  *   sysv            semop of one sembuf, -1 then +1, a set of one
  *   sysv2           semop of two sembufs, {-1, -1} then {+1, +1}, a set of
  *                   two (atomic over both, as a vector request is)
@@ -70,22 +71,15 @@ struct pair_ctx {
 
 static int kinds_open(unsigned int nkinds, const uint64_t *limits)
 {
-	struct fairsem_init_kinds init = { .nkinds = nkinds };
+	struct fairsem_init init = { .nkinds = nkinds };
 	unsigned int k;
 	int fd = open("/dev/fairsem", O_RDWR | O_CLOEXEC);
 
 	check(fd >= 0, "open /dev/fairsem");
 	for (k = 0; k < nkinds; k++)
 		init.limit[k] = limits[k];
-	check(!ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &init), "INIT_KINDS");
+	check(!ioctl(fd, FAIRSEM_IOC_INIT, &init), "INIT");
 	return fd;
-}
-
-static void scalar_setup(struct pair_ctx *c)
-{
-	c->fd = fsem_open(1, 0);
-	errno = -c->fd;
-	check(c->fd >= 0, "fairsem open + INIT");
 }
 
 static void kinds1_setup(struct pair_ctx *c)
@@ -98,23 +92,9 @@ static void kinds2_setup(struct pair_ctx *c)
 	c->fd = kinds_open(2, (uint64_t[]){ 1, 1 });
 }
 
-static void scalar_batch(struct pair_ctx *c)
-{
-	struct fairsem_acquire acq = {
-		.count = 1, .deadline_ns = FAIRSEM_NO_DEADLINE,
-	};
-	uint64_t one = 1;
-	int i;
-
-	for (i = 0; i < BATCH; i++) {
-		check(!ioctl(c->fd, FAIRSEM_IOC_ACQUIRE, &acq), "ACQUIRE");
-		check(!ioctl(c->fd, FAIRSEM_IOC_RELEASE, &one), "RELEASE");
-	}
-}
-
 static void kinds_batch_n(struct pair_ctx *c, unsigned int nkinds)
 {
-	struct fairsem_acquire_kinds acq = {
+	struct fairsem_acquire acq = {
 		.count = { 1, nkinds > 1 }, .deadline_ns = FAIRSEM_NO_DEADLINE,
 		.nkinds = nkinds,
 	};
@@ -123,8 +103,8 @@ static void kinds_batch_n(struct pair_ctx *c, unsigned int nkinds)
 	int i;
 
 	for (i = 0; i < BATCH; i++) {
-		check(!ioctl(c->fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq), "ACQUIRE_KINDS");
-		check(!ioctl(c->fd, FAIRSEM_IOC_RELEASE_KINDS, &rel), "RELEASE_KINDS");
+		check(!ioctl(c->fd, FAIRSEM_IOC_ACQUIRE, &acq), "ACQUIRE");
+		check(!ioctl(c->fd, FAIRSEM_IOC_RELEASE, &rel), "RELEASE");
 	}
 }
 
@@ -188,8 +168,7 @@ struct pair_bench {
 };
 
 static const struct pair_bench pairs[] = {
-	{ "fairsem", true, scalar_setup, scalar_batch },
-	{ "fairsem-kinds1", true, kinds1_setup, kinds1_batch },
+	{ "fairsem", true, kinds1_setup, kinds1_batch },
 	{ "fairsem-kinds2", true, kinds2_setup, kinds2_batch },
 	{ "sysv", false, sysv1_setup, sysv1_batch },
 	{ "sysv2", false, sysv2_setup, sysv2_batch },
@@ -252,12 +231,12 @@ struct fair_prim {
 static int big_request(struct fair_prim *p, int fd, uint64_t timeout_ns)
 {
 	if (p->fairsem) {
-		struct fairsem_acquire_kinds acq = {
+		struct fairsem_acquire acq = {
 			.count = { 1, BYTES }, .nkinds = 2,
 			.deadline_ns = now_ns() + timeout_ns,
 		};
 
-		return ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq) ? -errno : 0;
+		return ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq) ? -errno : 0;
 	}
 	struct sembuf down[2] = { { 0, -1, 0 }, { 1, -BYTES, 0 } };
 	struct timespec ts = { timeout_ns / NSEC_PER_SEC,
@@ -271,7 +250,7 @@ static void big_release(struct fair_prim *p, int fd)
 	if (p->fairsem) {
 		struct fairsem_counts rel = { .count = { 1, BYTES }, .nkinds = 2 };
 
-		check(!ioctl(fd, FAIRSEM_IOC_RELEASE_KINDS, &rel), "RELEASE_KINDS");
+		check(!ioctl(fd, FAIRSEM_IOC_RELEASE, &rel), "RELEASE");
 	} else {
 		struct sembuf up[2] = { { 0, 1, 0 }, { 1, BYTES, 0 } };
 
@@ -281,7 +260,7 @@ static void big_release(struct fair_prim *p, int fd)
 
 static void small_loop(struct fair_prim *p, struct fair_state *st)
 {
-	struct fairsem_acquire_kinds acq = {
+	struct fairsem_acquire acq = {
 		.count = { 1, SMALL_BYTES }, .nkinds = 2,
 		.deadline_ns = FAIRSEM_NO_DEADLINE,
 	};
@@ -296,14 +275,14 @@ static void small_loop(struct fair_prim *p, struct fair_state *st)
 	}
 	while (!__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE)) {
 		if (p->fairsem)
-			check(!ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq), "small ACQUIRE_KINDS");
+			check(!ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq), "small ACQUIRE");
 		else
 			check(!semop(p->semid, down, 2), "small semop");
 		__atomic_add_fetch(&st->small_grants, 1, __ATOMIC_SEQ_CST);
 		spin_ns(HOLD_NS);
 		usleep(HOLD_US);
 		if (p->fairsem)
-			check(!ioctl(fd, FAIRSEM_IOC_RELEASE_KINDS, &rel), "small RELEASE_KINDS");
+			check(!ioctl(fd, FAIRSEM_IOC_RELEASE, &rel), "small RELEASE");
 		else
 			check(!semop(p->semid, up, 2), "small semop up");
 	}

@@ -158,7 +158,7 @@ static void *parked_main(void *arg)
 
 static void wait_waiters(int fd, uint64_t want)
 {
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 
 	do {
 		usleep(1000);
@@ -191,7 +191,7 @@ static void measure_blocking(int sem_fd, uint64_t queued)
 	snap(b);
 	report_delta("blocking", a, b, THREADS);
 	/* Let them all through: the async requests first, then the threads. */
-	must_fd(fsem_count_op(sem_fd, FAIRSEM_IOC_ADD, queued + THREADS), "ADD");
+	must_fd(fsem_resize(sem_fd, queued + THREADS, FAIRSEM_RESIZE_ADD), "RESIZE ADD");
 	for (i = 0; i < THREADS; i++) {
 		pthread_join(t[i], NULL);
 		close(p[i].fd);

@@ -66,7 +66,7 @@ static void op_fairsem_open(void)
 
 static void op_fairsem_open_info(void)
 {
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 	int fd = open(DIR_NAMED "/x", O_RDWR | O_CLOEXEC);
 
 	if (fd < 0 || fsem_info(fd, &info))

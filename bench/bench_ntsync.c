@@ -89,7 +89,7 @@ static void xsem_create(struct xsem *s, enum kind kind, unsigned int permits,
 
 	s->kind = kind;
 	if (kind == K_FAIRSEM) {
-		/* fairsem has no separate maximum: ADD raises the limit */
+		/* fairsem has no separate maximum: RESIZE ADD raises the limit */
 		s->fd = fsem_open(permits, 0);
 		errno = -s->fd;
 		if (s->fd < 0)
@@ -149,7 +149,7 @@ static void give(enum kind kind, int fd)
 	__u32 n = 1;
 
 	if (kind == K_FAIRSEM) {
-		errno = -fsem_count_op(fd, FAIRSEM_IOC_RELEASE, 1);
+		errno = -fsem_release(fd, 1, 0);
 		if (errno)
 			die("fairsem RELEASE");
 		return;
@@ -203,14 +203,15 @@ static void hand_give(struct xsem *s, int fd)
 		give(K_NTSYNC, fd);
 		return;
 	}
-	errno = -fsem_count_op(fd, FAIRSEM_IOC_ADD, 1);
+	errno = -fsem_resize(fd, 1, FAIRSEM_RESIZE_ADD);
 	if (errno)
-		die("fairsem ADD");
+		die("fairsem RESIZE ADD");
 }
 
 /*
- * fairsem consumes a signal by ACQUIRE then FORGET; as bench/prim.c does,
- * the FORGET is batched (one ioctl per FORGET_BATCH takes).
+ * fairsem consumes a signal by ACQUIRE then RELEASE with
+ * FAIRSEM_RELEASE_FORGET; as bench/prim.c does, the forget is batched (one
+ * ioctl per FORGET_BATCH takes).
  */
 #define FORGET_BATCH	64
 
@@ -219,9 +220,9 @@ static void hand_take(struct xsem *s, int fd, int *unforgotten)
 	take(s->kind, fd);
 	if (s->kind != K_FAIRSEM || ++*unforgotten < FORGET_BATCH)
 		return;
-	errno = -fsem_count_op(fd, FAIRSEM_IOC_FORGET, *unforgotten);
+	errno = -fsem_release(fd, *unforgotten, FAIRSEM_RELEASE_FORGET);
 	if (errno)
-		die("fairsem FORGET");
+		die("fairsem RELEASE FORGET");
 	*unforgotten = 0;
 }
 

@@ -2,7 +2,8 @@
 /*
  * 1. Uncontended acquire(1) + release(1): ns per pair.
  *
- * One thread, one semaphore with one permit, nobody else around.  Each
+ * One thread, one semaphore with one permit, nobody else around (fairsem:
+ * ACQUIRE and RELEASE of the vector of one, nkinds 1).  Each
  * primitive runs a tight loop of its own two calls; the loops take turns
  * (round-robin, MAX_ROUNDS rounds of ROUND_MS each) so that slow phases of
  * the host hit all of them alike, and the median round is reported.  "null" is two getppid()
@@ -58,9 +59,10 @@ static void fairsem_setup(struct pair_ctx *c)
 static void fairsem_batch_flags(struct pair_ctx *c, uint32_t flags)
 {
 	struct fairsem_acquire acq = {
-		.count = 1, .deadline_ns = FAIRSEM_NO_DEADLINE, .flags = flags,
+		.count = { 1 }, .deadline_ns = FAIRSEM_NO_DEADLINE, .flags = flags,
+		.nkinds = 1,
 	};
-	uint64_t one = 1;
+	struct fairsem_counts one = { .count = { 1 }, .nkinds = 1 };
 	int i;
 
 	for (i = 0; i < BATCH; i++) {

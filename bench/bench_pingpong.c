@@ -8,9 +8,9 @@
  *              B: wait(s1); post(s2).  Every half round trip wakes the
  *              other side, whatever the primitive's fairness: this is the
  *              handoff latency, the sides free to run on either vCPU (so
- *              mostly woken across CPUs).  fairsem posts with ADD and waits
- *              with ACQUIRE, forgetting what it consumed with one FORGET
- *              per 1024 waits.
+ *              mostly woken across CPUs).  fairsem posts with RESIZE ADD
+ *              and waits with ACQUIRE, forgetting what it consumed with
+ *              one RELEASE FORGET per 1024 waits.
  * signal-cpu0  The same with both sides pinned to CPU 0: wakeup plus context
  *              switch, without inter-processor interrupts and without the
  *              host's scheduling of the two vCPU threads.

@@ -9,7 +9,8 @@
  * the time from one thread's release to the waiter running on the other
  * CPU.  Meanwhile one SCHED_OTHER thread per CPU spins without end: the
  * waiter has to preempt it.  Each primitive gets SAMPLES samples in turn
- * (fairsem: ADD to post, ACQUIRE to wait, FORGET batched as in prim.c).
+ * (fairsem: RESIZE ADD to post, ACQUIRE to wait, RELEASE FORGET batched as
+ * in prim.c).
  *
  *   BENCH rtlat.<prim>.p50_ns, .p99_ns, .max_ns, .samples
  *   BENCHINFO rtlat.preempt <the kernel's preemption model, from uname -v>

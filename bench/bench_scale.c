@@ -104,7 +104,7 @@ static void ring_batch(struct ring *r, int b, double *t)
 
 	t0 = ticks();
 	for (i = 0; i < b; i++)
-		must(fsem_count_op(ring_fd(r, i), FAIRSEM_IOC_RELEASE, 1), 0,
+		must(fsem_release(ring_fd(r, i), 1, 0), 0,
 		     "RELEASE");
 	t[0] = (ticks() - t0 - tick_cost) / b;
 	t0 = ticks();
@@ -127,7 +127,7 @@ static double time_pair(int fd, int n)
 
 	for (i = 0; i < n; i++) {
 		must(fsem_acquire(fd, 1, 0), 0, "idle ACQUIRE");
-		must(fsem_count_op(fd, FAIRSEM_IOC_RELEASE, 1), 0, "idle RELEASE");
+		must(fsem_release(fd, 1, 0), 0, "idle RELEASE");
 	}
 	return (double)(now_ns() - t0) / n;
 }
@@ -190,7 +190,7 @@ static double median_of(const double *t, int stride, int n)
 static void run_report(struct scale_run *s, int rounds, double ns_per_tick)
 {
 	static const char *const kind[] = { "release", "read", "requeue" };
-	struct fairsem_info info;
+	struct fairsem_info_kinds info;
 	double sum = 0, m;
 	int k;
 

@@ -47,7 +47,9 @@ static int neg_errno(long ret)
  */
 int fsem_open(uint64_t permits, uint32_t flags)
 {
-	struct fairsem_init init = { .permits = permits, .flags = flags };
+	struct fairsem_init init = {
+		.limit = { permits }, .flags = flags, .nkinds = 1,
+	};
 	const char *dev = getenv("FAIRSEM_DEV");
 	int fd = open(dev ? dev : "/dev/fairsem", O_RDWR | O_CLOEXEC);
 
@@ -72,21 +74,30 @@ int fsem_new_handle(int fd, uint32_t flags)
 int fsem_acquire(int fd, uint64_t count, uint32_t flags)
 {
 	struct fairsem_acquire acq = {
-		.count = count,
+		.count = { count },
 		.deadline_ns = FAIRSEM_NO_DEADLINE,
 		.flags = flags,
+		.nkinds = 1,
 	};
 
 	return neg_errno(ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq));
 }
 
-/* RELEASE, FORGET, ADD or REMOVE. */
-int fsem_count_op(int fd, unsigned long cmd, uint64_t count)
+int fsem_release(int fd, uint64_t count, uint32_t flags)
 {
-	return neg_errno(ioctl(fd, cmd, &count));
+	struct fairsem_counts cnt = { .count = { count }, .nkinds = 1, .flags = flags };
+
+	return neg_errno(ioctl(fd, FAIRSEM_IOC_RELEASE, &cnt));
 }
 
-int fsem_info(int fd, struct fairsem_info *info)
+int fsem_resize(int fd, uint64_t count, uint32_t flags)
+{
+	struct fairsem_counts cnt = { .count = { count }, .nkinds = 1, .flags = flags };
+
+	return neg_errno(ioctl(fd, FAIRSEM_IOC_RESIZE, &cnt));
+}
+
+int fsem_info(int fd, struct fairsem_info_kinds *info)
 {
 	return neg_errno(ioctl(fd, FAIRSEM_IOC_INFO, info));
 }
@@ -221,7 +232,7 @@ void bsem_release(struct bsem_handle *h)
 {
 	switch (h->sem->kind) {
 	case PRIM_FAIRSEM:
-		fsem_check(fsem_count_op(h->fd, FAIRSEM_IOC_RELEASE, 1), "RELEASE");
+		fsem_check(fsem_release(h->fd, 1, 0), "RELEASE");
 		break;
 	case PRIM_EVENTFD:
 		efd_give(h->fd);
@@ -236,24 +247,29 @@ void bsem_release(struct bsem_handle *h)
 	}
 }
 
-/* fairsem signals by ADD: the permit is new, nobody has to hold it first. */
+/*
+ * fairsem signals by RESIZE ADD: the permit is new, nobody has to hold it
+ * first.
+ */
 void bsem_post(struct bsem_handle *h)
 {
 	if (h->sem->kind == PRIM_FAIRSEM)
-		fsem_check(fsem_count_op(h->fd, FAIRSEM_IOC_ADD, 1), "ADD");
+		fsem_check(fsem_resize(h->fd, 1, FAIRSEM_RESIZE_ADD), "RESIZE ADD");
 	else
 		bsem_release(h);
 }
 
 /*
- * fairsem consumes by ACQUIRE then FORGET (limit and holds both drop); the
- * FORGET is batched, so it costs one ioctl per FORGET_BATCH waits.
+ * fairsem consumes by ACQUIRE then RELEASE with FAIRSEM_RELEASE_FORGET
+ * (limit and holds both drop); the forget is batched, so it costs one
+ * ioctl per FORGET_BATCH waits.
  */
 void bsem_wait(struct bsem_handle *h)
 {
 	bsem_acquire(h);
 	if (h->sem->kind != PRIM_FAIRSEM || ++h->unforgotten < FORGET_BATCH)
 		return;
-	fsem_check(fsem_count_op(h->fd, FAIRSEM_IOC_FORGET, h->unforgotten), "FORGET");
+	fsem_check(fsem_release(h->fd, h->unforgotten, FAIRSEM_RELEASE_FORGET),
+		   "RELEASE FORGET");
 	h->unforgotten = 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The four counting semaphores the benchmarks compare, behind one small
- * interface, plus thin wrappers of the fairsem ioctls.
+ * interface, plus thin wrappers of the fairsem ioctls on a semaphore of
+ * one kind (every count a vector of one: nkinds 1, count[0]).
  *
  *   fairsem  /dev/fairsem, one handle per worker (FAIRSEM_IOC_NEW_HANDLE)
  *   eventfd  eventfd(permits, EFD_SEMAPHORE): read takes one, write adds one
@@ -64,7 +65,10 @@ void bsem_wait(struct bsem_handle *h);
 int fsem_open(uint64_t permits, uint32_t flags);
 int fsem_new_handle(int fd, uint32_t flags);
 int fsem_acquire(int fd, uint64_t count, uint32_t flags);
-int fsem_count_op(int fd, unsigned long cmd, uint64_t count);
-int fsem_info(int fd, struct fairsem_info *info);
+/* RELEASE: flags 0, or FAIRSEM_RELEASE_FORGET. */
+int fsem_release(int fd, uint64_t count, uint32_t flags);
+/* RESIZE: flags FAIRSEM_RESIZE_ADD or FAIRSEM_RESIZE_REMOVE. */
+int fsem_resize(int fd, uint64_t count, uint32_t flags);
+int fsem_info(int fd, struct fairsem_info_kinds *info);
 
 #endif /* _BENCH_PRIM_H */

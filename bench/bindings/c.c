@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Uncontended acquire(1) + release(1): libfairsem and eventfd, the
- * baselines of the bindings' table; and acquire + release of the vector
- * {1, 4096} on a semaphore of two kinds, by the ioctls themselves, the
+ * Uncontended acquire(1) + release(1): libfairsem (its scalar calls, which
+ * pass a vector of one) and eventfd, the baselines of the bindings' table;
+ * and acquire + release of the vector {1, 4096} on a semaphore of two
+ * kinds, by the ioctls themselves (ACQUIRE and RELEASE with nkinds 2), the
  * baseline of the kinds rows; and the fast path (libfairsem's, on a
  * FAIRSEM_FAST semaphore) against a process-shared POSIX sem_t, the
  * baselines of the fast rows.  Prints "RESULT NAME NS_PER_OP ITERS"; with
@@ -73,8 +74,8 @@ static int bench_eventfd(void)
 
 static int bench_kinds(void)
 {
-	struct fairsem_init_kinds init = { .limit = { 1, 65536 }, .nkinds = 2 };
-	struct fairsem_acquire_kinds acq = {
+	struct fairsem_init init = { .limit = { 1, 65536 }, .nkinds = 2 };
+	struct fairsem_acquire acq = {
 		.count = { 1, 4096 }, .deadline_ns = FAIRSEM_NO_DEADLINE, .nkinds = 2,
 	};
 	struct fairsem_counts rel = { .count = { 1, 4096 }, .nkinds = 2 };
@@ -86,13 +87,13 @@ static int bench_kinds(void)
 		return 1;
 	strcpy(init.label[0], "requests");
 	strcpy(init.label[1], "bytes");
-	if (ioctl(fd, FAIRSEM_IOC_INIT_KINDS, &init))
+	if (ioctl(fd, FAIRSEM_IOC_INIT, &init))
 		return 1;
 	t0 = now();
 	do {
 		for (int i = 0; i < 1000; i++, n++)
-			if (ioctl(fd, FAIRSEM_IOC_ACQUIRE_KINDS, &acq) ||
-			    ioctl(fd, FAIRSEM_IOC_RELEASE_KINDS, &rel))
+			if (ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq) ||
+			    ioctl(fd, FAIRSEM_IOC_RELEASE, &rel))
 				return 1;
 		t = now() - t0;
 	} while (t < SECONDS);

@@ -100,8 +100,9 @@ def table(rows, base, vs):
     print()
 table(rows, "c-libfairsem", "libfairsem")
 print("Two kinds: acquire + release of the vector {1, 4096} on a semaphore of"
-      " {requests 1, bytes 65536} (FAIRSEM_IOC_ACQUIRE_KINDS, _RELEASE_KINDS),"
-      " each binding against the same two ioctls from C, in the same run:")
+      " {requests 1, bytes 65536} (FAIRSEM_IOC_ACQUIRE and FAIRSEM_IOC_RELEASE"
+      " with nkinds 2), each binding against the same two ioctls from C, in the"
+      " same run:")
 print()
 table(kinds, "c-kinds", "C ioctls")
 print("Fast semaphores (FAIRSEM_FAST): acquire(1) + release(1) through the"
