@@ -8,7 +8,7 @@
 //! waits for bytes, and two processes cannot deadlock by taking kinds in
 //! opposite orders.  A head that does not fit holds back everyone behind
 //! it, even requests that would fit: that is what keeps a big request from
-//! starving (the kernel's contract, `FAIRSEM_IOC_ACQUIRE_KINDS`).
+//! starving (the kernel's contract, `FAIRSEM_IOC_ACQUIRE`).
 //!
 //! The [`KindsPermit`] guard gives back its whole vector when dropped, as
 //! flag_bearer's `Permit` does; the kernel gives back every vector a
@@ -65,7 +65,7 @@ pub struct KindInfo {
     pub holds: u64,
 }
 
-/// One consistent snapshot of every kind (`FAIRSEM_IOC_INFO_KINDS`).
+/// One consistent snapshot of every kind (`FAIRSEM_IOC_INFO`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KindsInfo {
     /// Unique while the module is loaded.
@@ -128,29 +128,25 @@ impl KindsPermit<'_> {
     }
 
     /// Drops the vector without giving it back: each kind's limit falls
-    /// by its count (`FAIRSEM_IOC_FORGET_KINDS`).
+    /// by its count (`FAIRSEM_RELEASE_FORGET`).
     pub fn forget(mut self) {
-        self.finish(sys::forget_kinds);
+        self.finish(sys::RELEASE_FORGET);
     }
 
-    fn finish(&mut self, op: fn(RawFd, &[u64]) -> io::Result<()>) {
-        finish(self.sem, &mut self.holder, &self.counts, op);
+    fn finish(&mut self, flags: u32) {
+        finish(self.sem, &mut self.holder, &self.counts, flags);
     }
 }
 
-/// RELEASE or FORGET the vector `counts` through the handle that holds it.
-/// Only EBADFD could fail, and both handles are bound.
-fn finish(
-    sem: &KindsSemaphore,
-    holder: &mut Option<Holder>,
-    counts: &[u64; MAX_KINDS],
-    op: fn(RawFd, &[u64]) -> io::Result<()>,
-) {
+/// RELEASE the vector `counts` through the handle that holds it, given
+/// back (`flags` 0) or forgotten (`FAIRSEM_RELEASE_FORGET`).  Only EBADFD
+/// could fail, and both handles are bound.
+fn finish(sem: &KindsSemaphore, holder: &mut Option<Holder>, counts: &[u64; MAX_KINDS], flags: u32) {
     let counts = &counts[..sem.nkinds()];
     match holder.take() {
-        Some(Holder::Main) => drop(op(sem.fd.as_raw_fd(), counts)),
+        Some(Holder::Main) => drop(sys::release(sem.fd.as_raw_fd(), counts, flags)),
         #[cfg(feature = "tokio")]
-        Some(Holder::Waiting(w)) => drop(op(w.raw_fd(), counts)),
+        Some(Holder::Waiting(w)) => drop(sys::release(w.raw_fd(), counts, flags)),
         None => {}
     }
 }
@@ -177,13 +173,13 @@ impl OwnedKindsPermit {
 
     /// As [`KindsPermit::forget`].
     pub fn forget(mut self) {
-        finish(&self.sem, &mut self.holder, &self.counts, sys::forget_kinds);
+        finish(&self.sem, &mut self.holder, &self.counts, sys::RELEASE_FORGET);
     }
 }
 
 impl Drop for OwnedKindsPermit {
     fn drop(&mut self) {
-        finish(&self.sem, &mut self.holder, &self.counts, sys::release_kinds);
+        finish(&self.sem, &mut self.holder, &self.counts, 0);
     }
 }
 
@@ -208,7 +204,7 @@ impl<'a> KindsPermit<'a> {
 
 impl Drop for KindsPermit<'_> {
     fn drop(&mut self) {
-        self.finish(sys::release_kinds);
+        self.finish(0);
     }
 }
 
@@ -235,7 +231,7 @@ impl KindsSemaphore {
     /// As [`new`](Self::new), served in `order`.
     pub fn with_order(kinds: &[(&str, u64)], order: Order) -> io::Result<KindsSemaphore> {
         let fd = sys::open(false)?;
-        sys::init_kinds(fd.as_raw_fd(), kinds, order.flags())?;
+        sys::init(fd.as_raw_fd(), kinds, order.flags())?;
         KindsSemaphore::wrap(fd)
     }
 
@@ -246,7 +242,7 @@ impl KindsSemaphore {
     }
 
     fn wrap(fd: OwnedFd) -> io::Result<KindsSemaphore> {
-        let i = sys::info_kinds(fd.as_raw_fd())?;
+        let i = sys::info_bound(fd.as_raw_fd())?;
         let n = (i.nkinds as usize).min(MAX_KINDS);
         let labels = i.kind[..n].iter().map(|k| label_of(&k.label)).collect();
         Ok(KindsSemaphore {
@@ -305,7 +301,7 @@ impl KindsSemaphore {
     fn wait(&self, counts: &[u64], deadline: u64) -> Result<KindsPermit<'_>, AcquireError> {
         let v = self.check(counts).map_err(AcquireError)?;
         loop {
-            match sys::acquire_kinds(self.fd.as_raw_fd(), counts, deadline, 0) {
+            match sys::acquire(self.fd.as_raw_fd(), counts, deadline, 0) {
                 Ok(()) => return Ok(self.permit(Holder::Main, v)),
                 Err(e) if sys::errno(&e) == libc::EINTR => continue,
                 Err(e) => return Err(AcquireError(e)),
@@ -329,7 +325,7 @@ impl KindsSemaphore {
     /// waiter: [`TryAcquireError::NoPermits`] when any kind is short.
     pub fn try_acquire(&self, counts: &[u64]) -> Result<KindsPermit<'_>, TryAcquireError> {
         let v = self.check(counts).map_err(TryAcquireError::Other)?;
-        sys::acquire_kinds(self.fd.as_raw_fd(), counts, sys::NO_DEADLINE, sys::ACQ_TRY)?;
+        sys::acquire(self.fd.as_raw_fd(), counts, sys::NO_DEADLINE, sys::ACQ_TRY)?;
         Ok(self.permit(Holder::Main, v))
     }
 
@@ -350,14 +346,14 @@ impl KindsSemaphore {
     /// (then nothing changes).
     pub fn add(&self, counts: &[u64]) -> io::Result<()> {
         self.check(counts)?;
-        sys::add_kinds(self.fd.as_raw_fd(), counts)
+        sys::resize(self.fd.as_raw_fd(), counts, sys::RESIZE_ADD)
     }
 
     /// Lowers each kind's limit by its count, even below what is taken.
     /// `EINVAL` above a kind's limit (nothing changes).
     pub fn remove(&self, counts: &[u64]) -> io::Result<()> {
         self.check(counts)?;
-        sys::remove_kinds(self.fd.as_raw_fd(), counts)
+        sys::resize(self.fd.as_raw_fd(), counts, sys::RESIZE_REMOVE)
     }
 
     /// Closes the semaphore for every handle: each waiter fails `EIDRM`.
@@ -367,7 +363,7 @@ impl KindsSemaphore {
 
     /// One consistent snapshot of every kind, with its label.
     pub fn info(&self) -> io::Result<KindsInfo> {
-        let i = sys::info_kinds(self.fd.as_raw_fd())?;
+        let i = sys::info_bound(self.fd.as_raw_fd())?;
         let n = (i.nkinds as usize).min(MAX_KINDS);
         let kinds = i.kind[..n]
             .iter()

@@ -334,15 +334,16 @@ struct Part {
 enum End {
     /// Back to the semaphore (`FAIRSEM_IOC_RELEASE`).
     Release,
-    /// Off its limit (`FAIRSEM_IOC_FORGET`).
+    /// Off its limit (`FAIRSEM_IOC_RELEASE`, `FAIRSEM_RELEASE_FORGET`).
     Forget,
 }
 
 impl Part {
-    /// RELEASE or FORGET the count through the handle that holds it.  Only
-    /// EBADFD (unbound) could fail, and both handles are bound.  The
-    /// mapping's go back through the page, and a forget then lowers the
-    /// limit (`FAIRSEM_IOC_REMOVE`): the kernel's FORGET knows only what
+    /// RELEASE the count through the handle that holds it, given back or
+    /// forgotten (`FAIRSEM_RELEASE_FORGET`).  Only EBADFD (unbound) could
+    /// fail, and both handles are bound.  The mapping's go back through the
+    /// page, and a forget then lowers the limit (`FAIRSEM_IOC_RESIZE`,
+    /// `FAIRSEM_RESIZE_REMOVE`): the kernel's forget knows only what
     /// handles hold.
     fn finish(self, sem: &Semaphore, end: End) {
         let fd = match &self.slot {
@@ -354,7 +355,7 @@ impl Part {
                 if let Some(map) = sem.fast.as_ref().filter(|m| m.is_live()) {
                     let _ = map.give(fd, self.n);
                     if end == End::Forget {
-                        let _ = sys::remove(fd, self.n);
+                        let _ = sys::resize(fd, &[self.n], sys::RESIZE_REMOVE);
                     }
                 }
                 return;
@@ -362,10 +363,11 @@ impl Part {
             #[cfg(feature = "tokio")]
             Slot::Waiting(w) => w.raw_fd(),
         };
-        let _ = match end {
-            End::Release => sys::release(fd, self.n),
-            End::Forget => sys::forget(fd, self.n),
+        let flags = match end {
+            End::Release => 0,
+            End::Forget => sys::RELEASE_FORGET,
         };
+        let _ = sys::release(fd, &[self.n], flags);
     }
 }
 
@@ -470,7 +472,7 @@ impl<'a> Permit<'a> {
     }
 
     /// Drops the permits without giving them back: the semaphore's limit
-    /// falls by as many (`FAIRSEM_IOC_FORGET`).
+    /// falls by as many (`FAIRSEM_RELEASE_FORGET`).
     pub fn forget(mut self) {
         self.held.finish(self.sem, End::Forget);
     }
@@ -581,7 +583,7 @@ impl Semaphore {
 
     fn create(permits: u64, flags: u32) -> io::Result<Semaphore> {
         let fd = sys::open(false)?;
-        sys::init(fd.as_raw_fd(), permits, flags)?;
+        sys::init(fd.as_raw_fd(), &[("", permits)], flags)?;
         Ok(Semaphore::wrap(fd))
     }
 
@@ -813,7 +815,7 @@ impl Semaphore {
         if let Some(held) = self.fast_held(n) {
             return Ok(held);
         }
-        sys::acquire(self.fd.as_raw_fd(), n, sys::NO_DEADLINE, sys::ACQ_TRY)?;
+        sys::acquire(self.fd.as_raw_fd(), &[n], sys::NO_DEADLINE, sys::ACQ_TRY)?;
         Ok(Held::main(n))
     }
 
@@ -835,7 +837,7 @@ impl Semaphore {
             return Ok(held);
         }
         loop {
-            match sys::acquire(self.fd.as_raw_fd(), n, deadline, 0) {
+            match sys::acquire(self.fd.as_raw_fd(), &[n], deadline, 0) {
                 Ok(()) => return Ok(Held::main(n)),
                 Err(e) if sys::errno(&e) == libc::EINTR => continue,
                 Err(e) => return Err(AcquireError(e)),
@@ -851,7 +853,7 @@ impl Semaphore {
         if n == 0 {
             return Ok(());
         }
-        sys::add(self.fd.as_raw_fd(), n)
+        sys::resize(self.fd.as_raw_fd(), &[n], sys::RESIZE_ADD)
     }
 
     /// Lowers the limit by `n`, even below what is held now (then nothing is
@@ -861,7 +863,7 @@ impl Semaphore {
         if n == 0 {
             return Ok(());
         }
-        sys::remove(self.fd.as_raw_fd(), n)
+        sys::resize(self.fd.as_raw_fd(), &[n], sys::RESIZE_REMOVE)
     }
 
     /// Lowers the limit by as many as `n` of the permits free now, and
@@ -883,19 +885,19 @@ impl Semaphore {
             if k == 0 {
                 return 0;
             }
-            match sys::acquire(fd, k, sys::NO_DEADLINE, sys::ACQ_TRY) {
+            match sys::acquire(fd, &[k], sys::NO_DEADLINE, sys::ACQ_TRY) {
                 Ok(()) => {
-                    if sys::forget(fd, k).is_ok() {
+                    if sys::release(fd, &[k], sys::RELEASE_FORGET).is_ok() {
                         return k;
                     }
-                    let _ = sys::release(fd, k);
+                    let _ = sys::release(fd, &[k], 0);
                     return 0;
                 }
                 Err(e) => {
                     let e = sys::errno(&e);
                     let held_back = e == libc::EAGAIN && info.waiters > 0;
                     if held_back || e == libc::EIDRM {
-                        match sys::remove(fd, k) {
+                        match sys::resize(fd, &[k], sys::RESIZE_REMOVE) {
                             Ok(()) => return k,
                             Err(e) if sys::errno(&e) == libc::EINVAL => continue,
                             Err(_) => return 0,

@@ -18,8 +18,12 @@ pub const NO_DEADLINE: u64 = !0;
 
 pub const LIFO: u32 = 1 << 0;
 pub const PRIO: u32 = 1 << 4;
+pub const JOBSERVER: u32 = 1 << 6;
 pub const ACQ_TRY: u32 = 1 << 0;
 pub const ACQ_ASYNC: u32 = 1 << 1;
+pub const RELEASE_FORGET: u32 = 1 << 2;
+pub const RESIZE_ADD: u32 = 1 << 3;
+pub const RESIZE_REMOVE: u32 = 1 << 4;
 pub const INFO_CLOSED: u32 = 1 << 1;
 pub const INFO_ASYNC_PENDING: u32 = 1 << 2;
 pub const INFO_ASYNC_GRANTED: u32 = 1 << 3;
@@ -36,35 +40,34 @@ pub const FAST_WAITERS: u64 = 1 << 32;
 pub const FAST_RECONCILE: u64 = 1 << 33;
 pub const FAST_BITS: u64 = FAST_WAITERS | FAST_RECONCILE;
 
+/// `struct fairsem_init`: every vector inline, FAIRSEM_MAX_KINDS long.
 #[repr(C)]
-#[derive(Default)]
 pub struct Init {
-    pub permits: u64,
+    pub limit: [u64; MAX_KINDS],
+    pub label: [[u8; LABEL_LEN]; MAX_KINDS],
     pub flags: u32,
-    pub reserved: u32,
+    pub nkinds: u32,
+    pub reserved: u64,
 }
 
+/// `struct fairsem_acquire`: the counts last, of which the kernel reads
+/// the first `nkinds` alone.
 #[repr(C)]
-#[derive(Default)]
 pub struct Acquire {
-    pub count: u64,
     pub deadline_ns: u64,
     pub flags: u32,
-    pub reserved: u32,
+    pub nkinds: u32,
+    pub count: [u64; MAX_KINDS],
 }
 
+/// `struct fairsem_counts`: RELEASE (flags 0 or RELEASE_FORGET), RESIZE
+/// (RESIZE_ADD or RESIZE_REMOVE) and SUBMIT (0) of a vector, the counts
+/// last.
 #[repr(C)]
-#[derive(Default, Clone, Copy, Debug)]
-pub struct Info {
-    pub id: u64,
-    pub limit: u64,
-    pub available: u64,
-    pub taken: u64,
-    pub holds: u64,
-    pub waiters: u64,
+pub struct Counts {
+    pub nkinds: u32,
     pub flags: u32,
-    pub handles: u32,
-    pub reserved: [u64; 4],
+    pub count: [u64; MAX_KINDS],
 }
 
 #[repr(C)]
@@ -79,33 +82,6 @@ pub struct Link {
     pub mode: u32,
     pub name: u64,
     pub reserved: [u64; 2],
-}
-
-/// `struct fairsem_init_kinds`: every vector inline, FAIRSEM_MAX_KINDS long.
-#[repr(C)]
-pub struct InitKinds {
-    pub limit: [u64; MAX_KINDS],
-    pub label: [[u8; LABEL_LEN]; MAX_KINDS],
-    pub flags: u32,
-    pub nkinds: u32,
-    pub reserved: u64,
-}
-
-#[repr(C)]
-pub struct AcquireKinds {
-    pub count: [u64; MAX_KINDS],
-    pub deadline_ns: u64,
-    pub flags: u32,
-    pub nkinds: u32,
-    pub reserved: u64,
-}
-
-/// `struct fairsem_counts`: RELEASE, FORGET, ADD and REMOVE of a vector.
-#[repr(C)]
-pub struct Counts {
-    pub count: [u64; MAX_KINDS],
-    pub nkinds: u32,
-    pub reserved: u32,
 }
 
 /// `struct fairsem_fast_release`: FAIRSEM_IOC_RELEASE_FAST's argument.
@@ -134,6 +110,10 @@ pub struct Kind {
     pub label: [u8; LABEL_LEN],
 }
 
+/// `struct fairsem_info_kinds`: FAIRSEM_IOC_INFO's result.  `nkinds` is 0
+/// on a handle not bound yet, of which only the two masks are filled:
+/// `init_flags`, what INIT accepts, and `op_flags`, what ACQUIRE, RELEASE
+/// and RESIZE accept.
 #[repr(C)]
 #[derive(Default, Clone, Copy, Debug)]
 pub struct InfoKinds {
@@ -144,7 +124,23 @@ pub struct InfoKinds {
     pub handles: u32,
     pub nkinds: u32,
     pub reserved: u32,
-    pub reserved2: [u64; 2],
+    pub init_flags: u32,
+    pub op_flags: u32,
+    pub reserved2: u64,
+}
+
+/// Kind 0 of an INFO snapshot, for the calls of one count (libfairsem's
+/// `struct fairsem_info`): `flags` has INFO_KINDS when there are more.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct Info {
+    pub id: u64,
+    pub limit: u64,
+    pub available: u64,
+    pub taken: u64,
+    pub holds: u64,
+    pub waiters: u64,
+    pub flags: u32,
+    pub handles: u32,
 }
 
 const MAGIC: u64 = 0xFA;
@@ -158,26 +154,17 @@ const fn iow(nr: u64, size: usize) -> u64 {
 
 pub const IOC_INIT: u64 = iow(0, size_of::<Init>());
 pub const IOC_ACQUIRE: u64 = iow(1, size_of::<Acquire>());
-pub const IOC_RELEASE: u64 = iow(2, 8);
-pub const IOC_FORGET: u64 = iow(3, 8);
-pub const IOC_ADD: u64 = iow(4, 8);
-pub const IOC_REMOVE: u64 = iow(5, 8);
-pub const IOC_CLOSE: u64 = ioc(0, 6, 0);
-pub const IOC_CANCEL: u64 = ioc(0, 7, 0);
-pub const IOC_INFO: u64 = ioc(2, 8, size_of::<Info>());
-pub const IOC_NEW_HANDLE: u64 = ioc(3, 9, size_of::<Handle>());
-pub const IOC_LINK: u64 = iow(10, size_of::<Link>());
-pub const IOC_INIT_KINDS: u64 = iow(11, size_of::<InitKinds>());
-pub const IOC_ACQUIRE_KINDS: u64 = iow(12, size_of::<AcquireKinds>());
-pub const IOC_RELEASE_KINDS: u64 = iow(13, size_of::<Counts>());
-pub const IOC_FORGET_KINDS: u64 = iow(14, size_of::<Counts>());
-pub const IOC_ADD_KINDS: u64 = iow(15, size_of::<Counts>());
-pub const IOC_REMOVE_KINDS: u64 = iow(16, size_of::<Counts>());
-pub const IOC_INFO_KINDS: u64 = ioc(2, 17, size_of::<InfoKinds>());
-pub const IOC_SUBMIT: u64 = iow(18, size_of::<Counts>());
-pub const IOC_REAP: u64 = iow(19, size_of::<Reap>());
-pub const IOC_WITHDRAW: u64 = iow(20, 4);
-pub const IOC_RELEASE_FAST: u64 = iow(21, size_of::<FastRelease>());
+pub const IOC_RELEASE: u64 = iow(2, size_of::<Counts>());
+pub const IOC_RESIZE: u64 = iow(3, size_of::<Counts>());
+pub const IOC_CLOSE: u64 = ioc(0, 4, 0);
+pub const IOC_CANCEL: u64 = ioc(0, 5, 0);
+pub const IOC_INFO: u64 = ioc(2, 6, size_of::<InfoKinds>());
+pub const IOC_NEW_HANDLE: u64 = ioc(3, 7, size_of::<Handle>());
+pub const IOC_LINK: u64 = iow(8, size_of::<Link>());
+pub const IOC_SUBMIT: u64 = iow(9, size_of::<Counts>());
+pub const IOC_REAP: u64 = iow(10, size_of::<Reap>());
+pub const IOC_WITHDRAW: u64 = iow(11, 4);
+pub const IOC_RELEASE_FAST: u64 = iow(12, size_of::<FastRelease>());
 
 fn ioctl<T>(fd: RawFd, req: u64, arg: *mut T) -> io::Result<i32> {
     // SAFETY: every request above takes a pointer to its own struct (or
@@ -188,11 +175,6 @@ fn ioctl<T>(fd: RawFd, req: u64, arg: *mut T) -> io::Result<i32> {
     } else {
         Ok(ret)
     }
-}
-
-fn ioctl_count(fd: RawFd, req: u64, count: u64) -> io::Result<()> {
-    let mut arg = count;
-    ioctl(fd, req, &mut arg).map(drop)
 }
 
 pub fn open(nonblock: bool) -> io::Result<OwnedFd> {
@@ -244,14 +226,11 @@ fn open_path(path: &CStr, flags: i32) -> io::Result<OwnedFd> {
 pub fn open_named(path: &CStr) -> io::Result<OwnedFd> {
     // O_NONBLOCK keeps open(2) from waiting on a FIFO of that name.
     let fd = open_path(path, libc::O_RDWR | libc::O_NONBLOCK)?;
-    // A file that is not a semaphore must not pass for one.
-    info(fd.as_raw_fd()).map_err(|e| {
-        if errno(&e) == libc::EBADFD {
-            io::Error::from_raw_os_error(libc::ENOTTY)
-        } else {
-            e
-        }
-    })?;
+    // A file that is not a semaphore must not pass for one, nor a handle
+    // bound to none (a name of /dev/fairsem itself).
+    if info_kinds(fd.as_raw_fd())?.nkinds == 0 {
+        return Err(io::Error::from_raw_os_error(libc::ENOTTY));
+    }
     // SAFETY: F_SETFL with plain flags; blocking acquires must wait.
     if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_RDWR) } < 0 {
         return Err(io::Error::last_os_error());
@@ -308,44 +287,12 @@ pub fn user_name(uid: u32) -> Option<String> {
     Some(unsafe { CStr::from_ptr(pw.pw_name) }.to_string_lossy().into_owned())
 }
 
-pub fn init(fd: RawFd, permits: u64, flags: u32) -> io::Result<()> {
-    let mut arg = Init { permits, flags, reserved: 0 };
-    ioctl(fd, IOC_INIT, &mut arg).map(drop)
-}
-
-pub fn acquire(fd: RawFd, count: u64, deadline_ns: u64, flags: u32) -> io::Result<()> {
-    let mut arg = Acquire { count, deadline_ns, flags, reserved: 0 };
-    ioctl(fd, IOC_ACQUIRE, &mut arg).map(drop)
-}
-
-pub fn release(fd: RawFd, count: u64) -> io::Result<()> {
-    ioctl_count(fd, IOC_RELEASE, count)
-}
-
-pub fn forget(fd: RawFd, count: u64) -> io::Result<()> {
-    ioctl_count(fd, IOC_FORGET, count)
-}
-
-pub fn add(fd: RawFd, count: u64) -> io::Result<()> {
-    ioctl_count(fd, IOC_ADD, count)
-}
-
-pub fn remove(fd: RawFd, count: u64) -> io::Result<()> {
-    ioctl_count(fd, IOC_REMOVE, count)
-}
-
 pub fn close_sem(fd: RawFd) -> io::Result<()> {
     ioctl(fd, IOC_CLOSE, std::ptr::null_mut::<u8>()).map(drop)
 }
 
 pub fn cancel(fd: RawFd) -> io::Result<()> {
     ioctl(fd, IOC_CANCEL, std::ptr::null_mut::<u8>()).map(drop)
-}
-
-pub fn info(fd: RawFd) -> io::Result<Info> {
-    let mut arg = Info::default();
-    ioctl(fd, IOC_INFO, &mut arg)?;
-    Ok(arg)
 }
 
 pub fn new_handle(fd: RawFd, nonblock: bool) -> io::Result<OwnedFd> {
@@ -359,18 +306,6 @@ pub fn new_handle(fd: RawFd, nonblock: bool) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(nfd) })
 }
 
-/// read(2) of a handle: collects a granted asynchronous request.
-pub fn collect(fd: RawFd) -> io::Result<u64> {
-    let mut count = 0u64;
-    // SAFETY: reads at most 8 bytes into `count`.
-    let n = unsafe { libc::read(fd, (&mut count as *mut u64).cast(), 8) };
-    match n {
-        8 => Ok(count),
-        n if n < 0 => Err(io::Error::last_os_error()),
-        _ => Err(io::Error::from_raw_os_error(libc::EIO)),
-    }
-}
-
 /// A vector of the semaphore's `counts.len()` kinds, the tail zero.
 fn vector(counts: &[u64]) -> io::Result<([u64; MAX_KINDS], u32)> {
     if counts.is_empty() || counts.len() > MAX_KINDS {
@@ -381,10 +316,11 @@ fn vector(counts: &[u64]) -> io::Result<([u64; MAX_KINDS], u32)> {
     Ok((v, counts.len() as u32))
 }
 
-/// FAIRSEM_IOC_INIT_KINDS of one (label, limit) per kind.  A label longer
-/// than 15 bytes or with a NUL in it is EINVAL here; the kernel checks the
-/// rest (its characters, uniqueness).
-pub fn init_kinds(fd: RawFd, kinds: &[(&str, u64)], flags: u32) -> io::Result<()> {
+/// FAIRSEM_IOC_INIT of one (label, limit) per kind; a semaphore of one
+/// count is one kind with an empty label.  A label longer than 15 bytes or
+/// with a NUL in it is EINVAL here; the kernel checks the rest (its
+/// characters, uniqueness).
+pub fn init(fd: RawFd, kinds: &[(&str, u64)], flags: u32) -> io::Result<()> {
     let limits: Vec<u64> = kinds.iter().map(|k| k.1).collect();
     let (limit, nkinds) = vector(&limits)?;
     let mut label = [[0u8; LABEL_LEN]; MAX_KINDS];
@@ -395,46 +331,73 @@ pub fn init_kinds(fd: RawFd, kinds: &[(&str, u64)], flags: u32) -> io::Result<()
         }
         dst[..b.len()].copy_from_slice(b);
     }
-    let mut arg = InitKinds { limit, label, flags, nkinds, reserved: 0 };
-    ioctl(fd, IOC_INIT_KINDS, &mut arg).map(drop)
+    let mut arg = Init { limit, label, flags, nkinds, reserved: 0 };
+    ioctl(fd, IOC_INIT, &mut arg).map(drop)
 }
 
-pub fn acquire_kinds(fd: RawFd, counts: &[u64], deadline_ns: u64, flags: u32) -> io::Result<()> {
+/// FAIRSEM_IOC_ACQUIRE of the vector `counts`, one count a kind.
+pub fn acquire(fd: RawFd, counts: &[u64], deadline_ns: u64, flags: u32) -> io::Result<()> {
     let (count, nkinds) = vector(counts)?;
-    let mut arg = AcquireKinds { count, deadline_ns, flags, nkinds, reserved: 0 };
-    ioctl(fd, IOC_ACQUIRE_KINDS, &mut arg).map(drop)
+    let mut arg = Acquire { deadline_ns, flags, nkinds, count };
+    ioctl(fd, IOC_ACQUIRE, &mut arg).map(drop)
 }
 
-fn counts_call(fd: RawFd, req: u64, counts: &[u64]) -> io::Result<()> {
+fn counts_call(fd: RawFd, req: u64, counts: &[u64], flags: u32) -> io::Result<i32> {
     let (count, nkinds) = vector(counts)?;
-    let mut arg = Counts { count, nkinds, reserved: 0 };
-    ioctl(fd, req, &mut arg).map(drop)
+    let mut arg = Counts { nkinds, flags, count };
+    ioctl(fd, req, &mut arg)
 }
 
-pub fn release_kinds(fd: RawFd, counts: &[u64]) -> io::Result<()> {
-    counts_call(fd, IOC_RELEASE_KINDS, counts)
+/// FAIRSEM_IOC_RELEASE of the vector `counts` the handle holds: given
+/// back (`flags` 0), or dropped with as much of the limits
+/// ([`RELEASE_FORGET`]).
+pub fn release(fd: RawFd, counts: &[u64], flags: u32) -> io::Result<()> {
+    counts_call(fd, IOC_RELEASE, counts, flags).map(drop)
 }
 
-pub fn forget_kinds(fd: RawFd, counts: &[u64]) -> io::Result<()> {
-    counts_call(fd, IOC_FORGET_KINDS, counts)
+/// FAIRSEM_IOC_RESIZE: each kind's limit raised ([`RESIZE_ADD`]) or
+/// lowered ([`RESIZE_REMOVE`]) by its count.
+pub fn resize(fd: RawFd, counts: &[u64], flags: u32) -> io::Result<()> {
+    counts_call(fd, IOC_RESIZE, counts, flags).map(drop)
 }
 
-pub fn add_kinds(fd: RawFd, counts: &[u64]) -> io::Result<()> {
-    counts_call(fd, IOC_ADD_KINDS, counts)
-}
-
-pub fn remove_kinds(fd: RawFd, counts: &[u64]) -> io::Result<()> {
-    counts_call(fd, IOC_REMOVE_KINDS, counts)
-}
-
+/// FAIRSEM_IOC_INFO on any handle: on one not bound yet, `nkinds` 0 and
+/// only the masks of the flags this kernel accepts.
 pub fn info_kinds(fd: RawFd) -> io::Result<InfoKinds> {
     let mut arg = InfoKinds::default();
-    ioctl(fd, IOC_INFO_KINDS, &mut arg)?;
+    ioctl(fd, IOC_INFO, &mut arg)?;
     Ok(arg)
 }
 
-/// read(2) of a handle with a granted asynchronous vector request: the
-/// grant reads back as `nkinds` u64, one per kind.
+/// FAIRSEM_IOC_INFO of a semaphore: `EBADFD` on a handle not bound yet.
+pub fn info_bound(fd: RawFd) -> io::Result<InfoKinds> {
+    let i = info_kinds(fd)?;
+    if i.nkinds == 0 {
+        return Err(io::Error::from_raw_os_error(libc::EBADFD));
+    }
+    Ok(i)
+}
+
+/// Kind 0 of the semaphore's INFO (`EBADFD` unbound), INFO_KINDS in
+/// `flags` when it has more kinds.
+pub fn info(fd: RawFd) -> io::Result<Info> {
+    let i = info_bound(fd)?;
+    let k = &i.kind[0];
+    let more = if i.nkinds > 1 { INFO_KINDS } else { 0 };
+    Ok(Info {
+        id: i.id,
+        limit: k.limit,
+        available: k.available,
+        taken: k.taken,
+        holds: k.holds,
+        waiters: i.waiters,
+        flags: i.flags | more,
+        handles: i.handles,
+    })
+}
+
+/// read(2) of a handle with a granted asynchronous request: the grant
+/// reads back as `nkinds` u64, one per kind.
 pub fn collect_kinds(fd: RawFd, nkinds: usize) -> io::Result<[u64; MAX_KINDS]> {
     let mut v = [0u64; MAX_KINDS];
     let len = nkinds.min(MAX_KINDS) * 8;
@@ -451,9 +414,7 @@ pub fn collect_kinds(fd: RawFd, nkinds: usize) -> io::Result<[u64; MAX_KINDS]> {
 /// one kind): `None` when granted at once (the handle holds it), else the
 /// new request's id.
 pub fn submit(fd: RawFd, counts: &[u64]) -> io::Result<Option<u32>> {
-    let (count, nkinds) = vector(counts)?;
-    let mut arg = Counts { count, nkinds, reserved: 0 };
-    let id = ioctl(fd, IOC_SUBMIT, &mut arg)?;
+    let id = counts_call(fd, IOC_SUBMIT, counts, 0)?;
     Ok(if id == 0 { None } else { Some(id as u32) })
 }
 

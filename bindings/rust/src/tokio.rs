@@ -579,7 +579,7 @@ impl Waiting {
             match shared.book.leave(id, &mut wake) {
                 // ENOENT: refused by a close not yet reaped; nothing held.
                 Leave::Withdraw => drop(sys::withdraw(self.raw_fd(), id)),
-                Leave::Release => drop(sys::release_kinds(self.raw_fd(), counts)),
+                Leave::Release => drop(sys::release(self.raw_fd(), counts, 0)),
                 Leave::Nothing => {}
             }
         }

@@ -9,7 +9,7 @@ use std::thread;
 use std::time::Duration;
 
 use common::{chown, wait_waiters, Instance};
-use fairsem::{NameOwnedByOther, Order, Semaphore, TryAcquireError};
+use fairsem::{sys, NameOwnedByOther, Order, Semaphore, TryAcquireError};
 
 #[test]
 fn new_has_the_permits_asked_for() {
@@ -214,6 +214,30 @@ fn from_fd_refuses_an_unbound_handle() {
     let fd = std::fs::OpenOptions::new().read(true).write(true).open("/dev/fairsem").unwrap();
     let err = Semaphore::from_fd(OwnedFd::from(fd)).unwrap_err();
     assert_eq!(err.raw_os_error(), Some(libc::EBADFD));
+}
+
+#[test]
+fn info_of_an_unbound_handle_reports_the_kernels_flags_and_no_semaphore() {
+    let fd = std::fs::OpenOptions::new().read(true).write(true).open("/dev/fairsem").unwrap();
+    let info = sys::info_kinds(fd.as_raw_fd()).unwrap();
+    assert_eq!((info.nkinds, info.id, info.waiters, info.handles, info.flags), (0, 0, 0, 0, 0));
+    assert!(info.kind.iter().all(|k| k.limit == 0 && k.taken == 0 && k.holds == 0));
+    let init = sys::LIFO | sys::PRIO | sys::JOBSERVER | sys::FAST;
+    assert_eq!(info.init_flags, init, "init_flags {:#x}", info.init_flags);
+    let ops = sys::ACQ_TRY | sys::ACQ_ASYNC | sys::RELEASE_FORGET | sys::RESIZE_ADD | sys::RESIZE_REMOVE;
+    assert_eq!(info.op_flags, ops, "op_flags {:#x}", info.op_flags);
+    // The calls of a semaphore still see no semaphore there.
+    assert_eq!(sys::info(fd.as_raw_fd()).unwrap_err().raw_os_error(), Some(libc::EBADFD));
+}
+
+#[test]
+fn info_of_a_bound_handle_reports_the_kernels_flags_too() {
+    let sem = Semaphore::new(1).unwrap();
+    let unbound = std::fs::OpenOptions::new().read(true).write(true).open("/dev/fairsem").unwrap();
+    let bound = sys::info_kinds(sem.as_raw_fd()).unwrap();
+    let none = sys::info_kinds(unbound.as_raw_fd()).unwrap();
+    assert_eq!(bound.nkinds, 1);
+    assert_eq!((bound.init_flags, bound.op_flags), (none.init_flags, none.op_flags));
 }
 
 #[test]

@@ -64,12 +64,12 @@ fn permits_taken_through_the_page_belong_to_the_mapping() {
     let info = sem.info().unwrap();
     assert_eq!((info.taken, info.holds, info.available), (2, 2, 1));
     // The handle itself holds none of them: a plain RELEASE is refused.
-    let err = sys::release(sem.as_raw_fd(), 1).unwrap_err();
+    let err = sys::release(sem.as_raw_fd(), &[1], 0).unwrap_err();
     assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
     drop(permit);
     assert_eq!(taken(&sem), 0);
     let permit = sem.try_acquire_many(3).unwrap();
-    assert_eq!(sys::release(sem.as_raw_fd(), 1).unwrap_err().raw_os_error(), Some(libc::EINVAL));
+    assert_eq!(sys::release(sem.as_raw_fd(), &[1], 0).unwrap_err().raw_os_error(), Some(libc::EINVAL));
     drop(permit);
     assert_eq!(sem.available_permits(), 3);
 }
@@ -92,7 +92,7 @@ fn a_queued_waiter_sends_everyone_to_the_kernel_and_is_served_first() {
     assert_eq!(taken(&sem), 0);
     // Nobody waits again: the page serves once more.
     let permit = sem.acquire().unwrap();
-    assert_eq!(sys::release(sem.as_raw_fd(), 1).unwrap_err().raw_os_error(), Some(libc::EINVAL));
+    assert_eq!(sys::release(sem.as_raw_fd(), &[1], 0).unwrap_err().raw_os_error(), Some(libc::EINVAL));
     drop(permit);
 }
 
@@ -204,7 +204,7 @@ fn tokio_acquire_on_a_fast_semaphore_is_ready_at_once_through_the_page() {
     rt.block_on(async {
         let sem = fairsem::tokio::Semaphore::new_fast(2, Order::Fifo).unwrap();
         let permit = sem.acquire_many(2).await.unwrap();
-        let err = sys::release(sem.as_raw_fd(), 1).unwrap_err();
+        let err = sys::release(sem.as_raw_fd(), &[1], 0).unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
         // One that must wait is submitted, and granted when they come back.
         let mut waiting = Box::pin(sem.acquire());

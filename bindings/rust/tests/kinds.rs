@@ -140,7 +140,7 @@ fn a_label_of_fifteen_bytes_is_accepted() {
 }
 
 #[test]
-fn scalar_calls_on_a_multi_kind_semaphore_are_refused() {
+fn calls_of_one_count_on_a_semaphore_of_two_kinds_are_refused() {
     let sem = two_kinds(3, 100);
     let scalar = Semaphore::from_fd(sys::new_handle(sem.as_raw_fd(), false).unwrap()).unwrap();
     assert_eq!(scalar.acquire().unwrap_err().raw_os_error(), Some(libc::EINVAL));
