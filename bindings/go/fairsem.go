@@ -137,8 +137,9 @@ func create(n int64, flags uint32) (*Semaphore, error) {
 	if n < 0 {
 		return nil, errno("fairsem init", syscall.EINVAL)
 	}
-	arg := sysInit{permits: uint64(n), flags: flags}
-	h, err := openDevice(iocInit, unsafe.Pointer(&arg))
+	arg := sysInit{flags: flags, nkinds: 1}
+	arg.limit[0] = uint64(n)
+	h, err := openDevice(unsafe.Pointer(&arg))
 	if err != nil {
 		return nil, err
 	}
@@ -213,8 +214,8 @@ func FromFile(f *os.File) (*Semaphore, error) {
 	if err != nil {
 		return nil, err
 	}
-	var info sysInfo
-	if err := sysInfoCall(h.fd, &info); err != nil {
+	var info sysInfoOne
+	if err := sysInfoOneCall(h.fd, &info); err != nil {
 		return nil, errno("fairsem info", err)
 	}
 	return wrap(h), nil
@@ -235,8 +236,8 @@ func OpenNamed(name string) (*Semaphore, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	var info sysInfo
-	if err := sysInfoCall(fd, &info); err != nil {
+	var info sysInfoOne
+	if err := sysInfoOneCall(fd, &info); err != nil {
 		syscall.Close(fd)
 		if err == syscall.EBADFD {
 			err = syscall.ENOTTY
@@ -281,7 +282,7 @@ func (s *Semaphore) TryAcquire(n int64) bool {
 	if s.takeFast(uint64(n)) {
 		return true
 	}
-	err := sysAcquireCall(s.main.fd, uint64(n), acqTry)
+	err := sysAcquireOne(s.main.fd, uint64(n), acqTry)
 	runtime.KeepAlive(s.main.f)
 	if err != nil {
 		return false
@@ -293,8 +294,8 @@ func (s *Semaphore) TryAcquire(n int64) bool {
 }
 
 func (s *Semaphore) tryZero() bool {
-	var i sysInfo
-	err := sysInfoCall(s.main.fd, &i)
+	var i sysInfoOne
+	err := sysInfoOneCall(s.main.fd, &i)
 	runtime.KeepAlive(s.main.f)
 	return err == nil && i.flags&infoClosed == 0 && i.waiters == 0
 }
@@ -350,7 +351,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, sized bool) error {
 	// Granted at once, a try on the Semaphore's own handle is the whole
 	// Acquire: it is granted exactly when an asynchronous request would be
 	// granted at once, and it needs no pooled handle.
-	switch err := sysAcquireCall(s.main.fd, uint64(n), acqTry); err {
+	switch err := sysAcquireOne(s.main.fd, uint64(n), acqTry); err {
 	case nil:
 		runtime.KeepAlive(s.main.f)
 		s.mu.Lock()
@@ -365,8 +366,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, sized bool) error {
 }
 
 func (s *Semaphore) acquireZero() error {
-	var i sysInfo
-	err := sysInfoCall(s.main.fd, &i)
+	var i sysInfoOne
+	err := sysInfoOneCall(s.main.fd, &i)
 	runtime.KeepAlive(s.main.f)
 	if err == nil && i.flags&infoClosed != 0 {
 		err = syscall.EIDRM
@@ -407,8 +408,8 @@ func (s *Semaphore) request(ctx context.Context, n uint64, sized bool) error {
 // look comes after the request is queued, so that it costs nothing to an
 // Acquire granted at once.
 func (s *Semaphore) aboveLimit(w *waiter, n uint64) (uint64, bool, error) {
-	var i sysInfo
-	err := sysInfoCall(s.main.fd, &i)
+	var i sysInfoOne
+	err := sysInfoOneCall(s.main.fd, &i)
 	runtime.KeepAlive(s.main.f)
 	if err != nil {
 		if !s.withdraw(w) && <-w.done == nil {
@@ -454,7 +455,7 @@ func (s *Semaphore) releaseLocked(n uint64) {
 		if k == 0 {
 			continue
 		}
-		if err := ioctlCount(h.fd, iocRelease, k); err != nil {
+		if err := sysCountOne(h.fd, iocRelease, k, 0); err != nil {
 			panic("fairsem: release: " + err.Error())
 		}
 		runtime.KeepAlive(h.f)
@@ -478,11 +479,12 @@ func (s *Semaphore) Release(n int64) {
 	s.releaseLocked(uint64(n))
 }
 
-func (s *Semaphore) count(op string, req uintptr, n int64) error {
+// resize raises (resizeAdd) or lowers (resizeRemove) the limit by n.
+func (s *Semaphore) resize(op string, flags uint32, n int64) error {
 	if n <= 0 {
 		return errno(op, syscall.EINVAL)
 	}
-	err := ioctlCount(s.main.fd, req, uint64(n))
+	err := sysCountOne(s.main.fd, iocResize, uint64(n), flags)
 	runtime.KeepAlive(s.main.f)
 	return errno(op, err)
 }
@@ -491,7 +493,7 @@ func (s *Semaphore) count(op string, req uintptr, n int64) error {
 // this process's parked requests (see Acquire) that now fit queue behind
 // them.  EOVERFLOW past MaxPermits.
 func (s *Semaphore) Add(n int64) error {
-	err := s.count("fairsem add", iocAdd, n)
+	err := s.resize("fairsem add", resizeAdd, n)
 	if err == nil {
 		s.kickParked()
 	}
@@ -500,7 +502,7 @@ func (s *Semaphore) Add(n int64) error {
 
 // Remove lowers the limit by n, even below what is held (then nothing is
 // granted until enough comes back).  EINVAL above the limit.
-func (s *Semaphore) Remove(n int64) error { return s.count("fairsem remove", iocRemove, n) }
+func (s *Semaphore) Remove(n int64) error { return s.resize("fairsem remove", resizeRemove, n) }
 
 // Close closes the semaphore for every handle in every process: waiting
 // Acquires fail with ErrClosed, and so does every Acquire after.  Release
@@ -530,8 +532,8 @@ func (s *Semaphore) CloseHandle() error {
 // Info takes a consistent snapshot of the semaphore; Holds adds up what
 // this Semaphore's handles and its mapping hold.
 func (s *Semaphore) Info() (Info, error) {
-	var i sysInfo
-	err := sysInfoCall(s.main.fd, &i)
+	var i sysInfoOne
+	err := sysInfoOneCall(s.main.fd, &i)
 	runtime.KeepAlive(s.main.f)
 	if err != nil {
 		return Info{}, errno("fairsem info", err)

@@ -479,6 +479,49 @@ func TestFromFileRefusesAnUnboundHandle(t *testing.T) {
 	}
 }
 
+// INFO on a handle not bound yet answers: no semaphore (nkinds 0, id 0,
+// every count 0), and the flags this kernel accepts.
+func TestInfoOfAnUnboundHandleReportsTheKernelsFlagsAndNoSemaphore(t *testing.T) {
+	f, err := os.OpenFile("/dev/fairsem", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var i sysInfo
+	if err := sysInfoCall(int(f.Fd()), &i); err != nil {
+		t.Fatalf("INFO of an unbound handle: %v", err)
+	}
+	if i.nkinds != 0 || i.id != 0 || i.waiters != 0 || i.handles != 0 || i.flags != 0 || i.kind != ([MaxKinds]sysKind{}) {
+		t.Fatalf("INFO of an unbound handle: %+v", i)
+	}
+	if want := uint32(flagLIFO | flagPrio | flagJobserver | flagFast); i.initFlags != want {
+		t.Errorf("init_flags %#x, want %#x", i.initFlags, want)
+	}
+	if want := uint32(acqTry | acqAsync | releaseForget | resizeAdd | resizeRemove); i.opFlags != want {
+		t.Errorf("op_flags %#x, want %#x", i.opFlags, want)
+	}
+}
+
+func TestInfoOfABoundHandleReportsTheKernelsFlagsToo(t *testing.T) {
+	s := mustNew(t, 1)
+	f, err := os.OpenFile("/dev/fairsem", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var bound, none sysInfo
+	if err := sysInfoCall(s.main.fd, &bound); err != nil {
+		t.Fatal(err)
+	}
+	if err := sysInfoCall(int(f.Fd()), &none); err != nil {
+		t.Fatal(err)
+	}
+	if bound.nkinds != 1 || bound.initFlags != none.initFlags || bound.opFlags != none.opFlags {
+		t.Fatalf("bound: nkinds %d, masks %#x %#x; unbound: %#x %#x",
+			bound.nkinds, bound.initFlags, bound.opFlags, none.initFlags, none.opFlags)
+	}
+}
+
 // File passes the semaphore to a child; killed, the child's permit returns.
 func TestHolderKilledGivesBack(t *testing.T) {
 	s := mustNew(t, 1)
@@ -526,25 +569,42 @@ func checkABI(t *testing.T, ours map[string]uint64) {
 	}
 }
 
-func TestConstantsMatchTheUapiHeader(t *testing.T) {
+func TestTheThirteenIoctlsMatchTheUapiHeader(t *testing.T) {
 	ours := map[string]uint64{
 		"FAIRSEM_IOC_INIT": uint64(iocInit), "FAIRSEM_IOC_ACQUIRE": uint64(iocAcquire),
-		"FAIRSEM_IOC_RELEASE": uint64(iocRelease), "FAIRSEM_IOC_FORGET": uint64(iocForget),
-		"FAIRSEM_IOC_ADD": uint64(iocAdd), "FAIRSEM_IOC_REMOVE": uint64(iocRemove),
+		"FAIRSEM_IOC_RELEASE": uint64(iocRelease), "FAIRSEM_IOC_RESIZE": uint64(iocResize),
 		"FAIRSEM_IOC_CLOSE": uint64(iocClose), "FAIRSEM_IOC_CANCEL": uint64(iocCancel),
 		"FAIRSEM_IOC_INFO": uint64(iocInfo), "FAIRSEM_IOC_NEW_HANDLE": uint64(iocNewHandle),
-		"FAIRSEM_IOC_LINK":    uint64(iocLink),
+		"FAIRSEM_IOC_LINK": uint64(iocLink), "FAIRSEM_IOC_SUBMIT": uint64(iocSubmit),
+		"FAIRSEM_IOC_REAP": uint64(iocReap), "FAIRSEM_IOC_WITHDRAW": uint64(iocWithdraw),
+		"FAIRSEM_IOC_RELEASE_FAST": uint64(iocReleaseFast),
+	}
+	checkABI(t, ours)
+}
+
+func TestTheIoctlsAreNumbered0To12(t *testing.T) {
+	reqs := []uintptr{iocInit, iocAcquire, iocRelease, iocResize, iocClose, iocCancel, iocInfo,
+		iocNewHandle, iocLink, iocSubmit, iocReap, iocWithdraw, iocReleaseFast}
+	for nr, req := range reqs {
+		if req&0xff != uintptr(nr) {
+			t.Errorf("ioctl %#x is number %d, want %d", req, req&0xff, nr)
+		}
+	}
+}
+
+func TestConstantsMatchTheUapiHeader(t *testing.T) {
+	ours := map[string]uint64{
 		"FAIRSEM_MAX_PERMITS": MaxPermits, "FAIRSEM_NO_DEADLINE": noDeadline,
 		"FAIRSEM_LIFO": flagLIFO, "FAIRSEM_PRIO": flagPrio,
+		"FAIRSEM_JOBSERVER": flagJobserver, "FAIRSEM_FAST": flagFast,
 		"FAIRSEM_ACQ_TRY": acqTry, "FAIRSEM_ACQ_ASYNC": acqAsync,
+		"FAIRSEM_RELEASE_FORGET": releaseForget,
+		"FAIRSEM_RESIZE_ADD":     resizeAdd, "FAIRSEM_RESIZE_REMOVE": resizeRemove,
 		"FAIRSEM_INFO_CLOSED": infoClosed, "FAIRSEM_INFO_ASYNC_PENDING": infoAsyncPending,
-		"FAIRSEM_INFO_ASYNC_GRANTED": infoAsyncGranted,
-		"FAIRSEM_FAST":               flagFast, "FAIRSEM_FAST_MAP_PAGES": fastMapPages,
+		"FAIRSEM_INFO_ASYNC_GRANTED": infoAsyncGranted, "FAIRSEM_INFO_KINDS": infoKinds,
+		"FAIRSEM_FAST_MAP_PAGES":   fastMapPages,
 		"FAIRSEM_FAST_MAX_PERMITS": fastMaxPermits, "FAIRSEM_FAST_FREE": fastFree,
 		"FAIRSEM_FAST_WAITERS": fastWaiters, "FAIRSEM_FAST_RECONCILE": fastReconcile,
-		"FAIRSEM_IOC_RELEASE_FAST":            uint64(iocReleaseFast),
-		"SIZEOF_fairsem_fast_release":         uint64(unsafe.Sizeof(sysFastRelease{})),
-		"OFFSETOF_fairsem_fast_slot_inflight": 4, // fast.go's inflight: the slot's second u32
 	}
 	checkABI(t, ours)
 }

@@ -240,7 +240,7 @@ func TestPermitsTakenThroughThePageBelongToTheMapping(t *testing.T) {
 	if !s.TryAcquire(1) {
 		t.Fatal("TryAcquire(1) of 2 failed")
 	}
-	err := ioctlCount(s.main.fd, iocRelease, 1)
+	err := sysCountOne(s.main.fd, iocRelease, 1, 0)
 	runtime.KeepAlive(s.main.f)
 	if !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("FAIRSEM_IOC_RELEASE of a page's permit: %v, want EINVAL", err)
@@ -248,8 +248,8 @@ func TestPermitsTakenThroughThePageBelongToTheMapping(t *testing.T) {
 	if i := info(t, s); i.Taken != 1 || i.Holds != 1 || i.Available != 1 {
 		t.Fatalf("after the refused RELEASE: %+v", i)
 	}
-	var ki sysInfo
-	if err := sysInfoCall(s.main.fd, &ki); err != nil || ki.holds != 1 {
+	var ki sysInfoOne
+	if err := sysInfoOneCall(s.main.fd, &ki); err != nil || ki.holds != 1 {
 		t.Fatalf("the kernel's holds %d (%v), want 1", ki.holds, err)
 	}
 	s.Release(1)

@@ -85,7 +85,7 @@ func NewKinds(kinds ...Kind) (*Kinds, error) { return NewKindsOrder(FIFO, kinds.
 
 // NewKindsOrder makes a semaphore of the kinds given, served in order o.
 func NewKindsOrder(o Order, kinds ...Kind) (*Kinds, error) {
-	arg := sysInitKinds{flags: uint32(o), nkinds: uint32(len(kinds))}
+	arg := sysInit{flags: uint32(o), nkinds: uint32(len(kinds))}
 	if len(kinds) == 0 || len(kinds) > MaxKinds || !o.valid() {
 		return nil, errno("fairsem init", syscall.EINVAL)
 	}
@@ -98,7 +98,7 @@ func NewKindsOrder(o Order, kinds ...Kind) (*Kinds, error) {
 		arg.limit[i] = uint64(k.Limit)
 		copy(arg.label[i][:], k.Label)
 	}
-	h, err := openDevice(iocInitKinds, unsafe.Pointer(&arg))
+	h, err := openDevice(unsafe.Pointer(&arg))
 	if err != nil {
 		return nil, err
 	}
@@ -124,8 +124,8 @@ func containsNUL(s string) bool {
 }
 
 func wrapKinds(h *handle) (*Kinds, error) {
-	var i sysInfoKinds
-	err := sysInfoKindsCall(h.fd, &i)
+	var i sysInfo
+	err := sysInfoBound(h.fd, &i)
 	runtime.KeepAlive(h.f)
 	if err != nil {
 		return nil, errno("fairsem info", err)
@@ -226,7 +226,7 @@ func (k *Kinds) TryAcquire(vec []int64) bool {
 	if err != nil {
 		return false
 	}
-	err = sysAcquireKindsCall(k.main.fd, &v, len(k.labels), acqTry)
+	err = sysAcquireCall(k.main.fd, &v, len(k.labels), acqTry)
 	runtime.KeepAlive(k.main.f)
 	if err != nil {
 		return false
@@ -250,7 +250,7 @@ func (k *Kinds) Acquire(ctx context.Context, vec []int64) error {
 		return err
 	}
 	// Granted at once, a try on the own handle is the whole Acquire.
-	switch err := sysAcquireKindsCall(k.main.fd, &v, len(k.labels), acqTry); err {
+	switch err := sysAcquireCall(k.main.fd, &v, len(k.labels), acqTry); err {
 	case nil:
 		runtime.KeepAlive(k.main.f)
 		k.held(k.main, &v)
@@ -317,7 +317,7 @@ func (k *Kinds) releaseLocked(v [MaxKinds]uint64) {
 		if !some {
 			continue
 		}
-		if err := sysCountsCall(h.fd, iocReleaseKinds, &part, len(k.labels)); err != nil {
+		if err := sysCountsCall(h.fd, iocRelease, &part, len(k.labels), 0); err != nil {
 			panic("fairsem: release: " + err.Error())
 		}
 		runtime.KeepAlive(h.f)
@@ -335,12 +335,13 @@ func min64(a, b uint64) uint64 {
 	return b
 }
 
-func (k *Kinds) counts(op string, req uintptr, vec []int64) error {
+// resize raises (resizeAdd) or lowers (resizeRemove) each kind's limit.
+func (k *Kinds) resize(op string, flags uint32, vec []int64) error {
 	v, err := k.vector(op, vec)
 	if err != nil {
 		return err
 	}
-	err = sysCountsCall(k.main.fd, req, &v, len(k.labels))
+	err = sysCountsCall(k.main.fd, iocResize, &v, len(k.labels), flags)
 	runtime.KeepAlive(k.main.f)
 	return errno(op, err)
 }
@@ -348,11 +349,11 @@ func (k *Kinds) counts(op string, req uintptr, vec []int64) error {
 // Add raises each kind's limit by its count, all at once; waiters are
 // served at once, in order.  EOVERFLOW past MaxPermits in any kind, and
 // then no limit changes.
-func (k *Kinds) Add(vec []int64) error { return k.counts("fairsem add", iocAddKinds, vec) }
+func (k *Kinds) Add(vec []int64) error { return k.resize("fairsem add", resizeAdd, vec) }
 
 // Remove lowers each kind's limit by its count, even below what is taken.
 // EINVAL above any kind's limit, and then no limit changes.
-func (k *Kinds) Remove(vec []int64) error { return k.counts("fairsem remove", iocRemoveKinds, vec) }
+func (k *Kinds) Remove(vec []int64) error { return k.resize("fairsem remove", resizeRemove, vec) }
 
 // Forget drops the vector vec of held permits from the own handle and
 // lowers each kind's limit by as much.  EINVAL beyond what it holds.
@@ -368,7 +369,7 @@ func (k *Kinds) Forget(vec []int64) error {
 			return errno("fairsem forget", syscall.EINVAL)
 		}
 	}
-	err = sysCountsCall(k.main.fd, iocForgetKinds, &v, len(k.labels))
+	err = sysCountsCall(k.main.fd, iocRelease, &v, len(k.labels), releaseForget)
 	runtime.KeepAlive(k.main.f)
 	if err != nil {
 		return errno("fairsem forget", err)
@@ -390,8 +391,8 @@ func (k *Kinds) CloseHandle() error { return k.closeAll() }
 // Info takes one consistent snapshot of every kind; Holds adds up what
 // this Kinds' handles hold.
 func (k *Kinds) Info() (KindsInfo, error) {
-	var i sysInfoKinds
-	err := sysInfoKindsCall(k.main.fd, &i)
+	var i sysInfo
+	err := sysInfoBound(k.main.fd, &i)
 	runtime.KeepAlive(k.main.f)
 	if err != nil {
 		return KindsInfo{}, errno("fairsem info", err)

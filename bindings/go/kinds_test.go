@@ -232,18 +232,18 @@ func TestABadLabelIsEINVAL(t *testing.T) {
 	}
 }
 
-func TestScalarCallsOnAMultiKindSemaphoreAreRefused(t *testing.T) {
+func TestCallsOfOneCountOnASemaphoreOfTwoKindsAreRefused(t *testing.T) {
 	k := mustKinds(t, 3, 100)
 	s, err := FromFile(k.File())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var i sysInfo
-	if err := sysInfoCall(k.main.fd, &i); err != nil {
+	var i sysInfoOne
+	if err := sysInfoOneCall(k.main.fd, &i); err != nil {
 		t.Fatal(err)
 	}
 	if i.limit != 3 || i.flags&infoKinds == 0 {
-		t.Fatalf("scalar INFO: %+v", i)
+		t.Fatalf("INFO's kind 0: %+v", i)
 	}
 	if s.TryAcquire(1) {
 		t.Fatal("scalar TryAcquire granted")
@@ -344,39 +344,48 @@ func TestCloseFailsAWaitingVectorRequest(t *testing.T) {
 	}
 }
 
-func TestKindsStructsAreLaidOutAsTheUapiHeader(t *testing.T) {
+func TestStructsAreLaidOutAsTheUapiHeader(t *testing.T) {
 	var (
-		ik  sysInitKinds
-		ak  sysAcquireKinds
-		c   sysCounts
-		kd  sysKind
-		ifk sysInfoKinds
+		in sysInit
+		ac sysAcquire
+		c  sysCounts
+		kd sysKind
+		i  sysInfo
+		r  sysReap
 	)
 	ours := map[string]uint64{
-		"FAIRSEM_INFO_KINDS": infoKinds, "FAIRSEM_MAX_KINDS": MaxKinds, "FAIRSEM_LABEL_LEN": labelLen,
-		"FAIRSEM_IOC_INIT_KINDS": uint64(iocInitKinds), "FAIRSEM_IOC_ACQUIRE_KINDS": uint64(iocAcquireKinds),
-		"FAIRSEM_IOC_RELEASE_KINDS": uint64(iocReleaseKinds), "FAIRSEM_IOC_FORGET_KINDS": uint64(iocForgetKinds),
-		"FAIRSEM_IOC_ADD_KINDS": uint64(iocAddKinds), "FAIRSEM_IOC_REMOVE_KINDS": uint64(iocRemoveKinds),
-		"FAIRSEM_IOC_INFO_KINDS":                     uint64(iocInfoKinds),
-		"SIZEOF_fairsem_init_kinds":                  uint64(unsafe.Sizeof(ik)),
-		"OFFSETOF_fairsem_init_kinds_label":          uint64(unsafe.Offsetof(ik.label)),
-		"OFFSETOF_fairsem_init_kinds_flags":          uint64(unsafe.Offsetof(ik.flags)),
-		"OFFSETOF_fairsem_init_kinds_nkinds":         uint64(unsafe.Offsetof(ik.nkinds)),
-		"SIZEOF_fairsem_acquire_kinds":               uint64(unsafe.Sizeof(ak)),
-		"OFFSETOF_fairsem_acquire_kinds_deadline_ns": uint64(unsafe.Offsetof(ak.deadlineNs)),
-		"OFFSETOF_fairsem_acquire_kinds_flags":       uint64(unsafe.Offsetof(ak.flags)),
-		"OFFSETOF_fairsem_acquire_kinds_nkinds":      uint64(unsafe.Offsetof(ak.nkinds)),
-		"SIZEOF_fairsem_counts":                      uint64(unsafe.Sizeof(c)),
-		"OFFSETOF_fairsem_counts_nkinds":             uint64(unsafe.Offsetof(c.nkinds)),
-		"SIZEOF_fairsem_kind":                        uint64(unsafe.Sizeof(kd)),
-		"OFFSETOF_fairsem_kind_holds":                uint64(unsafe.Offsetof(kd.holds)),
-		"OFFSETOF_fairsem_kind_label":                uint64(unsafe.Offsetof(kd.label)),
-		"SIZEOF_fairsem_info_kinds":                  uint64(unsafe.Sizeof(ifk)),
-		"OFFSETOF_fairsem_info_kinds_id":             uint64(unsafe.Offsetof(ifk.id)),
-		"OFFSETOF_fairsem_info_kinds_waiters":        uint64(unsafe.Offsetof(ifk.waiters)),
-		"OFFSETOF_fairsem_info_kinds_flags":          uint64(unsafe.Offsetof(ifk.flags)),
-		"OFFSETOF_fairsem_info_kinds_handles":        uint64(unsafe.Offsetof(ifk.handles)),
-		"OFFSETOF_fairsem_info_kinds_nkinds":         uint64(unsafe.Offsetof(ifk.nkinds)),
+		"FAIRSEM_MAX_KINDS": MaxKinds, "FAIRSEM_LABEL_LEN": labelLen,
+		"SIZEOF_fairsem_init":                    uint64(unsafe.Sizeof(in)),
+		"OFFSETOF_fairsem_init_label":            uint64(unsafe.Offsetof(in.label)),
+		"OFFSETOF_fairsem_init_flags":            uint64(unsafe.Offsetof(in.flags)),
+		"OFFSETOF_fairsem_init_nkinds":           uint64(unsafe.Offsetof(in.nkinds)),
+		"OFFSETOF_fairsem_init_reserved":         uint64(unsafe.Offsetof(in.reserved)),
+		"SIZEOF_fairsem_acquire":                 uint64(unsafe.Sizeof(ac)),
+		"OFFSETOF_fairsem_acquire_deadline_ns":   uint64(unsafe.Offsetof(ac.deadlineNs)),
+		"OFFSETOF_fairsem_acquire_flags":         uint64(unsafe.Offsetof(ac.flags)),
+		"OFFSETOF_fairsem_acquire_nkinds":        uint64(unsafe.Offsetof(ac.nkinds)),
+		"OFFSETOF_fairsem_acquire_count":         uint64(unsafe.Offsetof(ac.count)),
+		"SIZEOF_fairsem_counts":                  uint64(unsafe.Sizeof(c)),
+		"OFFSETOF_fairsem_counts_nkinds":         uint64(unsafe.Offsetof(c.nkinds)),
+		"OFFSETOF_fairsem_counts_flags":          uint64(unsafe.Offsetof(c.flags)),
+		"OFFSETOF_fairsem_counts_count":          uint64(unsafe.Offsetof(c.count)),
+		"SIZEOF_fairsem_kind":                    uint64(unsafe.Sizeof(kd)),
+		"OFFSETOF_fairsem_kind_holds":            uint64(unsafe.Offsetof(kd.holds)),
+		"OFFSETOF_fairsem_kind_label":            uint64(unsafe.Offsetof(kd.label)),
+		"SIZEOF_fairsem_info_kinds":              uint64(unsafe.Sizeof(i)),
+		"OFFSETOF_fairsem_info_kinds_id":         uint64(unsafe.Offsetof(i.id)),
+		"OFFSETOF_fairsem_info_kinds_waiters":    uint64(unsafe.Offsetof(i.waiters)),
+		"OFFSETOF_fairsem_info_kinds_flags":      uint64(unsafe.Offsetof(i.flags)),
+		"OFFSETOF_fairsem_info_kinds_handles":    uint64(unsafe.Offsetof(i.handles)),
+		"OFFSETOF_fairsem_info_kinds_nkinds":     uint64(unsafe.Offsetof(i.nkinds)),
+		"OFFSETOF_fairsem_info_kinds_init_flags": uint64(unsafe.Offsetof(i.initFlags)),
+		"OFFSETOF_fairsem_info_kinds_op_flags":   uint64(unsafe.Offsetof(i.opFlags)),
+		"SIZEOF_fairsem_handle":                  uint64(unsafe.Sizeof(sysHandle{})),
+		"SIZEOF_fairsem_link":                    uint64(unsafe.Sizeof(sysLink{})),
+		"SIZEOF_fairsem_reap":                    uint64(unsafe.Sizeof(r)),
+		"OFFSETOF_fairsem_reap_max":              uint64(unsafe.Offsetof(r.max)),
+		"SIZEOF_fairsem_fast_release":            uint64(unsafe.Sizeof(sysFastRelease{})),
+		"OFFSETOF_fairsem_fast_slot_inflight":    4, // fast.go's inflight: the slot's second u32
 	}
 	checkABI(t, ours)
 }

@@ -44,11 +44,12 @@ func BenchmarkAcquireReleaseOverTheRawIoctls(b *testing.B) {
 		}
 		t1 := time.Now()
 		for i := 0; i < block; i++ {
-			arg := sysAcquire{count: 1, deadlineNs: noDeadline}
-			if err := rawIoctl(raw.main.fd, iocAcquire, unsafe.Pointer(&arg)); err != nil {
+			acq := sysAcquire{count: [MaxKinds]uint64{1}, deadlineNs: noDeadline, nkinds: 1}
+			if err := rawIoctl(raw.main.fd, iocAcquire, unsafe.Pointer(&acq)); err != nil {
 				b.Fatal(err)
 			}
-			if err := ioctlCount(raw.main.fd, iocRelease, 1); err != nil {
+			rel := sysCounts{count: [MaxKinds]uint64{1}, nkinds: 1}
+			if err := rawIoctl(raw.main.fd, iocRelease, unsafe.Pointer(&rel)); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -111,8 +111,8 @@ func (l *parkingLot) watch(id uint64, ps *parkedSem, w *handle) {
 	timer := time.NewTimer(delay)
 	defer timer.Stop()
 	for {
-		var i sysInfo
-		err := sysInfoCall(w.fd, &i)
+		var i sysInfoOne
+		err := sysInfoOneCall(w.fd, &i)
 		runtime.KeepAlive(w.f)
 		l.mu.Lock()
 		l.promote(ps, &i, err)
@@ -143,7 +143,7 @@ func (l *parkingLot) watch(id uint64, ps *parkedSem, w *handle) {
 
 // promote queues, in order, the parked requests that fit the limit now;
 // all of them fail on a closed semaphore or a failed INFO.  l.mu is held.
-func (l *parkingLot) promote(ps *parkedSem, i *sysInfo, err error) {
+func (l *parkingLot) promote(ps *parkedSem, i *sysInfoOne, err error) {
 	if err == nil && i.flags&infoClosed != 0 {
 		err = syscall.EIDRM
 	}
@@ -201,8 +201,8 @@ func (s *Semaphore) kickParked() {
 	if empty {
 		return
 	}
-	var i sysInfo
-	err := sysInfoCall(s.main.fd, &i)
+	var i sysInfoOne
+	err := sysInfoOneCall(s.main.fd, &i)
 	runtime.KeepAlive(s.main.f)
 	if err != nil {
 		return

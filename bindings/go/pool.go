@@ -51,13 +51,14 @@ func (p *pool[H]) closeAll() error {
 	return first
 }
 
-// openDevice makes a new semaphore: /dev/fairsem, then the init ioctl req.
-func openDevice(req uintptr, arg unsafe.Pointer) (*handle, error) {
+// openDevice makes a new semaphore: /dev/fairsem, then FAIRSEM_IOC_INIT
+// of arg, a sysInit.
+func openDevice(arg unsafe.Pointer) (*handle, error) {
 	fd, err := syscall.Open("/dev/fairsem", syscall.O_RDWR|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: "/dev/fairsem", Err: err}
 	}
-	if _, err := ioctl(fd, req, arg); err != nil {
+	if _, err := ioctl(fd, iocInit, arg); err != nil {
 		syscall.Close(fd)
 		return nil, errno("fairsem init", err)
 	}

@@ -12,15 +12,22 @@ const (
 	MaxPermits = 1 << 62 // FAIRSEM_MAX_PERMITS
 	noDeadline = ^uint64(0)
 
-	flagLIFO         = 1 << 0 // FAIRSEM_LIFO
-	flagPrio         = 1 << 4 // FAIRSEM_PRIO
-	acqTry           = 1 << 0 // FAIRSEM_ACQ_TRY
-	acqAsync         = 1 << 1 // FAIRSEM_ACQ_ASYNC
+	flagLIFO      = 1 << 0 // FAIRSEM_LIFO
+	flagPrio      = 1 << 4 // FAIRSEM_PRIO
+	flagJobserver = 1 << 6 // FAIRSEM_JOBSERVER
+	flagFast      = 1 << 7 // FAIRSEM_FAST
+
+	// ACQUIRE's, RELEASE's and RESIZE's flags, one space.
+	acqTry        = 1 << 0 // FAIRSEM_ACQ_TRY
+	acqAsync      = 1 << 1 // FAIRSEM_ACQ_ASYNC
+	releaseForget = 1 << 2 // FAIRSEM_RELEASE_FORGET
+	resizeAdd     = 1 << 3 // FAIRSEM_RESIZE_ADD
+	resizeRemove  = 1 << 4 // FAIRSEM_RESIZE_REMOVE
+
 	infoClosed       = 1 << 1 // FAIRSEM_INFO_CLOSED
 	infoAsyncPending = 1 << 2 // FAIRSEM_INFO_ASYNC_PENDING
 	infoAsyncGranted = 1 << 3 // FAIRSEM_INFO_ASYNC_GRANTED
 	infoKinds        = 1 << 5 // FAIRSEM_INFO_KINDS
-	flagFast         = 1 << 7 // FAIRSEM_FAST
 
 	fastMapPages   = 2          // FAIRSEM_FAST_MAP_PAGES
 	fastMaxPermits = 0x7fffffff // FAIRSEM_FAST_MAX_PERMITS
@@ -33,23 +40,32 @@ const (
 	labelLen = 16 // FAIRSEM_LABEL_LEN, the NUL included
 )
 
+// Every count is a vector: inline, MaxKinds long, nkinds used, the tail
+// zero.  A semaphore of one count is a vector of one.  In ACQUIRE's,
+// RELEASE's, RESIZE's and SUBMIT's arguments the counts come last, and
+// the kernel reads the first nkinds alone.
+
 type sysInit struct {
-	permits  uint64
+	limit    [MaxKinds]uint64
+	label    [MaxKinds][labelLen]byte
 	flags    uint32
-	reserved uint32
+	nkinds   uint32
+	reserved uint64
 }
 
 type sysAcquire struct {
-	count      uint64
 	deadlineNs uint64
 	flags      uint32
-	reserved   uint32
+	nkinds     uint32
+	count      [MaxKinds]uint64
 }
 
-type sysInfo struct {
-	id, limit, available, taken, holds, waiters uint64
-	flags, handles                              uint32
-	reserved                                    [4]uint64
+// sysCounts is RELEASE's (flags 0 or releaseForget), RESIZE's (resizeAdd
+// or resizeRemove) and SUBMIT's (0) argument.
+type sysCounts struct {
+	nkinds uint32
+	flags  uint32
+	count  [MaxKinds]uint64
 }
 
 type sysFastRelease struct {
@@ -70,29 +86,6 @@ type sysLink struct {
 	reserved [2]uint64
 }
 
-// The kinds structs: every vector inline, MaxKinds long, the tail zero.
-type sysInitKinds struct {
-	limit    [MaxKinds]uint64
-	label    [MaxKinds][labelLen]byte
-	flags    uint32
-	nkinds   uint32
-	reserved uint64
-}
-
-type sysAcquireKinds struct {
-	count      [MaxKinds]uint64
-	deadlineNs uint64
-	flags      uint32
-	nkinds     uint32
-	reserved   uint64
-}
-
-type sysCounts struct {
-	count    [MaxKinds]uint64
-	nkinds   uint32
-	reserved uint32
-}
-
 type sysReap struct {
 	ids      uint64 // user pointer to max __u32
 	max      uint32
@@ -104,11 +97,15 @@ type sysKind struct {
 	label                          [labelLen]byte
 }
 
-type sysInfoKinds struct {
+// sysInfo is struct fairsem_info_kinds, INFO's result: nkinds 0 on a
+// handle not bound yet, of which only initFlags and opFlags are filled,
+// the flags this kernel's INIT, and ACQUIRE, RELEASE and RESIZE, accept.
+type sysInfo struct {
 	kind                             [MaxKinds]sysKind
 	id, waiters                      uint64
 	flags, handles, nkinds, reserved uint32
-	reserved2                        [2]uint64
+	initFlags, opFlags               uint32
+	reserved2                        uint64
 }
 
 func ioc(dir, nr, size uintptr) uintptr {
@@ -116,31 +113,19 @@ func ioc(dir, nr, size uintptr) uintptr {
 }
 
 var (
-	iocInit      = ioc(1, 0, unsafe.Sizeof(sysInit{}))
-	iocAcquire   = ioc(1, 1, unsafe.Sizeof(sysAcquire{}))
-	iocRelease   = ioc(1, 2, 8)
-	iocForget    = ioc(1, 3, 8)
-	iocAdd       = ioc(1, 4, 8)
-	iocRemove    = ioc(1, 5, 8)
-	iocClose     = ioc(0, 6, 0)
-	iocCancel    = ioc(0, 7, 0)
-	iocInfo      = ioc(2, 8, unsafe.Sizeof(sysInfo{}))
-	iocNewHandle = ioc(3, 9, unsafe.Sizeof(sysHandle{}))
-	iocLink      = ioc(1, 10, unsafe.Sizeof(sysLink{}))
-
-	iocInitKinds    = ioc(1, 11, unsafe.Sizeof(sysInitKinds{}))
-	iocAcquireKinds = ioc(1, 12, unsafe.Sizeof(sysAcquireKinds{}))
-	iocReleaseKinds = ioc(1, 13, unsafe.Sizeof(sysCounts{}))
-	iocForgetKinds  = ioc(1, 14, unsafe.Sizeof(sysCounts{}))
-	iocAddKinds     = ioc(1, 15, unsafe.Sizeof(sysCounts{}))
-	iocRemoveKinds  = ioc(1, 16, unsafe.Sizeof(sysCounts{}))
-	iocInfoKinds    = ioc(2, 17, unsafe.Sizeof(sysInfoKinds{}))
-
-	iocSubmit   = ioc(1, 18, unsafe.Sizeof(sysCounts{}))
-	iocReap     = ioc(1, 19, unsafe.Sizeof(sysReap{}))
-	iocWithdraw = ioc(1, 20, 4)
-
-	iocReleaseFast = ioc(1, 21, unsafe.Sizeof(sysFastRelease{}))
+	iocInit        = ioc(1, 0, unsafe.Sizeof(sysInit{}))
+	iocAcquire     = ioc(1, 1, unsafe.Sizeof(sysAcquire{}))
+	iocRelease     = ioc(1, 2, unsafe.Sizeof(sysCounts{}))
+	iocResize      = ioc(1, 3, unsafe.Sizeof(sysCounts{}))
+	iocClose       = ioc(0, 4, 0)
+	iocCancel      = ioc(0, 5, 0)
+	iocInfo        = ioc(2, 6, unsafe.Sizeof(sysInfo{}))
+	iocNewHandle   = ioc(3, 7, unsafe.Sizeof(sysHandle{}))
+	iocLink        = ioc(1, 8, unsafe.Sizeof(sysLink{}))
+	iocSubmit      = ioc(1, 9, unsafe.Sizeof(sysCounts{}))
+	iocReap        = ioc(1, 10, unsafe.Sizeof(sysReap{}))
+	iocWithdraw    = ioc(1, 11, 4)
+	iocReleaseFast = ioc(1, 12, unsafe.Sizeof(sysFastRelease{}))
 )
 
 func ioctl(fd int, req uintptr, arg unsafe.Pointer) (int, error) {
@@ -163,31 +148,48 @@ func rawIoctl(fd int, req uintptr, arg unsafe.Pointer) error {
 	return nil
 }
 
-func ioctlCount(fd int, req uintptr, count uint64) error {
-	return rawIoctl(fd, req, unsafe.Pointer(&count))
-}
-
-func sysAcquireCall(fd int, count uint64, flags uint32) error {
-	arg := sysAcquire{count: count, deadlineNs: noDeadline, flags: flags}
+// sysAcquireCall: ACQUIRE of the vector v, n kinds, without a deadline
+// (a try or an asynchronous request: it never sleeps).
+func sysAcquireCall(fd int, v *[MaxKinds]uint64, n int, flags uint32) error {
+	arg := sysAcquire{count: *v, deadlineNs: noDeadline, flags: flags, nkinds: uint32(n)}
 	return rawIoctl(fd, iocAcquire, unsafe.Pointer(&arg))
 }
 
+// sysAcquireOne is sysAcquireCall of a vector of one, count.
+func sysAcquireOne(fd int, count uint64, flags uint32) error {
+	arg := sysAcquire{deadlineNs: noDeadline, flags: flags, nkinds: 1}
+	arg.count[0] = count
+	return rawIoctl(fd, iocAcquire, unsafe.Pointer(&arg))
+}
+
+// sysCountsCall: RELEASE or RESIZE (req) of the vector v, n kinds, with
+// flags.
+func sysCountsCall(fd int, req uintptr, v *[MaxKinds]uint64, n int, flags uint32) error {
+	arg := sysCounts{count: *v, nkinds: uint32(n), flags: flags}
+	return rawIoctl(fd, req, unsafe.Pointer(&arg))
+}
+
+// sysCountOne is sysCountsCall of a vector of one, count.
+func sysCountOne(fd int, req uintptr, count uint64, flags uint32) error {
+	arg := sysCounts{nkinds: 1, flags: flags}
+	arg.count[0] = count
+	return rawIoctl(fd, req, unsafe.Pointer(&arg))
+}
+
+// sysInfoCall: INFO on any handle; nkinds 0 when it is not bound yet.
 func sysInfoCall(fd int, i *sysInfo) error {
 	return rawIoctl(fd, iocInfo, unsafe.Pointer(i))
 }
 
-func sysAcquireKindsCall(fd int, v *[MaxKinds]uint64, n int, flags uint32) error {
-	arg := sysAcquireKinds{count: *v, deadlineNs: noDeadline, flags: flags, nkinds: uint32(n)}
-	return rawIoctl(fd, iocAcquireKinds, unsafe.Pointer(&arg))
-}
-
-func sysCountsCall(fd int, req uintptr, v *[MaxKinds]uint64, n int) error {
-	arg := sysCounts{count: *v, nkinds: uint32(n)}
-	return rawIoctl(fd, req, unsafe.Pointer(&arg))
-}
-
-func sysInfoKindsCall(fd int, i *sysInfoKinds) error {
-	return rawIoctl(fd, iocInfoKinds, unsafe.Pointer(i))
+// sysInfoBound: INFO of a handle's semaphore, EBADFD when it has none.
+func sysInfoBound(fd int, i *sysInfo) error {
+	if err := sysInfoCall(fd, i); err != nil {
+		return err
+	}
+	if i.nkinds == 0 {
+		return syscall.EBADFD
+	}
+	return nil
 }
 
 // sysSubmit queues one submitted request (FAIRSEM_IOC_SUBMIT): 0 when
@@ -214,4 +216,27 @@ func sysReapCall(fd int, ids []uint32) (int, error) {
 // grant not reaped goes back with it.  ENOENT: no such request.
 func sysWithdraw(fd int, id uint32) error {
 	return rawIoctl(fd, iocWithdraw, unsafe.Pointer(&id))
+}
+
+// sysInfoOne is kind 0 of INFO, what a Semaphore reports (libfairsem's
+// struct fairsem_info): flags has infoKinds when there are more kinds.
+type sysInfoOne struct {
+	id, limit, available, taken, holds, waiters uint64
+	flags, handles                              uint32
+}
+
+// sysInfoOneCall: INFO's kind 0 of the handle's semaphore, EBADFD when it
+// has none.
+func sysInfoOneCall(fd int, o *sysInfoOne) error {
+	var i sysInfo
+	if err := sysInfoBound(fd, &i); err != nil {
+		return err
+	}
+	k := &i.kind[0]
+	*o = sysInfoOne{id: i.id, limit: k.limit, available: k.available, taken: k.taken,
+		holds: k.holds, waiters: i.waiters, flags: i.flags, handles: i.handles}
+	if i.nkinds > 1 {
+		o.flags |= infoKinds
+	}
+	return nil
 }
