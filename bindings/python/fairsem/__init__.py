@@ -385,16 +385,16 @@ class Semaphore(_Handles):
     # What release() does with more than is held: asyncio.Semaphore's
     # counter grows, so the limit rises ("add"); BoundedSemaphore raises.
     _beyond_held = "add"
-    _sys_acquire = staticmethod(_sys.acquire)
+    _sys_acquire = staticmethod(_sys.acquire_one)
 
     def __init__(self, value=1, *, lifo=False, prio=False):
         value = _count(value, "init", low=0)
         flags = _order(lifo, prio)
-        self._setup(_new_fd(_sys.init, value, flags), flags)
+        self._setup(_new_fd(_sys.init_one, value, flags), flags)
 
     @staticmethod
     def _probe(fd):
-        return _sys.info(fd)[6]  # the flags
+        return _sys.info_one(fd)[6]  # the flags
 
     @staticmethod
     def _no_holds():
@@ -495,7 +495,7 @@ class Semaphore(_Handles):
     @property
     def _value(self):
         """The permits free now (the kernel's available)."""
-        return self._call("info", _sys.info, self._fd)[2]
+        return self._call("info", _sys.info_one, self._fd)[2]
 
     def _live_waiters(self):
         return any(not w.cancelled() for w in (self._waiters or ()))
@@ -506,7 +506,7 @@ class Semaphore(_Handles):
         where the newest goes first) a request queued in any process."""
         if self._live_waiters():
             return True
-        i = self._call("info", _sys.info, self._fd)
+        i = self._call("info", _sys.info_one, self._fd)
         return i[2] == 0 or (i[5] > 0 and not self._lifo)
 
     # -- blocking -------------------------------------------------------
@@ -525,9 +525,10 @@ class Semaphore(_Handles):
         waiter): True, or False if not.  Other failures raise."""
         return self._try(_count(n, "try_acquire"))
 
-    def _give_back(self, n, what, fn, beyond, prefer=None):
-        """Give back n from the handles that hold (prefer's first); what is
-        not held: "raise" InvalidValue, "add" to the limit, or "drop"."""
+    def _give_back(self, n, what, flags, beyond, prefer=None):
+        """RELEASE n (flags 0: given back; RELEASE_FORGET: dropped) from
+        the handles that hold (prefer's first); what is not held: "raise"
+        InvalidValue, "add" to the limit, or "drop"."""
         with self._lock:
             held = sum(self._holds.values())
             if n > held and beyond == "raise":
@@ -539,24 +540,24 @@ class Semaphore(_Handles):
             for fd in fds:
                 k = min(self._holds[fd], n)
                 if k:
-                    self._call(what, fn, fd, k)
+                    self._call(what, _sys.release, fd, (k,), flags)
                     self._holds[fd] -= k
                     n -= k
             if n and beyond == "add":
-                self._call(what, _sys.add, self._fd, n)
+                self._call(what, _sys.resize, self._fd, (n,), _sys.RESIZE_ADD)
 
     def release(self, n=1):
         """Give back n permits: those this Semaphore holds, and beyond that
         (as asyncio.Semaphore's counter grows) raise the limit by the rest.
         The first waiting task is woken at once, as by asyncio's."""
         n = _count(n, "release")
-        self._give_back(n, "release", _sys.release, self._beyond_held)
+        self._give_back(n, "release", 0, self._beyond_held)
         self._wake()
 
     def forget(self, n=1):
         """Drop n held permits for good: the limit falls by n."""
         n = _count(n, "forget")
-        self._give_back(n, "forget", _sys.forget, "raise")
+        self._give_back(n, "forget", _sys.RELEASE_FORGET, "raise")
 
     @contextmanager
     def permits(self, n=1, timeout=None):
@@ -571,12 +572,12 @@ class Semaphore(_Handles):
 
     def add(self, n):
         """Raise the limit by n; waiters are served at once, in order."""
-        self._call("add", _sys.add, self._fd, _count(n, "add"))
+        self._call("add", _sys.resize, self._fd, (_count(n, "add"),), _sys.RESIZE_ADD)
         self._wake()
 
     def remove(self, n):
         """Lower the limit by n, even below what is held."""
-        self._call("remove", _sys.remove, self._fd, _count(n, "remove"))
+        self._call("remove", _sys.resize, self._fd, (_count(n, "remove"),), _sys.RESIZE_REMOVE)
 
     def close(self):
         """Close the semaphore for every handle in every process: waiters
@@ -587,7 +588,7 @@ class Semaphore(_Handles):
 
     def info(self):
         """An Info snapshot; holds is what this Semaphore holds."""
-        i = self._call("info", _sys.info, self._fd)
+        i = self._call("info", _sys.info_one, self._fd)
         with self._lock:
             holds = sum(self._holds.values())
         return Info(i[0], i[1], i[2], i[3], holds, i[5], i[6], i[7])
@@ -644,7 +645,7 @@ class Semaphore(_Handles):
     def _give_back_grant(self, w):
         # From anywhere, if the waiting handle's was released meanwhile,
         # as asyncio's value += 1.
-        self._give_back(w.v, "release", _sys.release,
+        self._give_back(w.v, "release", 0,
                         "drop" if self._beyond_held == "raise" else "add", prefer=self._wfd)
 
     async def __aenter__(self):

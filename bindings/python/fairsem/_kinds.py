@@ -37,7 +37,7 @@ KindsInfo.lifo = property(lambda self: bool(self.flags & _sys.LIFO))
 KindsInfo.prio = property(lambda self: bool(self.flags & _sys.PRIO))
 KindsInfo.closed = property(lambda self: bool(self.flags & _sys.INFO_CLOSED))
 KindsInfo.kind = lambda self, label: next((k for k in self.kinds if k.label == label), None)
-KindsInfo.__doc__ = "One consistent snapshot of every kind (FAIRSEM_IOC_INFO_KINDS)."
+KindsInfo.__doc__ = "One consistent snapshot of every kind (FAIRSEM_IOC_INFO)."
 
 _LABEL_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
@@ -79,7 +79,7 @@ class KindsSemaphore(_Handles):
     and tasks may share it.
     """
 
-    _sys_acquire = staticmethod(_sys.acquire_kinds)
+    _sys_acquire = staticmethod(_sys.acquire)
 
     def __init__(self, kinds=None, *, lifo=False, prio=False, **limits):
         pairs = _pairs(kinds, limits)
@@ -90,12 +90,12 @@ class KindsSemaphore(_Handles):
         for label, limit in pairs:
             if not 0 <= limit <= MAX_PERMITS:
                 raise _invalid("init", "limit %d of %r is not in 0..%d" % (limit, label, MAX_PERMITS))
-        fd = _new_fd(_sys.init_kinds, [p[1] for p in pairs], raw, _order(lifo, prio))
+        fd = _new_fd(_sys.init, [p[1] for p in pairs], raw, _order(lifo, prio))
         self._setup(fd, tuple(p[0] for p in pairs))
 
     @staticmethod
     def _probe(fd):
-        return tuple(k[0] for k in _sys.info_kinds(fd)[4])  # the labels
+        return tuple(k[0] for k in _sys.info_bound(fd)[4])  # the labels
 
     def _no_holds(self):
         return [0] * len(self._labels)
@@ -175,15 +175,16 @@ class KindsSemaphore(_Handles):
         waiter: True, or False if any kind is short.  Other failures raise."""
         return self._try(self._vector("try_acquire", counts, named))
 
-    def _give_back(self, what, request, v, prefer=None):
-        """RELEASE or FORGET v from the handles that hold it (prefer's
-        first); InvalidValue, giving back nothing, if more than is held in
-        any kind.  Each handle's share goes back in one step."""
+    def _give_back(self, what, flags, v, prefer=None):
+        """RELEASE v from the handles that hold it (prefer's first), given
+        back (flags 0) or dropped (RELEASE_FORGET); InvalidValue, giving
+        back nothing, if more than is held in any kind.  Each handle's
+        share goes back in one step."""
         with self._lock:
             own = self._holds.get(self._fd)
             if len(self._holds) == 1 and own is not None and all(map(int.__le__, v, own)):
                 # Only the own handle holds (blocking use): one call.
-                self._call(what, _sys.counts_kinds, self._fd, request, v)
+                self._call(what, _sys.release, self._fd, v, flags)
                 own[:] = map(int.__sub__, own, v)
                 return
             for k, n in enumerate(v):
@@ -200,7 +201,7 @@ class KindsSemaphore(_Handles):
                 h = self._holds[fd]
                 part = [min(h[k], left[k]) for k in range(len(left))]
                 if any(part):
-                    self._call(what, _sys.counts_kinds, fd, request, part)
+                    self._call(what, _sys.release, fd, part, flags)
                     for k, n in enumerate(part):
                         h[k] -= n
                         left[k] -= n
@@ -209,12 +210,12 @@ class KindsSemaphore(_Handles):
         """Give back a vector this KindsSemaphore holds.  InvalidValue (a
         ValueError) for more than is held in any kind: nothing goes back."""
         v = self._vector("release", counts, named)
-        self._give_back("release", _sys.IOC_RELEASE_KINDS, v)
+        self._give_back("release", 0, v)
 
     def forget(self, counts=None, **named):
         """Drop a held vector for good: each kind's limit falls by its count."""
         v = self._vector("forget", counts, named)
-        self._give_back("forget", _sys.IOC_FORGET_KINDS, v)
+        self._give_back("forget", _sys.RELEASE_FORGET, v)
 
     @contextmanager
     def permits(self, counts=None, *, timeout=None, **named):
@@ -232,13 +233,13 @@ class KindsSemaphore(_Handles):
         """Raise each kind's limit by its count, all at once; EOVERFLOW
         (FairsemError) past MAX_PERMITS in any kind, and then nothing moves."""
         v = self._vector("add", counts, named)
-        self._call("add", _sys.counts_kinds, self._fd, _sys.IOC_ADD_KINDS, v)
+        self._call("add", _sys.resize, self._fd, v, _sys.RESIZE_ADD)
 
     def remove(self, counts=None, **named):
         """Lower each kind's limit by its count, even below what is taken;
         InvalidValue above any kind's limit, and then nothing moves."""
         v = self._vector("remove", counts, named)
-        self._call("remove", _sys.counts_kinds, self._fd, _sys.IOC_REMOVE_KINDS, v)
+        self._call("remove", _sys.resize, self._fd, v, _sys.RESIZE_REMOVE)
 
     def close(self):
         """Close the semaphore for every handle: waiters fail with Closed."""
@@ -246,7 +247,7 @@ class KindsSemaphore(_Handles):
 
     def info(self):
         """A KindsInfo snapshot; each kind's holds is what this holds."""
-        i = self._call("info", _sys.info_kinds, self._fd)
+        i = self._call("info", _sys.info_bound, self._fd)
         with self._lock:
             holds = [sum(h[k] for h in self._holds.values()) for k in range(len(self._labels))]
         kinds = tuple(KindInfo(label, limit, avail, taken, holds[k])
@@ -280,7 +281,7 @@ class KindsSemaphore(_Handles):
         return v
 
     def _give_back_grant(self, w):
-        self._give_back("release", _sys.IOC_RELEASE_KINDS, w.v, prefer=self._wfd)
+        self._give_back("release", 0, w.v, prefer=self._wfd)
 
     @asynccontextmanager
     async def request(self, counts=None, **named):

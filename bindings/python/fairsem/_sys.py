@@ -18,8 +18,14 @@ NO_DEADLINE = (1 << 64) - 1
 
 LIFO = 1 << 0
 PRIO = 1 << 4
+JOBSERVER = 1 << 6
+FAST = 1 << 7
+# ACQUIRE's, RELEASE's and RESIZE's flags, one space.
 ACQ_TRY = 1 << 0
 ACQ_ASYNC = 1 << 1
+RELEASE_FORGET = 1 << 2
+RESIZE_ADD = 1 << 3
+RESIZE_REMOVE = 1 << 4
 INFO_CLOSED = 1 << 1
 INFO_ASYNC_PENDING = 1 << 2
 INFO_ASYNC_GRANTED = 1 << 3
@@ -28,21 +34,21 @@ INFO_KINDS = 1 << 5
 MAX_KINDS = 8
 LABEL_LEN = 16
 
-_INIT = struct.Struct("=QII")            # permits, flags, reserved
-_ACQUIRE = struct.Struct("=QQII")        # count, deadline_ns, flags, reserved
-_INFO = struct.Struct("=6QII4Q")         # id .. waiters, flags, handles, reserved
+# Every count is a vector, inline, MAX_KINDS long, nkinds used, the tail
+# zero: a semaphore of one count is a vector of one.  In ACQUIRE's,
+# RELEASE's, RESIZE's and SUBMIT's arguments the counts come last, and the
+# kernel reads the first nkinds alone.
+_INIT = struct.Struct("=8Q128sIIQ")      # limit, label[8][16], flags, nkinds, reserved
+_ACQUIRE = struct.Struct("=QII8Q")       # deadline_ns, flags, nkinds, count
+_COUNTS = struct.Struct("=II8Q")         # nkinds, flags, count
 _HANDLE = struct.Struct("=Ii")           # flags, fd
 _LINK = struct.Struct("=iIQ2Q")          # fd, mode, name pointer, reserved
-_COUNT = struct.Struct("=Q")
-# The kinds structs: every vector inline, MAX_KINDS long, the tail zero.
-_INIT_KINDS = struct.Struct("=8Q128sIIQ")        # limit, label[8][16], flags, nkinds, reserved
-_ACQUIRE_KINDS = struct.Struct("=8QQIIQ")        # count, deadline_ns, flags, nkinds, reserved
-_COUNTS = struct.Struct("=8QII")                 # count, nkinds, reserved
-_KIND = "4Q16s"                                  # limit, available, taken, holds, label
-_REAP = struct.Struct("=QII")                    # ids pointer, max, reserved
+_KIND = "4Q16s"                          # limit, available, taken, holds, label
+_REAP = struct.Struct("=QII")            # ids pointer, max, reserved
 _ID = struct.Struct("=I")
-_INFO_KINDS = struct.Struct("=" + _KIND * 8 + "QQIIII2Q")  # kind[8], id, waiters,
-#                                                  flags, handles, nkinds, reserved, reserved2
+_INFO = struct.Struct("=" + _KIND * 8 + "QQIIIIIIQ")  # kind[8], id, waiters, flags,
+#                     handles, nkinds, reserved, init_flags, op_flags, reserved2
+_FAST_RELEASE = struct.Struct("=QQQ")    # addr, count, reserved
 
 
 def _ioc(direction, nr, size):
@@ -51,25 +57,17 @@ def _ioc(direction, nr, size):
 
 IOC_INIT = _ioc(1, 0, _INIT.size)
 IOC_ACQUIRE = _ioc(1, 1, _ACQUIRE.size)
-IOC_RELEASE = _ioc(1, 2, 8)
-IOC_FORGET = _ioc(1, 3, 8)
-IOC_ADD = _ioc(1, 4, 8)
-IOC_REMOVE = _ioc(1, 5, 8)
-IOC_CLOSE = _ioc(0, 6, 0)
-IOC_CANCEL = _ioc(0, 7, 0)
-IOC_INFO = _ioc(2, 8, _INFO.size)
-IOC_NEW_HANDLE = _ioc(3, 9, _HANDLE.size)
-IOC_LINK = _ioc(1, 10, _LINK.size)
-IOC_INIT_KINDS = _ioc(1, 11, _INIT_KINDS.size)
-IOC_ACQUIRE_KINDS = _ioc(1, 12, _ACQUIRE_KINDS.size)
-IOC_RELEASE_KINDS = _ioc(1, 13, _COUNTS.size)
-IOC_FORGET_KINDS = _ioc(1, 14, _COUNTS.size)
-IOC_ADD_KINDS = _ioc(1, 15, _COUNTS.size)
-IOC_REMOVE_KINDS = _ioc(1, 16, _COUNTS.size)
-IOC_INFO_KINDS = _ioc(2, 17, _INFO_KINDS.size)
-IOC_SUBMIT = _ioc(1, 18, _COUNTS.size)
-IOC_REAP = _ioc(1, 19, _REAP.size)
-IOC_WITHDRAW = _ioc(1, 20, _ID.size)
+IOC_RELEASE = _ioc(1, 2, _COUNTS.size)
+IOC_RESIZE = _ioc(1, 3, _COUNTS.size)
+IOC_CLOSE = _ioc(0, 4, 0)
+IOC_CANCEL = _ioc(0, 5, 0)
+IOC_INFO = _ioc(2, 6, _INFO.size)
+IOC_NEW_HANDLE = _ioc(3, 7, _HANDLE.size)
+IOC_LINK = _ioc(1, 8, _LINK.size)
+IOC_SUBMIT = _ioc(1, 9, _COUNTS.size)
+IOC_REAP = _ioc(1, 10, _REAP.size)
+IOC_WITHDRAW = _ioc(1, 11, _ID.size)
+IOC_RELEASE_FAST = _ioc(1, 12, _FAST_RELEASE.size)
 
 
 def open_device(nonblock=False):
@@ -98,12 +96,10 @@ def open_named(path):
     # O_NONBLOCK keeps open(2) from waiting on a FIFO of that name.
     fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK)
     try:
-        try:
-            info(fd)
-        except OSError as exc:
-            if exc.errno == errno.EBADFD:  # a file, not a semaphore
-                raise OSError(errno.ENOTTY, "not a fairsem semaphore", path) from None
-            raise
+        # A file that is not a semaphore (ENOTTY) must not pass for one,
+        # nor a handle bound to none (a name of /dev/fairsem itself).
+        if not info(fd)[4]:
+            raise OSError(errno.ENOTTY, "not a fairsem semaphore", path)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -123,7 +119,7 @@ def create_named(path, permits, flags, mode):
     try:
         fd = open_device()
         try:
-            init(fd, permits, flags)
+            init_one(fd, permits, flags)
             cname = ctypes.create_string_buffer(os.fsencode(name))
             arg = _LINK.pack(fd, mode, ctypes.addressof(cname), 0, 0)
             fcntl.ioctl(dfd, IOC_LINK, arg)
@@ -135,34 +131,48 @@ def create_named(path, permits, flags, mode):
     return fd
 
 
-def init(fd, permits, flags):
-    fcntl.ioctl(fd, IOC_INIT, _INIT.pack(permits, flags, 0))
+def _vector(counts):
+    """counts padded to MAX_KINDS with zeros, and its length."""
+    return tuple(counts) + (0,) * (MAX_KINDS - len(counts)), len(counts)
 
 
-def acquire(fd, count, deadline_ns=NO_DEADLINE, flags=0):
+def init(fd, limits, labels, flags):
+    """INIT: limits and labels (bytes, each under LABEL_LEN) one a kind."""
+    v, n = _vector(limits)
+    raw = b"".join(lb.ljust(LABEL_LEN, b"\0") for lb in labels).ljust(MAX_KINDS * LABEL_LEN, b"\0")
+    fcntl.ioctl(fd, IOC_INIT, _INIT.pack(*v, raw, flags, n, 0))
+
+
+def init_one(fd, permits, flags):
+    """INIT of one kind, unlabelled."""
+    init(fd, (permits,), (b"",), flags)
+
+
+def acquire(fd, counts, deadline_ns=NO_DEADLINE, flags=0):
+    """ACQUIRE of the vector counts, one count a kind."""
     # fcntl.ioctl releases the GIL around the call: other threads run
     # while this one waits in the kernel.
-    fcntl.ioctl(fd, IOC_ACQUIRE, _ACQUIRE.pack(count, deadline_ns, flags, 0))
+    v, n = _vector(counts)
+    fcntl.ioctl(fd, IOC_ACQUIRE, _ACQUIRE.pack(deadline_ns, flags, n, *v))
 
 
-def _count(fd, request, count):
-    fcntl.ioctl(fd, request, _COUNT.pack(count))
+def acquire_one(fd, count, deadline_ns=NO_DEADLINE, flags=0):
+    """ACQUIRE of a vector of one."""
+    acquire(fd, (count,), deadline_ns, flags)
 
 
-def release(fd, count):
-    _count(fd, IOC_RELEASE, count)
+def release(fd, counts, flags=0):
+    """RELEASE of the vector counts that fd holds: given back (flags 0),
+    or dropped with as much of each limit (RELEASE_FORGET)."""
+    v, n = _vector(counts)
+    fcntl.ioctl(fd, IOC_RELEASE, _COUNTS.pack(n, flags, *v))
 
 
-def forget(fd, count):
-    _count(fd, IOC_FORGET, count)
-
-
-def add(fd, count):
-    _count(fd, IOC_ADD, count)
-
-
-def remove(fd, count):
-    _count(fd, IOC_REMOVE, count)
+def resize(fd, counts, flags):
+    """RESIZE: each kind's limit raised (RESIZE_ADD) or lowered
+    (RESIZE_REMOVE) by its count."""
+    v, n = _vector(counts)
+    fcntl.ioctl(fd, IOC_RESIZE, _COUNTS.pack(n, flags, *v))
 
 
 def close_sem(fd):
@@ -174,10 +184,36 @@ def cancel(fd):
 
 
 def info(fd):
-    """(id, limit, available, taken, holds, waiters, flags, handles)"""
+    """INFO on any handle: (id, waiters, flags, handles, kinds, init_flags,
+    op_flags), kinds a tuple of (label, limit, available, taken, holds),
+    one a kind, the label a str.  On a handle not bound yet kinds is
+    empty, and only init_flags and op_flags say anything: the flags this
+    kernel's INIT, and ACQUIRE, RELEASE and RESIZE, accept."""
     buf = bytearray(_INFO.size)
     fcntl.ioctl(fd, IOC_INFO, buf, True)
-    return _INFO.unpack(buf)[:8]
+    f = _INFO.unpack(buf)
+    nkinds = min(f[44], MAX_KINDS)
+    kinds = tuple((f[5 * k + 4].split(b"\0", 1)[0].decode("ascii", "replace"),) + f[5 * k:5 * k + 4]
+                  for k in range(nkinds))
+    return f[40], f[41], f[42], f[43], kinds, f[46], f[47]
+
+
+def info_bound(fd):
+    """info() of a handle's semaphore; EBADFD when it has none."""
+    i = info(fd)
+    if not i[4]:
+        raise OSError(errno.EBADFD, os.strerror(errno.EBADFD))
+    return i
+
+
+def info_one(fd):
+    """(id, limit, available, taken, holds, waiters, flags, handles) of
+    kind 0, as libfairsem's fairsem_info(): INFO_KINDS in flags when there
+    are more kinds; EBADFD on a handle not bound yet."""
+    ident, waiters, flags, handles, kinds, _, _ = info_bound(fd)
+    if len(kinds) > 1:
+        flags |= INFO_KINDS
+    return (ident,) + kinds[0][1:] + (waiters, flags, handles)
 
 
 def new_handle(fd, nonblock=False):
@@ -185,51 +221,7 @@ def new_handle(fd, nonblock=False):
     return fcntl.ioctl(fd, IOC_NEW_HANDLE, bytearray(_HANDLE.pack(flags, -1)), True)
 
 
-def collect(fd):
-    """read(2): the count of a granted asynchronous request."""
-    data = os.read(fd, 8)
-    if len(data) != 8:
-        raise OSError(5, "short read from a fairsem handle")
-    return _COUNT.unpack(data)[0]
-
-
-def _vector(counts):
-    """counts padded to MAX_KINDS with zeros, and its length."""
-    return tuple(counts) + (0,) * (MAX_KINDS - len(counts)), len(counts)
-
-
-def init_kinds(fd, limits, labels, flags):
-    """limits and labels (bytes, each under LABEL_LEN) one a kind."""
-    v, n = _vector(limits)
-    raw = b"".join(lb.ljust(LABEL_LEN, b"\0") for lb in labels).ljust(MAX_KINDS * LABEL_LEN, b"\0")
-    fcntl.ioctl(fd, IOC_INIT_KINDS, _INIT_KINDS.pack(*v, raw, flags, n, 0))
-
-
-def acquire_kinds(fd, counts, deadline_ns=NO_DEADLINE, flags=0):
-    # fcntl.ioctl releases the GIL around the call, as acquire()'s.
-    v, n = _vector(counts)
-    fcntl.ioctl(fd, IOC_ACQUIRE_KINDS, _ACQUIRE_KINDS.pack(*v, deadline_ns, flags, n, 0))
-
-
-def counts_kinds(fd, request, counts):
-    """RELEASE, FORGET, ADD or REMOVE _KINDS of the vector counts."""
-    v, n = _vector(counts)
-    fcntl.ioctl(fd, request, _COUNTS.pack(*v, n, 0))
-
-
-def info_kinds(fd):
-    """(id, waiters, flags, handles, kinds): kinds a tuple of (label,
-    limit, available, taken, holds), one a kind, the label a str."""
-    buf = bytearray(_INFO_KINDS.size)
-    fcntl.ioctl(fd, IOC_INFO_KINDS, buf, True)
-    f = _INFO_KINDS.unpack(buf)
-    nkinds = min(f[44], MAX_KINDS)
-    kinds = tuple((f[5 * k + 4].split(b"\0", 1)[0].decode("ascii", "replace"),) + f[5 * k:5 * k + 4]
-                  for k in range(nkinds))
-    return f[40], f[41], f[42], f[43], kinds
-
-
-def collect_kinds(fd, nkinds):
+def collect(fd, nkinds):
     """read(2): the vector of a granted asynchronous request."""
     data = os.read(fd, 8 * nkinds)
     if len(data) != 8 * nkinds:
@@ -245,7 +237,7 @@ def submit(fd, counts):
     """Queue the vector counts (one count a kind): 0 if granted at once
     (held by fd), else the request's id."""
     v, n = _vector(counts)
-    return fcntl.ioctl(fd, IOC_SUBMIT, bytearray(_COUNTS.pack(*v, n, 0)), True)
+    return fcntl.ioctl(fd, IOC_SUBMIT, bytearray(_COUNTS.pack(n, 0, *v)), True)
 
 
 class Reaper:

@@ -244,6 +244,29 @@ class Blocking(unittest.TestCase):
             fairsem.Semaphore.from_fd(fd)
         self.assertEqual(cm.exception.errno, errno.EBADFD)
 
+    def test_info_of_an_unbound_handle_reports_the_kernels_flags_and_no_semaphore(self):
+        from fairsem import _sys
+        fd = os.open("/dev/fairsem", os.O_RDWR)
+        self.addCleanup(os.close, fd)
+        ident, waiters, flags, handles, kinds, init_flags, op_flags = _sys.info(fd)
+        self.assertEqual((ident, waiters, flags, handles, kinds), (0, 0, 0, 0, ()))
+        self.assertEqual(init_flags, _sys.LIFO | _sys.PRIO | _sys.JOBSERVER | _sys.FAST)
+        self.assertEqual(op_flags, _sys.ACQ_TRY | _sys.ACQ_ASYNC | _sys.RELEASE_FORGET
+                         | _sys.RESIZE_ADD | _sys.RESIZE_REMOVE)
+        # The calls of a semaphore still see no semaphore there.
+        with self.assertRaises(OSError) as cm:
+            _sys.info_one(fd)
+        self.assertEqual(cm.exception.errno, errno.EBADFD)
+
+    def test_info_of_a_bound_handle_reports_the_kernels_flags_too(self):
+        from fairsem import _sys
+        s = self.sem(1)
+        fd = os.open("/dev/fairsem", os.O_RDWR)
+        self.addCleanup(os.close, fd)
+        bound, none = _sys.info(s.fileno()), _sys.info(fd)
+        self.assertEqual(len(bound[4]), 1)
+        self.assertEqual(bound[5:], none[5:])
+
     def test_new_handle_has_its_own_accounting(self):
         s = self.sem(3)
         o = s.new_handle()
@@ -283,76 +306,97 @@ class Blocking(unittest.TestCase):
         self.assertEqual(cm.exception.errno, errno.ENOTTY)
 
 
+def _header(test):
+    """The ABI file's "NAME VALUE" lines (bindings/abi.c), which the
+    FAIRSEM_ABI environment variable names: without it the test fails."""
+    path = os.environ.get("FAIRSEM_ABI")
+    test.assertTrue(path, "FAIRSEM_ABI names the ABI file")
+    with open(path) as f:
+        return dict((k, int(v)) for k, _, v in (line.partition(" ") for line in f))
+
+
 class Abi(unittest.TestCase):
-    def test_constants_match_the_uapi_header(self):
-        from fairsem import _sys
-        path = os.environ.get("FAIRSEM_ABI")
-        self.assertTrue(path, "FAIRSEM_ABI names the ABI file")
-        header = {}
-        with open(path) as f:
-            for line in f:
-                k, _, v = line.partition(" ")
-                header[k] = int(v)
-        ours = {
-            "FAIRSEM_IOC_INIT": _sys.IOC_INIT, "FAIRSEM_IOC_ACQUIRE": _sys.IOC_ACQUIRE,
-            "FAIRSEM_IOC_RELEASE": _sys.IOC_RELEASE, "FAIRSEM_IOC_FORGET": _sys.IOC_FORGET,
-            "FAIRSEM_IOC_ADD": _sys.IOC_ADD, "FAIRSEM_IOC_REMOVE": _sys.IOC_REMOVE,
-            "FAIRSEM_IOC_CLOSE": _sys.IOC_CLOSE, "FAIRSEM_IOC_CANCEL": _sys.IOC_CANCEL,
-            "FAIRSEM_IOC_INFO": _sys.IOC_INFO, "FAIRSEM_IOC_NEW_HANDLE": _sys.IOC_NEW_HANDLE,
-            "FAIRSEM_IOC_LINK": _sys.IOC_LINK,
-            "FAIRSEM_MAX_PERMITS": _sys.MAX_PERMITS, "FAIRSEM_NO_DEADLINE": _sys.NO_DEADLINE,
-            "FAIRSEM_LIFO": _sys.LIFO, "FAIRSEM_PRIO": _sys.PRIO,
-            "FAIRSEM_ACQ_TRY": _sys.ACQ_TRY, "FAIRSEM_ACQ_ASYNC": _sys.ACQ_ASYNC,
-            "FAIRSEM_INFO_CLOSED": _sys.INFO_CLOSED,
-            "FAIRSEM_INFO_ASYNC_PENDING": _sys.INFO_ASYNC_PENDING,
-            "FAIRSEM_INFO_ASYNC_GRANTED": _sys.INFO_ASYNC_GRANTED,
-        }
-        for k, v in ours.items():
-            self.assertEqual(header[k], v, k)
-
-    def test_kinds_structs_are_laid_out_as_the_uapi_header(self):
-        import struct
-        from fairsem import _sys
-        path = os.environ.get("FAIRSEM_ABI")
-        self.assertTrue(path, "FAIRSEM_ABI names the ABI file")
-        with open(path) as f:
-            header = dict((k, int(v)) for k, _, v in (line.partition(" ") for line in f))
-
-        def off(fmt):  # the offset of the field after the prefix fmt
-            return struct.calcsize("=" + fmt)
-        ours = {
-            "FAIRSEM_INFO_KINDS": _sys.INFO_KINDS, "FAIRSEM_MAX_KINDS": _sys.MAX_KINDS,
-            "FAIRSEM_LABEL_LEN": _sys.LABEL_LEN,
-            "FAIRSEM_IOC_INIT_KINDS": _sys.IOC_INIT_KINDS,
-            "FAIRSEM_IOC_ACQUIRE_KINDS": _sys.IOC_ACQUIRE_KINDS,
-            "FAIRSEM_IOC_RELEASE_KINDS": _sys.IOC_RELEASE_KINDS,
-            "FAIRSEM_IOC_FORGET_KINDS": _sys.IOC_FORGET_KINDS,
-            "FAIRSEM_IOC_ADD_KINDS": _sys.IOC_ADD_KINDS,
-            "FAIRSEM_IOC_REMOVE_KINDS": _sys.IOC_REMOVE_KINDS,
-            "FAIRSEM_IOC_INFO_KINDS": _sys.IOC_INFO_KINDS,
-            "SIZEOF_fairsem_init_kinds": _sys._INIT_KINDS.size,
-            "OFFSETOF_fairsem_init_kinds_label": off("8Q"),
-            "OFFSETOF_fairsem_init_kinds_flags": off("8Q128s"),
-            "OFFSETOF_fairsem_init_kinds_nkinds": off("8Q128sI"),
-            "SIZEOF_fairsem_acquire_kinds": _sys._ACQUIRE_KINDS.size,
-            "OFFSETOF_fairsem_acquire_kinds_deadline_ns": off("8Q"),
-            "OFFSETOF_fairsem_acquire_kinds_flags": off("8QQ"),
-            "OFFSETOF_fairsem_acquire_kinds_nkinds": off("8QQI"),
-            "SIZEOF_fairsem_counts": _sys._COUNTS.size,
-            "OFFSETOF_fairsem_counts_nkinds": off("8Q"),
-            "SIZEOF_fairsem_kind": off(_sys._KIND),
-            "OFFSETOF_fairsem_kind_holds": off("3Q"),
-            "OFFSETOF_fairsem_kind_label": off("4Q"),
-            "SIZEOF_fairsem_info_kinds": _sys._INFO_KINDS.size,
-            "OFFSETOF_fairsem_info_kinds_id": off(_sys._KIND * 8),
-            "OFFSETOF_fairsem_info_kinds_waiters": off(_sys._KIND * 8 + "Q"),
-            "OFFSETOF_fairsem_info_kinds_flags": off(_sys._KIND * 8 + "QQ"),
-            "OFFSETOF_fairsem_info_kinds_handles": off(_sys._KIND * 8 + "QQI"),
-            "OFFSETOF_fairsem_info_kinds_nkinds": off(_sys._KIND * 8 + "QQII"),
-        }
+    def check(self, ours):
+        header = _header(self)
         for k, v in ours.items():
             self.assertIn(k, header)
             self.assertEqual(header[k], v, k)
+
+    def test_the_thirteen_ioctls_match_the_uapi_header(self):
+        from fairsem import _sys
+        self.check({
+            "FAIRSEM_IOC_INIT": _sys.IOC_INIT, "FAIRSEM_IOC_ACQUIRE": _sys.IOC_ACQUIRE,
+            "FAIRSEM_IOC_RELEASE": _sys.IOC_RELEASE, "FAIRSEM_IOC_RESIZE": _sys.IOC_RESIZE,
+            "FAIRSEM_IOC_CLOSE": _sys.IOC_CLOSE, "FAIRSEM_IOC_CANCEL": _sys.IOC_CANCEL,
+            "FAIRSEM_IOC_INFO": _sys.IOC_INFO, "FAIRSEM_IOC_NEW_HANDLE": _sys.IOC_NEW_HANDLE,
+            "FAIRSEM_IOC_LINK": _sys.IOC_LINK, "FAIRSEM_IOC_SUBMIT": _sys.IOC_SUBMIT,
+            "FAIRSEM_IOC_REAP": _sys.IOC_REAP, "FAIRSEM_IOC_WITHDRAW": _sys.IOC_WITHDRAW,
+            "FAIRSEM_IOC_RELEASE_FAST": _sys.IOC_RELEASE_FAST,
+        })
+
+    def test_the_ioctls_are_numbered_0_to_12(self):
+        from fairsem import _sys
+        reqs = [_sys.IOC_INIT, _sys.IOC_ACQUIRE, _sys.IOC_RELEASE, _sys.IOC_RESIZE,
+                _sys.IOC_CLOSE, _sys.IOC_CANCEL, _sys.IOC_INFO, _sys.IOC_NEW_HANDLE,
+                _sys.IOC_LINK, _sys.IOC_SUBMIT, _sys.IOC_REAP, _sys.IOC_WITHDRAW,
+                _sys.IOC_RELEASE_FAST]
+        self.assertEqual([r & 0xFF for r in reqs], list(range(13)))
+
+    def test_constants_match_the_uapi_header(self):
+        from fairsem import _sys
+        self.check({
+            "FAIRSEM_MAX_PERMITS": _sys.MAX_PERMITS, "FAIRSEM_NO_DEADLINE": _sys.NO_DEADLINE,
+            "FAIRSEM_MAX_KINDS": _sys.MAX_KINDS, "FAIRSEM_LABEL_LEN": _sys.LABEL_LEN,
+            "FAIRSEM_LIFO": _sys.LIFO, "FAIRSEM_PRIO": _sys.PRIO,
+            "FAIRSEM_JOBSERVER": _sys.JOBSERVER, "FAIRSEM_FAST": _sys.FAST,
+            "FAIRSEM_ACQ_TRY": _sys.ACQ_TRY, "FAIRSEM_ACQ_ASYNC": _sys.ACQ_ASYNC,
+            "FAIRSEM_RELEASE_FORGET": _sys.RELEASE_FORGET,
+            "FAIRSEM_RESIZE_ADD": _sys.RESIZE_ADD, "FAIRSEM_RESIZE_REMOVE": _sys.RESIZE_REMOVE,
+            "FAIRSEM_INFO_CLOSED": _sys.INFO_CLOSED,
+            "FAIRSEM_INFO_ASYNC_PENDING": _sys.INFO_ASYNC_PENDING,
+            "FAIRSEM_INFO_ASYNC_GRANTED": _sys.INFO_ASYNC_GRANTED,
+            "FAIRSEM_INFO_KINDS": _sys.INFO_KINDS,
+        })
+
+    def test_structs_are_laid_out_as_the_uapi_header(self):
+        import struct
+        from fairsem import _sys
+
+        def off(fmt):  # the offset of the field after the prefix fmt
+            return struct.calcsize("=" + fmt)
+        info = _sys._KIND * 8
+        self.check({
+            "SIZEOF_fairsem_init": _sys._INIT.size,
+            "OFFSETOF_fairsem_init_label": off("8Q"),
+            "OFFSETOF_fairsem_init_flags": off("8Q128s"),
+            "OFFSETOF_fairsem_init_nkinds": off("8Q128sI"),
+            "OFFSETOF_fairsem_init_reserved": off("8Q128sII"),
+            "SIZEOF_fairsem_acquire": _sys._ACQUIRE.size,
+            "OFFSETOF_fairsem_acquire_deadline_ns": off(""),
+            "OFFSETOF_fairsem_acquire_flags": off("Q"),
+            "OFFSETOF_fairsem_acquire_nkinds": off("QI"),
+            "OFFSETOF_fairsem_acquire_count": off("QII"),
+            "SIZEOF_fairsem_counts": _sys._COUNTS.size,
+            "OFFSETOF_fairsem_counts_nkinds": off(""),
+            "OFFSETOF_fairsem_counts_flags": off("I"),
+            "OFFSETOF_fairsem_counts_count": off("II"),
+            "SIZEOF_fairsem_kind": off(_sys._KIND),
+            "OFFSETOF_fairsem_kind_holds": off("3Q"),
+            "OFFSETOF_fairsem_kind_label": off("4Q"),
+            "SIZEOF_fairsem_info_kinds": _sys._INFO.size,
+            "OFFSETOF_fairsem_info_kinds_id": off(info),
+            "OFFSETOF_fairsem_info_kinds_waiters": off(info + "Q"),
+            "OFFSETOF_fairsem_info_kinds_flags": off(info + "QQ"),
+            "OFFSETOF_fairsem_info_kinds_handles": off(info + "QQI"),
+            "OFFSETOF_fairsem_info_kinds_nkinds": off(info + "QQII"),
+            "OFFSETOF_fairsem_info_kinds_init_flags": off(info + "QQIIII"),
+            "OFFSETOF_fairsem_info_kinds_op_flags": off(info + "QQIIIII"),
+            "SIZEOF_fairsem_handle": _sys._HANDLE.size,
+            "SIZEOF_fairsem_link": _sys._LINK.size,
+            "SIZEOF_fairsem_reap": _sys._REAP.size,
+            "OFFSETOF_fairsem_reap_max": off("Q"),
+            "SIZEOF_fairsem_fast_release": _sys._FAST_RELEASE.size,
+        })
 
 
 if __name__ == "__main__":

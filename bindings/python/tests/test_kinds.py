@@ -123,22 +123,22 @@ class Kinds(unittest.TestCase):
             fd = _sys.open_device()
             try:
                 with self.assertRaises(OSError) as cm:
-                    _sys.init_kinds(fd, [1, 1], [b"ok", raw], 0)
+                    _sys.init(fd, [1, 1], [b"ok", raw], 0)
                 self.assertEqual(cm.exception.errno, errno.EINVAL, raw)
             finally:
                 os.close(fd)
 
-    def test_scalar_calls_on_a_multi_kind_semaphore_are_refused(self):
+    def test_calls_of_one_count_on_a_semaphore_of_two_kinds_are_refused(self):
         s = self.sem(3, 100)
-        for call in (lambda: _sys.acquire(s.fileno(), 1, flags=_sys.ACQ_TRY),
-                     lambda: _sys.release(s.fileno(), 1),
-                     lambda: _sys.add(s.fileno(), 1),
-                     lambda: _sys.remove(s.fileno(), 1)):
+        for call in (lambda: _sys.acquire_one(s.fileno(), 1, flags=_sys.ACQ_TRY),
+                     lambda: _sys.release(s.fileno(), (1,)),
+                     lambda: _sys.resize(s.fileno(), (1,), _sys.RESIZE_ADD),
+                     lambda: _sys.resize(s.fileno(), (1,), _sys.RESIZE_REMOVE)):
             with self.assertRaises(OSError) as cm:
                 call()
             self.assertEqual(cm.exception.errno, errno.EINVAL)
-        # INFO answers with kind 0 and the flag that says there is more.
-        i = _sys.info(s.fileno())
+        # INFO's kind 0 answers, with the flag that says there is more.
+        i = _sys.info_one(s.fileno())
         self.assertEqual((i[1], i[2]), (3, 3))
         self.assertTrue(i[6] & _sys.INFO_KINDS)
         self.assertEqual(taken(s), (0, 0))
@@ -202,8 +202,8 @@ class Kinds(unittest.TestCase):
         # this stands for a kernel that refuses anyway (ENOMEM, EMFILE...).
         def refuse(*args):
             raise OSError(errno.ENOMEM, "refused")
-        real, _sys.init_kinds = _sys.init_kinds, refuse
-        self.addCleanup(setattr, _sys, "init_kinds", real)
+        real, _sys.init = _sys.init, refuse
+        self.addCleanup(setattr, _sys, "init", real)
         before = open_fds()
         with self.assertRaises(fairsem.FairsemError) as cm:
             fairsem.KindsSemaphore(requests=1, bytes=1)
