@@ -13,20 +13,23 @@ import (
 	"syscall"
 )
 
-// FAIRSEM_IOC_ACQUIRE: _IOW(0xFA, 1, struct fairsem_acquire), 24 bytes;
-// FAIRSEM_IOC_ACQUIRE_KINDS: _IOW(0xFA, 12, struct fairsem_acquire_kinds),
-// 88 bytes: count[8], deadline_ns, flags, nkinds, reserved.
+// FAIRSEM_IOC_ACQUIRE: _IOW(0xFA, 1, struct fairsem_acquire), 80 bytes:
+// deadline_ns at 0, flags at 8, nkinds at 12, count[8] at 16.  Every
+// acquire is a vector, of one count on a semaphore of one kind.
 const (
-	iocAcquire      = 0x4018fa01
-	iocAcquireKinds = 0x4058fa0c
+	iocAcquire     = 0x4050fa01
+	acquireSize    = 80
+	acquireNkinds  = 12 // how many counts are used
+	acquireCount   = 16 // the counts, FAIRSEM_MAX_KINDS of them
+	acquireMaxKind = 8  // FAIRSEM_MAX_KINDS
 )
 
 // A local waiter: a task blocked in FAIRSEM_IOC_ACQUIRE on a handle of the
 // local semaphore.  The kernel does not list its queue, so the agent finds
 // the waiters as a debugger would: /proc/PID/task/TID/syscall names the
 // ioctl, its fd and its argument, /proc/PID/fdinfo/FD the semaphore, and
-// the counts at the argument (struct fairsem_acquire's count, or struct
-// fairsem_acquire_kinds's vector) the weight, read from /proc/PID/mem.
+// the vector at the argument (struct fairsem_acquire's counts) the weight,
+// read from /proc/PID/mem.
 type waiter struct {
 	id    string // pid/tid/fd/arg/counts: the same while it waits
 	pid   int
@@ -54,36 +57,29 @@ func fdinfoID(pid int, fd uint64) (uint64, bool) {
 }
 
 // readCount: the counts of the request at addr, n kinds; ok false when
-// it cannot be read or asks for nothing.
-func readCount(pid int, addr uint64, kinds bool, n int) (vec, bool) {
+// it cannot be read, is not a vector of n (the kernel refuses it at once:
+// it never waits) or asks for nothing.
+func readCount(pid int, addr uint64, n int) (vec, bool) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
 	if err != nil {
 		return nil, false
 	}
 	defer f.Close()
-	var b [80]byte
-	size := 8
-	if kinds {
-		size = 80
+	if n < 1 || n > acquireMaxKind {
+		return nil, false
 	}
-	if _, err := f.ReadAt(b[:size], int64(addr)); err != nil {
+	// What the kernel reads, no more: the counts past nkinds may not be
+	// there at all.
+	var b [acquireSize]byte
+	if _, err := f.ReadAt(b[:acquireCount+8*n], int64(addr)); err != nil {
+		return nil, false
+	}
+	if nk := binary.LittleEndian.Uint32(b[acquireNkinds:]); int(nk) != n {
 		return nil, false
 	}
 	v := make(vec, n)
-	if !kinds {
-		// A scalar acquire on a semaphore of several kinds fails at
-		// once (EINVAL): it never waits.
-		if n != 1 {
-			return nil, false
-		}
-		v[0] = binary.LittleEndian.Uint64(b[:8])
-		return v, v[0] != 0
-	}
-	if nk := binary.LittleEndian.Uint32(b[76:80]); int(nk) != n {
-		return nil, false
-	}
 	for i := range v {
-		v[i] = binary.LittleEndian.Uint64(b[8*i:])
+		v[i] = binary.LittleEndian.Uint64(b[acquireCount+8*i:])
 	}
 	return v, !v.zero()
 }
@@ -123,13 +119,13 @@ func discover(semID uint64, n int) []waiter {
 			cmd, ok1 := readInt(f[2], 16)
 			fd, ok2 := readInt(f[1], 16)
 			arg, ok3 := readInt(f[3], 16)
-			if !ok1 || !ok2 || !ok3 || (cmd != iocAcquire && cmd != iocAcquireKinds) {
+			if !ok1 || !ok2 || !ok3 || cmd != iocAcquire {
 				continue
 			}
 			if id, ok := fdinfoID(pid, fd); !ok || id != semID {
 				continue
 			}
-			c, ok := readCount(pid, arg, cmd == iocAcquireKinds, n)
+			c, ok := readCount(pid, arg, n)
 			if !ok {
 				continue
 			}

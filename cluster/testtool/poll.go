@@ -14,16 +14,17 @@ import (
 	"fairsem"
 )
 
-// struct fairsem_acquire; FAIRSEM_IOC_ACQUIRE = _IOW(0xFA, 1, 24 bytes)
+// struct fairsem_acquire, of a vector of one on the local semaphore's one
+// kind; FAIRSEM_IOC_ACQUIRE = _IOW(0xFA, 1, 80 bytes)
 type sysAcquire struct {
-	count    uint64
 	deadline uint64
 	flags    uint32
-	reserved uint32
+	nkinds   uint32
+	count    [8]uint64 // FAIRSEM_MAX_KINDS
 }
 
 const (
-	iocAcquire = 0x4018fa01
+	iocAcquire = 0x4050fa01
 	acqAsync   = 1 << 1
 )
 
@@ -45,7 +46,7 @@ func runPoll(args []string) {
 		die("%s: %v", *name, err)
 	}
 	fd := int(s.File().Fd())
-	arg := sysAcquire{count: *n, deadline: ^uint64(0), flags: acqAsync}
+	arg := sysAcquire{count: [8]uint64{*n}, deadline: ^uint64(0), flags: acqAsync, nkinds: 1}
 	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), iocAcquire, uintptr(unsafe.Pointer(&arg)))
 	switch e {
 	case 0:
