@@ -12,7 +12,7 @@ import os
 import sys
 
 PRIMS = ["fairsem", "posix", "eventfd", "sysv"]
-PRIM_DESC = {"fairsem": "fairsem (ADD / ACQUIRE)", "posix": "sem_t",
+PRIM_DESC = {"fairsem": "fairsem (RESIZE ADD / ACQUIRE)", "posix": "sem_t",
              "eventfd": "eventfd (EFD_SEMAPHORE)", "sysv": "SysV semop"}
 
 
@@ -99,8 +99,8 @@ def section_ntsync(out, fig, info):
         "(fairsem ACQUIRE + RELEASE; ntsync `NTSYNC_IOC_WAIT_ANY` on the "
         "one object + `NTSYNC_IOC_SEM_RELEASE`), median of 15 alternating "
         "rounds. *handoff*: two threads and two semaphores at zero passing "
-        "a permit back and forth, per one-way handoff (fairsem: ADD, and "
-        "ACQUIRE with FORGET batched). *fair*: 16 threads on 4 permits, each "
+        "a permit back and forth, per one-way handoff (fairsem: RESIZE ADD, "
+        "and ACQUIRE with RELEASE FORGET batched). *fair*: 16 threads on 4 permits, each "
         "taking one, busy 1 us, releasing, sleeping 50 us, for 3 s: Jain's "
         "index of the acquisitions per thread (1 = all alike) and the "
         "fewest over the most." % (info.get("kernel", "?"),
