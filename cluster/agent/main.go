@@ -68,7 +68,7 @@ type agent struct {
 	hist  *history
 	async *asyncTracker
 
-	mu      sync.Mutex // local ADD and REMOVE against the fence
+	mu      sync.Mutex // local RESIZEs against the fence
 	fenced  bool
 	lastAck atomic.Int64 // monotonic ns: when the last acknowledged keepalive was sent
 	cur     atomic.Int64 // the lease being kept alive
@@ -368,7 +368,7 @@ func (a *agent) held() vec {
 }
 
 // giveBack returns what the agent holds beyond what local programs can
-// hold: max(limit, taken) after the REMOVE.  Newest requests first.
+// hold: max(limit, taken) after the RESIZE_REMOVE.  Newest requests first.
 func (a *agent) giveBack() {
 	i, err := a.loc.info()
 	if err != nil {
