@@ -14,54 +14,7 @@
 #error "fairsem_compat32_test is built with -m32"
 #endif
 
-/*
- * Inline vectors, and every __u64 at a multiple of 8: the same layout on
- * i386 (where a __u64 in a struct is aligned to 4 only) as on x86_64.
- */
-_Static_assert(sizeof(struct fairsem_init) == 208, "fairsem_init");
-_Static_assert(offsetof(struct fairsem_init, label) == 64, "init.label");
-_Static_assert(offsetof(struct fairsem_init, flags) == 192, "init.flags");
-_Static_assert(offsetof(struct fairsem_init, nkinds) == 196, "init.nkinds");
-_Static_assert(offsetof(struct fairsem_init, reserved) == 200, "init.reserved");
-_Static_assert(sizeof(struct fairsem_acquire) == 80, "fairsem_acquire");
-_Static_assert(offsetof(struct fairsem_acquire, deadline_ns) == 0, "acquire.deadline_ns");
-_Static_assert(offsetof(struct fairsem_acquire, flags) == 8, "acquire.flags");
-_Static_assert(offsetof(struct fairsem_acquire, nkinds) == 12, "acquire.nkinds");
-_Static_assert(offsetof(struct fairsem_acquire, count) == 16, "acquire.count");
-_Static_assert(sizeof(struct fairsem_counts) == 72, "fairsem_counts");
-_Static_assert(offsetof(struct fairsem_counts, nkinds) == 0, "counts.nkinds");
-_Static_assert(offsetof(struct fairsem_counts, flags) == 4, "counts.flags");
-_Static_assert(offsetof(struct fairsem_counts, count) == 8, "counts.count");
-_Static_assert(sizeof(struct fairsem_kind) == 48, "fairsem_kind");
-_Static_assert(offsetof(struct fairsem_kind, label) == 32, "kind.label");
-_Static_assert(sizeof(struct fairsem_info_kinds) == 432, "fairsem_info_kinds");
-_Static_assert(offsetof(struct fairsem_info_kinds, id) == 384, "info.id");
-_Static_assert(offsetof(struct fairsem_info_kinds, waiters) == 392, "info.waiters");
-_Static_assert(offsetof(struct fairsem_info_kinds, flags) == 400, "info.flags");
-_Static_assert(offsetof(struct fairsem_info_kinds, handles) == 404, "info.handles");
-_Static_assert(offsetof(struct fairsem_info_kinds, nkinds) == 408, "info.nkinds");
-_Static_assert(offsetof(struct fairsem_info_kinds, reserved) == 412, "info.reserved");
-_Static_assert(offsetof(struct fairsem_info_kinds, init_flags) == 416, "info.init_flags");
-_Static_assert(offsetof(struct fairsem_info_kinds, op_flags) == 420, "info.op_flags");
-_Static_assert(offsetof(struct fairsem_info_kinds, reserved2) == 424, "info.reserved2");
-_Static_assert(sizeof(struct fairsem_handle) == 8, "fairsem_handle");
-_Static_assert(sizeof(struct fairsem_link) == 32, "fairsem_link");
-_Static_assert(offsetof(struct fairsem_link, name) == 8, "link.name");
-_Static_assert(sizeof(struct fairsem_reap) == 16, "fairsem_reap");
-_Static_assert(sizeof(struct fairsem_fast_release) == 24, "fairsem_fast_release");
-_Static_assert(FAIRSEM_IOC_INIT == 0x40d0fa00u, "INIT");
-_Static_assert(FAIRSEM_IOC_ACQUIRE == 0x4050fa01u, "ACQUIRE");
-_Static_assert(FAIRSEM_IOC_RELEASE == 0x4048fa02u, "RELEASE");
-_Static_assert(FAIRSEM_IOC_RESIZE == 0x4048fa03u, "RESIZE");
-_Static_assert(FAIRSEM_IOC_CLOSE == 0x0000fa04u, "CLOSE");
-_Static_assert(FAIRSEM_IOC_CANCEL == 0x0000fa05u, "CANCEL");
-_Static_assert(FAIRSEM_IOC_INFO == 0x81b0fa06u, "INFO");
-_Static_assert(FAIRSEM_IOC_NEW_HANDLE == 0xc008fa07u, "NEW_HANDLE");
-_Static_assert(FAIRSEM_IOC_LINK == 0x4020fa08u, "LINK");
-_Static_assert(FAIRSEM_IOC_SUBMIT == 0x4048fa09u, "SUBMIT");
-_Static_assert(FAIRSEM_IOC_REAP == 0x4010fa0au, "REAP");
-_Static_assert(FAIRSEM_IOC_WITHDRAW == 0x4004fa0bu, "WITHDRAW");
-_Static_assert(FAIRSEM_IOC_RELEASE_FAST == 0x4018fa0cu, "RELEASE_FAST");
+#include "fairsem_abi.h"
 
 /* above 32 bits, so a truncating compat path shows */
 #define BIG	((1ULL << 40) + 3)
