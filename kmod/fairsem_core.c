@@ -562,7 +562,7 @@ int fairsem_release(struct fairsem_holder *holder, const u64 *count,
 }
 
 /**
- * fairsem_forget() - drop held permits for good (FAIRSEM_IOC_FORGET)
+ * fairsem_forget() - drop held permits for good (FAIRSEM_RELEASE_FORGET)
  * @holder: the holder dropping them
  * @count: how many of each kind; each limit falls by as many, stopping at 0
  * @wake: the caller's batch of tasks to wake
@@ -599,7 +599,7 @@ int fairsem_forget(struct fairsem_holder *holder, const u64 *count,
 }
 
 /**
- * fairsem_add() - raise the limits (FAIRSEM_IOC_ADD)
+ * fairsem_add() - raise the limits (FAIRSEM_RESIZE_ADD)
  * @sem: the semaphore
  * @count: by how much, in each kind
  * @wake: the caller's batch of tasks to wake
@@ -630,7 +630,7 @@ int fairsem_add(struct fairsem_sem *sem, const u64 *count,
 }
 
 /**
- * fairsem_remove() - lower the limits (FAIRSEM_IOC_REMOVE)
+ * fairsem_remove() - lower the limits (FAIRSEM_RESIZE_REMOVE)
  * @sem: the semaphore
  * @count: by how much, in each kind; a limit may fall below what is taken
  *

@@ -135,7 +135,7 @@ void fairsem_file_nowait(struct file *file)
 	file->f_mode |= FMODE_NOWAIT;
 }
 
-/* Under sem->lock: what INFO and INFO_KINDS both report in flags. */
+/* Under sem->lock: what INFO and fdinfo report in flags. */
 static u32 fairsem_info_flags(struct fairsem_file *ff, struct fairsem_sem *sem)
 {
 	u32 flags = 0;

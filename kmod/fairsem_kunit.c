@@ -713,7 +713,7 @@ static void kinds_release_above_holds_in_one_kind_changes_nothing(struct kunit *
 	KT_EQ(test, 4ULL, w->h[0].holds[1]);
 	KT_EQ(test, 1ULL, w->sem->kind[0].limit);
 	KT_EQ(test, 10ULL, w->sem->kind[1].limit);
-	/* Below what is taken, in one kind only, as the scalar REMOVE. */
+	/* Below what is taken, in one kind only, as RESIZE_REMOVE of one kind. */
 	KT_EQ(test, 0, fairsem_remove(w->sem, kt_vec(w, 1, 0)));
 	KT_EQ(test, 0ULL, w->sem->kind[0].limit);
 	KT_EQ(test, 1ULL, w->sem->kind[0].taken);
