@@ -264,7 +264,7 @@ static int fairsem_ioctl_acquire(struct file *file, unsigned int cmd,
 	struct fairsem_acquire args;
 	int ret;
 
-	ret = fairsem_counts_copy(&args, argp, sizeof(args), &args.nkinds);
+	ret = fairsem_counts_copy(&args, argp);
 	if (ret)
 		return ret;
 	return fairsem_acquire(file, ff, args.count, args.nkinds,
@@ -308,7 +308,7 @@ static int fairsem_ioctl_counts(struct file *file, unsigned int cmd,
 	struct fairsem_sem *sem;
 	int ret;
 
-	ret = fairsem_counts_copy(&args, argp, sizeof(args), &args.nkinds);
+	ret = fairsem_counts_copy(&args, argp);
 	if (ret)
 		return ret;
 	if (!fairsem_counts_flags_valid(cmd, args.flags))

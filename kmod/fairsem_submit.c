@@ -229,7 +229,7 @@ int fairsem_ioctl_submit(struct file *file, unsigned int cmd, void __user *argp)
 	struct fairsem_sem *sem;
 	int ret;
 
-	ret = fairsem_counts_copy(&args, argp, sizeof(args), &args.nkinds);
+	ret = fairsem_counts_copy(&args, argp);
 	if (ret)
 		return ret;
 	if (args.flags)
