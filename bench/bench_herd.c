@@ -4,15 +4,17 @@
  *
  * epoll1000  One process, one epoll set, HANDLES registrations, each with
  *            something to wait for.  fairsem: HANDLES handles of one
- *            semaphore (limit 0), each with an asynchronous request queued
- *            (FAIRSEM_ACQ_ASYNC -> EINPROGRESS).  eventfd: HANDLES dup()s
+ *            semaphore (limit 0), each with a submitted request queued
+ *            (FAIRSEM_IOC_SUBMIT -> an id).  eventfd: HANDLES dup()s
  *            of one EFD_SEMAPHORE eventfd (epoll keys on the fd, so each
  *            dup is a registration of its own).  Then GRANTS times: add one
- *            permit (RESIZE ADD / write 1), epoll_wait(timeout 0), read
- *            every fd reported.  Figures per grant: events reported, and
- *            reads that found nothing (EAGAIN).  The fairsem handle that got
- *            the grant forgets it (RELEASE with FAIRSEM_RELEASE_FORGET) and
- *            queues a new request, at the back.
+ *            permit (RESIZE ADD / write 1), epoll_wait(timeout 0), take on
+ *            every fd reported: fairsem reaps (FAIRSEM_IOC_REAP) until
+ *            EAGAIN, eventfd reads.  Figures per grant: events reported,
+ *            and takes that found nothing (EAGAIN at once).  The fairsem
+ *            handle that got the grant checks the id is its request's,
+ *            forgets the permit (RELEASE with FAIRSEM_RELEASE_FORGET) and
+ *            submits a new request, at the back.
  * procs100   PROCS processes, each epoll_wait()ing in its own epoll set:
  *            fairsem on its own handle, eventfd all on the same eventfd
  *            (and eventfd-excl: the same with EPOLLEXCLUSIVE, the usual
@@ -21,7 +23,7 @@
  *            GRANTS times.  Figures per grant: wakeups (the children's
  *            voluntary context switches, from /proc/PID/status, which also
  *            count wakeups that epoll_wait swallows in the kernel),
- *            epoll_wait returns, and returns that found nothing to read.
+ *            epoll_wait returns, and returns that found nothing to take.
  *
  *   BENCH herd.epoll1000.<prim>.events_per_grant / .empty_per_grant
  *   BENCH herd.procs100.<prim>.wakeups_per_grant / .returns_per_grant /
@@ -61,6 +63,47 @@ static void fsem_must(int ret, int want, const char *what)
 	}
 }
 
+/*
+ * Each fairsem handle here has one submitted request at a time, for one
+ * permit: its id, in a table by fd (raise_nofile() keeps every fd below
+ * 4 * HANDLES).
+ */
+static uint32_t herd_ids[4 * HANDLES + 64];
+
+/* SUBMIT for one permit on fd, which must queue; the id is remembered. */
+static void herd_submit(int fd)
+{
+	struct fairsem_counts cnt = { .nkinds = 1, .count = { 1 } };
+	int ret = ioctl(fd, FAIRSEM_IOC_SUBMIT, &cnt);
+
+	if (ret <= 0) {
+		errno = ret < 0 ? errno : 0;
+		die("fairsem SUBMIT on fd %d: %d, expected an id", fd, ret);
+	}
+	if ((size_t)fd >= ARRAY_SIZE(herd_ids))
+		die("fd %d beyond the id table", fd);
+	herd_ids[fd] = ret;
+}
+
+/* REAP until EAGAIN: the grants fd had, each checked to be its request. */
+static int herd_reap(int fd)
+{
+	uint32_t ids[4];
+	struct fairsem_reap arg = { .ids = (uintptr_t)ids, .max = ARRAY_SIZE(ids) };
+	int n, k, got = 0;
+
+	while ((n = ioctl(fd, FAIRSEM_IOC_REAP, &arg)) > 0) {
+		for (k = 0; k < n; k++)
+			if (ids[k] != herd_ids[fd])
+				die("fd %d reaped id %u, submitted %u", fd, ids[k],
+				    herd_ids[fd]);
+		got += n;
+	}
+	if (n == 0 || errno != EAGAIN)
+		die("fairsem REAP on fd %d: %d", fd, n);
+	return got;
+}
+
 static void epoll_add(int ep, int fd, uint32_t events, uint64_t data)
 {
 	struct epoll_event ev = { .events = events, .data.u64 = data };
@@ -82,22 +125,27 @@ static void herd_post(bool fairsem, int fd)
 
 /*
  * Try to take what fd was woken for; true when there was something.  A
- * fairsem handle that got its grant forgets it and queues a new request.
+ * fairsem handle that got its grant forgets it and submits a new request.
  */
 static bool herd_take(bool fairsem, int fd)
 {
 	uint64_t v;
+	int got;
 
-	if (read(fd, &v, sizeof(v)) != sizeof(v)) {
+	if (!fairsem) {
+		if (read(fd, &v, sizeof(v)) == sizeof(v))
+			return true;
 		if (errno != EAGAIN)
 			die("read");
 		return false;
 	}
-	if (fairsem) {
-		fsem_must(fsem_release(fd, 1, FAIRSEM_RELEASE_FORGET), 0, "RELEASE FORGET");
-		fsem_must(fsem_acquire(fd, 1, FAIRSEM_ACQ_ASYNC), -EINPROGRESS,
-			  "ACQUIRE ASYNC");
-	}
+	got = herd_reap(fd);
+	if (!got)
+		return false;
+	if (got != 1)
+		die("fd %d reaped %d grants of its one request", fd, got);
+	fsem_must(fsem_release(fd, 1, FAIRSEM_RELEASE_FORGET), 0, "RELEASE FORGET");
+	herd_submit(fd);
 	return true;
 }
 
@@ -122,8 +170,7 @@ static void open_waiters(bool fairsem, int *fds, int n)
 			die("handle %d", i);
 		}
 		if (fairsem)
-			fsem_must(fsem_acquire(fds[i], 1, FAIRSEM_ACQ_ASYNC),
-				  -EINPROGRESS, "ACQUIRE ASYNC");
+			herd_submit(fds[i]);
 	}
 }
 

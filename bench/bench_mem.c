@@ -6,7 +6,12 @@
  * and of /proc/meminfo "Slab:" (whole slab pages) are taken around:
  *
  *   handle    N more handles of one semaphore (FAIRSEM_IOC_NEW_HANDLE)
- *   async     an asynchronous request queued on each of those N handles
+ *   async     a submitted request (FAIRSEM_IOC_SUBMIT) queued on each of
+ *             those N handles: the request, and each handle's first
+ *             submit's share (its table of ids)
+ *   submitted N submitted requests queued on one more handle, as an event
+ *             loop with N waiting tasks keeps them: the request, and its
+ *             slot in the one table of ids
  *   blocking  T threads, already created and parked on a pipe, moving into
  *             a blocking ACQUIRE on handles of their own (the request lives
  *             on the kernel stack, which the thread had already)
@@ -34,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #define MAX_CACHES	512
@@ -190,7 +196,7 @@ static void measure_blocking(int sem_fd, uint64_t queued)
 	wait_waiters(sem_fd, queued + THREADS);
 	snap(b);
 	report_delta("blocking", a, b, THREADS);
-	/* Let them all through: the async requests first, then the threads. */
+	/* Let them all through: the submitted requests first, then the threads. */
 	must_fd(fsem_resize(sem_fd, queued + THREADS, FAIRSEM_RESIZE_ADD), "RESIZE ADD");
 	for (i = 0; i < THREADS; i++) {
 		pthread_join(t[i], NULL);
@@ -204,11 +210,21 @@ static void measure_blocking(int sem_fd, uint64_t queued)
 
 /* --- handles and requests -------------------------------------------------- */
 
+/* SUBMIT for one permit on fd; the semaphore has none, so it must queue. */
+static void must_queue(int fd, int i)
+{
+	struct fairsem_counts cnt = { .nkinds = 1, .count = { 1 } };
+	int ret = ioctl(fd, FAIRSEM_IOC_SUBMIT, &cnt);
+
+	if (ret <= 0)
+		die("SUBMIT %d: %d, expected an id", i, ret);
+}
+
 static void measure(int n)
 {
 	struct slab_snap *s0 = malloc(sizeof(*s0)), *s1 = malloc(sizeof(*s1));
 	int *fds = calloc(n, sizeof(*fds));
-	int sem_fd, i;
+	int sem_fd, sub_fd, i;
 
 	if (!s0 || !s1 || !fds)
 		die("malloc");
@@ -225,14 +241,22 @@ static void measure(int n)
 	report_delta("handle", s0, s1, n);
 
 	for (i = 0; i < n; i++)
-		if (fsem_acquire(fds[i], 1, FAIRSEM_ACQ_ASYNC) != -EINPROGRESS)
-			die("ACQUIRE ASYNC %d", i);
+		must_queue(fds[i], i);
 	snap(s0);
 	report_delta("async", s1, s0, n);
 
-	measure_blocking(sem_fd, n);
+	sub_fd = fsem_new_handle(sem_fd, O_CLOEXEC);
+	must_fd(sub_fd, "NEW_HANDLE");
+	snap(s1);
+	for (i = 0; i < n; i++)
+		must_queue(sub_fd, i);
+	snap(s0);
+	report_delta("submitted", s1, s0, n);
+
+	measure_blocking(sem_fd, 2 * (uint64_t)n);
 	for (i = 0; i < n; i++)
 		close(fds[i]);
+	close(sub_fd);
 	close(sem_fd);
 
 	settle();

@@ -3,16 +3,18 @@
  * 5. Scaling: costs with 1, 100, 1,000 and 10,000 waiters queued.
  *
  * Semaphore A has one permit and a ring of K + 1 handles: one holds the
- * permit, the other K each have an asynchronous request queued, in ring
+ * permit, the other K each have a submitted request queued, in ring
  * order.  A step hands the permit one place along the ring:
  *
  *   release  the holder RELEASEs: the head of the queue is granted
- *   read     the granted handle read()s its grant
- *   requeue  the old holder queues a new asynchronous request, at the back
+ *   read     the granted handle reaps its grant (FAIRSEM_IOC_REAP, one id,
+ *            checked to be the handle's request)
+ *   requeue  the old holder submits a new request (FAIRSEM_IOC_SUBMIT), at
+ *            the back
  *
  * so the queue stays K long.  Each kind of call is timed in batches of up
  * to BATCH calls (the permit travels BATCH places by RELEASEs alone, since
- * a grant counts as held before it is read) with the TSC, the cost of
+ * a grant counts as held before it is reaped) with the TSC, the cost of
  * reading it subtracted, and the median batch is reported; the program
  * stays on CPU 0.  The four queue lengths are set up side by side and
  * measured in turns (MAX_ROUNDS rounds), so that the host's ups and downs
@@ -42,6 +44,7 @@ static const int waiter_counts[] = { 1, 100, 1000, 10000 };
 
 struct ring {
 	int *fd;	/* K + 1 handles of semaphore A */
+	uint32_t *id;	/* each one's submitted request */
 	int n;		/* K + 1 */
 	int holder;	/* index of the handle holding A's permit */
 	int creator;	/* the first handle of A, outside the ring */
@@ -58,6 +61,36 @@ static void must(int ret, int want, const char *what)
 	}
 }
 
+/* SUBMIT for one permit: 0 when granted at once, the id, or -errno. */
+static int ring_submit(int fd)
+{
+	struct fairsem_counts cnt = { .nkinds = 1, .count = { 1 } };
+	int ret = ioctl(fd, FAIRSEM_IOC_SUBMIT, &cnt);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* REAP of one id: 1, or -errno (-EAGAIN: no grant). */
+static int ring_reap(int fd, uint32_t *id)
+{
+	struct fairsem_reap arg = { .ids = (uintptr_t)id, .max = 1 };
+	int ret = ioctl(fd, FAIRSEM_IOC_REAP, &arg);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* Handle k submits a request, which must queue: its id is remembered. */
+static void ring_queue(struct ring *r, int k)
+{
+	int ret = ring_submit(r->fd[k]);
+
+	if (ret <= 0) {
+		errno = ret < 0 ? -ret : 0;
+		die("SUBMIT: %d, expected an id", ret);
+	}
+	r->id[k] = ret;
+}
+
 /* Nonblocking handles: a grant that did not happen fails, never hangs. */
 static void ring_setup(struct ring *r, int waiters)
 {
@@ -66,15 +99,18 @@ static void ring_setup(struct ring *r, int waiters)
 	r->n = waiters + 1;
 	r->holder = 0;
 	r->fd = calloc(r->n, sizeof(*r->fd));
-	if (!r->fd)
+	r->id = calloc(r->n, sizeof(*r->id));
+	if (!r->fd || !r->id)
 		die("calloc");
 	r->creator = fsem_open(1, 0);
 	must(r->creator < 0 ? r->creator : 0, 0, "open + INIT");
 	for (i = 0; i < r->n; i++) {
 		r->fd[i] = fsem_new_handle(r->creator, O_NONBLOCK | O_CLOEXEC);
 		must(r->fd[i] < 0 ? r->fd[i] : 0, 0, "NEW_HANDLE");
-		must(fsem_acquire(r->fd[i], 1, FAIRSEM_ACQ_ASYNC),
-		     i ? -EINPROGRESS : 0, "ACQUIRE ASYNC");
+		if (i)
+			ring_queue(r, i);
+		else	/* the one permit: granted at once, nothing to reap */
+			must(ring_submit(r->fd[i]), 0, "SUBMIT");
 	}
 	r->idle_fd = fsem_open(1, 0);
 	must(r->idle_fd < 0 ? r->idle_fd : 0, 0, "open + INIT");
@@ -89,18 +125,25 @@ static void ring_teardown(struct ring *r)
 	close(r->creator);
 	close(r->idle_fd);
 	free(r->fd);
+	free(r->id);
+}
+
+static int ring_idx(const struct ring *r, int i)
+{
+	return (r->holder + i) % r->n;
 }
 
 static int ring_fd(const struct ring *r, int i)
 {
-	return r->fd[(r->holder + i) % r->n];
+	return r->fd[ring_idx(r, i)];
 }
 
 /* One step of each kind, b times; t[0..2]: ticks per call of each kind. */
 static void ring_batch(struct ring *r, int b, double *t)
 {
-	uint64_t t0, v;
-	int i;
+	uint64_t t0;
+	uint32_t id;
+	int i, k;
 
 	t0 = ticks();
 	for (i = 0; i < b; i++)
@@ -108,14 +151,15 @@ static void ring_batch(struct ring *r, int b, double *t)
 		     "RELEASE");
 	t[0] = (ticks() - t0 - tick_cost) / b;
 	t0 = ticks();
-	for (i = 1; i <= b; i++)
-		if (read(ring_fd(r, i), &v, sizeof(v)) != sizeof(v))
-			die("read of a grant");
+	for (i = 1; i <= b; i++) {
+		k = ring_idx(r, i);
+		if (ring_reap(r->fd[k], &id) != 1 || id != r->id[k])
+			die("reap of a grant");
+	}
 	t[1] = (ticks() - t0 - tick_cost) / b;
 	t0 = ticks();
 	for (i = 0; i < b; i++)
-		must(fsem_acquire(ring_fd(r, i), 1, FAIRSEM_ACQ_ASYNC),
-		     -EINPROGRESS, "requeue");
+		ring_queue(r, ring_idx(r, i));
 	t[2] = (ticks() - t0 - tick_cost) / b;
 	r->holder = (r->holder + b) % r->n;
 }

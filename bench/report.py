@@ -301,15 +301,16 @@ def section_herd(r):
     r.out("## 4. The herd: wakeups per grant")
     r.out()
     r.out("*epoll1000*: one process, one epoll set of 1,000 registrations: "
-          "fairsem, 1,000 handles each with an asynchronous request queued "
-          "(EINPROGRESS); eventfd, 1,000 `dup()`s of one eventfd. One permit "
-          "is added at a time, then `epoll_wait` and a read of every fd "
-          "reported. *procs100*: 100 processes each `epoll_wait`ing in its "
+          "fairsem, 1,000 handles each with a submitted request queued "
+          "(FAIRSEM_IOC_SUBMIT); eventfd, 1,000 `dup()`s of one eventfd. One "
+          "permit is added at a time, then `epoll_wait` and a reap (fairsem) "
+          "or read (eventfd) of every fd reported. *procs100*: 100 processes each `epoll_wait`ing in its "
           "own epoll set (fairsem: its own handle; eventfd: all the same "
           "eventfd; eventfd-excl: the same with EPOLLEXCLUSIVE). *wakeups* "
           "are the children's voluntary context switches, which also count "
           "the wakeups `epoll_wait` swallows in the kernel; *empty* are "
-          "`epoll_wait` returns whose read found nothing (`bench_herd.c`). "
+          "`epoll_wait` returns whose reap or read found nothing "
+          "(`bench_herd.c`). "
           "SysV and POSIX semaphores cannot be polled.")
     r.out()
     rows = []
@@ -329,10 +330,10 @@ def section_herd(r):
 def section_scale(r, ks):
     r.out("## 5. Scaling with the queue length (fairsem)")
     r.out()
-    r.out("K handles with an asynchronous request queued on a semaphore with "
+    r.out("K handles with a submitted request queued on a semaphore with "
           "one permit; a ring of handles passes the permit along: *release* "
           "(the holder's RELEASE grants the head), *read* (the granted handle "
-          "collects the grant), *requeue* (the old holder queues again, at "
+          "reaps the grant: the column keeps its older name), *requeue* (the old holder queues again, at "
           "the back); batches of up to 100 calls timed with the TSC (CPU 0, cost of "
           "reading it subtracted), median batch. "
           "*pair*: ACQUIRE + RELEASE on another, idle semaphore of the same "
@@ -363,7 +364,8 @@ def section_mem(r):
     rows = []
     for what, desc in [
             ("handle", "one more handle (NEW_HANDLE)"),
-            ("async", "an async request queued on a handle"),
+            ("async", "a submitted request queued on each of N handles"),
+            ("submitted", "N submitted requests queued on one handle"),
             ("blocking", "a thread blocked in ACQUIRE"),
             ("semaphore", "open + INIT (handle and semaphore)"),
             ("eventfd", "one eventfd, for comparison")]:
@@ -777,6 +779,13 @@ def main():
     section_fast(r)
     r.lines.append("")
     section_walks(r, info, args.mode)
+    # The cluster semaphores' section (unnumbered), made by make
+    # bench-cluster from its own VM run (cluster/bench-report.py).
+    if args.mode == "full":
+        cl = fragment(args.fragments, "results-cluster.md")
+        if cl:
+            r.lines.append("")
+            r.lines.extend(cl)
     bad += numbering_problems(r.lines)
     with open(args.md, "w") as f:
         f.write("\n".join(r.lines))

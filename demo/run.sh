@@ -58,10 +58,11 @@ check "every permit came back (taken $(field 7 taken))" [ "$(field 7 taken)" -eq
 exec 7<&-
 
 echo
-echo "== 2. An epoll loop over 100 handles"
+echo "== 2. An epoll loop: 100 waiters on 10 handles"
 epoll_herd >/tmp/out; rc=$?
 sed 's/^/   /' /tmp/out
-check "every grant woke exactly one handle, the oldest" [ $rc -eq 0 ]
+check "every grant woke exactly one handle and reaped one waiter, the oldest" \
+	[ $rc -eq 0 ]
 
 echo
 echo "== 3. A holder killed with SIGKILL; 'fairsem status' names who holds what"

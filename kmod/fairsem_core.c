@@ -18,10 +18,9 @@
  * struct fairsem_wake and hands it to fairsem_request_done(), so that the
  * glue wakes blocked tasks after dropping sem->lock, on every path.
  *
- * Every change of a holder's asynchronous request, and the semaphore's
- * closing, calls fairsem_holder_wake() for that holder (fairsem_req_set()
- * and fairsem_close()): a reader or poller of the handle never sleeps
- * through a change it must see.
+ * A holder bound, and the semaphore's closing, call fairsem_holder_wake()
+ * for that holder (fairsem_attach() and fairsem_close()): a poller of the
+ * handle never sleeps through a change it must see.
  *
  * Every change of the permits is reported to fairsem_traced(), with the
  * counts after it, under sem->lock: the device traces it (fairsem_trace.h),
@@ -123,17 +122,9 @@ void fairsem_sem_put(struct fairsem_sem *sem)
 void fairsem_holder_setup(struct fairsem_holder *holder)
 {
 	holder->sem = NULL;
-	holder->one[0] = 0;
-	holder->one[1] = 0;
-	holder->holds = holder->one;
+	holder->one = 0;
+	holder->holds = &holder->one;
 	INIT_LIST_HEAD(&holder->sibling);
-	INIT_LIST_HEAD(&holder->async.node);
-	holder->async.holder = holder;
-	holder->async.count = &holder->one[1];
-	holder->async.prio = 0;
-	holder->async.seq = 0;
-	holder->async.state = FAIRSEM_REQ_IDLE;
-	holder->async.type = FAIRSEM_REQ_ASYNC;
 }
 
 /**
@@ -142,9 +133,8 @@ void fairsem_holder_setup(struct fairsem_holder *holder)
  * @nkinds: the semaphore's kinds
  *
  * A holder has room for one kind (&fairsem_holder.one); for more, its
- * holds and its asynchronous request's counts, @nkinds each, come from
- * here, zeroed, charged to the caller's memory cgroup.  Called unlocked,
- * before fairsem_attach().
+ * holds come from here, zeroed, charged to the caller's memory cgroup.
+ * Called unlocked, before fairsem_attach().
  *
  * Return: the vector, NULL for one kind, or ERR_PTR(-ENOMEM).
  */
@@ -154,7 +144,7 @@ u64 *fairsem_holds_alloc(u32 nkinds)
 
 	if (nkinds == 1)
 		return NULL;
-	holds = kcalloc(2 * nkinds, sizeof(*holds), GFP_KERNEL_ACCOUNT);
+	holds = kcalloc(nkinds, sizeof(*holds), GFP_KERNEL_ACCOUNT);
 	return holds ?: ERR_PTR(-ENOMEM);
 }
 
@@ -344,21 +334,11 @@ static bool fairsem_would_be_head(struct fairsem_sem *sem,
 	return sem->prio && req->prio < fairsem_queue_first(sem)->prio;
 }
 
-static bool fairsem_is_async(const struct fairsem_request *req)
-{
-	return req->type == FAIRSEM_REQ_ASYNC;
-}
-
-/*
- * Every change of a request's state goes through here, so that no change
- * of an asynchronous request goes unseen by its handle's waiters.
- */
+/* Every change of a request's state goes through here. */
 static void fairsem_req_set(struct fairsem_request *req,
 			    enum fairsem_req_state state)
 {
 	req->state = state;
-	if (fairsem_is_async(req))
-		fairsem_holder_wake(req->holder);
 }
 
 /*
@@ -496,7 +476,7 @@ int fairsem_enqueue_again(struct fairsem_request *req,
  * @req: the request; nothing happens unless it is queued
  * @wake: the caller's batch of tasks to wake
  *
- * For a deadline, a signal, a cancel or a handle closed.  If @req was the
+ * For a deadline, a signal, a withdraw or a handle closed.  If @req was the
  * head, the requests behind it may fit now: they are granted at once.
  */
 void fairsem_dequeue(struct fairsem_request *req, struct fairsem_wake *wake)
@@ -659,7 +639,7 @@ int fairsem_remove(struct fairsem_sem *sem, const u64 *count)
  * @wake: the caller's batch of tasks to wake
  *
  * Refuses every queued request (the only walk of the queue, and not a
- * grant), then wakes every holder's readers and pollers: all of them now
+ * grant), then wakes every holder's pollers: all of them now
  * see POLLHUP | POLLERR.
  */
 void fairsem_close(struct fairsem_sem *sem, struct fairsem_wake *wake)
@@ -703,10 +683,8 @@ void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder,
 	lockdep_assert_held(&sem->lock);
 	if (!holder->sem)
 		holder->sem = sem;
-	if (holds) {
+	if (holds)
 		holder->holds = holds;
-		holder->async.count = holds + sem->nkinds;
-	}
 	list_add_tail(&holder->sibling, &sem->holder_list);
 	sem->handles++;
 	fairsem_holder_wake(holder);
@@ -717,10 +695,10 @@ void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder,
  * @holder: the holder
  * @wake: the caller's batch of tasks to wake
  *
- * Withdraws its asynchronous request, gives back everything it holds (a
- * granted, unread request included), its whole vector in one step, grants
- * onward, and frees its counts.  The caller drops the holder's semaphore
- * reference afterwards.
+ * Gives back everything it holds (grants not reaped included: the glue
+ * has ended its submitted requests first), its whole vector in one step,
+ * grants onward, and frees its counts.  The caller drops the holder's
+ * semaphore reference afterwards.
  */
 void fairsem_detach(struct fairsem_holder *holder, struct fairsem_wake *wake)
 {
@@ -728,68 +706,25 @@ void fairsem_detach(struct fairsem_holder *holder, struct fairsem_wake *wake)
 	u64 held[FAIRSEM_MAX_KINDS];
 
 	lockdep_assert_held(&sem->lock);
-	fairsem_dequeue(&holder->async, wake);
-	fairsem_req_set(&holder->async, FAIRSEM_REQ_IDLE);	/* unread grant */
 	memcpy(held, holder->holds, sem->nkinds * sizeof(*held));
 	fairsem_give_back(holder, held);
 	fairsem_traced(sem, FAIRSEM_TRACE_HANDLE_GONE, held);
 	fairsem_grant_waiters(sem, wake);
 	list_del_init(&holder->sibling);
 	sem->handles--;
-	if (holder->holds != holder->one)
+	if (holder->holds != &holder->one)
 		kfree(holder->holds);	/* no sleep: slab frees under a spinlock */
-	holder->holds = holder->one;
-	holder->async.count = &holder->one[1];
+	holder->holds = &holder->one;
 }
 
 /**
- * fairsem_async_start() - start the asynchronous request
- * @holder: the holder
- * @count: permits wanted of each kind
- * @prio: the queueing task's priority, for priority order
- *
- * Return: 0 when granted at once (nothing to read), -EINPROGRESS when
- * queued, -EIDRM when closed, -EBUSY when a request is queued or unread.
- */
-int fairsem_async_start(struct fairsem_holder *holder, const u64 *count,
-			int prio)
-{
-	struct fairsem_request *req = &holder->async;
-
-	lockdep_assert_held(&holder->sem->lock);
-	if (holder->sem->closed)
-		return -EIDRM;
-	if (req->state != FAIRSEM_REQ_IDLE)
-		return -EBUSY;
-	memcpy(req->count, count, holder->sem->nkinds * sizeof(*count));
-	req->prio = prio;
-	return fairsem_enqueue(req);
-}
-
-/**
- * fairsem_async_cancel() - withdraw the asynchronous request
- * @holder: the holder
+ * fairsem_request_cancel() - withdraw a submitted request
+ * @req: the request (off the glue's list of grants to reap, if granted)
  * @wake: the caller's batch of tasks to wake
  *
- * A queued request leaves the queue; a granted, unread one gives back, in
- * each kind, its count, or what the holder still holds if it released
+ * A queued request leaves the queue; a granted one not reaped gives back,
+ * in each kind, its count, or what the holder still holds if it released
  * some since.
- *
- * Return: 0, or -ENOENT when there is no request.
- */
-int fairsem_async_cancel(struct fairsem_holder *holder,
-			 struct fairsem_wake *wake)
-{
-	return fairsem_request_cancel(&holder->async, wake);
-}
-
-/**
- * fairsem_request_cancel() - withdraw an asynchronous or submitted request
- * @req: the request, the holder's asynchronous one or one it submitted
- *	(off the glue's list of grants to reap, if it was granted)
- * @wake: the caller's batch of tasks to wake
- *
- * As fairsem_async_cancel().
  *
  * Return: 0, or -ENOENT when @req is neither queued nor granted.
  */
@@ -810,56 +745,10 @@ int fairsem_request_cancel(struct fairsem_request *req,
 			given[k] = min(req->count[k], holder->holds[k]);
 		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
 		fairsem_give_back(holder, given);
-		fairsem_traced(holder->sem, FAIRSEM_TRACE_CANCEL, given);
+		fairsem_traced(holder->sem, FAIRSEM_TRACE_WITHDRAW, given);
 		fairsem_grant_waiters(holder->sem, wake);
 		return 0;
 	default:
 		return -ENOENT;
 	}
-}
-
-/**
- * fairsem_async_collect() - what read() answers
- * @holder: the holder
- * @count: where the granted counts go, one per kind
- *
- * In the contract's order: an unread grant, a closed semaphore, no request
- * at all, or a request still queued.
- *
- * Return: 0 with *@count set, -EIDRM, -EINVAL, or -EAGAIN.
- */
-int fairsem_async_collect(struct fairsem_holder *holder, u64 *count)
-{
-	struct fairsem_request *req = &holder->async;
-
-	lockdep_assert_held(&holder->sem->lock);
-	if (req->state == FAIRSEM_REQ_GRANTED) {
-		memcpy(count, req->count, holder->sem->nkinds * sizeof(*count));
-		fairsem_req_set(req, FAIRSEM_REQ_IDLE);
-		return 0;
-	}
-	if (holder->sem->closed)
-		return -EIDRM;
-	if (req->state == FAIRSEM_REQ_IDLE)
-		return -EINVAL;
-	return -EAGAIN;
-}
-
-/**
- * fairsem_async_uncollect() - put back a grant that read() could not copy
- * @holder: the holder
- * @count: what fairsem_async_collect() returned
- *
- * A faulting read changes nothing.  If another thread has started a new
- * request meanwhile, that request stands and the old grant counts as read.
- */
-void fairsem_async_uncollect(struct fairsem_holder *holder, const u64 *count)
-{
-	struct fairsem_request *req = &holder->async;
-
-	lockdep_assert_held(&holder->sem->lock);
-	if (req->state != FAIRSEM_REQ_IDLE)
-		return;
-	memcpy(req->count, count, holder->sem->nkinds * sizeof(*count));
-	fairsem_req_set(req, FAIRSEM_REQ_GRANTED);
 }

@@ -17,11 +17,10 @@
  *              moves permits is a vector of sem->nkinds counts, one per
  *              kind (a semaphore of one kind: a vector of one).  Index: k.
  *   holder     struct fairsem_holder: the core's side of one handle, i.e.
- *              what one open file description holds and its asynchronous
- *              request.  Variables: holder.
+ *              what one open file description holds.  Variables: holder.
  *   file       struct fairsem_file (fairsem_dev.h): file->private_data of
  *              one open file description, a holder plus the wait queue of
- *              its readers and pollers.  This is what the contract calls a
+ *              its pollers.  This is what the contract calls a
  *              handle.  Variables: ff.
  *   request    struct fairsem_request: permits wanted, queued in the
  *              semaphore.  Variables: req.
@@ -53,8 +52,8 @@
 
 /**
  * enum fairsem_req_state - where a request stands
- * @FAIRSEM_REQ_IDLE: not queued and nothing to read: never started,
- *	collected, cancelled, or refused because the semaphore closed
+ * @FAIRSEM_REQ_IDLE: neither queued nor granted: never queued, ended,
+ *	withdrawn, or refused because the semaphore closed
  * @FAIRSEM_REQ_QUEUED: waiting in &fairsem_sem.queue
  * @FAIRSEM_REQ_GRANTED: granted; its permits are in the holder's @holds
  */
@@ -73,7 +72,6 @@ enum fairsem_req_state {
  */
 enum fairsem_req_type {
 	FAIRSEM_REQ_WAITER,		/* blocking, its task asleep */
-	FAIRSEM_REQ_ASYNC,		/* a handle's asynchronous request */
 	FAIRSEM_REQ_SUBMITTED,		/* one of a handle's submitted ones */
 	FAIRSEM_REQ_RESERVATION,	/* a jobserver account's */
 };
@@ -88,8 +86,8 @@ struct fairsem_wake;
  * @rb: in &fairsem_sem.tree while @state is %FAIRSEM_REQ_QUEUED
  * @holder: who receives the permits
  * @count: how many of each kind, &fairsem_sem.nkinds counts: a blocking
- *	or try request's live on its caller's stack, the asynchronous
- *	request's in its holder (&fairsem_holder.holds)
+ *	or try request's live on its caller's stack, a submitted one's
+ *	with it
  * @seq: its arrival, from &fairsem_sem.arrivals when it first queued,
  *	its low %FAIRSEM_SEQ_BITS bits: what fairsem_enqueue_again() puts
  *	it back in line by.  Compared modulo 2^48 (fairsem_seq_before()),
@@ -99,11 +97,10 @@ struct fairsem_wake;
  *	first, 0 to %MAX_RT_PRIO), sampled when it queues; used in
  *	priority order only
  * @state: see &enum fairsem_req_state
- * @type: see &enum fairsem_req_type; the core treats every type alike,
- *	but for waking an asynchronous request's holder at each change
+ * @type: see &enum fairsem_req_type; the core treats every type alike
  *
- * The last four share a word, so that the request, which every handle
- * embeds, stays 64 bytes and a handle within kmalloc-192.
+ * The last four share a word, so that the request stays 64 bytes: a
+ * submitted request and a rejoin's ticket are small allocations.
  */
 struct fairsem_request {
 	struct list_head node;
@@ -187,19 +184,16 @@ struct fairsem_sem {
  * @sem: the semaphore, set once by INIT or when the handle is made
  * @sibling: in &fairsem_sem.holder_list
  * @holds: permits of each kind this handle holds, &fairsem_sem.nkinds
- *	counts, followed by as many for @async.count: @one on a semaphore
- *	of one kind, else a vector of their own (fairsem_holds_alloc())
- * @async: the handle's asynchronous request (at most one)
- * @one: the holds and the asynchronous count of a handle on a semaphore
- *	of one kind, or not bound yet: inline, so that such a handle costs
- *	no allocation of its own
+ *	counts: @one on a semaphore of one kind, else a vector of their own
+ *	(fairsem_holds_alloc())
+ * @one: the holds of a handle on a semaphore of one kind, or not bound
+ *	yet: inline, so that such a handle costs no allocation of its own
  */
 struct fairsem_holder {
 	struct fairsem_sem *sem;
 	struct list_head sibling;
 	u64 *holds;
-	struct fairsem_request async;
-	u64 one[2];
+	u64 one;
 };
 
 /**
@@ -209,23 +203,20 @@ struct fairsem_holder {
  * @wake: the lock holder's batch of tasks to wake after sem->lock
  *
  * Provided by the glue, called by the core under sem->lock.  The device
- * wakes the blocked task, and does nothing more for an asynchronous
- * request, whose holder is woken by fairsem_holder_wake() as for any
- * change of its state; the userspace test records the event.
+ * ends each type its own way (it wakes a blocked task, hands a submitted
+ * grant to its handle to reap, wakes a jobserver's reader); the userspace
+ * test records the event.
  */
 void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake);
 
 /**
- * fairsem_holder_wake() - a holder's asynchronous request or its
- *	semaphore's closed flag changed
- * @holder: the holder whose readers and pollers must look again
+ * fairsem_holder_wake() - a holder was bound, or its semaphore closed
+ * @holder: the holder whose pollers must look again
  *
- * Provided by the glue, called by the core under sem->lock: whenever
- * @holder->async changes state (queued, granted, refused, cancelled, read,
- * put back), when the holder is bound, and for every attached holder when
- * the semaphore closes.  The glue wakes the handle's blocked readers, and
- * its pollers with whatever the handle now reports (or, when the request
- * has gone without a grant, so that a parked io_uring read reads again).
+ * Provided by the glue, called by the core under sem->lock: when the
+ * holder is bound, and for every attached holder when the semaphore
+ * closes.  The glue wakes the handle's pollers with whatever it now
+ * reports.
  */
 void fairsem_holder_wake(struct fairsem_holder *holder);
 
@@ -235,7 +226,7 @@ void fairsem_holder_wake(struct fairsem_holder *holder);
  * @FAIRSEM_TRACE_GRANT: a queued request granted; its count
  * @FAIRSEM_TRACE_RELEASE: permits given back
  * @FAIRSEM_TRACE_FORGET: held permits dropped, and as much limit
- * @FAIRSEM_TRACE_CANCEL: a granted, unread request's permits given back
+ * @FAIRSEM_TRACE_WITHDRAW: a withdrawn grant's permits given back
  * @FAIRSEM_TRACE_HANDLE_GONE: what a handle held when it went, given back
  * @FAIRSEM_TRACE_ADD: the limit raised
  * @FAIRSEM_TRACE_REMOVE: the limit lowered
@@ -246,7 +237,7 @@ enum fairsem_trace_event {
 	FAIRSEM_TRACE_GRANT,
 	FAIRSEM_TRACE_RELEASE,
 	FAIRSEM_TRACE_FORGET,
-	FAIRSEM_TRACE_CANCEL,
+	FAIRSEM_TRACE_WITHDRAW,
 	FAIRSEM_TRACE_HANDLE_GONE,
 	FAIRSEM_TRACE_ADD,
 	FAIRSEM_TRACE_REMOVE,
@@ -331,11 +322,5 @@ int fairsem_add(struct fairsem_sem *sem, const u64 *count,
 		struct fairsem_wake *wake);
 int fairsem_remove(struct fairsem_sem *sem, const u64 *count);
 void fairsem_close(struct fairsem_sem *sem, struct fairsem_wake *wake);
-
-int fairsem_async_start(struct fairsem_holder *holder, const u64 *count,
-			int prio);
-int fairsem_async_cancel(struct fairsem_holder *holder, struct fairsem_wake *wake);
-int fairsem_async_collect(struct fairsem_holder *holder, u64 *count);
-void fairsem_async_uncollect(struct fairsem_holder *holder, const u64 *count);
 
 #endif /* _FAIRSEM_CORE_H */

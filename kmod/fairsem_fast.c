@@ -601,7 +601,7 @@ int fairsem_fast_init(struct fairsem_sem *sem, u32 flags)
 	 */
 	if (IS_ENABLED(CONFIG_GENERIC_ATOMIC64))
 		return -EOPNOTSUPP;
-	fast = kzalloc(sizeof(*fast), GFP_KERNEL_ACCOUNT);
+	fast = kzalloc_obj(*fast, GFP_KERNEL_ACCOUNT);
 	if (!fast)
 		return -ENOMEM;
 	/* Low memory (no __GFP_HIGHMEM): page_address() is always valid. */
@@ -691,7 +691,7 @@ static struct fairsem_fast_map *fairsem_fast_map_alloc(struct fairsem_fast *fast
 {
 	struct fairsem_fast_map *map;
 
-	map = kzalloc(sizeof(*map), GFP_KERNEL_ACCOUNT);
+	map = kzalloc_obj(*map, GFP_KERNEL_ACCOUNT);
 	if (!map)
 		return NULL;
 	map->page = alloc_page(FAIRSEM_GFP_MAPPED);

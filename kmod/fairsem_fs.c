@@ -31,7 +31,6 @@
 #include <linux/security.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <linux/stringhash.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
 #include <uapi/linux/fairsem.h>
@@ -326,16 +325,13 @@ static struct dentry *fairsem_new_dentry(struct dentry *parent,
 					 const char *name)
 {
 	struct fairsem_fs_info *fsi = parent->d_sb->s_fs_info;
-	struct qstr q = QSTR_INIT(name, strlen(name));
 	struct dentry *dentry;
 
-	/*
-	 * A negative dentry may be hashed still: it must be the one used.
-	 * The instance has no d_hash: the plain name hash finds it.
-	 */
-	q.hash = full_name_hash(parent, q.name, q.len);
-	dentry = d_lookup(parent, &q);
-	if (dentry && d_really_is_positive(dentry)) {
+	/* The VFS's lookup: a negative dentry still hashed is the one used. */
+	dentry = fairsem_lookup_name(parent, name);
+	if (IS_ERR(dentry))
+		return dentry;
+	if (d_really_is_positive(dentry)) {
 		dput(dentry);
 		return ERR_PTR(-EEXIST);
 	}
@@ -343,9 +339,7 @@ static struct dentry *fairsem_new_dentry(struct dentry *parent,
 		dput(dentry);
 		return ERR_PTR(-ENOSPC);
 	}
-	if (!dentry)
-		dentry = d_alloc_name(parent, name);
-	return dentry ?: ERR_PTR(-ENOMEM);
+	return dentry;
 }
 
 /* Give @sem the name @name in @dir_file's directory; consumes @sem's ref. */
@@ -683,7 +677,7 @@ static int fairsem_init_fs_context(struct fs_context *fc)
 {
 	struct fairsem_fs_info *fsi;
 
-	fsi = kzalloc(sizeof(*fsi), GFP_KERNEL_ACCOUNT);
+	fsi = kzalloc_obj(*fsi, GFP_KERNEL_ACCOUNT);
 	if (!fsi)
 		return -ENOMEM;
 	fsi->mode = FAIRSEM_FS_DEFAULT_MODE;

@@ -25,6 +25,7 @@
 #include <linux/dcache.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/namei.h>
 #include <linux/version.h>
 
 /* The one place that asks which kernel this is. */
@@ -131,6 +132,23 @@ static inline void fairsem_inode_changed(struct inode *inode)
 	inode_set_ctime_current(inode);
 #else
 	inode->i_ctime = current_time(inode);
+#endif
+}
+
+/*
+ * The dentry of @name in @parent, whose inode the caller has locked, as
+ * binderfs finds its names: the dcache's, or a new negative one from
+ * simple_lookup().  The caller has checked write and search permission on
+ * the directory already, so the check that lookup_one_len() repeats before
+ * 6.16 answers the same; lookup_noperm() is its successor without it.
+ */
+static inline struct dentry *fairsem_lookup_name(struct dentry *parent,
+						 const char *name)
+{
+#if FAIRSEM_KERNEL_SINCE(6, 16)
+	return lookup_noperm(&QSTR(name), parent);
+#else
+	return lookup_one_len(name, parent, strlen(name));
 #endif
 }
 

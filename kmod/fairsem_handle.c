@@ -29,12 +29,11 @@ struct fairsem_file *fairsem_file_alloc(void)
 	struct fairsem_file *ff;
 
 	/* Charged to the opener's memory cgroup: userspace decides how many. */
-	ff = kzalloc(sizeof(*ff), GFP_KERNEL_ACCOUNT);
+	ff = kzalloc_obj(*ff, GFP_KERNEL_ACCOUNT);
 	if (!ff)
 		return NULL;
 	fairsem_holder_setup(&ff->holder);
 	init_waitqueue_head(&ff->wq);
-	init_waitqueue_head(&ff->readers);
 	INIT_HLIST_HEAD(&ff->rejoins);
 	return ff;
 }
@@ -67,22 +66,13 @@ void fairsem_file_free(struct fairsem_file *ff)
 	kfree(ff);
 }
 
-/*
- * What poll() reports for a bound handle; under sem->lock.  Readable with
- * a grant to read, and when a read turned away (EAGAIN) while the request
- * was queued is owed its answer now that the request went without one:
- * io_uring waits on poll after such a read, and the cancel or the other
- * reader's read that ends the request may come before it starts waiting.
- */
+/* What poll() reports for a bound handle; under sem->lock. */
 __poll_t fairsem_poll_events(struct fairsem_holder *holder)
 {
-	struct fairsem_file *ff = fairsem_file_of(holder);
 	__poll_t events = 0;
 
 	lockdep_assert_held(&holder->sem->lock);
-	if (holder->async.state == FAIRSEM_REQ_GRANTED || fairsem_subs_ready(ff) ||
-	    (holder->async.state == FAIRSEM_REQ_IDLE && ff->owed_seq &&
-	     ff->owed_seq == holder->async.seq))
+	if (fairsem_subs_ready(fairsem_file_of(holder)))
 		events |= EPOLLIN | EPOLLRDNORM;
 	if (holder->sem->closed)
 		events |= EPOLLHUP | EPOLLERR;
@@ -90,22 +80,16 @@ __poll_t fairsem_poll_events(struct fairsem_holder *holder)
 }
 
 /**
- * fairsem_holder_wake() - wake a handle's readers and pollers
+ * fairsem_holder_wake() - wake a handle's pollers
  * @holder: the handle's holder, bound
  *
- * Called by the core under sem->lock, which the wait queue's lock nests
- * in (the contract's lock order), at every change of the handle's
- * asynchronous request, of one of its submitted requests, or of the
- * semaphore's closed flag.  Blocked readers always look again.  Pollers
- * are woken with what the handle reports, so an edge-triggered epoll sees
- * each grant and each close; and with EPOLLIN when the request has just
- * gone without a grant to report (cancelled, read by another reader):
- * a read that io_uring parked on ->poll (it polls before it reads a
- * pollable file) then reads at once and ends as read(2) would, with
- * EINVAL, where nothing else would ever wake it.  poll() and epoll look
- * again on that wakeup and find nothing: the idle handle does not look
- * readable.  A request queued wakes no poller.  Only this handle's
- * waiters: one grant wakes one handle, never the herd.
+ * Called under sem->lock, which the wait queue's lock nests in (the
+ * contract's lock order): by the core when the handle is bound or its
+ * semaphore closes, and by the glue at each grant of one of its submitted
+ * requests.  Pollers are woken with what the handle reports, so an
+ * edge-triggered epoll sees each grant and each close.  A request queued
+ * wakes no poller.  Only this handle's waiters: one grant wakes one
+ * handle, never the herd.
  */
 void fairsem_holder_wake(struct fairsem_holder *holder)
 {
@@ -114,9 +98,6 @@ void fairsem_holder_wake(struct fairsem_holder *holder)
 
 	lockdep_assert_held(&holder->sem->lock);
 	events = fairsem_poll_events(holder);
-	wake_up_interruptible(&ff->readers);
-	if (!events && holder->async.state == FAIRSEM_REQ_IDLE)
-		events = EPOLLIN | EPOLLRDNORM;	/* reads end: look again */
 	if (events)
 		wake_up_interruptible_poll(&ff->wq, events);
 }
@@ -125,10 +106,10 @@ void fairsem_holder_wake(struct fairsem_holder *holder)
  * fairsem_file_nowait() - say that the handle's read honours IOCB_NOWAIT
  * @file: a new handle's file
  *
- * io_uring (and preadv2(RWF_NOWAIT)) then try the read without blocking
- * first, and take its answer: EINVAL without a request, as read(2) gives
- * it.  Without the flag io_uring waits on ->poll first for any read,
- * which on a handle without a request is for ever.
+ * io_uring (and preadv2(RWF_NOWAIT)) then try a jobserver's read without
+ * blocking first, and take its answer, as on an O_NONBLOCK handle; any
+ * other handle's read fails at once with EINVAL.  Without the flag
+ * io_uring waits on ->poll first for any read.
  */
 void fairsem_file_nowait(struct file *file)
 {
@@ -136,7 +117,7 @@ void fairsem_file_nowait(struct file *file)
 }
 
 /* Under sem->lock: what INFO and fdinfo report in flags. */
-static u32 fairsem_info_flags(struct fairsem_file *ff, struct fairsem_sem *sem)
+static u32 fairsem_info_flags(struct fairsem_sem *sem)
 {
 	u32 flags = 0;
 
@@ -153,10 +134,6 @@ static u32 fairsem_info_flags(struct fairsem_file *ff, struct fairsem_sem *sem)
 		flags |= FAIRSEM_INFO_CLOSED;
 	if (sem->nkinds > 1)
 		flags |= FAIRSEM_INFO_KINDS;
-	if (ff->holder.async.state == FAIRSEM_REQ_QUEUED)
-		flags |= FAIRSEM_INFO_ASYNC_PENDING;
-	else if (ff->holder.async.state == FAIRSEM_REQ_GRANTED)
-		flags |= FAIRSEM_INFO_ASYNC_GRANTED;
 	return flags;
 }
 
@@ -189,7 +166,7 @@ void fairsem_fill_info_kinds(struct fairsem_file *ff, struct fairsem_sem *sem,
 	info->waiters = sem->waiters;
 	info->handles = sem->handles;
 	info->nkinds = sem->nkinds;
-	info->flags = fairsem_info_flags(ff, sem);
+	info->flags = fairsem_info_flags(sem);
 	spin_unlock(&sem->lock);
 }
 
@@ -199,12 +176,6 @@ void fairsem_fill_info_kinds(struct fairsem_file *ff, struct fairsem_sem *sem,
  * sem->lock for every request it grants or refuses.  A type in the request,
  * not a function pointer, so that the request stays 64 bytes.
  */
-static void fairsem_async_done(struct fairsem_request *req,
-			       struct fairsem_wake *wake)
-{
-	/* Its holder was woken as it changed state (fairsem_req_set()). */
-}
-
 static void fairsem_submitted_done(struct fairsem_request *req,
 				   struct fairsem_wake *wake)
 {
@@ -217,7 +188,6 @@ static void fairsem_submitted_done(struct fairsem_request *req,
 static void (*const fairsem_done[])(struct fairsem_request *req,
 				      struct fairsem_wake *wake) = {
 	[FAIRSEM_REQ_WAITER] = fairsem_waiter_done,
-	[FAIRSEM_REQ_ASYNC] = fairsem_async_done,
 	[FAIRSEM_REQ_SUBMITTED] = fairsem_submitted_done,
 	[FAIRSEM_REQ_RESERVATION] = fairsem_js_reserved,
 };

@@ -94,8 +94,8 @@ static bool fairsem_labels_valid(const struct fairsem_init *args)
 #define FAIRSEM_INIT_FLAGS \
 	(FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_JOBSERVER | FAIRSEM_FAST)
 #define FAIRSEM_OP_FLAGS \
-	(FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC | FAIRSEM_RELEASE_FORGET | \
-	 FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE)
+	(FAIRSEM_ACQ_TRY | FAIRSEM_RELEASE_FORGET | FAIRSEM_RESIZE_ADD | \
+	 FAIRSEM_RESIZE_REMOVE)
 
 /*
  * One order at most; a jobserver is FIFO (strict arrival order is its
@@ -213,29 +213,14 @@ static int fairsem_acquire_try(struct fairsem_file *ff, struct fairsem_sem *sem,
 	return ret;
 }
 
-static int fairsem_acquire_async(struct fairsem_file *ff, struct fairsem_sem *sem,
-				 const u64 *count)
-{
-	int ret;
-
-	spin_lock(&sem->lock);
-	ff->owed_seq = 0;	/* a new request: no read is owed the old one's end */
-	ret = fairsem_async_start(&ff->holder, count, fairsem_task_prio());
-	spin_unlock(&sem->lock);
-	return ret;
-}
-
 /* ACQUIRE, its counts checked: FAIRSEM_MAX_KINDS, @nkinds of them used. */
 static int fairsem_acquire(struct file *file, struct fairsem_file *ff,
 			   u64 *count, u32 nkinds, u64 deadline_ns, u32 flags)
 {
-	const u32 known = FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC;
 	struct fairsem_sem *sem;
 	int ret;
 
-	if ((flags & ~known) || (flags & known) == known)
-		return -EINVAL;
-	if ((flags & FAIRSEM_ACQ_ASYNC) && deadline_ns != FAIRSEM_NO_DEADLINE)
+	if (flags & ~FAIRSEM_ACQ_TRY)
 		return -EINVAL;
 	sem = fairsem_bound(ff);
 	if (!sem)
@@ -243,13 +228,8 @@ static int fairsem_acquire(struct file *file, struct fairsem_file *ff,
 	ret = fairsem_kinds_match(sem, nkinds);
 	if (ret)
 		return ret;
-	/* A jobserver's read(2) takes tokens: it cannot read a grant. */
-	if ((flags & FAIRSEM_ACQ_ASYNC) && fairsem_is_jobserver(sem))
-		return -EINVAL;
 
-	if (flags & FAIRSEM_ACQ_ASYNC)
-		ret = fairsem_acquire_async(ff, sem, count);
-	else if ((flags & FAIRSEM_ACQ_TRY) || (file->f_flags & O_NONBLOCK))
+	if ((flags & FAIRSEM_ACQ_TRY) || (file->f_flags & O_NONBLOCK))
 		ret = fairsem_acquire_try(ff, sem, count);
 	else
 		ret = fairsem_acquire_wait(ff, &ff->holder, count, deadline_ns);
@@ -339,25 +319,6 @@ static int fairsem_ioctl_close(struct file *file, unsigned int cmd,
 		fairsem_close(sem, &wake);
 	fairsem_unlock_wake(sem, &wake);
 	return 0;
-}
-
-static int fairsem_ioctl_cancel(struct file *file, unsigned int cmd,
-				void __user *argp)
-{
-	struct fairsem_file *ff = file->private_data;
-	struct fairsem_sem *sem = fairsem_bound(ff);
-	struct fairsem_wake wake = FAIRSEM_WAKE_INIT;
-	int ret;
-
-	if (!sem)
-		return -EBADFD;
-	spin_lock(&sem->lock);
-	ret = fairsem_async_cancel(&ff->holder, &wake);
-	/* A task that cancels is not waiting on its own read meanwhile. */
-	if (ff->owed_task == current)
-		ff->owed_seq = 0;
-	fairsem_unlock_wake(sem, &wake);
-	return ret;
 }
 
 /*
@@ -494,7 +455,6 @@ static const struct fairsem_ioctl_desc fairsem_ioctls[] = {
 	FAIRSEM_IOCTL(RELEASE, fairsem_ioctl_counts, false),
 	FAIRSEM_IOCTL(RESIZE, fairsem_ioctl_counts, false),
 	FAIRSEM_IOCTL(CLOSE, fairsem_ioctl_close, false),
-	FAIRSEM_IOCTL(CANCEL, fairsem_ioctl_cancel, false),
 	FAIRSEM_IOCTL(INFO, fairsem_ioctl_info, true),
 	FAIRSEM_IOCTL(NEW_HANDLE, fairsem_ioctl_new_handle, false),
 	FAIRSEM_IOCTL(SUBMIT, fairsem_ioctl_submit, false),

@@ -106,7 +106,7 @@ int fairsem_js_setup(struct fairsem_sem *sem)
 {
 	struct fairsem_js_accounts *all;
 
-	all = kmalloc(sizeof(*all), GFP_KERNEL_ACCOUNT);
+	all = kmalloc_obj(*all, GFP_KERNEL_ACCOUNT);
 	if (!all)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&all->list);
@@ -209,7 +209,7 @@ static struct fairsem_js_account *fairsem_js_alloc(void)
 {
 	struct fairsem_js_account *acct;
 
-	acct = kzalloc(sizeof(*acct), GFP_KERNEL_ACCOUNT);
+	acct = kzalloc_obj(*acct, GFP_KERNEL_ACCOUNT);
 	if (!acct)
 		return NULL;
 	INIT_LIST_HEAD(&acct->pollers);
@@ -703,7 +703,7 @@ __poll_t fairsem_js_poll(struct file *file, struct fairsem_sem *sem)
 		if (err) {
 			/* First poll of this handle for the account: an entry. */
 			spin_unlock(&sem->lock);
-			spare = kmalloc(sizeof(*spare), GFP_KERNEL_ACCOUNT);
+			spare = kmalloc_obj(*spare, GFP_KERNEL_ACCOUNT);
 			spin_lock(&sem->lock);
 			in = spare && !sem->closed ?
 			     fairsem_js_poll_in(sem, file, &spare, &err) :

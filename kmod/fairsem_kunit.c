@@ -369,35 +369,25 @@ static void close_refuses_every_waiter_and_wakes_every_holder(struct kunit *test
 	kt_detach_all(w);
 }
 
-/* Every change of the asynchronous request wakes its holder, only it. */
-static void every_async_change_wakes_its_holder_only(struct kunit *test)
+/*
+ * A grant withdrawn before it is reaped gives back its count, or what the
+ * holder still holds of it, and no more: the rest was released already.
+ */
+static void a_withdrawn_grant_gives_back_only_what_is_still_held(struct kunit *test)
 {
-	struct kt_world *w = kt_world(test, 0, 0);
-	struct fairsem_holder *a = &w->h[0];
-	unsigned int seen;
-	u64 count[FAIRSEM_MAX_KINDS] = { 0 };
+	struct kt_world *w = kt_world(test, 2, 0);
+	struct fairsem_request r0, r1;
 
-#define KT_WOKEN(what)							\
-	do {								\
-		what;							\
-		kt_lt(test, seen, kt.wakes[0], #what);	\
-		KT_EQ(test, 0U, kt.wakes[1] + kt.wakes[2] + kt.wakes[3]); \
-		seen = kt.wakes[0];					\
-	} while (0)
-
-	memset(kt.wakes, 0, sizeof(kt.wakes));
-	seen = 0;
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 2));
+	KT_EQ(test, 0, kt_release(w, &w->h[0], 2));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, r1.state);
+	KT_EQ(test, 0, kt_release(w, &w->h[1], 1));
 	spin_lock(&w->sem->lock);
-	KT_WOKEN(fairsem_async_start(a, kt_vec(w, 1, 0), MAX_RT_PRIO)); /* queued */
-	KT_WOKEN(fairsem_async_cancel(a, &w->wake));			/* cancelled */
-	KT_WOKEN(fairsem_async_start(a, kt_vec(w, 1, 0), MAX_RT_PRIO));
-	KT_WOKEN(fairsem_add(w->sem, kt_vec(w, 1, 0), &w->wake));	/* granted */
-	KT_WOKEN(fairsem_async_collect(a, count));			/* read */
-	KT_WOKEN(fairsem_async_uncollect(a, count));			/* put back */
-	KT_WOKEN(fairsem_async_cancel(a, &w->wake));			/* given back */
+	KT_EQ(test, 0, fairsem_request_cancel(&r1, &w->wake));
+	KT_EQ(test, -ENOENT, fairsem_request_cancel(&r1, &w->wake));
 	spin_unlock(&w->sem->lock);
-#undef KT_WOKEN
-	KT_EQ(test, 0ULL, a->holds[0]);
+	KT_EQ(test, 0ULL, w->h[1].holds[0]);
 	KT_EQ(test, 0ULL, w->sem->kind[0].taken);
 	kt_detach_all(w);
 }
@@ -459,9 +449,6 @@ static void detach_gives_everything_back_and_grants_onward(struct kunit *test)
 	struct fairsem_request r0, r1;
 
 	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 2));
-	spin_lock(&w->sem->lock);
-	KT_EQ(test, 0, fairsem_async_start(&w->h[0], kt_vec(w, 1, 0), MAX_RT_PRIO));
-	spin_unlock(&w->sem->lock);
 	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 3));
 	spin_lock(&w->sem->lock);
 	fairsem_detach(&w->h[0], &w->wake);
@@ -750,7 +737,7 @@ static struct kunit_case fairsem_core_cases[] = {
 	KUNIT_CASE(head_leaving_lets_the_requests_behind_it_in),
 	KUNIT_CASE(lifo_grants_the_newest_first),
 	KUNIT_CASE(close_refuses_every_waiter_and_wakes_every_holder),
-	KUNIT_CASE(every_async_change_wakes_its_holder_only),
+	KUNIT_CASE(a_withdrawn_grant_gives_back_only_what_is_still_held),
 	KUNIT_CASE(counts_out_of_range_change_nothing),
 	KUNIT_CASE(forget_lowers_the_limit_stopping_at_zero),
 	KUNIT_CASE(remove_below_taken_grants_nothing_until_given_back),

@@ -54,8 +54,8 @@ static void fairsem_trace_permits(enum fairsem_trace_event event, u64 id,
 	case FAIRSEM_TRACE_FORGET:
 		trace_fairsem_forget(id, count, limit, taken, waiters);
 		break;
-	case FAIRSEM_TRACE_CANCEL:
-		trace_fairsem_cancel(id, count, limit, taken, waiters);
+	case FAIRSEM_TRACE_WITHDRAW:
+		trace_fairsem_withdraw(id, count, limit, taken, waiters);
 		break;
 	case FAIRSEM_TRACE_HANDLE_GONE:
 		trace_fairsem_handle_gone(id, count, limit, taken, waiters);
@@ -116,82 +116,20 @@ static int fairsem_fop_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/* Wait condition for read(): anything but a request still in the queue. */
-static bool fairsem_async_settled(struct fairsem_file *ff, struct fairsem_sem *sem)
-{
-	bool settled;
-
-	spin_lock(&sem->lock);
-	settled = ff->holder.async.state != FAIRSEM_REQ_QUEUED || sem->closed;
-	spin_unlock(&sem->lock);
-	return settled;
-}
-
 /*
- * Under sem->lock, what a read's answer @ret does to &fairsem_file.owed_seq:
- * a read turned away without blocking is owed its answer; a read that
- * answers "no request" (EINVAL, EIDRM) settles any debt, and the owed
- * reader's own read settles its own.
- */
-static void fairsem_read_owed(struct fairsem_file *ff, int ret, bool nonblock)
-{
-	lockdep_assert_held(&ff->holder.sem->lock);
-	if (ret == -EAGAIN && nonblock) {
-		ff->owed_seq = ff->holder.async.seq;
-		ff->owed_task = current;
-	} else if (ret != -EAGAIN && (ret || ff->owed_task == current)) {
-		ff->owed_seq = 0;
-	}
-}
-
-/*
- * read(): completes the handle's asynchronous request.  Writes the granted
- * counts as one u64 per kind; the answers and their order are
- * fairsem_async_collect()'s.  The buffer is checked against the kinds once
- * the handle is bound: 8 bytes for one kind, as before kinds.
+ * Only a jobserver is read, a byte a token; any other bound handle is as
+ * if it had no read at all.  A grant is reaped, never read.
  */
 static ssize_t fairsem_fop_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
-	struct file *file = iocb->ki_filp;
-	struct fairsem_file *ff = file->private_data;
+	struct fairsem_file *ff = iocb->ki_filp->private_data;
 	struct fairsem_sem *sem = fairsem_bound(ff);
-	bool nonblock = (file->f_flags & O_NONBLOCK) ||
-			(iocb->ki_flags & IOCB_NOWAIT);
-	u64 count[FAIRSEM_MAX_KINDS];
-	size_t size;
-	int ret;
 
-	if (sem && fairsem_is_jobserver(sem))
-		return fairsem_js_read(iocb, to);
-	if (iov_iter_count(to) < sizeof(count[0]))
-		return -EINVAL;
 	if (!sem)
 		return -EBADFD;
-	size = sem->nkinds * sizeof(count[0]);
-	if (iov_iter_count(to) < size)
+	if (!fairsem_is_jobserver(sem))
 		return -EINVAL;
-	for (;;) {
-		spin_lock(&sem->lock);
-		ret = fairsem_async_collect(&ff->holder, count);
-		fairsem_read_owed(ff, ret, nonblock);
-		spin_unlock(&sem->lock);
-		if (ret != -EAGAIN || nonblock)
-			break;
-		/* Frozen for suspend, it sleeps on (TASK_FREEZABLE, 6.1+). */
-		ret = wait_event_freezable(ff->readers,
-					   fairsem_async_settled(ff, sem));
-		if (ret)
-			return ret;
-	}
-	if (ret)
-		return ret;
-	if (copy_to_iter(count, size, to) != size) {
-		spin_lock(&sem->lock);
-		fairsem_async_uncollect(&ff->holder, count);
-		spin_unlock(&sem->lock);
-		return -EFAULT;
-	}
-	return size;
+	return fairsem_js_read(iocb, to);
 }
 
 /* Only a jobserver is written to; elsewhere as without a write at all. */
@@ -238,12 +176,6 @@ static __poll_t fairsem_fop_poll(struct file *file, poll_table *wait)
 	return events;
 }
 
-static const char *const fairsem_async_names[] = {
-	[FAIRSEM_REQ_IDLE] = "none",
-	[FAIRSEM_REQ_QUEUED] = "queued",
-	[FAIRSEM_REQ_GRANTED] = "granted",
-};
-
 /* fdinfo of a semaphore of several kinds: every kind, from @info. */
 static void fairsem_show_kinds(struct seq_file *m,
 			       const struct fairsem_info_kinds *info)
@@ -268,16 +200,11 @@ static void fairsem_fop_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct fairsem_file *ff = file->private_data;
 	struct fairsem_sem *sem = fairsem_bound(ff);
-	const char *async = fairsem_async_names[FAIRSEM_REQ_IDLE];
 	struct fairsem_info_kinds info;
 
 	if (!sem)
 		return;
 	fairsem_fill_info_kinds(ff, sem, &info);
-	if (info.flags & FAIRSEM_INFO_ASYNC_PENDING)
-		async = fairsem_async_names[FAIRSEM_REQ_QUEUED];
-	else if (info.flags & FAIRSEM_INFO_ASYNC_GRANTED)
-		async = fairsem_async_names[FAIRSEM_REQ_GRANTED];
 	seq_printf(m, "fairsem-id:\t%llu\n", info.id);
 	seq_printf(m, "fairsem-limit:\t%llu\n", info.kind[0].limit);
 	seq_printf(m, "fairsem-available:\t%llu\n", info.kind[0].available);
@@ -287,7 +214,6 @@ static void fairsem_fop_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "fairsem-mode:\t%s\n", info.flags & FAIRSEM_LIFO ? "lifo" :
 		   info.flags & FAIRSEM_PRIO ? "prio" : "fifo");
 	seq_printf(m, "fairsem-closed:\t%d\n", !!(info.flags & FAIRSEM_INFO_CLOSED));
-	seq_printf(m, "fairsem-async:\t%s\n", async);
 	fairsem_subs_show_fdinfo(m, ff, sem);
 	if (info.flags & FAIRSEM_INFO_KINDS)
 		fairsem_show_kinds(m, &info);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Submitted requests: many asynchronous requests on one handle, each with
- * an id (the contract's "Submitted requests"), so that thousands of tasks
+ * Submitted requests: the asynchronous requests of a handle, any number
+ * of them, each with an id (the contract's "Submitted requests"), so that thousands of tasks
  * of an event loop wait on one descriptor, each in its own place in the
  * semaphore's one queue.  To the core each is a request like any other;
  * what is here is the handle's side: the ids, the grants not reaped yet,
@@ -32,6 +32,7 @@
 #include <uapi/linux/fairsem.h>
 
 #include "fairsem_submit.h"
+#include "fairsem_trace.h"
 #include "fairsem_wait.h"
 
 static unsigned int fairsem_max_requests = 1 << 20;
@@ -91,7 +92,7 @@ static struct fairsem_subs *fairsem_subs_get(struct fairsem_file *ff)
 
 	if (subs)
 		return subs;
-	subs = kzalloc(sizeof(*subs), GFP_KERNEL_ACCOUNT);
+	subs = kzalloc_obj(*subs, GFP_KERNEL_ACCOUNT);
 	if (!subs)
 		return NULL;
 	xa_init_flags(&subs->ids, XA_FLAGS_ALLOC1);
@@ -198,7 +199,7 @@ static int fairsem_submit(struct fairsem_file *ff, struct fairsem_sem *sem,
 	int ret;
 
 	if (fairsem_is_jobserver(sem))
-		return -EINVAL;	/* its read(2) takes tokens, as ACQ_ASYNC's */
+		return -EINVAL;	/* its tokens are read(2), not reaped */
 	ret = fairsem_submit_now(ff, sem, count);
 	if (ret != -EAGAIN)
 		return ret;
@@ -239,7 +240,10 @@ int fairsem_ioctl_submit(struct file *file, unsigned int cmd, void __user *argp)
 		return -EBADFD;
 	if (args.nkinds != sem->nkinds)
 		return -EINVAL;
-	return fairsem_submit(ff, sem, args.count);
+	ret = fairsem_submit(ff, sem, args.count);
+	/* An acquire that does not wait, traced as one: its id, or 0, or why. */
+	trace_fairsem_acquire(sem->id, args.count[0], 0, ret);
+	return ret;
 }
 
 /**

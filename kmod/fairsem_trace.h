@@ -16,14 +16,15 @@
  *   fairsem_grant        a queued request granted
  *   fairsem_release      RELEASE gave back count permits
  *   fairsem_forget       FORGET dropped count permits (and as much limit)
- *   fairsem_cancel       CANCEL gave back a granted, unread request's count
+ *   fairsem_withdraw     WITHDRAW gave back a granted request's count, not reaped
  *   fairsem_handle_gone  a handle's last reference closed (a process exit
  *                        included): count is what it held, given back
  *   fairsem_add          ADD raised the limit by count
  *   fairsem_remove       REMOVE lowered the limit by count
  *   fairsem_close        CLOSE refused count queued requests
  *
- * fairsem_acquire reports each FAIRSEM_IOC_ACQUIRE as it returns.
+ * fairsem_acquire reports each FAIRSEM_IOC_ACQUIRE and FAIRSEM_IOC_SUBMIT
+ * as it returns.
  * fairsem_kind follows each of the others on a semaphore of several kinds,
  * one per kind, with its label.
  *
@@ -73,7 +74,7 @@ DEFINE_EVENT(fairsem_permits, fairsem_forget,
 	TP_ARGS(id, count, limit, taken, waiters)
 );
 
-DEFINE_EVENT(fairsem_permits, fairsem_cancel,
+DEFINE_EVENT(fairsem_permits, fairsem_withdraw,
 	TP_PROTO(u64 id, u64 count, u64 limit, u64 taken, u64 waiters),
 	TP_ARGS(id, count, limit, taken, waiters)
 );
@@ -129,7 +130,10 @@ TRACE_EVENT(fairsem_kind,
 		  __entry->limit, __entry->taken)
 );
 
-/* An acquire as it returns: 0, or the errno the caller sees. */
+/*
+ * An acquire or a submit as it returns: 0, a submitted request's id (only
+ * a submit returns more than 0), or the errno the caller sees.
+ */
 TRACE_EVENT(fairsem_acquire,
 	TP_PROTO(u64 id, u64 count, u32 flags, int ret),
 	TP_ARGS(id, count, flags, ret),

@@ -294,7 +294,7 @@ int fairsem_acquire_wait(struct fairsem_file *ff, struct fairsem_holder *holder,
 		/* Allocated unlocked; without it, the call rejoins at the back. */
 		if (!leave && signal_pending(current) &&
 		    !fatal_signal_pending(current))
-			leave = kmalloc(sizeof(*leave), GFP_KERNEL_ACCOUNT);
+			leave = kmalloc_obj(*leave, GFP_KERNEL_ACCOUNT);
 		spin_lock(&sem->lock);
 		ret = fairsem_wait_result(&w, expires, &wake);
 		if (ret == -ERESTARTSYS && leave && fairsem_rejoin_room(ff)) {

@@ -29,7 +29,7 @@ extern "C" {
  * @available: kind 0's permits free to grant: @limit - @taken, or 0
  * @taken: kind 0's permits held by all handles
  * @holds: kind 0's permits held by this handle
- * @waiters: queued requests, blocking and asynchronous
+ * @waiters: queued requests, blocking and submitted
  * @flags: as &struct fairsem_info_kinds's (%FAIRSEM_INFO_KINDS: there are
  *	more kinds than kind 0)
  * @handles: open handles on the semaphore
@@ -82,25 +82,18 @@ int fairsem_remove(int fd, uint64_t count);
 int fairsem_close_sem(int fd);
 int fairsem_info(int fd, struct fairsem_info *info);
 
-int fairsem_async_start(int fd, uint64_t count);
-int fairsem_async_complete(int fd, uint64_t *count);
-int fairsem_async_cancel(int fd);
-int fairsem_cancel(int fd);
-
-/* Named semaphores, in a fairsem filesystem (since LIBFAIRSEM_1.1). */
+/* Named semaphores, in a fairsem filesystem. */
 int fairsem_open_named(const char *path, int flags);
 int fairsem_create_named(const char *path, uint64_t permits,
 			 unsigned int flags, mode_t mode);
 int fairsem_open_or_create(const char *path, uint64_t permits,
 			   unsigned int flags, mode_t mode);
 
-/* Since LIBFAIRSEM_1.2. */
 int fairsem_stat_named(const char *path, struct stat *st);
 
 /*
- * Semaphores whose permits have kinds (since LIBFAIRSEM_1.3): @nkinds
- * counts, one per kind, 1 to FAIRSEM_MAX_KINDS, as many as the semaphore
- * has.  @labels may be NULL (no labels), and any label NULL or "".
+ * Semaphores whose permits have kinds: @nkinds counts, one per kind, 1 to
+ * FAIRSEM_MAX_KINDS, as many as the semaphore has.  @labels may be NULL (no labels), and any label NULL or "".
  */
 int fairsem_init_kinds(int fd, unsigned int nkinds, const uint64_t *limits,
 		       const char *const *labels, unsigned int flags);
@@ -120,10 +113,6 @@ int fairsem_remove_kinds(int fd, unsigned int nkinds, const uint64_t *counts);
 int fairsem_info_kinds(int fd, struct fairsem_info_kinds *info);
 int fairsem_supported(int fd, unsigned int *init_flags,
 		      unsigned int *op_flags);
-int fairsem_async_start_kinds(int fd, unsigned int nkinds,
-			      const uint64_t *counts);
-int fairsem_async_complete_kinds(int fd, unsigned int nkinds,
-				 uint64_t *counts);
 int fairsem_create_named_kinds(const char *path, unsigned int nkinds,
 			       const uint64_t *limits,
 			       const char *const *labels, unsigned int flags,
@@ -134,8 +123,11 @@ int fairsem_open_or_create_kinds(const char *path, unsigned int nkinds,
 				 mode_t mode);
 
 /*
- * Submitted requests (since LIBFAIRSEM_1.4): many asynchronous requests on
- * one handle, each with an id, for thousands of waiting tasks on one fd.
+ * Submitted requests: the asynchronous requests of a handle, any number of
+ * them, each with an id, for thousands of waiting tasks on one fd.  A
+ * request granted at once returns 0, and its permits are held; otherwise
+ * its id, and the handle polls readable (POLLIN) once a grant waits to be
+ * reaped.
  */
 int fairsem_submit(int fd, uint64_t count);
 int fairsem_submit_kinds(int fd, unsigned int nkinds, const uint64_t *counts);
@@ -143,7 +135,7 @@ int fairsem_reap(int fd, uint32_t *ids, unsigned int max);
 int fairsem_withdraw(int fd, uint32_t id);
 
 /*
- * The fast path (since LIBFAIRSEM_1.5): on a semaphore made with
+ * The fast path: on a semaphore made with
  * FAIRSEM_FAST, an acquire and a release that nobody waits for are one
  * atomic instruction each, through a mapping of the semaphore; with
  * waiters, or on a kernel or a semaphore without the fast path, they are

@@ -171,7 +171,7 @@ FAIRSEM_EXPORT int fairsem_create(uint64_t permits, unsigned int flags)
  * @flags: 0, or any of O_CLOEXEC and O_NONBLOCK, for the new descriptor
  *
  * The new handle has its own accounting: it holds nothing and has no
- * asynchronous request.  Without O_CLOEXEC it survives execve(2).
+ * submitted request.  Without O_CLOEXEC it survives execve(2).
  *
  * Return: the new file descriptor; -EINVAL for other @flags; -EBADFD when
  * @fd is not bound; -EIDRM when the semaphore is closed; -EMFILE or
@@ -357,7 +357,7 @@ FAIRSEM_EXPORT int fairsem_remove(int fd, uint64_t count)
  * Not close(2): the descriptor stays open.  Every queued request fails with
  * EIDRM, later acquires and fairsem_new_handle() fail with -EIDRM, and every
  * handle polls POLLHUP | POLLERR.  Releasing, forgetting, adding, removing,
- * cancelling and fairsem_info() still work.  Closing twice is harmless.
+ * reaping, withdrawing and fairsem_info() still work.  Closing twice is harmless.
  *
  * Return: 0; -EBADFD when @fd is not bound.
  */
@@ -370,8 +370,7 @@ FAIRSEM_EXPORT int fairsem_close_sem(int fd)
  * fairsem_info() - a consistent snapshot of the semaphore and of this handle
  * @fd: a bound handle
  * @info: filled in: id, limit, available, taken, holds, waiters, flags
- *	(FAIRSEM_LIFO, FAIRSEM_INFO_CLOSED, FAIRSEM_INFO_ASYNC_PENDING,
- *	FAIRSEM_INFO_ASYNC_GRANTED) and handles
+ *	(FAIRSEM_LIFO or FAIRSEM_PRIO, FAIRSEM_INFO_CLOSED, ...) and handles
  *
  * Kind 0 of the kernel's snapshot of every kind; FAIRSEM_INFO_KINDS in
  * the flags says there are more.
@@ -399,83 +398,6 @@ FAIRSEM_EXPORT int fairsem_info(int fd, struct fairsem_info *info)
 	info->flags = ki.flags;
 	info->handles = ki.handles;
 	return 0;
-}
-
-/**
- * fairsem_async_start() - queue an asynchronous request for @count permits
- * @fd: a bound handle with no asynchronous request
- * @count: permits wanted, 1 to FAIRSEM_MAX_PERMITS
- *
- * For event loops.  When the request is granted later, @fd polls readable
- * (POLLIN) and fairsem_async_complete() collects it.
- *
- * Return: 0 when granted at once (the permits are held, nothing to
- * complete); -EINPROGRESS when queued; -EBUSY when the handle already has a
- * request queued or granted and not yet completed; -EIDRM when the
- * semaphore is closed; -EINVAL for a bad @count; -EBADFD when @fd is not
- * bound.
- */
-FAIRSEM_EXPORT int fairsem_async_start(int fd, uint64_t count)
-{
-	return fs_acquire(fd, count, FAIRSEM_NO_DEADLINE, FAIRSEM_ACQ_ASYNC);
-}
-
-/**
- * fairsem_async_complete() - collect a granted asynchronous request
- * @fd: a handle whose fairsem_async_start() returned -EINPROGRESS
- * @count: where to store the granted count; may be NULL
- *
- * read(2) of the handle: waits for the grant, unless @fd is O_NONBLOCK.
- *
- * Return: 0 with the permits held; -EAGAIN when not granted yet on an
- * O_NONBLOCK handle; -EIDRM when the semaphore was closed before the grant;
- * -EINVAL when the handle has no request; -EINTR after a signal; -EBADFD
- * when @fd is not bound.
- */
-FAIRSEM_EXPORT int fairsem_async_complete(int fd, uint64_t *count)
-{
-	int saved = errno;
-	uint64_t value;
-	ssize_t n;
-	int ret = 0;
-
-	n = read(fd, &value, sizeof(value));
-	if (n < 0)
-		ret = -errno;
-	else if (n != (ssize_t)sizeof(value))
-		ret = -EIO;
-	else if (count)
-		*count = value;
-	errno = saved;
-	return ret;
-}
-
-/**
- * fairsem_cancel() - withdraw the handle's asynchronous request
- * @fd: a bound handle
- *
- * A queued request leaves the queue; a granted request not yet completed
- * gives its permits back.  Either way the handle holds nothing from it.
- *
- * Return: 0; -ENOENT when the handle has no asynchronous request (none was
- * made, or it was completed); -EBADFD when @fd is not bound.
- */
-FAIRSEM_EXPORT int fairsem_cancel(int fd)
-{
-	return fs_ioctl(fd, FAIRSEM_IOC_CANCEL, NULL);
-}
-
-/**
- * fairsem_async_cancel() - withdraw the handle's asynchronous request
- * @fd: a bound handle
- *
- * The same as fairsem_cancel(), named for the event-loop family.
- *
- * Return: as fairsem_cancel().
- */
-FAIRSEM_EXPORT int fairsem_async_cancel(int fd)
-{
-	return fairsem_cancel(fd);
 }
 
 /* ---- named semaphores: files of a fairsem filesystem ---- */
@@ -1322,57 +1244,6 @@ FAIRSEM_EXPORT int fairsem_supported(int fd, unsigned int *init_flags,
 }
 
 /**
- * fairsem_async_start_kinds() - queue an asynchronous request for a vector
- * @fd: a bound handle with no asynchronous request
- * @nkinds: the semaphore's kinds
- * @counts: as fairsem_acquire_kinds()'s
- *
- * Return: as fairsem_async_start(), and -EINVAL as fairsem_acquire_kinds().
- */
-FAIRSEM_EXPORT int fairsem_async_start_kinds(int fd, unsigned int nkinds,
-					     const uint64_t *counts)
-{
-	return fs_acquire_kinds(fd, nkinds, counts, FAIRSEM_NO_DEADLINE,
-				FAIRSEM_ACQ_ASYNC);
-}
-
-/**
- * fairsem_async_complete_kinds() - collect a granted asynchronous vector
- * @fd: a handle whose fairsem_async_start_kinds() returned -EINPROGRESS
- * @nkinds: the semaphore's kinds
- * @counts: where to store the granted vector, @nkinds counts; may be NULL
- *
- * read(2) of @nkinds __u64, exactly what the kernel writes.
- *
- * Return: 0 with the permits held; -EINVAL for @nkinds out of range, or
- * fewer than the semaphore's (nothing is collected); -EIO when the kernel
- * wrote another length (the semaphore has fewer kinds: the grant is
- * collected and held); otherwise as fairsem_async_complete().
- */
-FAIRSEM_EXPORT int fairsem_async_complete_kinds(int fd, unsigned int nkinds,
-						uint64_t *counts)
-{
-	__u64 value[FAIRSEM_MAX_KINDS];
-	size_t len = nkinds * sizeof(value[0]);
-	int saved = errno;
-	unsigned int k;
-	ssize_t n;
-	int ret = 0;
-
-	if (!nkinds || nkinds > FAIRSEM_MAX_KINDS)
-		return -EINVAL;
-	n = read(fd, value, len);
-	if (n < 0)
-		ret = -errno;
-	else if ((size_t)n != len)
-		ret = -EIO;
-	for (k = 0; !ret && counts && k < nkinds; k++)
-		counts[k] = value[k];
-	errno = saved;
-	return ret;
-}
-
-/**
  * fairsem_create_named_kinds() - create a semaphore of kinds, and name it
  * @path: as fairsem_create_named()'s
  * @nkinds: as fairsem_init_kinds()'s
@@ -1435,10 +1306,10 @@ FAIRSEM_EXPORT int fairsem_open_or_create_kinds(const char *path,
 	return fs_open_or_create(path, 0, &arg, flags, mode);
 }
 
-/* ---- submitted requests: many asynchronous requests on one handle ---- */
+/* ---- submitted requests: a handle's asynchronous requests, any number ---- */
 
 /**
- * fairsem_submit_kinds() - queue one more asynchronous request, with an id
+ * fairsem_submit_kinds() - queue an asynchronous request, with an id
  * @fd: a bound handle
  * @nkinds: the semaphore's kinds
  * @counts: as fairsem_acquire_kinds()'s

@@ -5,7 +5,7 @@
 #
 #   make install          the module (modules_install, then depmod), the
 #                         headers <linux/fairsem.h> and <fairsem.h>,
-#                         libfairsem (.so.1, .so, .a, libfairsem.pc), the
+#                         libfairsem (.so.2, .so, .a, libfairsem.pc), the
 #                         fairsem command, the man pages, the modules-load.d
 #                         file and the run-fairsem.mount unit
 #   make uninstall        removes all of that again (and, under a DESTDIR,
@@ -107,7 +107,7 @@ install-module: modules_install
 	fi
 
 # On the live system (no DESTDIR), ldconfig: the dynamic linker finds
-# libfairsem.so.1 in $(LIBDIR) at once (/usr/local/lib is in Debian's
+# libfairsem.so.2 in $(LIBDIR) at once (/usr/local/lib is in Debian's
 # ld.so.conf).  Under a DESTDIR, the package's trigger does it on the target.
 install-lib:
 	$(MAKE) -C $(TOP)/lib install $(LIB_INSTALL_VARS)

@@ -52,7 +52,7 @@ TEST(compat_info_on_unbound_handle_reports_nkinds_0_and_the_supported_flags)
 	EXPECT_EQ(0, info.handles);
 	EXPECT_EQ(FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_JOBSERVER | FAIRSEM_FAST,
 		  info.init_flags);
-	EXPECT_EQ(FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC | FAIRSEM_RELEASE_FORGET |
+	EXPECT_EQ(FAIRSEM_ACQ_TRY | FAIRSEM_RELEASE_FORGET |
 		  FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE, info.op_flags);
 	EXPECT_EQ(0, info.reserved2);
 }
@@ -126,23 +126,27 @@ TEST(compat_new_handle_returns_the_fd_both_ways)
 	EXPECT_EQ(-EINVAL, fs_new_handle(fd, O_APPEND));
 }
 
-TEST(compat_async_request_and_read)
+/* REAP's ids pointer is a __u64 that a 32-bit process fills from its own. */
+TEST(compat_submitted_request_is_granted_and_reaped)
 {
-	uint64_t n = 0;
-	int fd = fs_new(0, 0), h;
+	uint32_t ids[4] = { 0 };
+	int fd = fs_new(0, 0), h, a, b;
 
 	ASSERT_LE(0, fd);
 	h = fs_new_handle(fd, 0);
 	ASSERT_LE(0, h);
-	ASSERT_EQ(-EINPROGRESS, fs_async(h, BIG));
-	EXPECT_EQ(FAIRSEM_INFO_ASYNC_PENDING, fs_flags(h));
+	ASSERT_LE(1, a = fs_submit(h, BIG));
+	ASSERT_LE(1, b = fs_submit(h, 1));
+	EXPECT_EQ(2, fs_queued(h));
 	EXPECT_EQ(0, fs_revents(h, POLLIN) & POLLIN);
-	ASSERT_EQ(0, fs_add(fd, BIG));
+	ASSERT_EQ(0, fs_add(fd, BIG + 1));
 	EXPECT_EQ(POLLIN, fs_revents(h, POLLIN) & POLLIN);
-	EXPECT_EQ(8, fs_read(h, &n));
-	EXPECT_EQ(BIG, n);
-	EXPECT_EQ(BIG, fs_holds(h));
-	EXPECT_EQ(-EINVAL, fs_read(h, &n));
+	EXPECT_EQ(2, fs_reap(h, ids, 4));
+	EXPECT_EQ(a, (int)ids[0]);
+	EXPECT_EQ(b, (int)ids[1]);
+	EXPECT_EQ(0, ids[2]);
+	EXPECT_EQ(BIG + 1, fs_holds(h));
+	EXPECT_EQ(-EAGAIN, fs_reap1(h));
 }
 
 TEST(compat_kinds_vectors_keep_64_bit_values)
@@ -150,14 +154,14 @@ TEST(compat_kinds_vectors_keep_64_bit_values)
 	struct fairsem_init in = { .limit = { 2, BIG }, .nkinds = 2 };
 	struct fairsem_acquire acq = {
 		.count = { 1, BIG }, .nkinds = 2,
-		.deadline_ns = FAIRSEM_NO_DEADLINE, .flags = FAIRSEM_ACQ_ASYNC,
+		.deadline_ns = FAIRSEM_NO_DEADLINE,
 	};
+	struct fairsem_counts sub = { .count = { 1, BIG }, .nkinds = 2 };
 	struct fairsem_counts add = {
 		.count = { 0, BIG }, .nkinds = 2, .flags = FAIRSEM_RESIZE_ADD,
 	};
 	struct fairsem_info_kinds info;
-	uint64_t got[2] = { 0 };
-	int fd = fs_open(), h;
+	int fd = fs_open(), h, id;
 
 	ASSERT_LE(0, fd);
 	strcpy(in.label[1], "bytes");
@@ -165,11 +169,9 @@ TEST(compat_kinds_vectors_keep_64_bit_values)
 	h = fs_new_handle(fd, 0);
 	ASSERT_LE(0, h);
 	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq)));
-	ASSERT_EQ(-EINPROGRESS, fs_ret(ioctl(h, FAIRSEM_IOC_ACQUIRE, &acq)));
+	ASSERT_LE(1, id = fs_ret(ioctl(h, FAIRSEM_IOC_SUBMIT, &sub)));
 	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_RESIZE, &add)));
-	EXPECT_EQ(16, read(h, got, sizeof(got)));
-	EXPECT_EQ(1, got[0]);
-	EXPECT_EQ(BIG, got[1]);
+	EXPECT_EQ(id, fs_reap1(h));
 	ASSERT_EQ(0, fs_ret(ioctl(h, FAIRSEM_IOC_INFO, &info)));
 	EXPECT_EQ(2, info.nkinds);
 	EXPECT_EQ(2 * BIG, info.kind[1].limit);
@@ -178,18 +180,17 @@ TEST(compat_kinds_vectors_keep_64_bit_values)
 	EXPECT_STREQ("bytes", info.kind[1].label);
 }
 
-TEST(compat_cancel_and_close)
+TEST(compat_withdraw_and_close)
 {
-	uint64_t n;
-	int fd = fs_new(0, 0);
+	int fd = fs_new(0, 0), id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(-EINPROGRESS, fs_async(fd, 1));
-	EXPECT_EQ(0, fs_cancel(fd));
-	EXPECT_EQ(-ENOENT, fs_cancel(fd));
-	ASSERT_EQ(-EINPROGRESS, fs_async(fd, 1));
+	ASSERT_LE(1, id = fs_submit(fd, 1));
+	EXPECT_EQ(0, fs_withdraw(fd, id));
+	EXPECT_EQ(-ENOENT, fs_withdraw(fd, id));
+	ASSERT_LE(1, fs_submit(fd, 1));
 	ASSERT_EQ(0, fs_close_sem(fd));
-	EXPECT_EQ(-EIDRM, fs_read(fd, &n));
+	EXPECT_EQ(-EIDRM, fs_reap1(fd));
 	EXPECT_EQ(-EIDRM, fs_get(fd, 1));
 	EXPECT_EQ(FAIRSEM_INFO_CLOSED, fs_flags(fd));
 }
@@ -206,7 +207,7 @@ TEST(compat_errors_are_the_same)
 	EXPECT_EQ(-EBUSY, fs_init(fd, 1, 0));
 	EXPECT_EQ(-EINVAL, fs_get(fd, 0));
 	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE,
-				      FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC));
+				      FAIRSEM_ACQ_TRY | FS_OP_BIT1));
 	EXPECT_EQ(-EINVAL, fs_count_ioctl(fd, FAIRSEM_IOC_RELEASE, 1,
 					  FAIRSEM_RESIZE_ADD));
 	EXPECT_EQ(-EINVAL, fs_count_ioctl(fd, FAIRSEM_IOC_RESIZE, 1, 0));

@@ -18,9 +18,8 @@
 /* What INFO says this kernel's INIT, and its ACQUIRE, RELEASE, RESIZE take. */
 #define INIT_FLAGS	(FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_JOBSERVER | \
 			 FAIRSEM_FAST)
-#define OP_FLAGS	(FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC | \
-			 FAIRSEM_RELEASE_FORGET | FAIRSEM_RESIZE_ADD | \
-			 FAIRSEM_RESIZE_REMOVE)
+#define OP_FLAGS	(FAIRSEM_ACQ_TRY | FAIRSEM_RELEASE_FORGET | \
+			 FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE)
 
 /* RELEASE of a vector of one with these flags: 0 or -errno. */
 static int release_flags(int fd, uint64_t count, uint32_t flags)
@@ -44,6 +43,43 @@ TEST(unknown_ioctl_number_is_enotty)
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 13, __u64), &v)));
 	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IO(FAIRSEM_IOC_MAGIC, 0x7f))));
+}
+
+/*
+ * Each of @n ioctl numbers of an older ABI answers ENOTTY, on a bound
+ * handle and on an unbound one, with a buffer large enough for any
+ * argument and a count of 1 and nkinds 1 wherever either is read; and
+ * nothing was taken, queued, resized, closed or bound by them.
+ */
+static void old_ioctls_are_enotty(struct __test_metadata *_metadata,
+				  const unsigned long *old, size_t n)
+{
+	__u64 buf[64];
+	int fd = fs_new(2, 0), unbound = fs_open();
+	size_t i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, unbound);
+	for (i = 0; i < n; i++) {
+		memset(buf, 0, sizeof(buf));
+		buf[0] = 1;
+		buf[1] = 1;
+		buf[2] = 1;
+		EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, old[i], buf))) {
+			TH_LOG("old ioctl %#lx", old[i]);
+		}
+		EXPECT_EQ(-ENOTTY, fs_ret(ioctl(unbound, old[i], buf))) {
+			TH_LOG("old ioctl %#lx on an unbound handle", old[i]);
+		}
+	}
+	EXPECT_EQ(0, fs_taken(fd));
+	EXPECT_EQ(0, fs_waiters(fd));
+	EXPECT_EQ(2, fs_limit(fd));
+	EXPECT_EQ(0, fs_flags(fd));
+	EXPECT_EQ(1, fs_handles(fd));
+	EXPECT_EQ(0, fs_nkinds(unbound));
+	close(unbound);
+	close(fd);
 }
 
 /*
@@ -79,31 +115,43 @@ TEST(ioctls_of_the_abi_before_vectors_are_enotty)
 		_IOW(FAIRSEM_IOC_MAGIC, 20, __u32),	/* WITHDRAW */
 		_IOW(FAIRSEM_IOC_MAGIC, 21, __u64[3]),	/* RELEASE_FAST */
 	};
-	__u64 buf[64];
-	int fd = fs_new(2, 0), unbound = fs_open();
-	size_t i;
+	old_ioctls_are_enotty(_metadata, old, ARRAY_SIZE(old));
+}
+
+/*
+ * The ioctls of the ABI of thirteen, by their numbers then: CANCEL at 5,
+ * and the seven after it one number higher than today's.  INIT, ACQUIRE,
+ * RELEASE, RESIZE and CLOSE kept their numbers.  Each differs from every
+ * one of today's in its number, its size or its direction, so that a
+ * program built against it is told ENOTTY and nothing it asks is misread.
+ */
+TEST(ioctls_of_the_abi_of_thirteen_are_enotty)
+{
+	static const unsigned long old[] = {
+		_IO(FAIRSEM_IOC_MAGIC, 5),			/* CANCEL */
+		_IOR(FAIRSEM_IOC_MAGIC, 6, struct fairsem_info_kinds),
+		_IOWR(FAIRSEM_IOC_MAGIC, 7, struct fairsem_handle),
+		_IOW(FAIRSEM_IOC_MAGIC, 8, struct fairsem_link),
+		_IOW(FAIRSEM_IOC_MAGIC, 9, struct fairsem_counts),
+		_IOW(FAIRSEM_IOC_MAGIC, 10, struct fairsem_reap),
+		_IOW(FAIRSEM_IOC_MAGIC, 11, __u32),		/* WITHDRAW */
+		_IOW(FAIRSEM_IOC_MAGIC, 12, struct fairsem_fast_release),
+	};
+	old_ioctls_are_enotty(_metadata, old, ARRAY_SIZE(old));
+}
+
+/* CANCEL's old number withdraws nothing: the request stays queued. */
+TEST(the_old_cancel_number_is_enotty_and_withdraws_nothing)
+{
+	int fd = fs_new(0, 0), id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_LE(0, unbound);
-	for (i = 0; i < ARRAY_SIZE(old); i++) {
-		/* a count of 1, and nkinds 1, wherever either is read */
-		memset(buf, 0, sizeof(buf));
-		buf[0] = 1;
-		buf[1] = 1;
-		buf[2] = 1;
-		EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, old[i], buf))) {
-			TH_LOG("old ioctl %#lx", old[i]);
-		}
-		EXPECT_EQ(-ENOTTY, fs_ret(ioctl(unbound, old[i], buf))) {
-			TH_LOG("old ioctl %#lx on an unbound handle", old[i]);
-		}
-	}
-	/* nothing was taken, resized, closed or bound */
-	EXPECT_EQ(0, fs_taken(fd));
-	EXPECT_EQ(2, fs_limit(fd));
-	EXPECT_EQ(0, fs_flags(fd));
-	EXPECT_EQ(1, fs_handles(fd));
-	EXPECT_EQ(0, fs_nkinds(unbound));
+	ASSERT_LE(1, id = fs_submit(fd, 1));
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IO(FAIRSEM_IOC_MAGIC, 5))));
+	EXPECT_EQ(1, fs_waiters(fd));
+	EXPECT_EQ(1, fs_queued(fd));
+	ASSERT_EQ(0, fs_add(fd, 1));
+	EXPECT_EQ(id, fs_reap1(fd));
 }
 
 TEST(unknown_ioctl_magic_is_enotty)
@@ -141,8 +189,10 @@ TEST(ioctl_with_wrong_direction_is_enotty)
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, acquire_read, &acq)));
-	/* INFO's number without its direction */
-	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IO(FAIRSEM_IOC_MAGIC, 6))));
+	/* INFO's number and size with _IOW instead of _IOR */
+	EXPECT_EQ(-ENOTTY, fs_ret(ioctl(fd, _IOW(FAIRSEM_IOC_MAGIC, 5,
+						 struct fairsem_info_kinds),
+					 &acq)));
 	EXPECT_EQ(0, fs_holds(fd));
 }
 
@@ -349,7 +399,6 @@ TEST(acquire_count_zero_is_einval)
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-EINVAL, fs_get(fd, 0));
 	EXPECT_EQ(-EINVAL, fs_try(fd, 0));
-	EXPECT_EQ(-EINVAL, fs_async(fd, 0));
 	EXPECT_EQ(0, fs_taken(fd));
 	EXPECT_EQ(0, fs_waiters(fd));
 }
@@ -413,7 +462,6 @@ TEST(acquire_above_max_is_einval)
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-EINVAL, fs_get(fd, MAXP + 1));
 	EXPECT_EQ(-EINVAL, fs_try(fd, ~0ULL));
-	EXPECT_EQ(-EINVAL, fs_async(fd, MAXP + 1));
 	EXPECT_EQ(0, fs_taken(fd));
 	EXPECT_EQ(0, fs_try(fd, MAXP));
 	EXPECT_EQ(MAXP, fs_holds(fd));
@@ -546,7 +594,7 @@ TEST(acquire_with_a_release_or_resize_flag_is_einval)
 TEST(release_unknown_flag_is_einval)
 {
 	static const uint32_t flags[] = {
-		FAIRSEM_ACQ_TRY, FAIRSEM_ACQ_ASYNC, FAIRSEM_RESIZE_ADD,
+		FAIRSEM_ACQ_TRY, FS_OP_BIT1, FAIRSEM_RESIZE_ADD,
 		FAIRSEM_RESIZE_REMOVE, FAIRSEM_RELEASE_FORGET | FAIRSEM_RESIZE_ADD,
 		1u << 5, 1u << 31,
 	};
@@ -591,7 +639,7 @@ TEST(resize_with_both_add_and_remove_is_einval)
 TEST(resize_unknown_flag_is_einval)
 {
 	static const uint32_t flags[] = {
-		FAIRSEM_ACQ_TRY, FAIRSEM_ACQ_ASYNC, FAIRSEM_RELEASE_FORGET,
+		FAIRSEM_ACQ_TRY, FS_OP_BIT1, FAIRSEM_RELEASE_FORGET,
 		1u << 5, 1u << 31,
 	};
 	int fd = fs_new(3, 0);
@@ -614,27 +662,28 @@ TEST(resize_unknown_flag_is_einval)
 	EXPECT_EQ(3, fs_limit(fd));
 }
 
-TEST(try_together_with_async_is_einval)
+/*
+ * Bit 1 was the asynchronous flag of an earlier ABI: now no flag, alone,
+ * with TRY or with a deadline, and nothing is queued or granted by it.
+ */
+TEST(acquire_with_bit_1_is_einval)
 {
-	int fd = fs_new(1, 0);
+	int fd = fs_new(1, 0), h;
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE,
-				      FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC));
-	EXPECT_EQ(0, fs_holds(fd));
-	EXPECT_EQ(-ENOENT, fs_cancel(fd));
-}
-
-TEST(async_with_deadline_is_einval)
-{
-	int fd = fs_new(0, 0);
-
-	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, now_ns() + 1000000000ULL,
-				      FAIRSEM_ACQ_ASYNC));
-	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, NOW, FAIRSEM_ACQ_ASYNC));
+	h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, h);
+	EXPECT_EQ(-EINVAL, fs_acquire(h, 1, FAIRSEM_NO_DEADLINE, FS_OP_BIT1));
+	EXPECT_EQ(-EINVAL, fs_acquire(h, 1, FAIRSEM_NO_DEADLINE,
+				      FAIRSEM_ACQ_TRY | FS_OP_BIT1));
+	EXPECT_EQ(-EINVAL, fs_acquire(h, 1, NOW, FS_OP_BIT1));
+	EXPECT_EQ(0, fs_holds(h));
+	ASSERT_EQ(0, fs_get(fd, 1));
+	EXPECT_EQ(-EINVAL, fs_acquire(h, 1, FAIRSEM_NO_DEADLINE, FS_OP_BIT1));
 	EXPECT_EQ(0, fs_waiters(fd));
-	EXPECT_EQ(-ENOENT, fs_cancel(fd));
+	EXPECT_EQ(0, fs_queued(h));
+	ASSERT_EQ(0, fs_release(fd, 1));
+	EXPECT_EQ(0, fs_taken(fd));
 }
 
 TEST(new_handle_unknown_flag_is_einval)
@@ -666,8 +715,9 @@ TEST(invalid_argument_on_unbound_handle_is_einval_before_ebadfd)
 	EXPECT_EQ(-EINVAL, resize_flags(fd, 1, 0));
 	EXPECT_EQ(-EINVAL, resize_flags(fd, 1, FAIRSEM_RESIZE_ADD |
 						FAIRSEM_RESIZE_REMOVE));
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE, FS_OP_BIT1));
 	EXPECT_EQ(-EINVAL, fs_count_ioctl(fd, FAIRSEM_IOC_SUBMIT, 1,
-					  FAIRSEM_ACQ_ASYNC));
+					  FS_OP_BIT1));
 	EXPECT_EQ(-EINVAL, fs_new_handle(fd, O_APPEND));
 }
 
@@ -678,9 +728,11 @@ TEST(invalid_argument_on_closed_semaphore_is_einval_before_eidrm)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fs_close_sem(fd));
 	EXPECT_EQ(-EINVAL, fs_get(fd, 0));
-	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, NOW, FAIRSEM_ACQ_ASYNC));
+	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, NOW, FS_OP_BIT1));
 	EXPECT_EQ(-EINVAL, fs_acquire(fd, 1, FAIRSEM_NO_DEADLINE,
-				      FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC));
+				      FAIRSEM_ACQ_TRY | FS_OP_BIT1));
+	EXPECT_EQ(-EINVAL, fs_count_ioctl(fd, FAIRSEM_IOC_SUBMIT, 1,
+					  FS_OP_BIT1));
 	EXPECT_EQ(-EINVAL, fs_new_handle(fd, O_APPEND));
 }
 
@@ -714,7 +766,6 @@ TEST(acquire_on_unbound_handle_is_ebadfd)
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-EBADFD, fs_get(fd, 1));
 	EXPECT_EQ(-EBADFD, fs_try(fd, 1));
-	EXPECT_EQ(-EBADFD, fs_async(fd, 1));
 	EXPECT_EQ(-EBADFD, fs_acquire(fd, 1, NOW, 0));
 }
 
@@ -758,12 +809,62 @@ TEST(close_on_unbound_handle_is_ebadfd)
 	EXPECT_EQ(-EBADFD, fs_close_sem(fd));
 }
 
-TEST(cancel_on_unbound_handle_is_ebadfd)
+TEST(submit_reap_and_withdraw_on_unbound_handle_are_ebadfd)
 {
+	uint32_t id;
 	int fd = fs_open();
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EBADFD, fs_cancel(fd));
+	EXPECT_EQ(-EBADFD, fs_submit(fd, 1));
+	EXPECT_EQ(-EBADFD, fs_reap(fd, &id, 1));
+	EXPECT_EQ(-EBADFD, fs_withdraw(fd, 1));
+}
+
+/* A grant is reaped, never read: read(2) of an unbound handle, EBADFD. */
+TEST(read_of_an_unbound_handle_is_ebadfd)
+{
+	uint64_t buf = 0;
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADFD, fs_ret(read(fd, &buf, sizeof(buf))));
+	EXPECT_EQ(0, fs_nkinds(fd));
+}
+
+/* ... of a bound handle that is not a jobserver's, EINVAL, grant or not. */
+TEST(read_of_a_bound_handle_is_einval_and_reaps_nothing)
+{
+	uint64_t buf[2] = { 0 };
+	int fd = fs_new(0, 0), id;
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, fs_ret(read(fd, buf, sizeof(buf))));
+	ASSERT_LE(1, id = fs_submit(fd, 3));
+	EXPECT_EQ(-EINVAL, fs_ret(read(fd, buf, sizeof(buf[0]))));
+	ASSERT_EQ(0, fs_add(fd, 3));
+	EXPECT_EQ(-EINVAL, fs_ret(read(fd, buf, sizeof(buf[0]))));
+	EXPECT_EQ(-EINVAL, fs_ret(read(fd, buf, sizeof(buf))));
+	EXPECT_EQ(0, buf[0]);
+	/* the grant is still there to reap */
+	EXPECT_EQ(1, fs_granted(fd));
+	EXPECT_EQ(id, fs_reap1(fd));
+	EXPECT_EQ(3, fs_holds(fd));
+	EXPECT_EQ(-EINVAL, fs_ret(read(fd, buf, sizeof(buf[0]))));
+}
+
+/* Bit 1 is no op flag any more: INFO reports none there, bound or not. */
+TEST(info_reports_no_op_flag_at_bit_1)
+{
+	struct fairsem_info_kinds info;
+	int fd = fs_new(1, 0), unbound = fs_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, unbound);
+	ASSERT_EQ(0, fs_info(fd, &info));
+	EXPECT_EQ(0, info.op_flags & FS_OP_BIT1);
+	ASSERT_EQ(0, fs_info(unbound, &info));
+	EXPECT_EQ(0, info.op_flags & FS_OP_BIT1);
+	EXPECT_EQ(0x1d, info.op_flags);
 }
 
 /*
@@ -873,7 +974,7 @@ TEST(try_behind_a_waiter_is_eagain_even_if_it_fits)
 	w = fs_new_handle(fd, 0);
 	ASSERT_LE(0, w);
 	ASSERT_EQ(0, fs_get(fd, 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(w, 2));
+	ASSERT_LE(1, fs_submit(w, 2));
 	EXPECT_EQ(-EAGAIN, fs_try(fd, 1));
 	EXPECT_EQ(1, fs_holds(fd));
 	EXPECT_EQ(1, fs_waiters(fd));
@@ -918,7 +1019,8 @@ TEST(nonblock_handle_with_a_past_deadline_is_granted_when_it_fits)
 	EXPECT_EQ(1, fs_holds(fd));
 }
 
-TEST(nonblock_handle_async_acquire_is_einprogress)
+/* O_NONBLOCK is ACQUIRE's: a submit on such a handle queues all the same. */
+TEST(nonblock_handle_submit_queues_and_returns_an_id)
 {
 	int fd = fs_new(1, 0);
 	int w;
@@ -927,7 +1029,7 @@ TEST(nonblock_handle_async_acquire_is_einprogress)
 	w = fs_new_handle(fd, O_NONBLOCK);
 	ASSERT_LE(0, w);
 	ASSERT_EQ(0, fs_get(fd, 1));
-	EXPECT_EQ(-EINPROGRESS, fs_async(w, 1));
+	EXPECT_LE(1, fs_submit(w, 1));
 	EXPECT_EQ(1, fs_waiters(fd));
 }
 
@@ -971,7 +1073,7 @@ TEST(past_deadline_behind_a_waiter_is_etimedout_even_if_it_fits)
 	ASSERT_LE(0, w);
 	ASSERT_LE(0, v);
 	ASSERT_EQ(0, fs_get(fd, 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(w, 2));
+	ASSERT_LE(1, fs_submit(w, 2));
 	EXPECT_EQ(-ETIMEDOUT, fs_acquire(v, 1, NOW, 0));
 	EXPECT_EQ(1, fs_waiters(fd));
 	EXPECT_EQ(0, fs_holds(v));
@@ -1049,26 +1151,6 @@ TEST(signal_without_restart_is_eintr_holding_nothing)
 	EXPECT_EQ(0, fs_waiters(fd));
 }
 
-TEST(async_not_granted_is_einprogress)
-{
-	int fd = fs_new(0, 0);
-
-	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EINPROGRESS, fs_async(fd, 1));
-	EXPECT_EQ(1, fs_waiters(fd));
-}
-
-TEST(second_async_request_is_ebusy)
-{
-	int fd = fs_new(0, 0);
-
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(-EINPROGRESS, fs_async(fd, 1));
-	EXPECT_EQ(-EBUSY, fs_async(fd, 1));
-	EXPECT_EQ(-EBUSY, fs_async(fd, 2));
-	EXPECT_EQ(1, fs_waiters(fd));
-}
-
 TEST(blocking_acquire_after_close_is_eidrm)
 {
 	int fd = fs_new(1, 0);
@@ -1087,16 +1169,6 @@ TEST(try_after_close_is_eidrm_even_with_permits_free)
 	ASSERT_EQ(0, fs_close_sem(fd));
 	EXPECT_EQ(-EIDRM, fs_try(fd, 1));
 	EXPECT_EQ(0, fs_taken(fd));
-}
-
-TEST(async_after_close_is_eidrm)
-{
-	int fd = fs_new(5, 0);
-
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, fs_close_sem(fd));
-	EXPECT_EQ(-EIDRM, fs_async(fd, 1));
-	EXPECT_EQ(-ENOENT, fs_cancel(fd));
 }
 
 TEST(acquire_after_close_with_past_deadline_is_eidrm)
@@ -1119,20 +1191,6 @@ TEST(acquire_on_closed_nonblock_handle_is_eidrm_not_eagain)
 	EXPECT_EQ(-EIDRM, fs_get(fd, 1));
 }
 
-TEST(second_async_after_close_is_eidrm_not_ebusy)
-{
-	int fd = fs_new(0, 0);
-	int h;
-
-	ASSERT_LE(0, fd);
-	h = fs_new_handle(fd, 0);
-	ASSERT_LE(0, h);
-	ASSERT_EQ(-EINPROGRESS, fs_async(h, 1));
-	ASSERT_EQ(0, fs_add(fd, 1));	/* granted, unread */
-	ASSERT_EQ(0, fs_close_sem(fd));
-	EXPECT_EQ(-EIDRM, fs_async(h, 1));
-}
-
 TEST(new_handle_after_close_is_eidrm)
 {
 	int fd = fs_new(1, 0);
@@ -1142,31 +1200,6 @@ TEST(new_handle_after_close_is_eidrm)
 	EXPECT_EQ(-EIDRM, fs_new_handle(fd, 0));
 	EXPECT_EQ(-EIDRM, fs_new_handle(fd, O_CLOEXEC));
 	EXPECT_EQ(1, fs_handles(fd));
-}
-
-TEST(cancel_without_request_is_enoent)
-{
-	int fd = fs_new(1, 0);
-
-	ASSERT_LE(0, fd);
-	EXPECT_EQ(-ENOENT, fs_cancel(fd));
-	/* a request granted at once leaves nothing to cancel either */
-	ASSERT_EQ(0, fs_async(fd, 1));
-	EXPECT_EQ(-ENOENT, fs_cancel(fd));
-	EXPECT_EQ(1, fs_holds(fd));
-}
-
-TEST(cancel_after_read_is_enoent)
-{
-	uint64_t n = 0;
-	int fd = fs_new(0, 0);
-
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(-EINPROGRESS, fs_async(fd, 1));
-	ASSERT_EQ(0, fs_add(fd, 1));
-	ASSERT_EQ(8, fs_read(fd, &n));
-	EXPECT_EQ(-ENOENT, fs_cancel(fd));
-	EXPECT_EQ(1, fs_holds(fd));
 }
 
 TEST(close_is_idempotent)
@@ -1190,7 +1223,7 @@ TEST(release_forget_add_remove_info_still_work_after_close)
 	EXPECT_EQ(0, fs_forget(fd, 1));
 	EXPECT_EQ(0, fs_add(fd, 2));
 	EXPECT_EQ(0, fs_remove(fd, 1));
-	EXPECT_EQ(-ENOENT, fs_cancel(fd));
+	EXPECT_EQ(-ENOENT, fs_withdraw(fd, 1));
 	EXPECT_EQ(-EOVERFLOW, fs_add(fd, MAXP));
 	EXPECT_EQ(1, fs_holds(fd));
 	EXPECT_EQ(1, fs_taken(fd));
@@ -1273,7 +1306,6 @@ TEST(acquire_allocates_nothing_so_never_fails_with_enomem)
 	struct failing_waiter fw;
 	int fd = fs_new(2, 0), w, sw, control;
 	pthread_t t;
-	uint64_t n;
 
 	ASSERT_LE(0, fd);
 	if (failslab_setup()) {
@@ -1312,13 +1344,9 @@ TEST(acquire_allocates_nothing_so_never_fails_with_enomem)
 	EXPECT_EQ(0, fs_release(w, 2));
 	EXPECT_EQ(0, fs_try(fd, 1));
 	EXPECT_EQ(-ETIMEDOUT, fs_acquire(w, 2, now_ns() + 10000000ULL, 0));
-	EXPECT_EQ(-EINPROGRESS, fs_async(w, 2));
 	EXPECT_EQ(0, fs_release(fd, 1));
-	EXPECT_EQ(8, fs_read(w, &n));
-	EXPECT_EQ(0, fs_release(w, 2));
 	ASSERT_EQ(0, fail_set(sw, false));
 	failslab_off();
-	EXPECT_EQ(2, n);
 	EXPECT_EQ(0, fs_taken(fd));
 }
 

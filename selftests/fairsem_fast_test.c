@@ -343,8 +343,8 @@ TEST_F(fast, a_fast_release_wakes_one_poller_per_grant)
 	ASSERT_LE(0, a);
 	ASSERT_LE(0, b);
 	ASSERT_EQ(0, fast_acquire(&self->m, 4));
-	ASSERT_EQ(-EINPROGRESS, fs_async(a, 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(b, 1));
+	ASSERT_LE(1, fs_submit(a, 1));
+	ASSERT_LE(1, fs_submit(b, 1));
 	EXPECT_EQ(0, fs_revents(a, POLLIN));
 	EXPECT_EQ(0, fs_revents(b, POLLIN));
 	ASSERT_EQ(0, fast_release(&self->m, 1));

@@ -12,7 +12,7 @@
 static const char *const keys[] = {
 	"fairsem-id", "fairsem-limit", "fairsem-available", "fairsem-taken",
 	"fairsem-holds", "fairsem-waiters", "fairsem-mode", "fairsem-closed",
-	"fairsem-async", "fairsem-submitted",
+	"fairsem-submitted",
 };
 
 /* The value of key, or "<missing>". */
@@ -48,7 +48,7 @@ TEST(fdinfo_shows_every_key_with_its_value)
 	ASSERT_LE(0, w);
 	ASSERT_EQ(0, fs_get(fd, 2));
 	ASSERT_EQ(0, fs_get(h, 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(w, 3));
+	ASSERT_LE(1, fs_submit(w, 3));
 
 	EXPECT_STREQ(num(fs_id(fd)), val(fd, "fairsem-id"));
 	EXPECT_STREQ("5", val(fd, "fairsem-limit"));
@@ -59,10 +59,23 @@ TEST(fdinfo_shows_every_key_with_its_value)
 	EXPECT_STREQ("fifo", val(fd, "fairsem-mode"));
 	EXPECT_STREQ("0", val(fd, "fairsem-closed"));
 	EXPECT_STREQ("queued=0 granted=0", val(fd, "fairsem-submitted"));
-	EXPECT_STREQ("none", val(fd, "fairsem-async"));
 }
 
-TEST(fdinfo_holds_and_async_are_per_handle)
+/* The per-handle request of an earlier ABI had a line; it is gone. */
+TEST(fdinfo_has_no_fairsem_async_line)
+{
+	int fd = fs_new(0, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_STREQ("<missing>", val(fd, "fairsem-async"));
+	ASSERT_LE(1, fs_submit(fd, 1));
+	EXPECT_STREQ("<missing>", val(fd, "fairsem-async"));
+	ASSERT_EQ(0, fs_add(fd, 1));
+	EXPECT_STREQ("<missing>", val(fd, "fairsem-async"));
+	EXPECT_STREQ("queued=0 granted=1", val(fd, "fairsem-submitted"));
+}
+
+TEST(fdinfo_holds_and_submitted_are_per_handle)
 {
 	int fd = fs_new(5, 0), h, w;
 
@@ -73,11 +86,11 @@ TEST(fdinfo_holds_and_async_are_per_handle)
 	ASSERT_LE(0, w);
 	ASSERT_EQ(0, fs_get(fd, 2));
 	ASSERT_EQ(0, fs_get(h, 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(w, 3));
+	ASSERT_LE(1, fs_submit(w, 3));
 	EXPECT_STREQ("1", val(h, "fairsem-holds"));
 	EXPECT_STREQ("0", val(w, "fairsem-holds"));
-	EXPECT_STREQ("none", val(h, "fairsem-async"));
-	EXPECT_STREQ("queued", val(w, "fairsem-async"));
+	EXPECT_STREQ("queued=0 granted=0", val(h, "fairsem-submitted"));
+	EXPECT_STREQ("queued=1 granted=0", val(w, "fairsem-submitted"));
 	/* the semaphore's fields are the same through every handle */
 	EXPECT_STREQ(val(fd, "fairsem-id"), val(w, "fairsem-id"));
 	EXPECT_STREQ("3", val(w, "fairsem-taken"));
@@ -95,35 +108,34 @@ TEST(fdinfo_id_matches_info_and_differs_between_semaphores)
 	EXPECT_STRNE(val(a, "fairsem-id"), val(b, "fairsem-id"));
 }
 
-TEST(fdinfo_async_goes_none_queued_granted_none)
+TEST(fdinfo_submitted_follows_a_request_from_queued_to_granted_to_reaped)
 {
-	uint64_t n;
-	int fd = fs_new(0, 0);
+	int fd = fs_new(0, 0), id;
 
 	ASSERT_LE(0, fd);
-	EXPECT_STREQ("none", val(fd, "fairsem-async"));
-	ASSERT_EQ(-EINPROGRESS, fs_async(fd, 2));
-	EXPECT_STREQ("queued", val(fd, "fairsem-async"));
+	EXPECT_STREQ("queued=0 granted=0", val(fd, "fairsem-submitted"));
+	ASSERT_LE(1, id = fs_submit(fd, 2));
+	EXPECT_STREQ("queued=1 granted=0", val(fd, "fairsem-submitted"));
 	ASSERT_EQ(0, fs_add(fd, 2));
-	EXPECT_STREQ("granted", val(fd, "fairsem-async"));
-	ASSERT_EQ(8, fs_read(fd, &n));
-	EXPECT_STREQ("none", val(fd, "fairsem-async"));
+	EXPECT_STREQ("queued=0 granted=1", val(fd, "fairsem-submitted"));
+	ASSERT_EQ(id, fs_reap1(fd));
+	EXPECT_STREQ("queued=0 granted=0", val(fd, "fairsem-submitted"));
 	EXPECT_STREQ("2", val(fd, "fairsem-holds"));
 }
 
-TEST(fdinfo_async_is_none_after_cancel_and_after_close)
+TEST(fdinfo_submitted_is_zero_after_withdraw_and_after_close)
 {
-	int fd = fs_new(0, 0), h;
+	int fd = fs_new(0, 0), h, id;
 
 	ASSERT_LE(0, fd);
 	h = fs_new_handle(fd, 0);
 	ASSERT_LE(0, h);
-	ASSERT_EQ(-EINPROGRESS, fs_async(fd, 1));
-	ASSERT_EQ(0, fs_cancel(fd));
-	EXPECT_STREQ("none", val(fd, "fairsem-async"));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h, 1));
+	ASSERT_LE(1, id = fs_submit(fd, 1));
+	ASSERT_EQ(0, fs_withdraw(fd, id));
+	EXPECT_STREQ("queued=0 granted=0", val(fd, "fairsem-submitted"));
+	ASSERT_LE(1, fs_submit(h, 1));
 	ASSERT_EQ(0, fs_close_sem(fd));
-	EXPECT_STREQ("none", val(h, "fairsem-async"));
+	EXPECT_STREQ("queued=0 granted=0", val(h, "fairsem-submitted"));
 	EXPECT_STREQ("0", val(h, "fairsem-waiters"));
 }
 
@@ -266,17 +278,6 @@ TEST(poll_on_an_unbound_handle_reports_nothing)
 	EXPECT_EQ(0, fs_revents(fd, FS_POLL_ALL));
 }
 
-TEST(read_on_an_unbound_handle_fails)
-{
-	uint64_t n = 0;
-	int fd = fs_open(), r;
-
-	ASSERT_LE(0, fd);
-	r = fs_read(fd, &n);
-	/* "any operation but INIT on a handle not yet bound" */
-	EXPECT_EQ(-EBADFD, r);
-}
-
 /* ---- tracepoints: fairsem:* for acquire, grant, release, close ---- */
 
 static const char *tracefs(void)
@@ -314,15 +315,15 @@ static int put_file(const char *dir, const char *name, const char *v)
 	return n == (ssize_t)strlen(v) ? 0 : -EIO;
 }
 
-TEST(tracepoints_report_acquire_grant_release_and_close)
+TEST(tracepoints_report_acquire_grant_release_withdraw_and_close)
 {
 	static const char *const events[] = {
 		"fairsem_acquire", "fairsem_grant", "fairsem_release",
-		"fairsem_close",
+		"fairsem_withdraw", "fairsem_close",
 	};
 	const char *tr = tracefs();
 	char path[160], *buf;
-	int fd, h, f;
+	int fd, h, f, id;
 	ssize_t n, len = 0;
 
 	if (!tr)
@@ -345,8 +346,9 @@ TEST(tracepoints_report_acquire_grant_release_and_close)
 	h = fs_new_handle(fd, 0);
 	ASSERT_LE(0, h);
 	ASSERT_EQ(0, fs_get(fd, 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h, 1));
+	ASSERT_LE(1, id = fs_submit(h, 1));
 	ASSERT_EQ(0, fs_release(fd, 1));	/* release, then grant */
+	ASSERT_EQ(0, fs_withdraw(h, id));	/* the grant given back */
 	ASSERT_EQ(0, fs_close_sem(fd));
 
 	ASSERT_EQ(0, put_file(tr, "events/fairsem/enable", "0"));

@@ -19,10 +19,11 @@ struct herd {
 	int fd;		/* the creator's handle, holds nothing */
 	int ep;
 	int h[N];
+	int id[N];	/* each handle's submitted request */
 };
 
 /*
- * N handles, each with a request for `count` queued, all in one epoll set;
+ * N handles, each with a request for `count` submitted, all in one epoll set;
  * the creator's handle (not in the set) holds `held`, the whole limit.
  */
 static int herd_setup_held(struct herd *s, uint32_t mode, uint64_t count,
@@ -44,7 +45,8 @@ static int herd_setup_held(struct herd *s, uint32_t mode, uint64_t count,
 			return s->h[i];
 		if (epoll_ctl(s->ep, EPOLL_CTL_ADD, s->h[i], &ev))
 			return -errno;
-		if (fs_async(s->h[i], count) != -EINPROGRESS)
+		s->id[i] = fs_submit(s->h[i], count);
+		if (s->id[i] < 1)
 			return -EPROTO;
 	}
 	return 0;
@@ -95,7 +97,6 @@ TEST(one_add_makes_exactly_the_oldest_handle_ready)
 TEST(repeated_adds_make_one_handle_ready_each_in_arrival_order)
 {
 	struct herd s;
-	uint64_t n;
 
 	ASSERT_EQ(0, herd_setup(&s, 0, 1, EPOLLIN));
 	for (int i = 0; i < N; i++) {
@@ -103,7 +104,7 @@ TEST(repeated_adds_make_one_handle_ready_each_in_arrival_order)
 		ASSERT_EQ(1L << i, ready(&s)) {
 			TH_LOG("grant %d", i);
 		}
-		ASSERT_EQ(8, fs_read(s.h[i], &n));
+		ASSERT_EQ(s.id[i], fs_reap1(s.h[i]));
 		ASSERT_EQ(0, ready(&s));
 	}
 	EXPECT_EQ(0, fs_waiters(s.fd));
@@ -116,7 +117,7 @@ TEST(edge_triggered_each_grant_reports_only_the_granted_handle)
 
 	ASSERT_EQ(0, herd_setup(&s, 0, 1, EPOLLIN | EPOLLET));
 	for (int i = 0; i < N; i++) {
-		/* nothing is read: earlier handles stay readable */
+		/* nothing is reaped: earlier handles stay readable */
 		ASSERT_EQ(0, fs_add(s.fd, 1));
 		ASSERT_EQ(1L << i, ready(&s)) {
 			TH_LOG("grant %d", i);
@@ -132,7 +133,7 @@ TEST(edge_triggered_release_by_a_holder_wakes_only_the_next)
 	ASSERT_EQ(0, herd_setup_held(&s, 0, 1, EPOLLIN | EPOLLET, N));
 	EXPECT_EQ(0, ready(&s));
 	for (int i = 0; i < N; i++) {
-		/* granted handles stay unread, hence readable */
+		/* granted handles stay unreaped, hence readable */
 		ASSERT_EQ(0, fs_release(s.fd, 1));
 		ASSERT_EQ(1L << i, ready(&s)) {
 			TH_LOG("grant %d", i);
@@ -151,13 +152,13 @@ TEST(one_add_of_three_makes_exactly_the_three_oldest_ready)
 	EXPECT_EQ(N - 3, fs_waiters(s.fd));
 }
 
-TEST(cancelled_handles_are_skipped)
+TEST(withdrawn_requests_are_skipped)
 {
 	struct herd s;
 
 	ASSERT_EQ(0, herd_setup(&s, 0, 1, EPOLLIN));
-	ASSERT_EQ(0, fs_cancel(s.h[0]));
-	ASSERT_EQ(0, fs_cancel(s.h[2]));
+	ASSERT_EQ(0, fs_withdraw(s.h[0], s.id[0]));
+	ASSERT_EQ(0, fs_withdraw(s.h[2], s.id[2]));
 	EXPECT_EQ(0, ready(&s));
 	ASSERT_EQ(0, fs_add(s.fd, 2));
 	EXPECT_EQ((1L << 1) | (1L << 3), ready(&s));
@@ -166,7 +167,6 @@ TEST(cancelled_handles_are_skipped)
 TEST(lifo_one_add_makes_exactly_the_newest_handle_ready)
 {
 	struct herd s;
-	uint64_t n;
 
 	ASSERT_EQ(0, herd_setup(&s, FAIRSEM_LIFO, 1, EPOLLIN));
 	for (int i = N - 1; i >= 0; i--) {
@@ -174,7 +174,7 @@ TEST(lifo_one_add_makes_exactly_the_newest_handle_ready)
 		ASSERT_EQ(1L << i, ready(&s)) {
 			TH_LOG("grant %d", N - 1 - i);
 		}
-		ASSERT_EQ(8, fs_read(s.h[i], &n));
+		ASSERT_EQ(s.id[i], fs_reap1(s.h[i]));
 	}
 }
 
@@ -208,7 +208,6 @@ TEST(close_makes_every_handle_report_hangup)
 TEST(threads_in_epoll_wait_only_the_granted_handle_is_returned)
 {
 	struct herd s;
-	uint64_t n;
 
 	ASSERT_EQ(0, herd_setup(&s, 0, 1, EPOLLIN));
 	for (int i = 0; i < 4; i++) {
@@ -229,7 +228,7 @@ TEST(threads_in_epoll_wait_only_the_granted_handle_is_returned)
 		ASSERT_EQ(0, WEXITSTATUS(status)) {
 			TH_LOG("grant %d", i);
 		}
-		ASSERT_EQ(8, fs_read(s.h[i], &n));
+		ASSERT_EQ(s.id[i], fs_reap1(s.h[i]));
 	}
 }
 

@@ -1,20 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * An io_uring read of a handle ends as read(2) does.
- *
- * io_uring tries a read without blocking (IOCB_NOWAIT) and, when that
- * would block, parks it on ->poll until the file reports POLLIN.  A handle
- * without a request reports nothing, so a read parked on it would wait for
- * ever, where read(2) fails with EINVAL at once: without a request (none
- * made, cancelled, or read by another reader) the io_uring read must fail
- * with EINVAL too, and the handle must still not look readable.
+ * io_uring and a handle.  An event loop on io_uring waits for a grant of
+ * a submitted request with IORING_OP_POLL_ADD, which completes with the
+ * events poll(2) reports: POLLIN at the grant, POLLHUP | POLLERR at the
+ * close.  A grant is reaped, never read: an io_uring read of a handle that
+ * is not a jobserver's fails with EINVAL at once, as read(2) does, and is
+ * never parked waiting for a readiness that would make it succeed.
  *
  * Raw io_uring system calls, one ring of 4 entries; skips where io_uring
  * is missing or disabled.  A completion that never comes fails after
  * FS_WAIT_MS: no duration is asserted.
  */
 #include <linux/io_uring.h>
-#include <sys/uio.h>
 
 #include "fairsem_test_util.h"
 #include "kselftest_harness.h"
@@ -77,24 +74,45 @@ static void ring_close(struct ring *r)
 		close(r->fd);
 }
 
-/* Submit IORING_OP_READ of 8 bytes of fd into *buf: 0 or -errno. */
-static int ring_read(struct ring *r, int fd, uint64_t *buf)
+/* Queue one sqe, filled by the caller, and enter it: 0 or -errno. */
+static int ring_submit(struct ring *r, struct io_uring_sqe *sqe)
 {
 	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask;
-	struct io_uring_sqe *sqe = &r->sqes[idx];
 	int n;
 
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = IORING_OP_READ;
-	sqe->fd = fd;
-	sqe->addr = (uintptr_t)buf;
-	sqe->len = sizeof(*buf);
-	sqe->off = -1;		/* a stream: no offset */
-	sqe->user_data = 1;
+	r->sqes[idx] = *sqe;
 	r->sq_array[idx] = idx;
 	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
 	n = syscall(__NR_io_uring_enter, r->fd, 1, 0, 0, NULL, 0);
 	return n == 1 ? 0 : n < 0 ? -errno : -EIO;
+}
+
+/* Submit IORING_OP_READ of 8 bytes of fd into *buf: 0 or -errno. */
+static int ring_read(struct ring *r, int fd, uint64_t *buf)
+{
+	struct io_uring_sqe sqe;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opcode = IORING_OP_READ;
+	sqe.fd = fd;
+	sqe.addr = (uintptr_t)buf;
+	sqe.len = sizeof(*buf);
+	sqe.off = -1;		/* a stream: no offset */
+	sqe.user_data = 1;
+	return ring_submit(r, &sqe);
+}
+
+/* Submit a one-shot IORING_OP_POLL_ADD of fd for events: 0 or -errno. */
+static int ring_poll(struct ring *r, int fd, unsigned int events)
+{
+	struct io_uring_sqe sqe;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opcode = IORING_OP_POLL_ADD;
+	sqe.fd = fd;
+	sqe.poll32_events = events;
+	sqe.user_data = 2;
+	return ring_submit(r, &sqe);
 }
 
 /*
@@ -161,164 +179,86 @@ FIXTURE_TEARDOWN(uring)
 		close(self->fd);
 }
 
-TEST_F(uring, read_without_a_request_fails_einval_as_read_does)
+/*
+ * No grant to read, ever: EINVAL at once, with no request, with one
+ * queued and with a grant waiting to be reaped (which stays).
+ */
+TEST_F(uring, read_of_a_handle_fails_einval_at_once_as_read_does)
 {
 	uint64_t buf = 0;
-	int fd;
+	int id;
 
 	if (self->why)
 		SKIP(return, "%s", self->why);
-	EXPECT_EQ(-EINVAL, fs_read(self->h, &buf));
+	EXPECT_EQ(-EINVAL, fs_ret(read(self->h, &buf, sizeof(buf))));
 	ASSERT_EQ(0, ring_read(&self->ring, self->h, &buf));
 	EXPECT_EQ(-EINVAL, ring_result(&self->ring));
-	/* The same from a handle opened on /dev/fairsem. */
-	fd = fs_open();
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, fs_init(fd, 1, 0));
-	ASSERT_EQ(0, ring_read(&self->ring, fd, &buf));
+	ASSERT_LE(1, id = fs_submit(self->h, 1));
+	ASSERT_EQ(0, ring_read(&self->ring, self->h, &buf));
 	EXPECT_EQ(-EINVAL, ring_result(&self->ring));
-	close(fd);
+	ASSERT_EQ(0, fs_release(self->fd, 1));
+	ASSERT_EQ(0, ring_read(&self->ring, self->h, &buf));
+	EXPECT_EQ(-EINVAL, ring_result(&self->ring));
+	EXPECT_EQ(0, buf);
+	EXPECT_EQ(id, fs_reap1(self->h));
+	EXPECT_EQ(1, fs_holds(self->h));
 }
 
-TEST_F(uring, read_completes_with_the_grant)
+TEST_F(uring, poll_add_completes_with_pollin_at_the_grant)
 {
-	uint64_t buf = 0;
+	int id;
 
 	if (self->why)
 		SKIP(return, "%s", self->why);
-	ASSERT_EQ(-EINPROGRESS, fs_async(self->h, 1));
-	ASSERT_EQ(0, ring_read(&self->ring, self->h, &buf));
+	ASSERT_LE(1, id = fs_submit(self->h, 1));
+	ASSERT_EQ(0, ring_poll(&self->ring, self->h, POLLIN));
 	EXPECT_FALSE(ring_has_result(&self->ring));	/* queued: it waits */
 	ASSERT_EQ(0, fs_release(self->fd, 1));
-	EXPECT_EQ(8, ring_result(&self->ring));
-	EXPECT_EQ(1, buf);
+	EXPECT_EQ(POLLIN, ring_result(&self->ring) & (POLLIN | POLLHUP));
+	EXPECT_EQ(id, fs_reap1(self->h));
 	EXPECT_EQ(1, fs_holds(self->h));
 }
 
-/* The parked read ends when the request it waits for is cancelled. */
-TEST_F(uring, read_waiting_when_the_request_is_cancelled_fails_einval)
+/* A poll added on a handle with a grant to reap completes at once. */
+TEST_F(uring, poll_add_with_a_grant_to_reap_completes_at_once)
 {
-	uint64_t buf = 0;
-
 	if (self->why)
 		SKIP(return, "%s", self->why);
-	ASSERT_EQ(-EINPROGRESS, fs_async(self->h, 1));
-	ASSERT_EQ(0, ring_read(&self->ring, self->h, &buf));
-	EXPECT_FALSE(ring_has_result(&self->ring));
-	ASSERT_EQ(0, fs_cancel(self->h));
-	EXPECT_EQ(-EINVAL, ring_result(&self->ring));
-	/* ...and the idle handle does not look readable for it. */
-	EXPECT_EQ(0, fs_revents(self->h, FS_POLL_ALL));
-	EXPECT_EQ(0, fs_holds(self->h));
-}
-
-/* Two readers wait for one grant: one reads it, the other ends with EINVAL. */
-TEST_F(uring, read_waiting_when_another_reader_takes_the_grant_fails_einval)
-{
-	struct fs_waiter reader;
-	uint64_t buf = 0;
-	int res, got;
-
-	if (self->why)
-		SKIP(return, "%s", self->why);
-	ASSERT_EQ(-EINPROGRESS, fs_async(self->h, 1));
-	ASSERT_EQ(0, fs_reader_start(&reader, self->h));
-	ASSERT_EQ(0, fs_wait_flag(&reader.started));
-	ASSERT_EQ(0, fs_wait_sleeping(reader.tid));
-	ASSERT_EQ(0, ring_read(&self->ring, self->h, &buf));
+	ASSERT_LE(1, fs_submit(self->h, 1));
 	ASSERT_EQ(0, fs_release(self->fd, 1));
-	res = ring_result(&self->ring);
-	got = fs_waiter_join(&reader);
-	EXPECT_TRUE((res == 8 && buf == 1 && got == -EINVAL) ||
-		    (res == -EINVAL && got == 8 && reader.read_count == 1))
-		TH_LOG("io_uring read %d, read(2) %d", res, got);
-	EXPECT_EQ(1, fs_holds(self->h));
+	ASSERT_EQ(0, ring_poll(&self->ring, self->h, POLLIN));
+	EXPECT_EQ(POLLIN, ring_result(&self->ring) & (POLLIN | POLLHUP));
+}
+
+/* A withdraw wakes no one: the poll stays armed, the grant completes it. */
+TEST_F(uring, poll_add_is_not_completed_by_a_withdraw)
+{
+	int a, b;
+
+	if (self->why)
+		SKIP(return, "%s", self->why);
+	ASSERT_LE(1, a = fs_submit(self->h, 1));
+	ASSERT_LE(1, b = fs_submit(self->h, 1));
+	ASSERT_EQ(0, ring_poll(&self->ring, self->h, POLLIN));
+	ASSERT_EQ(0, fs_withdraw(self->h, a));
+	EXPECT_FALSE(ring_has_result(&self->ring));
 	EXPECT_EQ(0, fs_revents(self->h, FS_POLL_ALL));
+	ASSERT_EQ(0, fs_release(self->fd, 1));
+	EXPECT_EQ(POLLIN, ring_result(&self->ring) & (POLLIN | POLLHUP));
+	EXPECT_EQ(b, fs_reap1(self->h));
 }
 
-/*
- * What closes the gap between io_uring's first read (EAGAIN: the request
- * is queued) and its wait on poll: a read turned away without blocking is
- * owed its answer, and once the request goes without a grant to read, the
- * handle polls readable until a read answers it.  Plain reads and poll
- * show it; no io_uring needed.
- */
-static void *cancel_fn(void *arg)
+TEST_F(uring, poll_add_completes_with_pollhup_and_pollerr_at_the_close)
 {
-	return (void *)(intptr_t)fs_cancel(*(int *)arg);
-}
-
-TEST(read_turned_away_is_owed_its_answer_after_another_threads_cancel)
-{
-	int fd = fs_new(0, 0), h;
-	uint64_t buf;
-	pthread_t t;
-	void *ret;
-
-	ASSERT_LE(0, fd);
-	h = fs_new_handle(fd, O_NONBLOCK);
-	ASSERT_LE(0, h);
-	ASSERT_EQ(-EINPROGRESS, fs_async(h, 1));
-	EXPECT_EQ(-EAGAIN, fs_read(h, &buf));
-	EXPECT_EQ(0, fs_revents(h, FS_POLL_ALL));
-	ASSERT_EQ(0, pthread_create(&t, NULL, cancel_fn, &h));
-	pthread_join(t, &ret);
-	ASSERT_EQ(0, (intptr_t)ret);
-	EXPECT_EQ(POLLIN | POLLRDNORM, fs_revents(h, FS_POLL_ALL));
-	EXPECT_EQ(-EINVAL, fs_read(h, &buf));
-	EXPECT_EQ(0, fs_revents(h, FS_POLL_ALL));	/* answered: idle */
-	close(h);
-	close(fd);
-}
-
-TEST(read_turned_away_then_cancelled_by_its_own_thread_leaves_the_handle_idle)
-{
-	int fd = fs_new(0, 0), h;
-	uint64_t buf;
-
-	ASSERT_LE(0, fd);
-	h = fs_new_handle(fd, O_NONBLOCK);
-	ASSERT_LE(0, h);
-	ASSERT_EQ(-EINPROGRESS, fs_async(h, 1));
-	EXPECT_EQ(-EAGAIN, fs_read(h, &buf));
-	ASSERT_EQ(0, fs_cancel(h));
-	EXPECT_EQ(0, fs_revents(h, FS_POLL_ALL));
-	close(h);
-	close(fd);
-}
-
-/* A read that must not block, on a blocking handle: RWF_NOWAIT. */
-static int read_nowait(int fd, uint64_t *buf)
-{
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(*buf) };
-	ssize_t r = preadv2(fd, &iov, 1, -1, RWF_NOWAIT);
-
-	return r < 0 ? -errno : (int)r;
-}
-
-TEST(read_turned_away_is_owed_its_answer_after_another_reader_takes_the_grant)
-{
-	struct fs_waiter reader;
-	int fd = fs_new(0, 0), h;
-	uint64_t buf;
-
-	ASSERT_LE(0, fd);
-	h = fs_new_handle(fd, 0);
-	ASSERT_LE(0, h);
-	ASSERT_EQ(-EINPROGRESS, fs_async(h, 1));
-	EXPECT_EQ(-EAGAIN, read_nowait(h, &buf));
-	/* A blocking reader of the same handle takes the grant. */
-	ASSERT_EQ(0, fs_reader_start(&reader, h));
-	ASSERT_EQ(0, fs_wait_flag(&reader.started));
-	ASSERT_EQ(0, fs_wait_sleeping(reader.tid));
-	ASSERT_EQ(0, fs_add(fd, 1));
-	EXPECT_EQ(8, fs_waiter_join(&reader));
-	EXPECT_EQ(1, reader.read_count);
-	EXPECT_EQ(POLLIN | POLLRDNORM, fs_revents(h, FS_POLL_ALL));
-	EXPECT_EQ(-EINVAL, fs_read(h, &buf));
-	EXPECT_EQ(0, fs_revents(h, FS_POLL_ALL));
-	close(h);
-	close(fd);
+	if (self->why)
+		SKIP(return, "%s", self->why);
+	ASSERT_LE(1, fs_submit(self->h, 1));
+	ASSERT_EQ(0, ring_poll(&self->ring, self->h, POLLIN));
+	EXPECT_FALSE(ring_has_result(&self->ring));
+	ASSERT_EQ(0, fs_close_sem(self->fd));
+	EXPECT_EQ(POLLHUP | POLLERR,
+		  ring_result(&self->ring) & (POLLIN | POLLHUP | POLLERR));
+	EXPECT_EQ(-EIDRM, fs_reap1(self->h));
 }
 
 TEST_HARNESS_MAIN

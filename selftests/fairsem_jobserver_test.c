@@ -191,16 +191,6 @@ TEST(init_with_one_kind_and_the_jobserver_flag_makes_a_jobserver)
 	EXPECT_EQ(1, fs_taken(fd));
 }
 
-TEST(acq_async_on_a_jobserver_is_einval)
-{
-	int fd = js_new(2);
-
-	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EINVAL, fs_async(fd, 1));
-	EXPECT_EQ(0, fs_waiters(fd));
-	EXPECT_EQ(0, fs_taken(fd));
-}
-
 TEST(write_of_a_plain_semaphore_is_einval)
 {
 	int fd = fs_new(2, 0);

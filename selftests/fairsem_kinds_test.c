@@ -68,9 +68,12 @@ static int fk_try(int fd, uint64_t c0, uint64_t c1)
 	return fk_acquire(fd, c0, c1, FAIRSEM_NO_DEADLINE, FAIRSEM_ACQ_TRY);
 }
 
-static int fk_async(int fd, uint64_t c0, uint64_t c1)
+/* SUBMIT of a vector of two: 0 granted at once, the id, or -errno. */
+static int fk_submit(int fd, uint64_t c0, uint64_t c1)
 {
-	return fk_acquire(fd, c0, c1, FAIRSEM_NO_DEADLINE, FAIRSEM_ACQ_ASYNC);
+	struct fairsem_counts c = { .count = { c0, c1 }, .nkinds = 2 };
+
+	return fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c));
 }
 
 /* RELEASE or RESIZE of a vector of two, with these flags. */
@@ -231,18 +234,17 @@ TEST(kinds_grant_is_all_or_nothing_seen_by_three_pollers)
 	}
 }
 
-/* The async state of a handle: 'q' queued, 'g' granted, '-' none. */
-static char fk_async_state(int fd)
+/*
+ * The state of a handle's one submitted request: 'q' queued, 'g' granted
+ * and not reaped, '-' none.
+ */
+static char fk_sub_state(int fd)
 {
-	struct fairsem_info_kinds info;
+	unsigned int queued, granted;
 
-	if (fk_info(fd, &info))
+	if (fs_submitted(fd, &queued, &granted) || queued + granted > 1)
 		return '?';
-	if (info.flags & FAIRSEM_INFO_ASYNC_PENDING)
-		return 'q';
-	if (info.flags & FAIRSEM_INFO_ASYNC_GRANTED)
-		return 'g';
-	return '-';
+	return queued ? 'q' : granted ? 'g' : '-';
 }
 
 TEST(kinds_head_of_line_fifo_small_request_waits_behind_the_head)
@@ -255,13 +257,13 @@ TEST(kinds_head_of_line_fifo_small_request_waits_behind_the_head)
 	ASSERT_LE(0, big);
 	ASSERT_LE(0, small);
 	ASSERT_EQ(0, fk_get(fd, 0, 2));
-	ASSERT_EQ(-EINPROGRESS, fk_async(big, 1, MB));
-	ASSERT_EQ(-EINPROGRESS, fk_async(small, 1, 1));	/* it would fit */
-	EXPECT_EQ('q', fk_async_state(small));
+	ASSERT_LE(1, fk_submit(big, 1, MB));
+	ASSERT_LE(1, fk_submit(small, 1, 1));	/* it would fit */
+	EXPECT_EQ('q', fk_sub_state(small));
 	EXPECT_EQ(-EAGAIN, fk_try(fd, 0, 1));	/* nor may anyone barge */
 	ASSERT_EQ(0, fk_release(fd, 0, 2));
-	EXPECT_EQ('g', fk_async_state(big));
-	EXPECT_EQ('g', fk_async_state(small));
+	EXPECT_EQ('g', fk_sub_state(big));
+	EXPECT_EQ('g', fk_sub_state(small));
 	EXPECT_EQ(2, fk_taken(fd, 0));
 	EXPECT_EQ(MB + 1, fk_taken(fd, 1));
 }
@@ -276,25 +278,25 @@ TEST(kinds_head_of_line_lifo_grants_the_other_order)
 	ASSERT_LE(0, big);
 	ASSERT_LE(0, small);
 	ASSERT_EQ(0, fk_get(fd, 0, 2));
-	ASSERT_EQ(-EINPROGRESS, fk_async(big, 1, MB));
+	ASSERT_LE(1, fk_submit(big, 1, MB));
 	/* The newest is the head in LIFO order: it fits, so it goes first. */
-	EXPECT_EQ(0, fk_async(small, 1, 1));
+	EXPECT_EQ(0, fk_submit(small, 1, 1));
 	EXPECT_EQ(1, fk_holds(small, 0));
-	EXPECT_EQ('q', fk_async_state(big));
+	EXPECT_EQ('q', fk_sub_state(big));
 	ASSERT_EQ(0, fk_release(fd, 0, 2));
-	EXPECT_EQ('g', fk_async_state(big));
+	EXPECT_EQ('g', fk_sub_state(big));
 }
 
-struct rt_async {
+struct rt_submit {
 	int fd, ret;
 };
 
-/* The asynchronous request of a SCHED_FIFO thread: queued at its priority. */
-static void *rt_async_fn(void *arg)
+/* The submitted request of a SCHED_FIFO thread: queued at its priority. */
+static void *rt_submit_fn(void *arg)
 {
-	struct rt_async *r = arg;
+	struct rt_submit *r = arg;
 
-	r->ret = fk_async(r->fd, 1, 10);
+	r->ret = fk_submit(r->fd, 1, 10);
 	return NULL;
 }
 
@@ -302,7 +304,7 @@ TEST(kinds_prio_order_serves_the_higher_priority_vector_first)
 {
 	struct sched_param sp = { .sched_priority = 10 };
 	int fd = fk_new2(1, 10, FAIRSEM_PRIO), normal;
-	struct rt_async rt = { .ret = -EPROTO };
+	struct rt_submit rt = { .ret = -EPROTO };
 	pthread_attr_t attr;
 	pthread_t t;
 
@@ -312,23 +314,24 @@ TEST(kinds_prio_order_serves_the_higher_priority_vector_first)
 	ASSERT_LE(0, normal);
 	ASSERT_LE(0, rt.fd);
 	ASSERT_EQ(0, fk_get(fd, 1, 10));
-	ASSERT_EQ(-EINPROGRESS, fk_async(normal, 1, 10));	/* first to come */
+	ASSERT_LE(1, fk_submit(normal, 1, 10));	/* first to come */
 	pthread_attr_init(&attr);
 	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
 	pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
 	pthread_attr_setschedparam(&attr, &sp);
-	if (pthread_create(&t, &attr, rt_async_fn, &rt))
+	if (pthread_create(&t, &attr, rt_submit_fn, &rt))
 		SKIP(return, "no SCHED_FIFO threads here (not root?)");
 	pthread_attr_destroy(&attr);
 	ASSERT_EQ(0, pthread_join(t, NULL));
-	ASSERT_EQ(-EINPROGRESS, rt.ret);
+	ASSERT_LE(1, rt.ret);
 	EXPECT_EQ(FAIRSEM_PRIO, fs_flags(fd) & FAIRSEM_PRIO);
 	ASSERT_EQ(0, fk_release(fd, 1, 10));
 	/* The real-time request goes first, though it came second. */
-	EXPECT_EQ('g', fk_async_state(rt.fd));
-	EXPECT_EQ('q', fk_async_state(normal));
-	ASSERT_EQ(0, fs_cancel(rt.fd));	/* gives back the unread grant */
-	EXPECT_EQ('g', fk_async_state(normal));
+	EXPECT_EQ('g', fk_sub_state(rt.fd));
+	EXPECT_EQ('q', fk_sub_state(normal));
+	/* gives back the grant not reaped */
+	ASSERT_EQ(0, fs_withdraw(rt.fd, rt.ret));
+	EXPECT_EQ('g', fk_sub_state(normal));
 }
 
 /* --- named semaphores of several kinds ------------------------------------- */
@@ -490,8 +493,7 @@ TEST(kinds_deadlock_free_one_semaphore_of_two_kinds_both_complete)
 
 TEST(kinds_sigkilled_holder_gives_the_whole_vector_back_in_one_grant)
 {
-	int fd = fk_new2(3, 500, 0), waiter, up[2], status;
-	uint64_t got[2] = { 0 };
+	int fd = fk_new2(3, 500, 0), waiter, up[2], status, id;
 	pid_t child;
 
 	ASSERT_LE(0, fd);
@@ -511,27 +513,24 @@ TEST(kinds_sigkilled_holder_gives_the_whole_vector_back_in_one_grant)
 	}
 	ASSERT_LT(0, child);
 	ASSERT_EQ('h', fs_take(up[0]));
-	ASSERT_EQ(-EINPROGRESS, fk_async(waiter, 3, 500));
+	ASSERT_LE(1, id = fk_submit(waiter, 3, 500));
 	ASSERT_EQ(0, kill(child, SIGKILL));
 	status = fs_wait_child(child);
 	ASSERT_TRUE(WIFSIGNALED(status));
 	/* One grant of the whole vector: nothing in between to see. */
-	EXPECT_EQ('g', fk_async_state(waiter));
-	ASSERT_EQ(16, read(waiter, got, sizeof(got)));
-	EXPECT_EQ(3, got[0]);
-	EXPECT_EQ(500, got[1]);
+	EXPECT_EQ('g', fk_sub_state(waiter));
+	EXPECT_EQ(id, fs_reap1(waiter));
 	EXPECT_EQ(3, fk_holds(waiter, 0));
 	EXPECT_EQ(500, fk_holds(waiter, 1));
 	EXPECT_EQ(0, fs_waiters(fd));
 }
 
-/* --- asynchronous vector requests ----------------------------------------- */
+/* --- submitted vector requests ------------------------------------------- */
 
-TEST(kinds_async_vector_via_epoll_one_wakeup_per_grant_and_read_back)
+TEST(kinds_submitted_vector_wakes_epoll_once_and_is_reaped_whole)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLET }, out[2];
-	int fd = fk_new2(1, 10, 0), h, ep;
-	uint64_t got[3] = { 0 };
+	int fd = fk_new2(1, 10, 0), h, ep, id;
 
 	ASSERT_LE(0, fd);
 	h = fs_new_handle(fd, 0);
@@ -540,18 +539,17 @@ TEST(kinds_async_vector_via_epoll_one_wakeup_per_grant_and_read_back)
 	ASSERT_LE(0, ep);
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, h, &ev));
 	ASSERT_EQ(0, fk_get(fd, 1, 4));
-	ASSERT_EQ(-EINPROGRESS, fk_async(h, 1, 7));
+	ASSERT_LE(1, id = fk_submit(h, 1, 7));
 	EXPECT_EQ(0, epoll_wait(ep, out, 2, 0));
 	ASSERT_EQ(0, fk_release(fd, 1, 4));
 	EXPECT_EQ(1, epoll_wait(ep, out, 2, 0));
 	EXPECT_EQ(0, epoll_wait(ep, out, 2, 0));	/* one wakeup, not more */
-	/* Shorter than the vector: EINVAL, and the grant stays unread. */
-	EXPECT_EQ(-EINVAL, fs_ret(read(h, got, 8)));
-	EXPECT_EQ(16, read(h, got, sizeof(got)));
-	EXPECT_EQ(1, got[0]);
-	EXPECT_EQ(7, got[1]);
-	EXPECT_EQ(0, got[2]);
-	EXPECT_EQ(-EINVAL, fs_ret(read(h, got, sizeof(got))));	/* read once */
+	EXPECT_EQ(1, fk_holds(h, 0));
+	EXPECT_EQ(7, fk_holds(h, 1));
+	EXPECT_EQ(id, fs_reap1(h));
+	EXPECT_EQ(-EAGAIN, fs_reap1(h));	/* reaped once */
+	EXPECT_EQ(1, fk_holds(h, 0));
+	EXPECT_EQ(7, fk_holds(h, 1));
 	close(ep);
 }
 
@@ -569,10 +567,9 @@ static void *release_fn(void *arg)
 	return NULL;
 }
 
-TEST(kinds_async_cancel_racing_the_grant_leaves_no_half_vector)
+TEST(kinds_withdraw_racing_the_grant_leaves_no_half_vector)
 {
-	int fd = fk_new2(1, 10, 0), h, i, ret;
-	uint64_t got[2];
+	int fd = fk_new2(1, 10, 0), h, i, ret, id;
 	struct releaser r;
 
 	ASSERT_LE(0, fd);
@@ -580,30 +577,31 @@ TEST(kinds_async_cancel_racing_the_grant_leaves_no_half_vector)
 	ASSERT_LE(0, h);
 	for (i = 0; i < 200; i++) {
 		ASSERT_EQ(0, fk_get(fd, 1, 10));
-		ASSERT_EQ(-EINPROGRESS, fk_async(h, 1, 10));
+		ASSERT_LE(1, id = fk_submit(h, 1, 10));
 		r = (struct releaser){ .fd = fd };
 		ASSERT_EQ(0, pthread_create(&r.thread, NULL, release_fn, &r));
-		ret = fs_cancel(h);
+		ret = fs_withdraw(h, id);
 		ASSERT_EQ(0, pthread_join(r.thread, NULL));
 		ASSERT_EQ(0, r.ret);
-		/* Cancelled while queued, or granted and given back: either way. */
+		/* Withdrawn while queued, or granted and given back: either way. */
 		ASSERT_EQ(0, ret);
 		ASSERT_EQ(0, fk_holds(h, 0));
 		ASSERT_EQ(0, fk_holds(h, 1));
 		ASSERT_EQ(0, fk_taken(fd, 0));
 		ASSERT_EQ(0, fk_taken(fd, 1));
-		ASSERT_EQ(-EINVAL, fs_ret(read(h, got, sizeof(got))));
+		ASSERT_EQ('-', fk_sub_state(h));
+		ASSERT_EQ(-EAGAIN, fs_reap1(h));
 	}
 }
 
-TEST(kinds_async_close_racing_the_grant_gives_the_vector_back)
+TEST(kinds_close_of_a_handle_racing_the_grant_gives_the_vector_back)
 {
 	int fd = fk_new2(1, 10, 0), h, i;
 	struct releaser r;
 
 	ASSERT_LE(0, fd);
 	/*
-	 * 64 rounds, not the cancel test's 200: each makes a handle and a
+	 * 64 rounds, not the withdraw test's 200: each makes a handle and a
 	 * thread, and 200 outlasted the harness's 30 s in the =y debug
 	 * kernel (KASAN, lockdep) at a host load of 10.
 	 */
@@ -611,7 +609,7 @@ TEST(kinds_async_close_racing_the_grant_gives_the_vector_back)
 		h = fs_new_handle(fd, 0);
 		ASSERT_LE(0, h);
 		ASSERT_EQ(0, fk_get(fd, 1, 10));
-		ASSERT_EQ(-EINPROGRESS, fk_async(h, 1, 10));
+		ASSERT_LE(1, fk_submit(h, 1, 10));
 		r = (struct releaser){ .fd = fd };
 		ASSERT_EQ(0, pthread_create(&r.thread, NULL, release_fn, &r));
 		close(h);
@@ -778,11 +776,11 @@ TEST(kinds_remove_below_taken_is_allowed_and_grants_nothing_until_given_back)
 	EXPECT_EQ(5, fk_limit(fd, 1));
 	EXPECT_EQ(10, fk_taken(fd, 1));
 	EXPECT_EQ(0, fk_available(fd, 1));
-	ASSERT_EQ(-EINPROGRESS, fk_async(h, 1, 1));
+	ASSERT_LE(1, fk_submit(h, 1, 1));
 	ASSERT_EQ(0, fk_release(fd, 1, 5));	/* bytes: taken 5 of 5 */
-	EXPECT_EQ('q', fk_async_state(h));
+	EXPECT_EQ('q', fk_sub_state(h));
 	ASSERT_EQ(0, fk_release(fd, 0, 1));
-	EXPECT_EQ('g', fk_async_state(h));
+	EXPECT_EQ('g', fk_sub_state(h));
 }
 
 TEST(kinds_forget_drops_holds_and_limits_per_kind)
@@ -917,7 +915,6 @@ TEST(kinds_vector_whose_nkinds_differs_from_the_semaphores_is_einval)
 	/* vectors of one on a semaphore of two */
 	EXPECT_EQ(-EINVAL, fs_try(two, 1));
 	EXPECT_EQ(-EINVAL, fs_get(two, 1));
-	EXPECT_EQ(-EINVAL, fs_async(two, 1));
 	EXPECT_EQ(-EINVAL, fs_release(two, 1));
 	EXPECT_EQ(-EINVAL, fs_forget(two, 1));
 	EXPECT_EQ(-EINVAL, fs_add(two, 1));
@@ -927,7 +924,7 @@ TEST(kinds_vector_whose_nkinds_differs_from_the_semaphores_is_einval)
 	/* vectors of two on a semaphore of one */
 	EXPECT_EQ(-EINVAL, fk_try(one, 1, 1));
 	EXPECT_EQ(-EINVAL, fk_get(one, 1, 1));
-	EXPECT_EQ(-EINVAL, fk_async(one, 1, 1));
+	EXPECT_EQ(-EINVAL, fk_submit(one, 1, 1));
 	EXPECT_EQ(-EINVAL, fk_release(one, 1, 1));
 	EXPECT_EQ(-EINVAL, fk_forget(one, 1, 1));
 	EXPECT_EQ(-EINVAL, fk_add(one, 1, 1));
@@ -955,14 +952,14 @@ TEST(kinds_info_reports_every_kind_and_the_kinds_flag)
 	EXPECT_EQ(FAIRSEM_INFO_KINDS, info.flags);
 }
 
-TEST(kinds_one_kind_is_a_vector_of_one_and_its_grant_reads_8_bytes)
+TEST(kinds_one_kind_is_a_vector_of_one)
 {
 	struct fairsem_acquire acq = {
 		.count = { 3 }, .nkinds = 1, .deadline_ns = FAIRSEM_NO_DEADLINE,
 	};
 	struct fairsem_counts c = { .count = { 1 }, .nkinds = 1 };
-	uint64_t limit = 5, got[2] = { 0 };
-	int fd = fs_open(), h;
+	uint64_t limit = 5;
+	int fd = fs_open(), h, id;
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fk_init(fd, 1, &limit, NULL, 0));
@@ -974,12 +971,10 @@ TEST(kinds_one_kind_is_a_vector_of_one_and_its_grant_reads_8_bytes)
 	EXPECT_EQ(2, fs_holds(fd));
 	h = fs_new_handle(fd, 0);
 	ASSERT_LE(0, h);
-	ASSERT_EQ(-EINPROGRESS, fs_async(h, 5));
+	ASSERT_LE(1, id = fs_submit(h, 5));
 	ASSERT_EQ(0, fs_release(fd, 2));
-	/* a grant of one kind reads as one __u64, however long the buffer */
-	EXPECT_EQ(8, read(h, got, sizeof(got)));
-	EXPECT_EQ(5, got[0]);
-	EXPECT_EQ(0, got[1]);
+	EXPECT_EQ(id, fs_reap1(h));
+	EXPECT_EQ(5, fs_holds(h));
 }
 
 /* --- fdinfo ------------------------------------------------------------------ */

@@ -75,10 +75,10 @@ TEST(holder_killed_by_sigkill_gives_its_permits_to_a_waiter)
 	ASSERT_EQ(2, fs_taken(fd));
 	w = fs_new_handle(fd, 0);
 	ASSERT_LE(0, w);
-	ASSERT_EQ(-EINPROGRESS, fs_async(w, 2));
+	ASSERT_LE(1, fs_submit(w, 2));
 	ASSERT_EQ(0, kill_and_reap(child));
 	EXPECT_EQ(2, fs_holds(w));
-	EXPECT_EQ(FAIRSEM_INFO_ASYNC_GRANTED, fs_flags(w));
+	EXPECT_EQ(1, fs_granted(w));
 	EXPECT_EQ(2, fs_taken(fd));
 	EXPECT_EQ(0, fs_waiters(fd));
 	EXPECT_EQ(2, fs_handles(fd));
@@ -132,14 +132,14 @@ TEST(killed_head_waiter_unblocks_its_followers)
 	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
 	w = fs_new_handle(fd, 0);
 	ASSERT_LE(0, w);
-	ASSERT_EQ(-EINPROGRESS, fs_async(w, 1));
+	ASSERT_LE(1, fs_submit(w, 1));
 	ASSERT_EQ(0, kill_and_reap(child));
 	EXPECT_EQ(1, fs_holds(w));
 	EXPECT_EQ(0, fs_waiters(fd));
 	EXPECT_EQ(3, fs_taken(fd));
 }
 
-TEST(exit_with_a_queued_async_request_withdraws_it)
+TEST(exit_with_a_queued_submitted_request_withdraws_it)
 {
 	int fd = fs_new(1, 0), status;
 	pid_t child;
@@ -151,7 +151,7 @@ TEST(exit_with_a_queued_async_request_withdraws_it)
 	if (child == 0) {
 		int h = fs_new_handle(fd, 0);
 
-		_exit(h >= 0 && fs_async(h, 1) == -EINPROGRESS ? 0 : 1);
+		_exit(h >= 0 && fs_submit(h, 1) >= 1 ? 0 : 1);
 	}
 	status = fs_wait_child(child);
 	ASSERT_TRUE(WIFEXITED(status));
@@ -161,7 +161,7 @@ TEST(exit_with_a_queued_async_request_withdraws_it)
 	EXPECT_EQ(0, fs_taken(fd));
 }
 
-TEST(exit_with_a_granted_unread_request_gives_it_back)
+TEST(exit_with_a_granted_unreaped_request_gives_it_back)
 {
 	int fd = fs_new(0, 0), up[2], status;
 	pid_t child;
@@ -173,11 +173,11 @@ TEST(exit_with_a_granted_unread_request_gives_it_back)
 	if (child == 0) {
 		int h = fs_new_handle(fd, 0);
 
-		if (h < 0 || fs_async(h, 2) != -EINPROGRESS)
+		if (h < 0 || fs_submit(h, 2) < 1)
 			_exit(1);
 		fs_put(up[1], 'q');
-		/* wait for the grant, never read it */
-		while (!(fs_flags(h) & FAIRSEM_INFO_ASYNC_GRANTED))
+		/* wait for the grant, never reap it */
+		while (fs_granted(h) != 1)
 			fs_sleep_us(1000);
 		_exit(0);
 	}
@@ -306,7 +306,7 @@ TEST(new_handle_returns_its_fd_in_the_struct_and_as_return_value)
 	EXPECT_EQ(ret, nh.fd);
 	EXPECT_NE(fd, ret);
 	EXPECT_EQ(0, fcntl(ret, F_GETFD) & FD_CLOEXEC);
-	/* readable: read() completes asynchronous requests */
+	/* open for reading and writing, as the handle it came from */
 	EXPECT_NE(O_WRONLY, fcntl(ret, F_GETFL) & O_ACCMODE);
 	EXPECT_EQ(fs_id(fd), fs_id(ret));
 	EXPECT_EQ(2, fs_handles(fd));
@@ -504,7 +504,7 @@ TEST_F_TIMEOUT(churn, many_open_and_closed_semaphores_leave_nothing_behind, 300)
 		h = fs_new_handle(fd, O_CLOEXEC);
 		ASSERT_LE(0, h);
 		ASSERT_EQ(0, fs_get(fd, 2));
-		ASSERT_EQ(-EINPROGRESS, fs_async(h, 2));
+		ASSERT_LE(1, fs_submit(h, 2));
 		if (i % 3 == 0)
 			ASSERT_EQ(0, fs_close_sem(fd));
 		close(fd);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Grant order: strict FIFO with weights, a big head blocking smaller requests,
- * a head that leaves (deadline, signal, cancel, its handle closing) unblocking
- * its followers at once, LIFO mode, and blocking and asynchronous requests
- * sharing one queue.
+ * a head that leaves (deadline, signal, withdraw, its handle closing)
+ * unblocking its followers at once, LIFO mode, and blocking and submitted
+ * requests sharing one queue.
  *
  * Every grant happens inside the ioctl that frees the permits, under the
  * semaphore's lock, so right after that ioctl returns INFO.holds of each
@@ -25,12 +25,6 @@ static int mkhandles(int fd, int *h, int n)
 	return 0;
 }
 
-static uint32_t async_state(int fd)
-{
-	return (uint32_t)fs_flags(fd) &
-	       (FAIRSEM_INFO_ASYNC_PENDING | FAIRSEM_INFO_ASYNC_GRANTED);
-}
-
 TEST(fifo_grants_in_arrival_order)
 {
 	int fd = fs_new(1, 0), h[4];
@@ -39,7 +33,7 @@ TEST(fifo_grants_in_arrival_order)
 	ASSERT_EQ(0, mkhandles(fd, h, 4));
 	ASSERT_EQ(0, fs_get(fd, 1));
 	for (int i = 0; i < 4; i++)
-		ASSERT_EQ(-EINPROGRESS, fs_async(h[i], 1));
+		ASSERT_LE(1, fs_submit(h[i], 1));
 	ASSERT_EQ(4, fs_waiters(fd));
 
 	ASSERT_EQ(0, fs_release(fd, 1));
@@ -63,10 +57,10 @@ TEST(fifo_weighted_grants_in_order)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, mkhandles(fd, h, 4));
 	ASSERT_EQ(0, fs_get(fd, 4));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[0], 2));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[1], 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[2], 3));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[3], 1));
+	ASSERT_LE(1, fs_submit(h[0], 2));
+	ASSERT_LE(1, fs_submit(h[1], 1));
+	ASSERT_LE(1, fs_submit(h[2], 3));
+	ASSERT_LE(1, fs_submit(h[3], 1));
 
 	ASSERT_EQ(0, fs_release(fd, 1));	/* 1 free, head wants 2 */
 	EXPECT_EQ(0, fs_holds(h[0]));
@@ -107,7 +101,7 @@ TEST(grant_continues_while_the_head_fits)
 	ASSERT_EQ(0, mkhandles(fd, h, 4));
 	ASSERT_EQ(0, fs_get(fd, 3));
 	for (int i = 0; i < 4; i++)
-		ASSERT_EQ(-EINPROGRESS, fs_async(h[i], 1));
+		ASSERT_LE(1, fs_submit(h[i], 1));
 	ASSERT_EQ(0, fs_release(fd, 3));
 	EXPECT_EQ(1, fs_holds(h[0]));
 	EXPECT_EQ(1, fs_holds(h[1]));
@@ -124,8 +118,8 @@ TEST(big_head_blocks_smaller_requests_that_would_fit)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, mkhandles(fd, h, 3));
 	ASSERT_EQ(0, fs_get(fd, 2));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[0], 2));
-	EXPECT_EQ(-EINPROGRESS, fs_async(h[1], 1));
+	ASSERT_LE(1, fs_submit(h[0], 2));
+	EXPECT_LE(1, fs_submit(h[1], 1));
 	EXPECT_EQ(-EAGAIN, fs_try(h[2], 1));
 	EXPECT_EQ(1, fs_available(fd));
 	EXPECT_EQ(0, fs_holds(h[1]));
@@ -145,7 +139,7 @@ TEST(big_head_blocks_a_smaller_blocking_waiter)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, mkhandles(fd, h, 2));
 	ASSERT_EQ(0, fs_get(fd, 2));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[0], 2));
+	ASSERT_LE(1, fs_submit(h[0], 2));
 	ASSERT_EQ(0, fs_waiter_start(&t, h[1], 1, FAIRSEM_NO_DEADLINE, 0));
 	/* it queues although one permit is free */
 	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));
@@ -162,18 +156,18 @@ TEST(big_head_blocks_a_smaller_blocking_waiter)
 /* limit 3, 2 held; a head for 2 in front of two requests for 1 each */
 static int followers(int *h)
 {
-	int r1 = fs_async(h[1], 1), r2 = fs_async(h[2], 1);
+	int r1 = fs_submit(h[1], 1), r2 = fs_submit(h[2], 1);
 
-	return r1 == -EINPROGRESS && r2 == -EINPROGRESS ? 0 : -EPROTO;
+	return r1 >= 1 && r2 >= 1 ? 0 : -EPROTO;
 }
 
 static void check_followers(struct __test_metadata *_metadata, int fd, int *h)
 {
 	/* one permit was free: the first follower got it at once */
 	EXPECT_EQ(1, fs_holds(h[1]));
-	EXPECT_EQ(FAIRSEM_INFO_ASYNC_GRANTED, async_state(h[1]));
+	EXPECT_EQ(1, fs_granted(h[1]));
 	EXPECT_EQ(0, fs_holds(h[2]));
-	EXPECT_EQ(FAIRSEM_INFO_ASYNC_PENDING, async_state(h[2]));
+	EXPECT_EQ(1, fs_queued(h[2]));
 	EXPECT_EQ(0, fs_holds(h[0]));
 	EXPECT_EQ(1, fs_waiters(fd));
 	EXPECT_EQ(3, fs_taken(fd));
@@ -199,17 +193,17 @@ static int head_with_deadline(int fd, int *h, struct fs_waiter *t)
 				return -ETIMEDOUT;
 			fs_sleep_us(200);
 		}
-		r1 = fs_async(h[1], 1);
-		r2 = fs_async(h[2], 1);
-		if (r1 == -EINPROGRESS && r2 == -EINPROGRESS)
+		r1 = fs_submit(h[1], 1);
+		r2 = fs_submit(h[2], 1);
+		if (r1 >= 1 && r2 >= 1)
 			return 0;
 		/* the head was gone already: put everything back */
 		if (fs_waiter_join(t) != -ETIMEDOUT)
 			return -EPROTO;
 		if ((r1 == 0 && fs_release(h[1], 1)) ||
-		    (r1 == -EINPROGRESS && fs_cancel(h[1])) ||
+		    (r1 >= 1 && fs_withdraw(h[1], r1)) ||
 		    (r2 == 0 && fs_release(h[2], 1)) ||
-		    (r2 == -EINPROGRESS && fs_cancel(h[2])))
+		    (r2 >= 1 && fs_withdraw(h[2], r2)))
 			return -EPROTO;
 		if (fs_waiters(fd) != 0 || fs_taken(fd) != 2)
 			return -EPROTO;
@@ -248,18 +242,19 @@ TEST(head_leaving_by_signal_unblocks_followers_at_once)
 	check_followers(_metadata, fd, h);
 }
 
-TEST(head_leaving_by_cancel_unblocks_followers_at_once)
+TEST(head_leaving_by_withdraw_unblocks_followers_at_once)
 {
-	int fd = fs_new(3, 0), h[3];
+	int fd = fs_new(3, 0), h[3], id;
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, mkhandles(fd, h, 3));
 	ASSERT_EQ(0, fs_get(fd, 2));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[0], 2));
+	ASSERT_LE(1, id = fs_submit(h[0], 2));
 	ASSERT_EQ(0, followers(h));
-	ASSERT_EQ(0, fs_cancel(h[0]));
+	ASSERT_EQ(0, fs_withdraw(h[0], id));
 	check_followers(_metadata, fd, h);
-	EXPECT_EQ(0, async_state(h[0]));
+	EXPECT_EQ(0, fs_queued(h[0]));
+	EXPECT_EQ(0, fs_granted(h[0]));
 }
 
 TEST(head_leaving_by_its_handle_closing_unblocks_followers_at_once)
@@ -269,7 +264,7 @@ TEST(head_leaving_by_its_handle_closing_unblocks_followers_at_once)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, mkhandles(fd, h, 3));
 	ASSERT_EQ(0, fs_get(fd, 2));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[0], 2));
+	ASSERT_LE(1, fs_submit(h[0], 2));
 	ASSERT_EQ(0, followers(h));
 	ASSERT_EQ(4, fs_handles(fd));
 	ASSERT_EQ(0, close(h[0]));
@@ -287,8 +282,8 @@ TEST(holder_closing_its_handle_grants_the_head)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, mkhandles(fd, h, 3));
 	ASSERT_EQ(0, fs_get(h[0], 2));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[1], 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[2], 1));
+	ASSERT_LE(1, fs_submit(h[1], 1));
+	ASSERT_LE(1, fs_submit(h[2], 1));
 	ASSERT_EQ(0, close(h[0]));
 	EXPECT_EQ(1, fs_holds(h[1]));
 	EXPECT_EQ(1, fs_holds(h[2]));
@@ -304,7 +299,7 @@ TEST(lifo_grants_newest_first)
 	ASSERT_EQ(0, mkhandles(fd, h, 4));
 	ASSERT_EQ(0, fs_get(fd, 1));
 	for (int i = 0; i < 4; i++)
-		ASSERT_EQ(-EINPROGRESS, fs_async(h[i], 1));
+		ASSERT_LE(1, fs_submit(h[i], 1));
 
 	ASSERT_EQ(0, fs_release(fd, 1));
 	for (int i = 3; i >= 0; i--) {
@@ -326,8 +321,8 @@ TEST(lifo_newest_big_request_blocks_older_small_ones)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, mkhandles(fd, h, 2));
 	ASSERT_EQ(0, fs_get(fd, 2));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[0], 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[1], 2));
+	ASSERT_LE(1, fs_submit(h[0], 1));
+	ASSERT_LE(1, fs_submit(h[1], 2));
 	ASSERT_EQ(0, fs_release(fd, 1));	/* 1 free, the head wants 2 */
 	EXPECT_EQ(0, fs_holds(h[0]));
 	EXPECT_EQ(0, fs_holds(h[1]));
@@ -345,7 +340,7 @@ TEST(lifo_new_request_that_fits_is_granted_despite_waiters)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, mkhandles(fd, h, 3));
 	ASSERT_EQ(0, fs_get(fd, 2));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[0], 2));
+	ASSERT_LE(1, fs_submit(h[0], 2));
 	EXPECT_EQ(0, fs_try(h[1], 1));
 	EXPECT_EQ(1, fs_holds(h[1]));
 	EXPECT_EQ(0, fs_holds(h[0]));
@@ -353,20 +348,20 @@ TEST(lifo_new_request_that_fits_is_granted_despite_waiters)
 	EXPECT_EQ(-EAGAIN, fs_try(h[2], 1));
 }
 
-TEST(lifo_head_leaving_by_cancel_grants_the_next_newest)
+TEST(lifo_head_leaving_by_withdraw_grants_the_next_newest)
 {
-	int fd = fs_new(2, FAIRSEM_LIFO), h[3];
+	int fd = fs_new(2, FAIRSEM_LIFO), h[3], id;
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, mkhandles(fd, h, 3));
 	ASSERT_EQ(0, fs_get(fd, 2));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[0], 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[1], 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[2], 2));	/* head, needs 2 */
+	ASSERT_LE(1, fs_submit(h[0], 1));
+	ASSERT_LE(1, fs_submit(h[1], 1));
+	ASSERT_LE(1, id = fs_submit(h[2], 2));	/* head, needs 2 */
 	ASSERT_EQ(0, fs_release(fd, 1));		/* 1 free: not enough */
 	EXPECT_EQ(0, fs_holds(h[1]));
 	EXPECT_EQ(3, fs_waiters(fd));
-	ASSERT_EQ(0, fs_cancel(h[2]));
+	ASSERT_EQ(0, fs_withdraw(h[2], id));
 	EXPECT_EQ(0, fs_holds(h[0]));
 	EXPECT_EQ(1, fs_holds(h[1]));
 	EXPECT_EQ(1, fs_waiters(fd));
@@ -385,7 +380,7 @@ TEST(lifo_mode_is_reported_and_fifo_is_not)
 	EXPECT_EQ(FAIRSEM_LIFO, fs_flags(h));
 }
 
-TEST(blocking_and_async_requests_share_one_queue)
+TEST(blocking_and_submitted_requests_share_one_queue)
 {
 	struct fs_waiter t0, t2;
 	int fd = fs_new(1, 0), h[3];
@@ -395,7 +390,7 @@ TEST(blocking_and_async_requests_share_one_queue)
 	ASSERT_EQ(0, fs_get(fd, 1));
 	ASSERT_EQ(0, fs_waiter_start(&t0, h[0], 1, FAIRSEM_NO_DEADLINE, 0));
 	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[1], 1));
+	ASSERT_LE(1, fs_submit(h[1], 1));
 	ASSERT_EQ(0, fs_waiter_start(&t2, h[2], 1, FAIRSEM_NO_DEADLINE, 0));
 	ASSERT_EQ(0, fs_wait_for_waiters(fd, 3));
 
@@ -448,7 +443,7 @@ TEST(sa_restart_resumes_the_wait_at_the_back_of_the_queue)
 	ASSERT_EQ(0, fs_get(fd, 1));
 	ASSERT_EQ(0, fs_waiter_start(&t, h[0], 1, FAIRSEM_NO_DEADLINE, 0));
 	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[1], 1));
+	ASSERT_LE(1, fs_submit(h[1], 1));
 	ASSERT_EQ(0, pthread_kill(t.thread, SIGUSR1));
 	ASSERT_EQ(0, fs_wait_signals(1));
 	/* requeued behind h1 by the restarted call */
@@ -474,7 +469,7 @@ TEST(lifo_sa_restart_requeues_as_the_newest_at_the_head)
 	ASSERT_EQ(0, fs_get(fd, 2));
 	ASSERT_EQ(0, fs_waiter_start(&t, h[0], 1, FAIRSEM_NO_DEADLINE, 0));
 	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(h[1], 1));	/* the head now */
+	ASSERT_LE(1, fs_submit(h[1], 1));	/* the head now */
 	ASSERT_EQ(0, pthread_kill(t.thread, SIGUSR1));
 	ASSERT_EQ(0, fs_wait_signals(1));
 	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));

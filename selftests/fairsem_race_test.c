@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Races that must lose nothing: a signal, a deadline, a CANCEL or a CLOSE
+ * Races that must lose nothing: a signal, a deadline, a WITHDRAW or a CLOSE
  * landing at the same time as a grant.  After every iteration either the
  * call succeeded and its handle holds the permit, or it failed (EINTR,
  * ETIMEDOUT, EIDRM) holding nothing and the permit went on to the next
@@ -46,7 +46,8 @@ static int scaled_iterations(int n)
 FIXTURE(race) {
 	int fd;		/* holder: owns the only permit between iterations */
 	int hw;		/* the racing waiter's handle */
-	int h2;		/* the next waiter (asynchronous) */
+	int h2;		/* the next waiter (a submitted request) */
+	int h2_id;	/* its id */
 	pthread_t thread;
 	sem_t go, done;
 	int stop;		/* __atomic only */
@@ -157,8 +158,8 @@ static int settle(FIXTURE_DATA(race) *self, int ret, int failure)
 		return 5;
 	if (won && fs_release(self->hw, 1))
 		return 6;
-	/* h2 holds the permit now, granted and unread: CANCEL gives it back */
-	if (fs_cancel(self->h2))
+	/* h2 holds the permit now, granted, not reaped: WITHDRAW gives it back */
+	if (fs_withdraw(self->h2, self->h2_id))
 		return 7;
 	if (fs_taken(self->fd) != 0 || fs_waiters(self->fd) != 0)
 		return 8;
@@ -180,7 +181,7 @@ TEST_F_TIMEOUT(race, signal_versus_grant_loses_nothing, 120)
 
 		sem_post(&self->go);
 		ASSERT_EQ(0, wait_waiters_spin(self->fd, 1));
-		ASSERT_EQ(-EINPROGRESS, fs_async(self->h2, 1));
+		ASSERT_LE(1, self->h2_id = fs_submit(self->h2, 1));
 		spin(i % 7);
 		if (i & 1) {
 			ASSERT_EQ(0, fs_release(self->fd, 1));
@@ -227,7 +228,7 @@ TEST_F_TIMEOUT(race, deadline_versus_grant_loses_nothing, 120)
 		self->deadline = now_ns() + d;
 		sem_post(&self->go);
 		ASSERT_EQ(0, wait_queued_or_done(self));
-		ASSERT_EQ(-EINPROGRESS, fs_async(self->h2, 1));
+		ASSERT_LE(1, self->h2_id = fs_submit(self->h2, 1));
 		while ((int64_t)(now_ns() - self->deadline) < skew)
 			;
 		ASSERT_EQ(0, fs_release(self->fd, 1));
@@ -328,7 +329,7 @@ TEST_F(race, sa_restart_keeps_the_absolute_deadline)
 	racer_stop(self);
 }
 
-/* A helper thread releases the holder's permit while main cancels h2. */
+/* A helper thread releases the holder's permit while main withdraws h2's. */
 struct releaser {
 	int fd;
 	sem_t go, done;
@@ -349,7 +350,7 @@ static void *release_fn(void *arg)
 	}
 }
 
-TEST_F_TIMEOUT(race, cancel_versus_grant_loses_nothing, 120)
+TEST_F_TIMEOUT(race, withdraw_versus_grant_loses_nothing, 120)
 {
 	uint64_t end = now_ns() + BUDGET_NS / 2;
 	struct releaser rel = { .fd = self->fd };
@@ -360,19 +361,17 @@ TEST_F_TIMEOUT(race, cancel_versus_grant_loses_nothing, 120)
 	ASSERT_EQ(0, sem_init(&rel.done, 0, 0));
 	ASSERT_EQ(0, pthread_create(&t, NULL, release_fn, &rel));
 	for (i = 0; more(i, MIN_ITERATIONS, ITERATIONS, end); i++) {
-		uint64_t n;
-
-		ASSERT_EQ(-EINPROGRESS, fs_async(self->h2, 1));
+		ASSERT_LE(1, self->h2_id = fs_submit(self->h2, 1));
 		sem_post(&rel.go);
 		spin(i % 9);
-		/* queued or granted-unread: CANCEL withdraws either */
-		ASSERT_EQ(0, fs_cancel(self->h2));
+		/* queued or granted, not reaped: WITHDRAW takes either */
+		ASSERT_EQ(0, fs_withdraw(self->h2, self->h2_id));
 		sem_wait_intr(&rel.done);
 		ASSERT_EQ(0, rel.ret);
 		ASSERT_EQ(0, fs_holds(self->h2));
 		ASSERT_EQ(0, fs_taken(self->fd));
 		ASSERT_EQ(0, fs_waiters(self->fd));
-		ASSERT_EQ(-EINVAL, fs_read(self->h2, &n));
+		ASSERT_EQ(-EAGAIN, fs_reap1(self->h2));
 		ASSERT_EQ(0, fs_try(self->fd, 1));
 		before++;
 	}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Many threads and processes acquiring and releasing weighted counts through
- * every path (blocking, TRY, deadline, asynchronous + poll + read), each on
+ * every path (blocking, TRY, deadline, submit + poll + reap), each on
  * its own handle.  A counter in MAP_SHARED memory, raised after every grant
  * and lowered before every release, must never exceed the limit; at the end
  * INFO must show taken == 0, waiters == 0 and available == limit.
@@ -49,7 +49,7 @@ static struct shared *shared_map(void)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-enum path { P_BLOCK, P_TRY, P_DEADLINE, P_ASYNC, P_NPATHS };
+enum path { P_BLOCK, P_TRY, P_DEADLINE, P_SUBMIT, P_NPATHS };
 
 struct worker {
 	struct shared *sh;
@@ -70,8 +70,7 @@ static void note_error(struct shared *sh, int err)
 static int get(struct worker *wk, uint64_t w, enum path p)
 {
 	struct pollfd pfd = { .fd = wk->fd, .events = POLLIN };
-	uint64_t n;
-	int r;
+	int r, n;
 
 	switch (p) {
 	case P_TRY:
@@ -83,16 +82,14 @@ static int get(struct worker *wk, uint64_t w, enum path p)
 		       -ETIMEDOUT)
 			;
 		return r;
-	case P_ASYNC:
-		r = fs_async(wk->fd, w);
-		if (r != -EINPROGRESS)
+	case P_SUBMIT:
+		r = fs_submit(wk->fd, w);
+		if (r <= 0)
 			return r;
 		if (poll(&pfd, 1, -1) != 1 || !(pfd.revents & POLLIN))
 			return -EPROTO;
-		r = fs_read(wk->fd, &n);
-		if (r != 8)
-			return r < 0 ? r : -EPROTO;
-		return n == w ? 0 : -EPROTO;
+		n = fs_reap1(wk->fd);
+		return n == r ? 0 : n < 0 ? n : -EPROTO;
 	default:
 		return fs_get(wk->fd, w);
 	}
@@ -297,7 +294,7 @@ STRESS(lifo_threads_and_processes_never_exceed_the_limit)
 	ASSERT_NE(NULL, sh);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, start_procs(pid, 3, fd, sh, iters(500),
-				 (1 << P_BLOCK) | (1 << P_ASYNC)));
+				 (1 << P_BLOCK) | (1 << P_SUBMIT)));
 	ASSERT_EQ(0, start_threads(wk, 3, fd, sh, iters(500),
 				   (1 << P_BLOCK) | (1 << P_DEADLINE)));
 	for (int i = 0; i < 3; i++)
@@ -313,7 +310,7 @@ STRESS(lifo_threads_and_processes_never_exceed_the_limit)
 	EXPECT_EQ(LIMIT, fs_available(fd));
 }
 
-STRESS(async_workers_with_epoll_style_loops_never_exceed_the_limit)
+STRESS(submitting_workers_with_poll_loops_never_exceed_the_limit)
 {
 	struct shared *sh = shared_map();
 	int fd = fs_new(LIMIT, 0);
@@ -321,7 +318,7 @@ STRESS(async_workers_with_epoll_style_loops_never_exceed_the_limit)
 
 	ASSERT_NE(NULL, sh);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, start_threads(wk, 6, fd, sh, iters(1500), 1 << P_ASYNC));
+	ASSERT_EQ(0, start_threads(wk, 6, fd, sh, iters(1500), 1 << P_SUBMIT));
 	for (int i = 0; i < 6; i++)
 		pthread_join(wk[i].thread, NULL);
 	check_end(_metadata, fd, sh, 6 * iters(1500));

@@ -16,36 +16,6 @@
 
 #define MAX_REQUESTS	"/sys/module/fairsem/parameters/max_requests"
 
-/* SUBMIT of @count on a semaphore of one kind: 0, the id, or -errno. */
-static int fsub(int fd, uint64_t count)
-{
-	struct fairsem_counts c = { .count = { count }, .nkinds = 1 };
-
-	return fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c));
-}
-
-/* REAP up to @max ids into @ids: how many, or -errno. */
-static int freap(int fd, uint32_t *ids, uint32_t max)
-{
-	struct fairsem_reap r = { .ids = (uintptr_t)ids, .max = max };
-
-	return fs_ret(ioctl(fd, FAIRSEM_IOC_REAP, &r));
-}
-
-/* REAP exactly one: its id, or -errno. */
-static int freap1(int fd)
-{
-	uint32_t id = 0;
-	int n = freap(fd, &id, 1);
-
-	return n == 1 ? (int)id : n < 0 ? n : -EPROTO;
-}
-
-static int fwithdraw(int fd, uint32_t id)
-{
-	return fs_ret(ioctl(fd, FAIRSEM_IOC_WITHDRAW, &id));
-}
-
 /* The descriptors this process has open. */
 static int open_fds(void)
 {
@@ -90,9 +60,9 @@ TEST(submit_granted_at_once_returns_zero_and_the_handle_holds_it)
 	int fd = fs_new(3, 0);
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(0, fsub(fd, 2));
+	EXPECT_EQ(0, fs_submit(fd, 2));
 	EXPECT_EQ(2, fs_holds(fd));
-	EXPECT_EQ(-EAGAIN, freap1(fd));
+	EXPECT_EQ(-EAGAIN, fs_reap1(fd));
 	EXPECT_EQ(0, fs_revents(fd, POLLIN));
 	EXPECT_EQ(0, fs_release(fd, 2));
 	close(fd);
@@ -105,12 +75,12 @@ TEST(a_submit_granted_at_once_takes_no_id)
 
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 5; i++) {
-		ASSERT_EQ(0, fsub(fd, 1));
+		ASSERT_EQ(0, fs_submit(fd, 1));
 		ASSERT_EQ(0, fs_release(fd, 1));
 	}
 	ASSERT_EQ(0, fs_get(fd, 1));
 	/* The handle's first id, as if the five had never been. */
-	EXPECT_EQ(1, fsub(fd, 1));
+	EXPECT_EQ(1, fs_submit(fd, 1));
 	EXPECT_EQ(1, fs_waiters(fd));
 	close(fd);
 }
@@ -121,14 +91,14 @@ TEST(submit_that_must_wait_returns_an_id_and_the_grant_polls_readable)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fs_get(fd, 1));
-	id = fsub(fd, 1);
+	id = fs_submit(fd, 1);
 	ASSERT_LE(1, id);
 	EXPECT_EQ(0, fs_revents(fd, POLLIN));
 	EXPECT_EQ(1, fs_waiters(fd));
-	EXPECT_EQ(-EAGAIN, freap1(fd));
+	EXPECT_EQ(-EAGAIN, fs_reap1(fd));
 	ASSERT_EQ(0, fs_release(fd, 1));
 	EXPECT_EQ(POLLIN | POLLRDNORM, fs_revents(fd, POLLIN | POLLRDNORM));
-	EXPECT_EQ(id, freap1(fd));
+	EXPECT_EQ(id, fs_reap1(fd));
 	EXPECT_EQ(0, fs_revents(fd, POLLIN));
 	EXPECT_EQ(1, fs_holds(fd));
 	close(fd);
@@ -139,9 +109,9 @@ TEST(ids_of_one_handle_are_distinct)
 	int fd = fs_new(0, 0), a, b, c;
 
 	ASSERT_LE(0, fd);
-	a = fsub(fd, 1);
-	b = fsub(fd, 1);
-	c = fsub(fd, 1);
+	a = fs_submit(fd, 1);
+	b = fs_submit(fd, 1);
+	c = fs_submit(fd, 1);
 	ASSERT_LE(1, a);
 	EXPECT_NE(a, b);
 	EXPECT_NE(b, c);
@@ -157,11 +127,11 @@ TEST(reap_answers_the_ids_oldest_grant_first)
 
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 5; i++)
-		ASSERT_LE(1, id[i] = fsub(fd, 1));
+		ASSERT_LE(1, id[i] = fs_submit(fd, 1));
 	ASSERT_EQ(0, fs_add(fd, 5));
-	n = freap(fd, got, 3);
+	n = fs_reap(fd, got, 3);
 	ASSERT_EQ(3, n);
-	n = freap(fd, got + 3, 8);
+	n = fs_reap(fd, got + 3, 8);
 	ASSERT_EQ(2, n);
 	for (i = 0; i < 5; i++)
 		EXPECT_EQ(id[i], (int)got[i]);
@@ -177,12 +147,12 @@ TEST(reap_stores_at_most_64_ids_a_call)
 
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 100; i++)
-		ASSERT_LE(1, fsub(fd, 1));
+		ASSERT_LE(1, fs_submit(fd, 1));
 	ASSERT_EQ(0, fs_add(fd, 100));
-	EXPECT_EQ(64, freap(fd, got, 100));
+	EXPECT_EQ(64, fs_reap(fd, got, 100));
 	EXPECT_EQ(POLLIN, fs_revents(fd, POLLIN));
-	EXPECT_EQ(36, freap(fd, got + 64, 100));
-	EXPECT_EQ(-EAGAIN, freap(fd, got, 100));
+	EXPECT_EQ(36, fs_reap(fd, got + 64, 100));
+	EXPECT_EQ(-EAGAIN, fs_reap(fd, got, 100));
 	EXPECT_EQ(100, fs_holds(fd));
 	close(fd);
 }
@@ -194,18 +164,18 @@ TEST(submitted_requests_keep_their_places_among_other_handles)
 	ASSERT_LE(0, fd);
 	other = fs_new_handle(fd, 0);
 	ASSERT_LE(0, other);
-	ASSERT_LE(1, a = fsub(fd, 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(other, 1));
-	ASSERT_LE(1, b = fsub(fd, 1));
+	ASSERT_LE(1, a = fs_submit(fd, 1));
+	ASSERT_LE(1, fs_submit(other, 1));
+	ASSERT_LE(1, b = fs_submit(fd, 1));
 
 	ASSERT_EQ(0, fs_add(fd, 1));
-	EXPECT_EQ(a, freap1(fd));
+	EXPECT_EQ(a, fs_reap1(fd));
 	EXPECT_EQ(0, fs_revents(other, POLLIN));
 	ASSERT_EQ(0, fs_add(fd, 1));
-	EXPECT_EQ(-EAGAIN, freap1(fd));
+	EXPECT_EQ(-EAGAIN, fs_reap1(fd));
 	EXPECT_EQ(POLLIN, fs_revents(other, POLLIN));
 	ASSERT_EQ(0, fs_add(fd, 1));
-	EXPECT_EQ(b, freap1(fd));
+	EXPECT_EQ(b, fs_reap1(fd));
 	close(other);
 	close(fd);
 }
@@ -217,11 +187,11 @@ TEST(a_big_submitted_head_holds_back_the_small_behind_it)
 	ASSERT_LE(0, fd);
 	other = fs_new_handle(fd, 0);
 	ASSERT_LE(0, other);
-	ASSERT_LE(1, big = fsub(fd, 2));
-	ASSERT_EQ(-EINPROGRESS, fs_async(other, 1));
+	ASSERT_LE(1, big = fs_submit(fd, 2));
+	ASSERT_LE(1, fs_submit(other, 1));
 	EXPECT_EQ(0, fs_revents(other, POLLIN));
 	ASSERT_EQ(0, fs_add(fd, 2));
-	EXPECT_EQ(big, freap1(fd));
+	EXPECT_EQ(big, fs_reap1(fd));
 	EXPECT_EQ(POLLIN, fs_revents(other, POLLIN));
 	close(other);
 	close(fd);
@@ -234,10 +204,10 @@ TEST(reap_without_a_grant_is_eagain_and_with_max_0_einval)
 	uint32_t id;
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EAGAIN, freap(fd, &id, 1));
-	ASSERT_LE(1, fsub(fd, 1));
-	EXPECT_EQ(-EAGAIN, freap(fd, &id, 1));
-	EXPECT_EQ(-EINVAL, freap(fd, &id, 0));
+	EXPECT_EQ(-EAGAIN, fs_reap(fd, &id, 1));
+	ASSERT_LE(1, fs_submit(fd, 1));
+	EXPECT_EQ(-EAGAIN, fs_reap(fd, &id, 1));
+	EXPECT_EQ(-EINVAL, fs_reap(fd, &id, 0));
 	r.ids = (uintptr_t)&id;
 	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_REAP, &r)));
 	close(fd);
@@ -249,12 +219,12 @@ TEST(reap_that_faults_changes_nothing)
 	uint32_t got[2];
 
 	ASSERT_LE(0, fd);
-	ASSERT_LE(1, a = fsub(fd, 1));
-	ASSERT_LE(1, b = fsub(fd, 1));
+	ASSERT_LE(1, a = fs_submit(fd, 1));
+	ASSERT_LE(1, b = fs_submit(fd, 1));
 	ASSERT_EQ(0, fs_add(fd, 2));
-	EXPECT_EQ(-EFAULT, freap(fd, fs_bad_ptr(), 2));
+	EXPECT_EQ(-EFAULT, fs_reap(fd, fs_bad_ptr(), 2));
 	EXPECT_EQ(POLLIN, fs_revents(fd, POLLIN));
-	ASSERT_EQ(2, freap(fd, got, 2));
+	ASSERT_EQ(2, fs_reap(fd, got, 2));
 	EXPECT_EQ(a, (int)got[0]);
 	EXPECT_EQ(b, (int)got[1]);
 	close(fd);
@@ -270,7 +240,7 @@ static void *fs_reaper_fn(void *arg)
 {
 	struct fs_reaper *r = arg;
 
-	r->ret = freap(r->fd, r->ids, 1);
+	r->ret = fs_reap(r->fd, r->ids, 1);
 	return NULL;
 }
 
@@ -308,7 +278,7 @@ TEST(a_withdraw_while_a_reap_faults_is_final)
 
 	r.fd = fs_new(0, 0);
 	ASSERT_LE(0, r.fd);
-	ASSERT_LE(1, a = fsub(r.fd, 1));
+	ASSERT_LE(1, a = fs_submit(r.fd, 1));
 	ASSERT_EQ(0, fs_add(r.fd, 1));		/* granted, not reaped */
 	r.ids = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -322,14 +292,14 @@ TEST(a_withdraw_while_a_reap_faults_is_final)
 	ASSERT_EQ((ssize_t)sizeof(msg), read(uffd, &msg, sizeof(msg)));
 	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
 
-	EXPECT_EQ(0, fwithdraw(r.fd, a));	/* the reap has not taken it */
+	EXPECT_EQ(0, fs_withdraw(r.fd, a));	/* the reap has not taken it */
 	/* The reap's buffer goes: its fault ends in EFAULT. */
 	ASSERT_EQ(0, munmap(r.ids, len));
 	close(uffd);
 	pthread_join(th, NULL);
 	EXPECT_EQ(-EFAULT, r.ret);
-	EXPECT_EQ(-EAGAIN, freap1(r.fd));	/* nothing came back */
-	EXPECT_EQ(-ENOENT, fwithdraw(r.fd, a));
+	EXPECT_EQ(-EAGAIN, fs_reap1(r.fd));	/* nothing came back */
+	EXPECT_EQ(-ENOENT, fs_withdraw(r.fd, a));
 	EXPECT_EQ(0, fs_holds(r.fd));
 	EXPECT_EQ(1, fs_available(r.fd));
 	close(r.fd);
@@ -342,12 +312,12 @@ TEST(withdraw_of_a_queued_request_grants_the_one_behind)
 	ASSERT_LE(0, fd);
 	other = fs_new_handle(fd, 0);
 	ASSERT_LE(0, other);
-	ASSERT_LE(1, a = fsub(fd, 2));
-	ASSERT_EQ(-EINPROGRESS, fs_async(other, 1));
-	EXPECT_EQ(0, fwithdraw(fd, a));
+	ASSERT_LE(1, a = fs_submit(fd, 2));
+	ASSERT_LE(1, fs_submit(other, 1));
+	EXPECT_EQ(0, fs_withdraw(fd, a));
 	EXPECT_EQ(POLLIN, fs_revents(other, POLLIN));
 	EXPECT_EQ(0, fs_waiters(fd));
-	EXPECT_EQ(-ENOENT, fwithdraw(fd, a));
+	EXPECT_EQ(-ENOENT, fs_withdraw(fd, a));
 	close(other);
 	close(fd);
 }
@@ -357,14 +327,14 @@ TEST(withdraw_of_a_grant_not_reaped_gives_it_back)
 	int fd = fs_new(0, 0), a;
 
 	ASSERT_LE(0, fd);
-	ASSERT_LE(1, a = fsub(fd, 2));
+	ASSERT_LE(1, a = fs_submit(fd, 2));
 	ASSERT_EQ(0, fs_add(fd, 2));
 	EXPECT_EQ(2, fs_holds(fd));
-	EXPECT_EQ(0, fwithdraw(fd, a));
+	EXPECT_EQ(0, fs_withdraw(fd, a));
 	EXPECT_EQ(0, fs_holds(fd));
 	EXPECT_EQ(2, fs_available(fd));
 	EXPECT_EQ(0, fs_revents(fd, POLLIN));
-	EXPECT_EQ(-EAGAIN, freap1(fd));
+	EXPECT_EQ(-EAGAIN, fs_reap1(fd));
 	close(fd);
 }
 
@@ -373,10 +343,10 @@ TEST(withdraw_of_a_grant_gives_back_only_what_the_handle_still_holds)
 	int fd = fs_new(0, 0), a;
 
 	ASSERT_LE(0, fd);
-	ASSERT_LE(1, a = fsub(fd, 3));
+	ASSERT_LE(1, a = fs_submit(fd, 3));
 	ASSERT_EQ(0, fs_add(fd, 3));
 	ASSERT_EQ(0, fs_release(fd, 2));
-	EXPECT_EQ(0, fwithdraw(fd, a));
+	EXPECT_EQ(0, fs_withdraw(fd, a));
 	EXPECT_EQ(0, fs_holds(fd));
 	EXPECT_EQ(0, fs_taken(fd));
 	close(fd);
@@ -387,13 +357,13 @@ TEST(withdraw_of_an_unknown_reaped_or_immediate_id_is_enoent)
 	int fd = fs_new(1, 0), a;
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-ENOENT, fwithdraw(fd, 1));
-	EXPECT_EQ(0, fsub(fd, 1));
-	EXPECT_EQ(-ENOENT, fwithdraw(fd, 0));
-	ASSERT_LE(1, a = fsub(fd, 1));
+	EXPECT_EQ(-ENOENT, fs_withdraw(fd, 1));
+	EXPECT_EQ(0, fs_submit(fd, 1));
+	EXPECT_EQ(-ENOENT, fs_withdraw(fd, 0));
+	ASSERT_LE(1, a = fs_submit(fd, 1));
 	ASSERT_EQ(0, fs_release(fd, 1));
-	ASSERT_EQ(a, freap1(fd));
-	EXPECT_EQ(-ENOENT, fwithdraw(fd, a));
+	ASSERT_EQ(a, fs_reap1(fd));
+	EXPECT_EQ(-ENOENT, fs_withdraw(fd, a));
 	EXPECT_EQ(1, fs_holds(fd));
 	close(fd);
 }
@@ -403,17 +373,17 @@ TEST(close_refuses_the_queued_and_keeps_the_grants_to_reap)
 	int fd = fs_new(0, 0), a, b;
 
 	ASSERT_LE(0, fd);
-	ASSERT_LE(1, a = fsub(fd, 1));
-	ASSERT_LE(1, b = fsub(fd, 1));
+	ASSERT_LE(1, a = fs_submit(fd, 1));
+	ASSERT_LE(1, b = fs_submit(fd, 1));
 	ASSERT_EQ(0, fs_add(fd, 1));
 	ASSERT_EQ(0, fs_close_sem(fd));
 	EXPECT_EQ(POLLIN | POLLHUP | POLLERR,
 		  fs_revents(fd, POLLIN | POLLHUP | POLLERR));
 	EXPECT_EQ(0, fs_waiters(fd));
-	EXPECT_EQ(-ENOENT, fwithdraw(fd, b));
-	EXPECT_EQ(a, freap1(fd));
-	EXPECT_EQ(-EIDRM, freap1(fd));
-	EXPECT_EQ(-EIDRM, fsub(fd, 1));
+	EXPECT_EQ(-ENOENT, fs_withdraw(fd, b));
+	EXPECT_EQ(a, fs_reap1(fd));
+	EXPECT_EQ(-EIDRM, fs_reap1(fd));
+	EXPECT_EQ(-EIDRM, fs_submit(fd, 1));
 	EXPECT_EQ(1, fs_holds(fd));
 	close(fd);
 }
@@ -426,8 +396,8 @@ TEST(closing_the_handle_withdraws_its_requests_and_gives_back_its_grants)
 	other = fs_new_handle(fd, 0);
 	ASSERT_LE(0, other);
 	for (i = 0; i < 10; i++)
-		ASSERT_LE(1, fsub(other, 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(fd, 3));
+		ASSERT_LE(1, fs_submit(other, 1));
+	ASSERT_LE(1, fs_submit(fd, 3));
 	ASSERT_EQ(0, fs_add(fd, 2));
 	EXPECT_EQ(2, fs_taken(fd));
 	EXPECT_EQ(9, fs_waiters(fd));
@@ -452,7 +422,7 @@ TEST(a_killed_process_leaves_the_queue_with_all_its_requests)
 		int mine = fs_new_handle(fd, 0);
 
 		for (i = 0; i < 1000; i++)
-			if (mine < 0 || fsub(mine, 1) < 1)
+			if (mine < 0 || fs_submit(mine, 1) < 1)
 				_exit(1);
 		fs_put(ready[1], 'q');
 		pause();
@@ -463,9 +433,9 @@ TEST(a_killed_process_leaves_the_queue_with_all_its_requests)
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	fs_wait_child(pid);
 	EXPECT_EQ(0, fs_waiters(fd));
-	ASSERT_LE(1, fsub(fd, 1));
+	ASSERT_LE(1, fs_submit(fd, 1));
 	ASSERT_EQ(0, fs_add(fd, 1));
-	EXPECT_LE(1, freap1(fd));
+	EXPECT_LE(1, fs_reap1(fd));
 	close(ready[0]);
 	close(ready[1]);
 	close(fd);
@@ -504,9 +474,9 @@ TEST(closing_a_handle_of_ten_thousand_requests_while_grants_land_loses_nothing)
 	other = fs_new_handle(fd, 0);
 	ASSERT_LE(0, other);
 	for (i = 0; i < 10000; i++)
-		ASSERT_LE(1, fsub(other, 1));
+		ASSERT_LE(1, fs_submit(other, 1));
 	for (i = 0; i < 100; i++)
-		ASSERT_LE(1, fsub(fd, 1));
+		ASSERT_LE(1, fs_submit(fd, 1));
 	add = (struct adder){ .fd = fd, .n = 2000 };
 	ASSERT_EQ(0, pthread_create(&t, NULL, adder_fn, &add));
 	close(other);
@@ -516,7 +486,7 @@ TEST(closing_a_handle_of_ten_thousand_requests_while_grants_land_loses_nothing)
 	EXPECT_EQ(2000, fs_limit(fd));
 	EXPECT_EQ(0, fs_waiters(fd));
 	EXPECT_EQ(100, fs_taken(fd));	/* the closed handle holds nothing */
-	while ((n = freap(fd, ids, 64)) > 0)
+	while ((n = fs_reap(fd, ids, 64)) > 0)
 		got += n;
 	EXPECT_EQ(100, got);
 	close(fd);
@@ -531,7 +501,7 @@ TEST(each_grant_wakes_edge_triggered_epoll)
 	ASSERT_LE(0, ep);
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
 	for (i = 0; i < 3; i++)
-		ASSERT_LE(1, fsub(fd, 1));
+		ASSERT_LE(1, fs_submit(fd, 1));
 	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0));
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, fs_add(fd, 1));
@@ -542,6 +512,77 @@ TEST(each_grant_wakes_edge_triggered_epoll)
 	close(fd);
 }
 
+TEST(level_triggered_epoll_reports_a_grant_until_it_is_reaped)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, out[2];
+	int fd = fs_new(0, 0), ep = epoll_create1(0), id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, ep);
+	ev.data.u32 = 42;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	ASSERT_LE(1, id = fs_submit(fd, 1));
+	EXPECT_EQ(0, epoll_wait(ep, out, 2, 0));
+	ASSERT_EQ(0, fs_add(fd, 1));
+	ASSERT_EQ(1, epoll_wait(ep, out, 2, 0));
+	EXPECT_EQ(42, out[0].data.u32);
+	EXPECT_EQ(EPOLLIN, out[0].events & (EPOLLIN | EPOLLHUP | EPOLLERR));
+	EXPECT_EQ(1, epoll_wait(ep, out, 2, 0));
+	EXPECT_EQ(id, fs_reap1(fd));
+	EXPECT_EQ(0, epoll_wait(ep, out, 2, 0));
+	close(ep);
+	close(fd);
+}
+
+/* A request for more than the limit is valid: it waits for the limit. */
+TEST(a_request_above_the_limit_waits_until_the_limit_grows)
+{
+	int fd = fs_new(2, 0), id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(1, id = fs_submit(fd, 5));
+	EXPECT_EQ(1, fs_waiters(fd));
+	ASSERT_EQ(0, fs_add(fd, 2));
+	EXPECT_EQ(1, fs_queued(fd));
+	EXPECT_EQ(-EAGAIN, fs_reap1(fd));
+	ASSERT_EQ(0, fs_add(fd, 1));
+	EXPECT_EQ(0, fs_queued(fd));
+	EXPECT_EQ(1, fs_granted(fd));
+	EXPECT_EQ(id, fs_reap1(fd));
+	EXPECT_EQ(5, fs_holds(fd));
+	close(fd);
+}
+
+/* A handle's queued request does not stand in the way of its own ACQUIRE. */
+TEST(blocking_acquire_works_while_the_handle_has_a_queued_request)
+{
+	int fd = fs_new(1, FAIRSEM_LIFO);
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(1, fs_submit(fd, 2));
+	/* LIFO: a request that fits now is granted despite the waiter */
+	EXPECT_EQ(0, fs_get(fd, 1));
+	EXPECT_EQ(1, fs_holds(fd));
+	EXPECT_EQ(1, fs_queued(fd));
+	close(fd);
+}
+
+TEST(withdraw_of_a_grant_keeps_the_handles_other_permits)
+{
+	int fd = fs_new(2, 0), id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fs_get(fd, 2));
+	ASSERT_LE(1, id = fs_submit(fd, 3));
+	ASSERT_EQ(0, fs_add(fd, 3));
+	ASSERT_EQ(5, fs_holds(fd));
+	EXPECT_EQ(0, fs_withdraw(fd, id));
+	EXPECT_EQ(2, fs_holds(fd));
+	EXPECT_EQ(2, fs_taken(fd));
+	EXPECT_EQ(0, fs_granted(fd));
+	close(fd);
+}
+
 TEST(submit_on_a_jobserver_is_einval_and_unbound_ebadfd)
 {
 	int js = fs_new(2, FAIRSEM_JOBSERVER), fd = fs_open();
@@ -549,10 +590,10 @@ TEST(submit_on_a_jobserver_is_einval_and_unbound_ebadfd)
 
 	ASSERT_LE(0, js);
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EINVAL, fsub(js, 1));
-	EXPECT_EQ(-EBADFD, fsub(fd, 1));
-	EXPECT_EQ(-EBADFD, freap(fd, &id, 1));
-	EXPECT_EQ(-EBADFD, fwithdraw(fd, 1));
+	EXPECT_EQ(-EINVAL, fs_submit(js, 1));
+	EXPECT_EQ(-EBADFD, fs_submit(fd, 1));
+	EXPECT_EQ(-EBADFD, fs_reap(fd, &id, 1));
+	EXPECT_EQ(-EBADFD, fs_withdraw(fd, 1));
 	close(fd);
 	close(js);
 }
@@ -563,8 +604,8 @@ TEST(submit_of_bad_counts_is_einval)
 	int fd = fs_new(1, 0);
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EINVAL, fsub(fd, 0));
-	EXPECT_EQ(-EINVAL, fsub(fd, FAIRSEM_MAX_PERMITS + 1));
+	EXPECT_EQ(-EINVAL, fs_submit(fd, 0));
+	EXPECT_EQ(-EINVAL, fs_submit(fd, FAIRSEM_MAX_PERMITS + 1));
 	c.count[0] = 1;
 	c.nkinds = 2;
 	EXPECT_EQ(-EINVAL, fs_ret(ioctl(fd, FAIRSEM_IOC_SUBMIT, &c)));
@@ -583,7 +624,7 @@ TEST(submit_of_bad_counts_is_einval)
 TEST(submit_with_flags_is_einval)
 {
 	static const uint32_t flags[] = {
-		FAIRSEM_ACQ_TRY, FAIRSEM_ACQ_ASYNC, FAIRSEM_RELEASE_FORGET,
+		FAIRSEM_ACQ_TRY, FS_OP_BIT1, FAIRSEM_RELEASE_FORGET,
 		FAIRSEM_RESIZE_ADD, FAIRSEM_RESIZE_REMOVE, 1u << 5, 1u << 31,
 	};
 	int fd = fs_new(0, 0), unbound = fs_open();
@@ -618,9 +659,9 @@ TEST(read_only_handles_cannot_submit_reap_or_withdraw)
 	ASSERT_LE(0, fd);
 	ro = fsn_open(dir, "s", O_RDONLY);
 	ASSERT_LE(0, ro);
-	EXPECT_EQ(-EBADF, fsub(ro, 1));
-	EXPECT_EQ(-EBADF, freap(ro, &id, 1));
-	EXPECT_EQ(-EBADF, fwithdraw(ro, 1));
+	EXPECT_EQ(-EBADF, fs_submit(ro, 1));
+	EXPECT_EQ(-EBADF, fs_reap(ro, &id, 1));
+	EXPECT_EQ(-EBADF, fs_withdraw(ro, 1));
 	close(ro);
 	close(fd);
 	close(dfd);
@@ -647,7 +688,7 @@ TEST(a_vector_request_is_submitted_whole)
 	c.count[0] = 1;
 	c.count[1] = 60;
 	ASSERT_EQ(0, ioctl(fd, FAIRSEM_IOC_RELEASE, &c));
-	EXPECT_EQ(a, freap1(fd));
+	EXPECT_EQ(a, fs_reap1(fd));
 	ASSERT_EQ(0, ioctl(fd, FAIRSEM_IOC_INFO, &info));
 	EXPECT_EQ(0, info.kind[0].holds);
 	EXPECT_EQ(60, info.kind[1].holds);
@@ -663,9 +704,9 @@ TEST(fdinfo_counts_the_queued_and_the_grants_to_reap)
 	ASSERT_EQ(0, submitted_of(getpid(), fd, &queued, &granted));
 	EXPECT_EQ(0, queued);
 	EXPECT_EQ(0, granted);
-	ASSERT_LE(1, fsub(fd, 1));
-	ASSERT_LE(1, fsub(fd, 1));
-	ASSERT_LE(1, fsub(fd, 1));
+	ASSERT_LE(1, fs_submit(fd, 1));
+	ASSERT_LE(1, fs_submit(fd, 1));
+	ASSERT_LE(1, fs_submit(fd, 1));
 	ASSERT_EQ(0, fs_add(fd, 1));
 	ASSERT_EQ(0, submitted_of(getpid(), fd, &queued, &granted));
 	EXPECT_EQ(2, queued);
@@ -692,12 +733,12 @@ TEST(more_than_max_requests_is_enospc)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, set_max_requests("2"));
-	ASSERT_LE(1, a = fsub(fd, 1));
-	ASSERT_LE(1, fsub(fd, 1));
-	EXPECT_EQ(-ENOSPC, fsub(fd, 1));
+	ASSERT_LE(1, a = fs_submit(fd, 1));
+	ASSERT_LE(1, fs_submit(fd, 1));
+	EXPECT_EQ(-ENOSPC, fs_submit(fd, 1));
 	EXPECT_EQ(2, fs_waiters(fd));
-	ASSERT_EQ(0, fwithdraw(fd, a));
-	EXPECT_LE(1, fsub(fd, 1));
+	ASSERT_EQ(0, fs_withdraw(fd, a));
+	EXPECT_LE(1, fs_submit(fd, 1));
 	ASSERT_EQ(0, set_max_requests("1048576"));
 	close(fd);
 }
@@ -709,13 +750,13 @@ TEST(a_handle_at_max_requests_is_enospc_even_where_it_would_be_granted)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, set_max_requests("1"));
-	EXPECT_EQ(0, fsub(fd, 1));	/* at once: no request kept */
-	ASSERT_LE(1, id = fsub(fd, 1));
+	EXPECT_EQ(0, fs_submit(fd, 1));	/* at once: no request kept */
+	ASSERT_LE(1, id = fs_submit(fd, 1));
 	ASSERT_EQ(0, fs_add(fd, 5));	/* granted, not reaped */
 	EXPECT_EQ(4, fs_available(fd));
-	EXPECT_EQ(-ENOSPC, fsub(fd, 1));
-	EXPECT_EQ(id, freap1(fd));
-	EXPECT_EQ(0, fsub(fd, 1));
+	EXPECT_EQ(-ENOSPC, fs_submit(fd, 1));
+	EXPECT_EQ(id, fs_reap1(fd));
+	EXPECT_EQ(0, fs_submit(fd, 1));
 	ASSERT_EQ(0, set_max_requests("1048576"));
 	close(fd);
 }
@@ -750,7 +791,7 @@ static void interleaver(int fd, int go, int done)
 		_exit(1);
 	fs_put(done, (char)mine);
 	for (i = 0; i < MANY / STEP; i++) {
-		if (fs_take(go) != 's' || fsub(mine, 1) < 1)
+		if (fs_take(go) != 's' || fs_submit(mine, 1) < 1)
 			_exit(2);
 		fs_put(done, 'd');
 	}
@@ -781,7 +822,7 @@ static int reap_round(int fd, const uint32_t *id, int round)
 	int n, i, seen = 0;
 
 	while (seen < STEP) {
-		n = freap(fd, got, 64);
+		n = fs_reap(fd, got, 64);
 		if (n < 0)
 			return -1;
 		for (i = 0; i < n; i++)
@@ -789,7 +830,7 @@ static int reap_round(int fd, const uint32_t *id, int round)
 				return -1;
 		seen += n;
 	}
-	return freap(fd, got, 1) == -EAGAIN ? 0 : -1;
+	return fs_reap(fd, got, 1) == -EAGAIN ? 0 : -1;
 }
 
 FIXTURE(many) {};
@@ -823,7 +864,7 @@ TEST_F_TIMEOUT(many, a_hundred_thousand_waiters_on_one_descriptor_keep_fifo_acro
 
 	for (r = 0; r < MANY / STEP; r++) {
 		for (i = 0; i < STEP; i++) {
-			int ret = fsub(fd, 1);
+			int ret = fs_submit(fd, 1);
 
 			ASSERT_LE(1, ret);
 			id[r * STEP + i] = ret;

@@ -136,10 +136,11 @@ static inline int fs_try(int fd, uint64_t count)
 	return fs_acquire(fd, count, FAIRSEM_NO_DEADLINE, FAIRSEM_ACQ_TRY);
 }
 
-static inline int fs_async(int fd, uint64_t count)
-{
-	return fs_acquire(fd, count, FAIRSEM_NO_DEADLINE, FAIRSEM_ACQ_ASYNC);
-}
+/*
+ * Bit 1 of the op flags: ACQUIRE's asynchronous flag of an earlier ABI,
+ * now no flag of any call (an asynchronous request is submitted).
+ */
+#define FS_OP_BIT1	(1u << 1)
 
 /* RELEASE, RESIZE or SUBMIT of a vector of one, with these flags. */
 static inline int fs_count_ioctl(int fd, unsigned long req, uint64_t count,
@@ -180,9 +181,34 @@ static inline int fs_close_sem(int fd)
 	return fs_ret(ioctl(fd, FAIRSEM_IOC_CLOSE));
 }
 
-static inline int fs_cancel(int fd)
+/*
+ * Submitted requests: SUBMIT returns 0 (granted at once), the new
+ * request's id, or -errno; REAP how many ids it stored, or -errno.
+ */
+static inline int fs_submit(int fd, uint64_t count)
 {
-	return fs_ret(ioctl(fd, FAIRSEM_IOC_CANCEL));
+	return fs_count_ioctl(fd, FAIRSEM_IOC_SUBMIT, count, 0);
+}
+
+static inline int fs_reap(int fd, uint32_t *ids, uint32_t max)
+{
+	struct fairsem_reap r = { .ids = (uintptr_t)ids, .max = max };
+
+	return fs_ret(ioctl(fd, FAIRSEM_IOC_REAP, &r));
+}
+
+/* REAP exactly one: its id, or -errno. */
+static inline int fs_reap1(int fd)
+{
+	uint32_t id = 0;
+	int n = fs_reap(fd, &id, 1);
+
+	return n == 1 ? (int)id : n < 0 ? n : -EPROTO;
+}
+
+static inline int fs_withdraw(int fd, uint32_t id)
+{
+	return fs_ret(ioctl(fd, FAIRSEM_IOC_WITHDRAW, &id));
 }
 
 /* INFO: a snapshot of every kind; the getters below read kind 0. */
@@ -206,14 +232,6 @@ static inline int fs_new_handle(int fd, uint32_t flags)
 		return -EPROTO;
 	}
 	return ret;
-}
-
-/* read() of a granted request: 8 (count stored in *count), or -errno. */
-static inline int fs_read(int fd, uint64_t *count)
-{
-	ssize_t r = read(fd, count, sizeof(*count));
-
-	return r < 0 ? -errno : (int)r;
 }
 
 #define FS_INFO_GETTER(field, member)					\
@@ -341,16 +359,48 @@ static inline int fs_fdinfo(int fd, const char *key, char *val, size_t len)
 	return -ENOENT;
 }
 
-/* A thread blocked in one acquire (or read) on its own fd. */
+/*
+ * fdinfo's fairsem-submitted line: the handle's submitted requests still
+ * queued, and its grants not reaped yet.  0, or -errno.
+ */
+static inline int fs_submitted(int fd, unsigned int *queued,
+			       unsigned int *granted)
+{
+	char val[64];
+	int ret = fs_fdinfo(fd, "fairsem-submitted", val, sizeof(val));
+
+	if (ret)
+		return ret;
+	return sscanf(val, "queued=%u granted=%u", queued, granted) == 2 ?
+	       0 : -EPROTO;
+}
+
+/* The handle's submitted requests still queued, or -errno. */
+static inline int fs_queued(int fd)
+{
+	unsigned int q, g;
+	int ret = fs_submitted(fd, &q, &g);
+
+	return ret ? ret : (int)q;
+}
+
+/* The handle's grants not reaped yet, or -errno. */
+static inline int fs_granted(int fd)
+{
+	unsigned int q, g;
+	int ret = fs_submitted(fd, &q, &g);
+
+	return ret ? ret : (int)g;
+}
+
+/* A thread blocked in one acquire on its own fd. */
 struct fs_waiter {
 	pthread_t thread;
 	int fd;
 	uint64_t count;
 	uint64_t deadline;
 	uint32_t flags;
-	bool do_read;		/* read() instead of ACQUIRE */
-	uint64_t read_count;	/* what read() stored */
-	int ret;		/* 0 / 8 for read, or -errno */
+	int ret;		/* 0, or -errno */
 	pid_t tid;
 	int started;		/* __atomic only */
 	int done;		/* __atomic only */
@@ -362,10 +412,7 @@ static inline void *fs_waiter_fn(void *arg)
 
 	w->tid = (pid_t)syscall(SYS_gettid);
 	__atomic_store_n(&w->started, 1, __ATOMIC_RELEASE);
-	if (w->do_read)
-		w->ret = fs_read(w->fd, &w->read_count);
-	else
-		w->ret = fs_acquire(w->fd, w->count, w->deadline, w->flags);
+	w->ret = fs_acquire(w->fd, w->count, w->deadline, w->flags);
 	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -379,16 +426,6 @@ static inline int fs_waiter_start(struct fs_waiter *w, int fd, uint64_t count,
 	w->count = count;
 	w->deadline = deadline;
 	w->flags = flags;
-	w->ret = -EPROTO;
-	return -pthread_create(&w->thread, NULL, fs_waiter_fn, w);
-}
-
-/* Start a thread blocking in read() on fd. */
-static inline int fs_reader_start(struct fs_waiter *w, int fd)
-{
-	memset(w, 0, sizeof(*w));
-	w->fd = fd;
-	w->do_read = true;
 	w->ret = -EPROTO;
 	return -pthread_create(&w->thread, NULL, fs_waiter_fn, w);
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The fairsem:* tracepoints tell where every permit went: each grant (at
- * once or from the queue), each give-back (RELEASE, its FORGET, CANCEL of
- * a granted request, a handle's last close), RESIZE's ADD and REMOVE and
- * CLOSE, each with the semaphore's id and its counts after the change.
+ * once or from the queue), each give-back (RELEASE, its FORGET, WITHDRAW
+ * of a granted request, a handle's last close), RESIZE's ADD and REMOVE and
+ * CLOSE, each with the semaphore's id and its counts after the change;
+ * and fairsem_acquire each request, SUBMIT's with its result.
  *
  * Needs root and tracefs (mounted at /sys/kernel/tracing if it is not
  * yet); every test skips, saying why, without it.  The events are enabled
@@ -150,8 +151,8 @@ TEST_F(trace, sigkilled_holder_gives_back_its_permits_in_the_trace)
 
 TEST_F(trace, every_change_of_the_permits_is_traced_with_the_counts_after_it)
 {
-	int fd = fs_new(2, 0), h;
-	uint64_t id, n;
+	int fd = fs_new(2, 0), h, req;
+	uint64_t id;
 
 	if (self->why)
 		SKIP(return, "%s", self->why);
@@ -160,27 +161,78 @@ TEST_F(trace, every_change_of_the_permits_is_traced_with_the_counts_after_it)
 	h = fs_new_handle(fd, 0);
 	ASSERT_LE(0, h);
 	ASSERT_EQ(0, fs_get(fd, 2));			/* grant_now 2, taken 2 */
-	ASSERT_EQ(-EINPROGRESS, fs_async(h, 1));
+	ASSERT_LE(1, req = fs_submit(h, 1));
 	ASSERT_EQ(0, fs_release(fd, 1));		/* release 1, taken 1 */
 	/* ...and the queued request is granted: grant 1, taken 2 */
-	ASSERT_EQ(0, fs_cancel(h));			/* cancel 1, taken 1 */
+	ASSERT_EQ(0, fs_withdraw(h, req));		/* withdraw 1, taken 1 */
 	ASSERT_EQ(0, fs_forget(fd, 1));			/* forget 1, taken 0 */
 	ASSERT_EQ(0, fs_add(fd, 4));			/* add 4 (limit 5) */
 	ASSERT_EQ(0, fs_remove(fd, 2));			/* remove 2 (limit 3) */
 	ASSERT_EQ(0, fs_try(h, 3));			/* grant_now 3 */
-	ASSERT_EQ(-EINPROGRESS, fs_async(fd, 1));
+	ASSERT_LE(1, fs_submit(fd, 1));
 	ASSERT_EQ(0, fs_close_sem(fd));			/* close: 1 refused */
-	ASSERT_EQ(-EIDRM, fs_read(fd, &n));
+	ASSERT_EQ(-EIDRM, fs_reap1(fd));
 	ASSERT_EQ(0, read_trace(self->buf));
 	EXPECT_TRUE(traced(self->buf, "grant_now", id, 2, 2));
 	EXPECT_TRUE(traced(self->buf, "release", id, 1, 1));
 	EXPECT_TRUE(traced(self->buf, "grant", id, 1, 2));
-	EXPECT_TRUE(traced(self->buf, "cancel", id, 1, 1));
+	EXPECT_TRUE(traced(self->buf, "withdraw", id, 1, 1));
 	EXPECT_TRUE(traced(self->buf, "forget", id, 1, 0));
 	EXPECT_TRUE(traced(self->buf, "add", id, 4, 0));
 	EXPECT_TRUE(traced(self->buf, "remove", id, 2, 0));
 	EXPECT_TRUE(traced(self->buf, "grant_now", id, 3, 3));
 	EXPECT_TRUE(traced(self->buf, "close", id, 1, 3));
+}
+
+/*
+ * Is there a line "fairsem_acquire: sem=<id> count=<count> flags=<0>
+ * ret=<ret>"?  The kernel prints a zero %#x as "0x0", glibc as "0".
+ */
+static bool traced_submit(const char *buf, uint64_t id, uint64_t count, int ret)
+{
+	char want[128], tail[32];
+	const char *p = buf, *f, *eol;
+	char *end;
+
+	snprintf(want, sizeof(want), " fairsem_acquire: sem=%llu count=%llu flags=",
+		 (unsigned long long)id, (unsigned long long)count);
+	snprintf(tail, sizeof(tail), " ret=%d", ret);
+	while ((p = strstr(p, want))) {
+		f = p + strlen(want);
+		p = f;
+		eol = strchr(f, '\n');
+		if (!eol)
+			eol = f + strlen(f);
+		if (strtoul(f, &end, 0) != 0 || end == f)
+			continue;
+		if ((size_t)(eol - end) == strlen(tail) &&
+		    !strncmp(end, tail, strlen(tail)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * SUBMIT is a request as ACQUIRE's are, and reports through the same
+ * event: 0 granted at once, the new request's id queued, -errno refused.
+ */
+TEST_F(trace, submit_is_traced_by_fairsem_acquire_with_its_result)
+{
+	int fd = fs_new(1, 0), req;
+	uint64_t id;
+
+	if (self->why)
+		SKIP(return, "%s", self->why);
+	ASSERT_LE(0, fd);
+	id = fs_id(fd);
+	ASSERT_EQ(0, fs_submit(fd, 1));			/* granted at once */
+	ASSERT_LE(1, req = fs_submit(fd, 3));		/* queued */
+	ASSERT_EQ(0, fs_close_sem(fd));
+	ASSERT_EQ(-EIDRM, fs_submit(fd, 2));		/* refused */
+	ASSERT_EQ(0, read_trace(self->buf));
+	EXPECT_TRUE(traced_submit(self->buf, id, 1, 0));
+	EXPECT_TRUE(traced_submit(self->buf, id, 3, req));
+	EXPECT_TRUE(traced_submit(self->buf, id, 2, -EIDRM));
 }
 
 /*

@@ -497,7 +497,7 @@ func TestInfoOfAnUnboundHandleReportsTheKernelsFlagsAndNoSemaphore(t *testing.T)
 	if want := uint32(flagLIFO | flagPrio | flagJobserver | flagFast); i.initFlags != want {
 		t.Errorf("init_flags %#x, want %#x", i.initFlags, want)
 	}
-	if want := uint32(acqTry | acqAsync | releaseForget | resizeAdd | resizeRemove); i.opFlags != want {
+	if want := uint32(acqTry | releaseForget | resizeAdd | resizeRemove); i.opFlags != want {
 		t.Errorf("op_flags %#x, want %#x", i.opFlags, want)
 	}
 }
@@ -519,6 +519,54 @@ func TestInfoOfABoundHandleReportsTheKernelsFlagsToo(t *testing.T) {
 	if bound.nkinds != 1 || bound.initFlags != none.initFlags || bound.opFlags != none.opFlags {
 		t.Fatalf("bound: nkinds %d, masks %#x %#x; unbound: %#x %#x",
 			bound.nkinds, bound.initFlags, bound.opFlags, none.initFlags, none.opFlags)
+	}
+}
+
+// Bit 1 of ACQUIRE's flags, once FAIRSEM_ACQ_ASYNC, is EINVAL as every
+// flag INFO's op_flags does not report, and takes nothing.
+func TestAcquireWithFlagBit1IsEINVALAsAnyFlagTheKernelDoesNotReport(t *testing.T) {
+	s := mustNew(t, 1)
+	var i sysInfo
+	if err := sysInfoCall(s.main.fd, &i); err != nil {
+		t.Fatal(err)
+	}
+	if i.opFlags&(1<<1) != 0 {
+		t.Fatalf("op_flags %#x has bit 1", i.opFlags)
+	}
+	if err := sysAcquireOne(s.main.fd, 1, 1<<1); err != syscall.EINVAL {
+		t.Fatalf("ACQUIRE with flag bit 1: %v, want EINVAL", err)
+	}
+	if got := info(t, s); got.Available != 1 || got.Holds != 0 || got.Waiters != 0 {
+		t.Fatalf("after the refused ACQUIRE: %+v", got)
+	}
+}
+
+// readOf is read(2) of fd into an 8-byte buffer.
+func readOf(fd int) (int, error) {
+	var buf [8]byte
+	return syscall.Read(fd, buf[:])
+}
+
+// A grant is reaped, never read: read(2) of a bound handle that is not a
+// jobserver's is EINVAL, and gives nothing back.
+func TestReadOfABoundHandleNotAJobserversIsEINVAL(t *testing.T) {
+	s := mustNewHeld(t, 1)
+	if n, err := readOf(s.main.fd); err != syscall.EINVAL {
+		t.Fatalf("read: %d, %v; want EINVAL", n, err)
+	}
+	if got := info(t, s); got.Holds != 1 {
+		t.Fatalf("after the read: %+v", got)
+	}
+}
+
+func TestReadOfAnUnboundHandleIsEBADFD(t *testing.T) {
+	f, err := os.OpenFile("/dev/fairsem", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if n, err := readOf(int(f.Fd())); err != syscall.EBADFD {
+		t.Fatalf("read: %d, %v; want EBADFD", n, err)
 	}
 }
 
@@ -569,22 +617,45 @@ func checkABI(t *testing.T, ours map[string]uint64) {
 	}
 }
 
-func TestTheThirteenIoctlsMatchTheUapiHeader(t *testing.T) {
-	ours := map[string]uint64{
-		"FAIRSEM_IOC_INIT": uint64(iocInit), "FAIRSEM_IOC_ACQUIRE": uint64(iocAcquire),
-		"FAIRSEM_IOC_RELEASE": uint64(iocRelease), "FAIRSEM_IOC_RESIZE": uint64(iocResize),
-		"FAIRSEM_IOC_CLOSE": uint64(iocClose), "FAIRSEM_IOC_CANCEL": uint64(iocCancel),
-		"FAIRSEM_IOC_INFO": uint64(iocInfo), "FAIRSEM_IOC_NEW_HANDLE": uint64(iocNewHandle),
-		"FAIRSEM_IOC_LINK": uint64(iocLink), "FAIRSEM_IOC_SUBMIT": uint64(iocSubmit),
-		"FAIRSEM_IOC_REAP": uint64(iocReap), "FAIRSEM_IOC_WITHDRAW": uint64(iocWithdraw),
-		"FAIRSEM_IOC_RELEASE_FAST": uint64(iocReleaseFast),
+// ioctls are the binding's twelve, by their names in the header.
+var ioctls = map[string]uintptr{
+	"FAIRSEM_IOC_INIT": iocInit, "FAIRSEM_IOC_ACQUIRE": iocAcquire,
+	"FAIRSEM_IOC_RELEASE": iocRelease, "FAIRSEM_IOC_RESIZE": iocResize,
+	"FAIRSEM_IOC_CLOSE": iocClose, "FAIRSEM_IOC_INFO": iocInfo,
+	"FAIRSEM_IOC_NEW_HANDLE": iocNewHandle, "FAIRSEM_IOC_LINK": iocLink,
+	"FAIRSEM_IOC_SUBMIT": iocSubmit, "FAIRSEM_IOC_REAP": iocReap,
+	"FAIRSEM_IOC_WITHDRAW": iocWithdraw, "FAIRSEM_IOC_RELEASE_FAST": iocReleaseFast,
+}
+
+func TestTheTwelveIoctlsMatchTheUapiHeader(t *testing.T) {
+	ours := map[string]uint64{}
+	for name, req := range ioctls {
+		ours[name] = uint64(req)
 	}
 	checkABI(t, ours)
 }
 
-func TestTheIoctlsAreNumbered0To12(t *testing.T) {
-	reqs := []uintptr{iocInit, iocAcquire, iocRelease, iocResize, iocClose, iocCancel, iocInfo,
+func TestTheABIFileHasNoIoctlTheBindingLacks(t *testing.T) {
+	data, err := os.ReadFile(os.Getenv("FAIRSEM_ABI"))
+	if err != nil {
+		t.Fatalf("FAIRSEM_ABI names the ABI file: %v", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && strings.HasPrefix(f[0], "FAIRSEM_IOC_") {
+			if _, ok := ioctls[f[0]]; !ok {
+				t.Errorf("%s is not in the binding", f[0])
+			}
+		}
+	}
+}
+
+func TestTheIoctlsAreNumbered0To11(t *testing.T) {
+	reqs := []uintptr{iocInit, iocAcquire, iocRelease, iocResize, iocClose, iocInfo,
 		iocNewHandle, iocLink, iocSubmit, iocReap, iocWithdraw, iocReleaseFast}
+	if len(reqs) != len(ioctls) {
+		t.Fatalf("%d ioctls in order, %d by name", len(reqs), len(ioctls))
+	}
 	for nr, req := range reqs {
 		if req&0xff != uintptr(nr) {
 			t.Errorf("ioctl %#x is number %d, want %d", req, req&0xff, nr)
@@ -597,11 +668,10 @@ func TestConstantsMatchTheUapiHeader(t *testing.T) {
 		"FAIRSEM_MAX_PERMITS": MaxPermits, "FAIRSEM_NO_DEADLINE": noDeadline,
 		"FAIRSEM_LIFO": flagLIFO, "FAIRSEM_PRIO": flagPrio,
 		"FAIRSEM_JOBSERVER": flagJobserver, "FAIRSEM_FAST": flagFast,
-		"FAIRSEM_ACQ_TRY": acqTry, "FAIRSEM_ACQ_ASYNC": acqAsync,
+		"FAIRSEM_ACQ_TRY":        acqTry,
 		"FAIRSEM_RELEASE_FORGET": releaseForget,
 		"FAIRSEM_RESIZE_ADD":     resizeAdd, "FAIRSEM_RESIZE_REMOVE": resizeRemove,
-		"FAIRSEM_INFO_CLOSED": infoClosed, "FAIRSEM_INFO_ASYNC_PENDING": infoAsyncPending,
-		"FAIRSEM_INFO_ASYNC_GRANTED": infoAsyncGranted, "FAIRSEM_INFO_KINDS": infoKinds,
+		"FAIRSEM_INFO_CLOSED": infoClosed, "FAIRSEM_INFO_KINDS": infoKinds,
 		"FAIRSEM_FAST_MAP_PAGES":   fastMapPages,
 		"FAIRSEM_FAST_MAX_PERMITS": fastMaxPermits, "FAIRSEM_FAST_FREE": fastFree,
 		"FAIRSEM_FAST_WAITERS": fastWaiters, "FAIRSEM_FAST_RECONCILE": fastReconcile,

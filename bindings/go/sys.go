@@ -19,15 +19,12 @@ const (
 
 	// ACQUIRE's, RELEASE's and RESIZE's flags, one space.
 	acqTry        = 1 << 0 // FAIRSEM_ACQ_TRY
-	acqAsync      = 1 << 1 // FAIRSEM_ACQ_ASYNC
 	releaseForget = 1 << 2 // FAIRSEM_RELEASE_FORGET
 	resizeAdd     = 1 << 3 // FAIRSEM_RESIZE_ADD
 	resizeRemove  = 1 << 4 // FAIRSEM_RESIZE_REMOVE
 
-	infoClosed       = 1 << 1 // FAIRSEM_INFO_CLOSED
-	infoAsyncPending = 1 << 2 // FAIRSEM_INFO_ASYNC_PENDING
-	infoAsyncGranted = 1 << 3 // FAIRSEM_INFO_ASYNC_GRANTED
-	infoKinds        = 1 << 5 // FAIRSEM_INFO_KINDS
+	infoClosed = 1 << 1 // FAIRSEM_INFO_CLOSED
+	infoKinds  = 1 << 5 // FAIRSEM_INFO_KINDS
 
 	fastMapPages   = 2          // FAIRSEM_FAST_MAP_PAGES
 	fastMaxPermits = 0x7fffffff // FAIRSEM_FAST_MAX_PERMITS
@@ -118,14 +115,13 @@ var (
 	iocRelease     = ioc(1, 2, unsafe.Sizeof(sysCounts{}))
 	iocResize      = ioc(1, 3, unsafe.Sizeof(sysCounts{}))
 	iocClose       = ioc(0, 4, 0)
-	iocCancel      = ioc(0, 5, 0)
-	iocInfo        = ioc(2, 6, unsafe.Sizeof(sysInfo{}))
-	iocNewHandle   = ioc(3, 7, unsafe.Sizeof(sysHandle{}))
-	iocLink        = ioc(1, 8, unsafe.Sizeof(sysLink{}))
-	iocSubmit      = ioc(1, 9, unsafe.Sizeof(sysCounts{}))
-	iocReap        = ioc(1, 10, unsafe.Sizeof(sysReap{}))
-	iocWithdraw    = ioc(1, 11, 4)
-	iocReleaseFast = ioc(1, 12, unsafe.Sizeof(sysFastRelease{}))
+	iocInfo        = ioc(2, 5, unsafe.Sizeof(sysInfo{}))
+	iocNewHandle   = ioc(3, 6, unsafe.Sizeof(sysHandle{}))
+	iocLink        = ioc(1, 7, unsafe.Sizeof(sysLink{}))
+	iocSubmit      = ioc(1, 8, unsafe.Sizeof(sysCounts{}))
+	iocReap        = ioc(1, 9, unsafe.Sizeof(sysReap{}))
+	iocWithdraw    = ioc(1, 10, 4)
+	iocReleaseFast = ioc(1, 11, unsafe.Sizeof(sysFastRelease{}))
 )
 
 func ioctl(fd int, req uintptr, arg unsafe.Pointer) (int, error) {
@@ -136,8 +132,8 @@ func ioctl(fd int, req uintptr, arg unsafe.Pointer) (int, error) {
 	return int(r), nil
 }
 
-// rawIoctl is for the ioctls of the hot path, which never sleep (an
-// asynchronous or try acquire, a release, a cancel, INFO): telling the
+// rawIoctl is for the ioctls of the hot path, which never sleep (a try
+// acquire, a release, a withdraw, INFO): telling the
 // scheduler about a blocking call would only cost time on every Acquire
 // and Release.  INIT, NEW_HANDLE and LINK allocate and go through ioctl.
 func rawIoctl(fd int, req uintptr, arg unsafe.Pointer) error {
@@ -149,7 +145,7 @@ func rawIoctl(fd int, req uintptr, arg unsafe.Pointer) error {
 }
 
 // sysAcquireCall: ACQUIRE of the vector v, n kinds, without a deadline
-// (a try or an asynchronous request: it never sleeps).
+// (a try: it never sleeps).
 func sysAcquireCall(fd int, v *[MaxKinds]uint64, n int, flags uint32) error {
 	arg := sysAcquire{count: *v, deadlineNs: noDeadline, flags: flags, nkinds: uint32(n)}
 	return rawIoctl(fd, iocAcquire, unsafe.Pointer(&arg))

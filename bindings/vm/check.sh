@@ -17,7 +17,7 @@
 # payload runs there too, with Debian's own python3 and libraries: lines
 # "bindings: debvm-NAME: ...".  Without it that run counts as skipped.
 #
-# Environment: BINDINGS_OUT (build/bindings), VM_TIMEOUT (1500), the VM_*
+# Environment: BINDINGS_OUT (build/bindings), VM_TIMEOUT (2700), the VM_*
 # knobs of scripts/vm/run.sh, BINDINGS_DEBVM (the Debian VM's run.sh),
 # BINDINGS_BUSYBOX=0 (the Debian VM run only: check-all, where the Debian
 # VM always exists).
@@ -77,7 +77,7 @@ if [ "${BINDINGS_BUSYBOX:-1}" = 1 ]; then
 	vmrc=0
 	[ -f "$module" ] || { echo "bindings: $module: no module"; vmrc=64; }
 	if [ $vmrc -eq 0 ]; then
-		VM_TIMEOUT=${VM_TIMEOUT:-1500} "$root/scripts/vm/run.sh" -n bindings \
+		VM_TIMEOUT=${VM_TIMEOUT:-2700} "$root/scripts/vm/run.sh" -n bindings \
 			-m "$module" "$kernel" "$payload" || vmrc=$?
 	fi
 	log=${VM_OUT:-$root/build/vm}/bindings.log
@@ -109,7 +109,7 @@ if [ -x "$debvm" ] && [ -f "$module" ]; then
 	rm -rf "$dpayload/py"
 	drc=0
 	"$debvm" --name bindings --module "$module" --files "$dpayload" \
-		--timeout "${VM_TIMEOUT:-1500}" -- env BINDINGS_TAG=debvm- sh ./run \
+		--timeout "${VM_TIMEOUT:-2700}" -- env BINDINGS_TAG=debvm- sh ./run \
 		>"$out/debvm.out" 2>&1 || drc=$?
 	[ "${VM_QUIET:-0}" = 1 ] || cat "$out/debvm.out"
 	count "$out/debvm.out" debvm-

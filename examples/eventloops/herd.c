@@ -8,6 +8,8 @@
 
 #include "herd.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 static int herd_fail(struct herd *h, const char *what, int err)
 {
 	fprintf(stderr, "%s: %s: %s\n", h->name, what, strerror(-err));
@@ -16,7 +18,7 @@ static int herd_fail(struct herd *h, const char *what, int err)
 
 int herd_init(struct herd *h, const char *name)
 {
-	int i, ret;
+	int i, w, ret;
 
 	memset(h, 0, sizeof(*h));
 	h->name = name;
@@ -27,10 +29,13 @@ int herd_init(struct herd *h, const char *name)
 		h->fds[i] = fairsem_new_handle(h->sem, O_CLOEXEC | O_NONBLOCK);
 		if (h->fds[i] < 0)
 			return herd_fail(h, "new handle", h->fds[i]);
-		/* Queued in this order: handle i is the i-th to arrive. */
-		ret = fairsem_async_start(h->fds[i], 1);
-		if (ret != -EINPROGRESS)
-			return herd_fail(h, "async start should queue", ret ? ret : -EPROTO);
+	}
+	/* Queued in this order: waiter w is the w-th to arrive. */
+	for (w = 0; w < HERD_WAITERS; w++) {
+		ret = fairsem_submit(h->fds[w % HERD_HANDLES], 1);
+		if (ret <= 0)
+			return herd_fail(h, "submit should queue", ret ? ret : -EPROTO);
+		h->ids[w] = ret;
 	}
 	return 0;
 }
@@ -42,43 +47,81 @@ int herd_start(struct herd *h)
 	return ret ? herd_fail(h, "add", ret) : 0;
 }
 
+/* Which of handle i's waiters submitted request id; -1 for none. */
+static int herd_waiter(struct herd *h, int i, uint32_t id)
+{
+	int w;
+
+	for (w = i; w < HERD_WAITERS; w += HERD_HANDLES)
+		if (h->ids[w] == id && !h->reaped[w])
+			return w;
+	return -1;
+}
+
 int herd_ready(struct herd *h, int i)
 {
-	uint64_t got = 0;
-	int ret;
+	uint32_t ids[8];
+	int n, k, w, got = 0;
 
-	h->callbacks[i]++;
-	if (h->granted == HERD_HANDLES) {
+	h->callbacks++;
+	if (h->granted == HERD_WAITERS) {
 		h->late++;
 		return 1;
 	}
-	ret = fairsem_async_complete(h->fds[i], &got);
-	if (ret || got != 1) {
+	/* Every grant reaped, not just one: until EAGAIN. */
+	while ((n = fairsem_reap(h->fds[i], ids, ARRAY_SIZE(ids))) > 0) {
+		for (k = 0; k < n; k++) {
+			w = herd_waiter(h, i, ids[k]);
+			if (w < 0) {
+				printf("%s: handle %d reaped id %u of no waiter\n",
+				       h->name, i, ids[k]);
+				h->strays++;
+				continue;
+			}
+			h->reaped[w] = 1;
+			if (w != h->granted) {
+				printf("%s: grant %d went to waiter %d\n", h->name,
+				       h->granted, w);
+				h->out_of_order++;
+			}
+			h->granted++;
+			got++;
+		}
+	}
+	if (n != -EAGAIN)
+		herd_fail(h, "reap", n);
+	if (!got) {
 		h->failed_reads++;
 		return 0;
 	}
-	if (i != h->granted) {
-		printf("%s: grant %d went to handle %d\n", h->name, h->granted, i);
-		h->out_of_order++;
-	}
-	h->granted++;
-	if (h->granted == HERD_HANDLES)
+	h->extra += got - 1;
+	if (h->granted == HERD_WAITERS)
 		return 1;
 	herd_start(h);
 	return 0;
 }
 
-/* Nothing queued, nothing granted and uncollected, one permit per handle. */
+/*
+ * Nothing queued, nothing granted and not reaped, one permit per waiter.
+ * The loop shuts down as any does: it withdraws every request it still
+ * has.  Each must be gone already (ENOENT: reaped).
+ */
 static int herd_pending(struct herd *h)
 {
 	struct fairsem_info info;
-	int i, bad = 0;
+	uint32_t id;
+	int i, w, bad = 0;
 
-	if (fairsem_info(h->sem, &info) || info.waiters || info.taken != HERD_HANDLES)
+	for (w = 0; w < HERD_WAITERS; w++)
+		if (fairsem_withdraw(h->fds[w % HERD_HANDLES], h->ids[w]) != -ENOENT)
+			bad++;
+	if (fairsem_info(h->sem, &info) || info.waiters ||
+	    info.taken != HERD_WAITERS)
 		bad++;
 	for (i = 0; i < HERD_HANDLES; i++) {
-		if (fairsem_info(h->fds[i], &info) || info.holds != 1 ||
-		    (info.flags & (FAIRSEM_INFO_ASYNC_PENDING | FAIRSEM_INFO_ASYNC_GRANTED)))
+		if (fairsem_info(h->fds[i], &info) ||
+		    info.holds != HERD_WAITERS / HERD_HANDLES ||
+		    fairsem_reap(h->fds[i], &id, 1) != -EAGAIN)
 			bad++;
 	}
 	return bad;
@@ -93,18 +136,18 @@ static int herd_check(const char *name, const char *what, int ok, int *passed)
 
 int herd_report(struct herd *h)
 {
-	int i, extra = 0, passed = 0, failed = 0;
+	int i, passed = 0, failed = 0;
 
-	for (i = 0; i < HERD_HANDLES; i++)
-		extra += h->callbacks[i] != 1;
-	printf("%s: %d handles, %d grants; off by one %d, out of order %d, empty %d, late %d\n",
-	       h->name, HERD_HANDLES, h->granted, extra, h->out_of_order,
-	       h->failed_reads, h->late);
+	printf("%s: %d waiters on %d handles, %d grants; callbacks %d, empty %d, "
+	       "extra ids %d, stray ids %d, out of order %d, late %d\n",
+	       h->name, HERD_WAITERS, HERD_HANDLES, h->granted, h->callbacks,
+	       h->failed_reads, h->extra, h->strays, h->out_of_order, h->late);
 	failed += herd_check(h->name, "one callback per grant",
-			     h->granted == HERD_HANDLES && !extra &&
-			     !h->failed_reads && !h->late, &passed);
+			     h->granted == HERD_WAITERS &&
+			     h->callbacks == HERD_WAITERS && !h->failed_reads &&
+			     !h->extra && !h->strays && !h->late, &passed);
 	failed += herd_check(h->name, "grants in arrival order",
-			     h->granted == HERD_HANDLES && !h->out_of_order, &passed);
+			     h->granted == HERD_WAITERS && !h->out_of_order, &passed);
 	failed += herd_check(h->name, "nothing left pending", !herd_pending(h), &passed);
 	printf("%d passed, %d failed\n", passed, failed);
 	for (i = 0; i < HERD_HANDLES; i++)

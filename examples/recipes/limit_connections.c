@@ -2,8 +2,9 @@
 /*
  * Recipe 3: limit accepted connections.
  *
- * An accept loop in epoll takes a permit asynchronously before it accepts:
- * it watches the listening socket only while it holds a permit.  Each
+ * An accept loop in epoll submits a request for a permit before it
+ * accepts, and watches the listening socket only while it holds a permit:
+ * until then it watches the handle, whose grant it reaps.  Each
  * connection gets a handler process that inherits the handle holding the
  * permit; the loop closes its own copy and opens a new handle for the next
  * connection.  So the permit comes back when the handler exits, however it
@@ -51,16 +52,19 @@ static void ep_ctl(int ep, int op, int fd)
 		die("epoll_ctl", -errno);
 }
 
-/* A fresh handle asking for a permit; watch it, or the listener if granted. */
-static int ask_permit(struct state *st, int ep)
+/*
+ * A fresh handle asking for a permit: watch it while the request is queued
+ * (*id, its id), or the listener if it was granted at once (*id 0).
+ */
+static int ask_permit(struct state *st, int ep, uint32_t *id)
 {
 	int h = must(fairsem_new_handle(st->sem, O_CLOEXEC | O_NONBLOCK),
 		     "new handle");
-	int ret = fairsem_async_start(h, 1);
 
-	if (ret == -EINPROGRESS)
+	*id = must(fairsem_submit(h, 1), "submit");
+	if (*id)
 		ep_ctl(ep, EPOLL_CTL_ADD, h);
-	else if (must(ret, "async start") == 0)
+	else
 		ep_ctl(ep, EPOLL_CTL_ADD, st->listener);
 	return h;
 }
@@ -69,18 +73,20 @@ static void server(void *arg)
 {
 	struct state *st = arg;
 	struct epoll_event ev;
+	uint32_t id, got;
 	int ep, h, c;
 
 	signal(SIGCHLD, SIG_IGN);
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0)
 		die("epoll_create1", -errno);
-	h = ask_permit(st, ep);
+	h = ask_permit(st, ep, &id);
 	for (;;) {
 		if (epoll_wait(ep, &ev, 1, -1) != 1)
 			continue;
-		if (ev.data.fd == h) {		/* granted: now accept */
-			must(fairsem_async_complete(h, NULL), "async complete");
+		if (ev.data.fd == h) {		/* granted: reap it, now accept */
+			if (must(fairsem_reap(h, &got, 1), "reap") != 1 || got != id)
+				die("reap: not the request it made", -EPROTO);
 			ep_ctl(ep, EPOLL_CTL_DEL, h);
 			ep_ctl(ep, EPOLL_CTL_ADD, st->listener);
 			continue;
@@ -93,7 +99,7 @@ static void server(void *arg)
 			handler(st, c);	/* inherits h and with it the permit */
 		close(c);
 		close(h);		/* the handler has the only copy now */
-		h = ask_permit(st, ep);
+		h = ask_permit(st, ep, &id);
 	}
 }
 

@@ -14,6 +14,7 @@
  * ones (8 fit at once, the others queue): it waits at the head, the bytes that come back stay free for it,
  * and it is served after at most the requests that were ahead of it.
  */
+#include <poll.h>
 #include <pthread.h>
 
 #include "recipe.h"
@@ -70,6 +71,24 @@ static int serve(struct state *st, int h, uint64_t body, long *grants)
 	counter_add(&st->bytes, -(long)body);
 	counter_add(&st->requests, -1);
 	return fairsem_release_kinds(h, 2, want);
+}
+
+/*
+ * Wait for the grant of submitted request @id: poll the handle, reap.
+ * 0 once reaped, or -errno.
+ */
+static int reap_grant(int h, uint32_t id)
+{
+	struct pollfd pfd = { .fd = h, .events = POLLIN };
+	uint32_t got;
+	int ret;
+
+	while ((ret = fairsem_reap(h, &got, 1)) == -EAGAIN)
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			return -errno;
+	if (ret < 0)
+		return ret;
+	return got == id ? 0 : -EPROTO;
 }
 
 static void *worker_main(void *arg)
@@ -158,13 +177,13 @@ static void fifo_big_body(struct state *st)
 	while (counter_get(&st->small_grants) < 100 && !counter_get(&st->errors))
 		sleep_ms(1);
 	/*
-	 * Queued asynchronously, so that the count starts once it is in the
-	 * queue: each thread can be ahead of it once at most.
+	 * Submitted, so that the count starts once it is in the queue: each
+	 * thread can be ahead of it once at most.  0: granted at once.
 	 */
-	ret = fairsem_async_start_kinds(h, 2, big);
+	ret = fairsem_submit_kinds(h, 2, big);
 	before = counter_get(&st->small_grants);
-	if (ret == -EINPROGRESS)
-		ret = fairsem_async_complete_kinds(h, 2, NULL);
+	if (ret > 0)
+		ret = reap_grant(h, ret);
 	must(ret, "the big body");
 	after = counter_get(&st->small_grants);
 	say("the 1 MB body was served after %ld small grants", after - before);

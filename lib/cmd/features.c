@@ -21,7 +21,6 @@ static const struct feature {
 	{ FAIRSEM_FAST, "fast path (--fast)" },
 }, op_features[] = {
 	{ FAIRSEM_ACQ_TRY, "acquire that never waits (--try)" },
-	{ FAIRSEM_ACQ_ASYNC, "asynchronous acquire (FAIRSEM_ACQ_ASYNC)" },
 	{ FAIRSEM_RELEASE_FORGET, "forget (FAIRSEM_RELEASE_FORGET)" },
 	{ FAIRSEM_RESIZE_ADD, "add (FAIRSEM_RESIZE_ADD)" },
 	{ FAIRSEM_RESIZE_REMOVE, "remove (FAIRSEM_RESIZE_REMOVE)" },

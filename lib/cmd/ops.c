@@ -519,15 +519,6 @@ static int do_close(struct opts *o)
 	return 0;
 }
 
-static const char *async_state(uint32_t flags)
-{
-	if (flags & FAIRSEM_INFO_ASYNC_PENDING)
-		return "queued";
-	if (flags & FAIRSEM_INFO_ASYNC_GRANTED)
-		return "granted";
-	return "none";
-}
-
 static const char *mode_of(uint32_t flags)
 {
 	if (flags & FAIRSEM_LIFO)
@@ -541,13 +532,12 @@ void print_info(const struct fairsem_info *info)
 {
 	printf("id:\t%llu\nlimit:\t%llu\navailable:\t%llu\ntaken:\t%llu\n"
 	       "holds:\t%llu\nwaiters:\t%llu\nhandles:\t%u\nmode:\t%s\n"
-	       "closed:\t%d\nasync:\t%s\n",
+	       "closed:\t%d\n",
 	       (unsigned long long)info->id, (unsigned long long)info->limit,
 	       (unsigned long long)info->available,
 	       (unsigned long long)info->taken, (unsigned long long)info->holds,
 	       (unsigned long long)info->waiters, info->handles,
-	       mode_of(info->flags), !!(info->flags & FAIRSEM_INFO_CLOSED),
-	       async_state(info->flags));
+	       mode_of(info->flags), !!(info->flags & FAIRSEM_INFO_CLOSED));
 	/* Only where it is one: the keys of other semaphores are unchanged. */
 	if (info->flags & FAIRSEM_JOBSERVER)
 		printf("jobserver:\t1\n");
@@ -566,15 +556,14 @@ void print_info_kinds(const struct fairsem_info_kinds *ki)
 
 	printf("id:\t%llu\nkinds:\t%u\nlimit:\t%s\navailable:\t%s\n"
 	       "taken:\t%s\nholds:\t%s\nwaiters:\t%llu\nhandles:\t%u\n"
-	       "mode:\t%s\nclosed:\t%d\nasync:\t%s\n",
+	       "mode:\t%s\nclosed:\t%d\n",
 	       (unsigned long long)ki->id, ki->nkinds,
 	       format_field(ki, KIND_LIMIT, v[0], sizeof(v[0])),
 	       format_field(ki, KIND_AVAILABLE, v[1], sizeof(v[1])),
 	       format_field(ki, KIND_TAKEN, v[2], sizeof(v[2])),
 	       format_field(ki, KIND_HOLDS, v[3], sizeof(v[3])),
 	       (unsigned long long)ki->waiters, ki->handles,
-	       mode_of(ki->flags), !!(ki->flags & FAIRSEM_INFO_CLOSED),
-	       async_state(ki->flags));
+	       mode_of(ki->flags), !!(ki->flags & FAIRSEM_INFO_CLOSED));
 }
 
 /* INFO, by kinds when the kinds are worth showing. */
@@ -712,9 +701,9 @@ const struct subcommand cmd_info = {
 	"Show handle N and its semaphore, or the semaphore named NAME, one\n"
 	"'key:<TAB>value' a line: path (for NAME), id, limit, available, taken,\n"
 	"holds (by this handle), waiters, handles, mode (fifo/lifo/prio),\n"
-	"closed (0/1), async (none/queued/granted).  A semaphore of kinds also\n"
-	"has kinds (their number) after id, and limit, available, taken and\n"
-	"holds as LABEL=COUNT,... (a kind without a label by its index).\n"
+	"closed (0/1).  A semaphore of kinds also has kinds (their number)\n"
+	"after id, and limit, available, taken and holds as LABEL=COUNT,...\n"
+	"(a kind without a label by its index).\n"
 	"NAME is opened read-only\n"
 	"(that handle is counted in handles); without '/' it lives in\n"
 	"$FAIRSEM_DIR (default /run/fairsem).\n"

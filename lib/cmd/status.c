@@ -6,6 +6,12 @@
  * namespace (from /proc/self/mountinfo), matched by semaphore id through
  * INFO on a read-only open.  Processes, descriptors and names that cannot
  * be read (gone, or not ours to look at) are skipped silently.
+ *
+ * fairsem status --cluster NAME: a cluster semaphore (fairsem-cluster(8))
+ * as this machine's agent last saw it in etcd: the agent publishes its
+ * view in $FAIRSEM_CLUSTER_DIR/NAME (default /run/fairsem-cluster), and
+ * this reads that file, so no local program but the agent speaks etcd
+ * and nothing a user runs reaches it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -24,7 +33,7 @@
 struct handle_rec {
 	uint64_t id, limit, available, taken, holds, waiters;
 	struct fairsem_info_kinds ki;	/* nkinds 0: fdinfo shows no kinds */
-	char mode[8], closed[4], async[12];
+	char mode[8], closed[4], submitted[40];
 	int pid, fd;
 	char comm[20];
 	bool jobserver;		/* fairsem-jobserver: 1 */
@@ -79,7 +88,7 @@ static const struct {
 } str_fields[] = {
 	{ "fairsem-mode:", offsetof(struct handle_rec, mode), 8 },
 	{ "fairsem-closed:", offsetof(struct handle_rec, closed), 4 },
-	{ "fairsem-async:", offsetof(struct handle_rec, async), 12 },
+	{ "fairsem-submitted:", offsetof(struct handle_rec, submitted), 40 },
 };
 
 /*
@@ -423,7 +432,7 @@ static void print_sem(const struct handle_rec *r, const struct name_list *nl,
 			       r->waiters, r->jobserver ? "jobserver" : r->mode,
 			       !strcmp(r->closed, "1"));
 	print_names(nl, k, r->id);
-	printf("  %8s %5s %10s  %-8s %s\n", "PID", "FD", "HOLDS", "ASYNC",
+	printf("  %8s %5s %10s  %-9s %s\n", "PID", "FD", "HOLDS", "SUBMITTED",
 	       "COMMAND");
 }
 
@@ -512,16 +521,24 @@ static void print_unheld(const struct name_list *nl, size_t *k)
 		print_governor(in->id, "", nl, k0, *k);
 }
 
-/* HOLDS: a count, or on a semaphore of several kinds a vector. */
+/*
+ * HOLDS: a count, or on a semaphore of several kinds a vector.  SUBMITTED:
+ * the handle's submitted requests as QUEUED/GRANTED (granted and not
+ * reaped yet), "-" for none.
+ */
 static void print_handle(const struct handle_rec *r)
 {
-	char holds[VECTOR_TEXT_MAX];
+	char holds[VECTOR_TEXT_MAX], subs[24] = "-";
+	unsigned int queued, granted;
 
 	if (r->ki.nkinds > 1)
 		format_field(&r->ki, KIND_HOLDS, holds, sizeof(holds));
 	else
 		snprintf(holds, sizeof(holds), "%" PRIu64, r->holds);
-	printf("  %8d %5d %10s  %-8s %s\n", r->pid, r->fd, holds, r->async,
+	if (sscanf(r->submitted, "queued=%u granted=%u", &queued, &granted) == 2 &&
+	    (queued || granted))
+		snprintf(subs, sizeof(subs), "%u/%u", queued, granted);
+	printf("  %8d %5d %10s  %-9s %s\n", r->pid, r->fd, holds, subs,
 	       r->comm);
 }
 
@@ -602,16 +619,225 @@ static int do_status(struct opts *o)
 	return ret;
 }
 
+/* ---- fairsem status --cluster NAME ------------------------------------- */
+
+#define CLUSTER_DIR "/run/fairsem-cluster"
+#define CLUSTER_FIELD 64
+
+/* What an agent's status file says (fairsem-cluster's agent/state.go). */
+struct cluster_view {
+	char cluster[CLUSTER_FIELD], machine[CLUSTER_FIELD], state[16];
+	char share[CLUSTER_FIELD * 2], limit[CLUSTER_FIELD * 2];
+	char local[PATH_MAX];
+	long pid;
+	unsigned long long seen_ns, rev;
+	char granted[CLUSTER_FIELD * 2], waiting[CLUSTER_FIELD * 2];
+	unsigned long nreq, nwait, nmach;
+};
+
+/* Copy the rest of a "key value" line into dst (bounded). */
+static void copy_value(char *dst, size_t len, const char *val)
+{
+	snprintf(dst, len, "%s", val);
+}
+
+/* The agent runs while its pid is a fairsem-cluster process. */
+static bool agent_running(long pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = 0;
+	fclose(f);
+	comm[strcspn(comm, "\n")] = 0;
+	/* The kernel keeps 15 characters of a task's name. */
+	return !strncmp(comm, "fairsem-cluster", 15);
+}
+
+static unsigned long long mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL +
+	       (unsigned long long)ts.tv_nsec;
+}
+
+/*
+ * One line of the file: the header's lines fill v, "mach" and "req" lines
+ * are printed as they come (the agent writes them in order: machines by
+ * name, then requests in cluster order).  Returns false on a line that
+ * is not the format's.
+ */
+static bool cluster_line(char *line, struct cluster_view *v, bool *queue_shown)
+{
+	char a[CLUSTER_FIELD * 2], b[CLUSTER_FIELD * 2], c[CLUSTER_FIELD * 2];
+	char d[CLUSTER_FIELD * 2];
+	unsigned long n1, n2;
+	unsigned long long rev;
+	char *val = strchr(line, ' ');
+
+	if (!val)
+		return false;
+	*val++ = 0;
+	if (!strcmp(line, "cluster"))
+		copy_value(v->cluster, sizeof(v->cluster), val);
+	else if (!strcmp(line, "machine"))
+		copy_value(v->machine, sizeof(v->machine), val);
+	else if (!strcmp(line, "local"))
+		copy_value(v->local, sizeof(v->local), val);
+	else if (!strcmp(line, "pid"))
+		return sscanf(val, "%ld", &v->pid) == 1;
+	else if (!strcmp(line, "mono"))
+		return true;	/* when it was written: seen says more */
+	else if (!strcmp(line, "seen"))
+		return sscanf(val, "%llu %llu", &v->seen_ns, &v->rev) == 2;
+	else if (!strcmp(line, "state"))
+		copy_value(v->state, sizeof(v->state), val);
+	else if (!strcmp(line, "share"))
+		copy_value(v->share, sizeof(v->share), val);
+	else if (!strcmp(line, "limit"))
+		copy_value(v->limit, sizeof(v->limit), val);
+	else if (!strcmp(line, "totals"))
+		return sscanf(val, "%127s %127s %lu %lu", v->granted, v->waiting,
+			      &v->nreq, &v->nwait) == 4;
+	else if (!strcmp(line, "mach")) {
+		if (sscanf(val, "%127s %127s %127s %lu %lu", a, b, c, &n1,
+			   &n2) != 5)
+			return false;
+		if (!v->nmach++)
+			printf("  %-16s %12s %12s %9s %7s\n", "MACHINE",
+			       "GRANTED", "WAITING", "REQUESTS", "QUEUED");
+		printf("  %-16s %12s %12s %9lu %7lu\n", a, b, c, n1, n2);
+	} else if (!strcmp(line, "req")) {
+		if (sscanf(val, "%lu %127s %127s %127s %llu %127s", &n1, a, b, c,
+			   &rev, d) != 6)
+			return false;
+		if (!*queue_shown)
+			printf("  queue, in cluster order:\n"
+			       "  %5s  %-8s %-16s %12s %10s  %s\n", "#",
+			       "STATE", "MACHINE", "WEIGHT", "REV", "WAITER");
+		*queue_shown = true;
+		printf("  %5lu  %-8s %-16s %12s %10llu  %s\n", n1, a, b, c,
+		       rev, d);
+	}
+	return true;
+}
+
+static int cluster_status(const char *name)
+{
+	const char *dir = getenv("FAIRSEM_CLUSTER_DIR");
+	struct cluster_view v = { .pid = -1 };
+	char path[PATH_MAX], *line = NULL;
+	bool queue_shown = false, header_done = false, running;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *f;
+	int n = 0;
+
+	if (!*name || strchr(name, '/') || name[0] == '.')
+		usage_error("status", "--cluster wants a cluster semaphore's "
+			    "name, not '%s'", name);
+	if (!dir || !*dir)
+		dir = CLUSTER_DIR;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		usage_error("status", "--cluster: name too long");
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT)
+			fail(EXIT_NONE_SEEN, "status", "no agent serves cluster "
+			     "semaphore %s here (no %s)", name, path);
+		fail(exit_status_of(errno), "status", "%s: %s", path,
+		     strerror(errno));
+	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		if (line[len - 1] == '\n')
+			line[--len] = 0;
+		if (!n++) {
+			if (strcmp(line, "fairsem-cluster-status 1"))
+				fail(EXIT_OSERR, "status", "%s: not an agent's status "
+				     "file of version 1", path);
+			continue;
+		}
+		/* The header ends where the machines begin. */
+		if (!header_done && !strncmp(line, "mach ", 5)) {
+			header_done = true;
+			printf("cluster %s: limit %s, granted %s, waiting %s "
+			       "(%lu requests, %lu waiting)\n", v.cluster,
+			       v.limit, v.granted, v.waiting, v.nreq, v.nwait);
+			printf("  seen by machine %s's agent (pid %ld) for %s, "
+			       "%s, %s mode: etcd revision %llu, %.1f s ago\n",
+			       v.machine, v.pid, v.local, v.state,
+			       strcmp(v.share, "-") ? "share" : "exact",
+			       v.rev, (double)(mono_now() - v.seen_ns) / 1e9);
+			if (strcmp(v.share, "-"))
+				printf("  share mode: up to %s kept to grant here "
+				       "without a round trip\n", v.share);
+		}
+		if (!cluster_line(line, &v, &queue_shown))
+			fail(EXIT_OSERR, "status", "%s: line %d: not the format "
+			     "of an agent's status file", path, n);
+	}
+	free(line);
+	fclose(f);
+	if (!header_done)
+		printf("cluster %s: limit %s, no requests\n  seen by machine "
+		       "%s's agent (pid %ld) for %s, %s: etcd revision %llu, "
+		       "%.1f s ago\n", v.cluster, v.limit, v.machine, v.pid,
+		       v.local, v.state, v.rev,
+		       (double)(mono_now() - v.seen_ns) / 1e9);
+	running = v.pid > 0 && agent_running(v.pid);
+	if (!running)
+		fail(EXIT_NONE_SEEN, "status", "the agent (pid %ld) that wrote %s "
+		     "is not running: this is what it saw last", v.pid, path);
+	return 0;
+}
+
+/* status parses its own command line: no options, or --cluster NAME. */
+static int status_main(int argc, char **argv)
+{
+	struct opts o = { .sub = "status" };
+	const char *arg;
+
+	if (argc == 1)
+		return do_status(&o);
+	arg = argv[1];
+	if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+		fputs(cmd_status.usage, stdout);
+		return 0;
+	}
+	if (!strncmp(arg, "--cluster=", 10) && argc == 2)
+		return cluster_status(arg + 10);
+	if (!strcmp(arg, "--cluster")) {
+		if (argc < 3)
+			usage_error("status", "option '--cluster' needs an argument");
+		if (argc > 3)
+			usage_error("status", "unexpected argument '%s'", argv[3]);
+		return cluster_status(argv[2]);
+	}
+	if (!strncmp(arg, "--cluster=", 10))
+		usage_error("status", "unexpected argument '%s'", argv[2]);
+	if (arg[0] == '-')
+		usage_error("status", "unknown option '%s'", arg);
+	usage_error("status", "unexpected argument '%s'", arg);
+}
+
 const struct subcommand cmd_status = {
-	.name = "status", .run = do_status,
+	.name = "status", .main = status_main,
 	.usage =
 	"Usage: fairsem status\n"
+	"       fairsem status --cluster NAME\n"
 	"Show every fairsem handle of every process that may be inspected\n"
 	"(from /proc/PID/fdinfo), grouped by semaphore: its limit, available\n"
 	"and taken permits, waiters, mode and state, its names (the files of\n"
 	"every fairsem filesystem mounted here that we may read), then one\n"
-	"line per handle: process id, descriptor, permits held, asynchronous\n"
-	"request, command.  A named semaphore without handles is shown too.\n"
+	"line per handle: process id, descriptor, permits held, submitted\n"
+	"requests (queued/granted and not reaped; - for none), command.  A named semaphore without handles is shown too.\n"
 	"A semaphore of several kinds shows each field, HOLDS too, as\n"
 	"LABEL=COUNT,... (a kind without a label by its index).  A jobserver\n"
 	"(mode jobserver) shows after its handles one line per account that\n"
@@ -624,5 +850,16 @@ const struct subcommand cmd_status = {
 	"Exit status 1 when no semaphore is seen (with a message when the\n"
 	"module is not loaded).\n"
 	"\n"
-	"  --help      show this help\n",
+	"With --cluster NAME: the cluster semaphore NAME (fairsem-cluster(8))\n"
+	"as this machine's agent last saw it in etcd, from the file it keeps\n"
+	"in $FAIRSEM_CLUSTER_DIR (default /run/fairsem-cluster): the limit,\n"
+	"what is granted and waiting, each machine's, then every request of\n"
+	"every machine in cluster order, granted or waiting, with its weight,\n"
+	"create revision and what it was made for (pid=P, pid=P,submitted,\n"
+	"share, or - once its waiter holds or left).  Nothing is asked of etcd.\n"
+	"Exit status 1 when no agent serves NAME here, or when the agent that\n"
+	"wrote the file is no longer running (what it saw last is shown).\n"
+	"\n"
+	"  --cluster NAME   a cluster semaphore, through this machine's agent\n"
+	"  --help           show this help\n",
 };

@@ -55,7 +55,7 @@ for bb in "$top"/contrib/yocto/meta-fairsem/recipes-*/*/*.bb; do
 	same "$(basename "$bb")" "$(basename "$bb" .bb | sed 's/.*_//')"
 done
 # The library's own version is its ABI's: the newest node of the version
-# script (LIBFAIRSEM_1.3 -> libfairsem.so.1.3.0), which libfairsem(3)
+# script (LIBFAIRSEM_2.0 -> libfairsem.so.2.0.0), which libfairsem(3)
 # names in VERSIONS.
 so=$(sed -n 's/^LIBFAIRSEM_\([0-9.]*\) {.*/\1/p' "$top/lib/libfairsem.map" | tail -n 1)
 page=$(sed -n 's/^\.RI ( libfairsem\.so\.\([0-9.]*\) )$/\1/p' "$top/man/libfairsem.3")

@@ -188,7 +188,6 @@ TEST(missing_device)
 TEST(bad_descriptor)
 {
 	struct fairsem_info info;
-	uint64_t count = 7;
 
 	EXPECT_EQ(-EBADF, LIB(fairsem_init(-1, 1, 0)));
 	EXPECT_EQ(-EBADF, LIB(fairsem_new_handle(-1, 0)));
@@ -202,18 +201,12 @@ TEST(bad_descriptor)
 	EXPECT_EQ(-EBADF, LIB(fairsem_remove(-1, 1)));
 	EXPECT_EQ(-EBADF, LIB(fairsem_close_sem(-1)));
 	EXPECT_EQ(-EBADF, LIB(fairsem_info(-1, &info)));
-	EXPECT_EQ(-EBADF, LIB(fairsem_async_start(-1, 1)));
-	EXPECT_EQ(-EBADF, LIB(fairsem_async_complete(-1, &count)));
-	EXPECT_EQ(-EBADF, LIB(fairsem_async_cancel(-1)));
-	EXPECT_EQ(-EBADF, LIB(fairsem_cancel(-1)));
 	EXPECT_EQ(-EBADF, LIB(fairsem_supported(-1, NULL, NULL)));
-	EXPECT_EQ(7, count);
 }
 
 TEST(not_a_fairsem)
 {
 	struct fairsem_info info;
-	uint64_t count = 7;
 	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
@@ -229,13 +222,7 @@ TEST(not_a_fairsem)
 	EXPECT_EQ(-ENOTTY, LIB(fairsem_remove(fd, 1)));
 	EXPECT_EQ(-ENOTTY, LIB(fairsem_close_sem(fd)));
 	EXPECT_EQ(-ENOTTY, LIB(fairsem_info(fd, &info)));
-	EXPECT_EQ(-ENOTTY, LIB(fairsem_async_start(fd, 1)));
-	EXPECT_EQ(-ENOTTY, LIB(fairsem_async_cancel(fd)));
-	EXPECT_EQ(-ENOTTY, LIB(fairsem_cancel(fd)));
 	EXPECT_EQ(-ENOTTY, LIB(fairsem_supported(fd, NULL, NULL)));
-	/* read(2) of /dev/null: end of file, not a count. */
-	EXPECT_EQ(-EIO, LIB(fairsem_async_complete(fd, &count)));
-	EXPECT_EQ(7, count);
 	close(fd);
 }
 
@@ -263,7 +250,6 @@ TEST(unbound_handle)
 {
 	struct fairsem_info_kinds ki;
 	struct fairsem_info info;
-	uint64_t count;
 	int fd;
 
 	NEED_DEVICE();
@@ -282,10 +268,8 @@ TEST(unbound_handle)
 	EXPECT_EQ(-EBADFD, LIB(fairsem_info(fd, &info)));
 	/* The kernel's INFO answers an unbound handle; the library's not. */
 	EXPECT_EQ(-EBADFD, LIB(fairsem_info_kinds(fd, &ki)));
-	EXPECT_EQ(-EBADFD, LIB(fairsem_async_start(fd, 1)));
-	EXPECT_EQ(-EBADFD, LIB(fairsem_async_complete(fd, &count)));
-	EXPECT_EQ(-EBADFD, LIB(fairsem_async_cancel(fd)));
-	EXPECT_EQ(-EBADFD, LIB(fairsem_cancel(fd)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_submit(fd, 1)));
+	EXPECT_EQ(-EBADFD, LIB(fairsem_withdraw(fd, 1)));
 	close(fd);
 }
 
@@ -361,9 +345,8 @@ TEST(create_takes_prio)
 /* Every flag of this release's kernel, as uapi/linux/fairsem.h has them. */
 #define ALL_INIT_FLAGS (FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_JOBSERVER | \
 			FAIRSEM_FAST)
-#define ALL_OP_FLAGS (FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC | \
-		      FAIRSEM_RELEASE_FORGET | FAIRSEM_RESIZE_ADD | \
-		      FAIRSEM_RESIZE_REMOVE)
+#define ALL_OP_FLAGS (FAIRSEM_ACQ_TRY | FAIRSEM_RELEASE_FORGET | \
+		      FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE)
 
 TEST(supported_answers_on_an_unbound_handle)
 {
@@ -824,13 +807,13 @@ TEST(close_sem)
 	EXPECT_EQ(-EIDRM, LIB(fairsem_try_acquire(fd, 1)));
 	EXPECT_EQ(-EIDRM, LIB(fairsem_acquire_until(fd, 1, 0)));
 	EXPECT_EQ(-EIDRM, LIB(fairsem_acquire_timeout(fd, 1, 0)));
-	EXPECT_EQ(-EIDRM, LIB(fairsem_async_start(fd, 1)));
+	EXPECT_EQ(-EIDRM, LIB(fairsem_submit(fd, 1)));
 	EXPECT_EQ(-EIDRM, LIB(fairsem_new_handle(fd, 0)));
 	/* What still works. */
 	EXPECT_EQ(0, LIB(fairsem_release(h, 1)));
 	EXPECT_EQ(0, LIB(fairsem_add(fd, 1)));
 	EXPECT_EQ(0, LIB(fairsem_remove(fd, 1)));
-	EXPECT_EQ(-ENOENT, LIB(fairsem_cancel(fd)));
+	EXPECT_EQ(-ENOENT, LIB(fairsem_withdraw(fd, 1)));
 	ASSERT_EQ(0, LIB(fairsem_info(fd, &info)));
 	EXPECT_EQ(FAIRSEM_INFO_CLOSED, info.flags & FAIRSEM_INFO_CLOSED);
 	close(h);
@@ -849,7 +832,7 @@ TEST(info)
 	ASSERT_LE(0, h);
 	ASSERT_EQ(0, fairsem_acquire(h, 2));
 	ASSERT_EQ(0, fairsem_acquire(fd, 1));
-	ASSERT_EQ(-EINPROGRESS, fairsem_async_start(h, 3));
+	ASSERT_LE(1, fairsem_submit(h, 3));
 	memset(&info, 0xff, sizeof(info));
 	EXPECT_EQ(0, LIB(fairsem_info(fd, &info)));
 	EXPECT_EQ(5, info.limit);
@@ -861,7 +844,6 @@ TEST(info)
 	EXPECT_EQ(0, info.flags);
 	EXPECT_EQ(0, info.reserved[0] | info.reserved[1] | info.reserved[2] |
 		     info.reserved[3]);
-	EXPECT_EQ(FAIRSEM_INFO_ASYNC_PENDING, info_of(h).flags);
 	EXPECT_EQ(-EFAULT, LIB(fairsem_info(fd, NULL)));
 	close(h);
 	close(fd);
@@ -876,29 +858,28 @@ static short poll_events(int fd)
 	return poll(&p, 1, 0) == 1 ? p.revents : 0;
 }
 
-TEST(async_granted_at_once)
+TEST(submit_granted_at_once_leaves_nothing_to_reap)
 {
-	uint64_t count = 7;
+	uint32_t id = 7;
 	int fd;
 
 	NEED_DEVICE();
 	fd = fairsem_create(2, O_CLOEXEC | O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EINVAL, LIB(fairsem_async_start(fd, 0)));
-	EXPECT_EQ(0, LIB(fairsem_async_start(fd, 2)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_submit(fd, 0)));
+	EXPECT_EQ(0, LIB(fairsem_submit(fd, 2)));
 	EXPECT_EQ(2, info_of(fd).holds);
-	/* Nothing to read: the permits are held already. */
+	/* Nothing to reap: the permits are held already. */
 	EXPECT_EQ(0, poll_events(fd));
-	EXPECT_EQ(-EINVAL, LIB(fairsem_async_complete(fd, &count)));
-	EXPECT_EQ(7, count);
-	EXPECT_EQ(-ENOENT, LIB(fairsem_async_cancel(fd)));
+	EXPECT_EQ(-EAGAIN, LIB(fairsem_reap(fd, &id, 1)));
+	EXPECT_EQ(7, id);
 	close(fd);
 }
 
-TEST(async_queued_then_granted)
+TEST(submit_queued_polls_readable_once_granted)
 {
-	uint64_t count = 0;
-	int fd, h;
+	uint32_t id = 0;
+	int fd, h, a;
 
 	NEED_DEVICE();
 	fd = fairsem_create(2, O_CLOEXEC);
@@ -906,82 +887,56 @@ TEST(async_queued_then_granted)
 	h = fairsem_new_handle(fd, O_CLOEXEC | O_NONBLOCK);
 	ASSERT_LE(0, h);
 	ASSERT_EQ(0, fairsem_acquire(fd, 2));
-	EXPECT_EQ(-EINPROGRESS, LIB(fairsem_async_start(h, 2)));
-	EXPECT_EQ(-EBUSY, LIB(fairsem_async_start(h, 1)));
+	a = LIB(fairsem_submit(h, 2));
+	ASSERT_LE(1, a);
 	EXPECT_EQ(0, poll_events(h));
-	EXPECT_EQ(-EAGAIN, LIB(fairsem_async_complete(h, &count)));
+	EXPECT_EQ(-EAGAIN, LIB(fairsem_reap(h, &id, 1)));
 	EXPECT_EQ(0, fairsem_release(fd, 2));
 	EXPECT_EQ(POLLIN, poll_events(h) & POLLIN);
-	EXPECT_EQ(-EBUSY, LIB(fairsem_async_start(h, 1)));
-	EXPECT_EQ(0, LIB(fairsem_async_complete(h, &count)));
-	EXPECT_EQ(2, count);
+	EXPECT_EQ(1, LIB(fairsem_reap(h, &id, 1)));
+	EXPECT_EQ(a, (int)id);
 	EXPECT_EQ(2, info_of(h).holds);
 	EXPECT_EQ(0, poll_events(h));
-	/* Once completed it is an ordinary holding; count may be NULL. */
-	EXPECT_EQ(-ENOENT, LIB(fairsem_cancel(h)));
+	/* Once reaped it is an ordinary holding. */
+	EXPECT_EQ(-ENOENT, LIB(fairsem_withdraw(h, a)));
 	EXPECT_EQ(0, fairsem_release(h, 2));
-	ASSERT_EQ(0, fairsem_acquire(fd, 2));
-	EXPECT_EQ(-EINPROGRESS, LIB(fairsem_async_start(h, 1)));
-	EXPECT_EQ(0, fairsem_release(fd, 1));
-	EXPECT_EQ(0, LIB(fairsem_async_complete(h, NULL)));
-	EXPECT_EQ(1, info_of(h).holds);
 	close(h);
 	close(fd);
 }
 
-TEST(async_complete_blocks)
+TEST(withdraw_takes_a_request_back_queued_or_granted)
 {
-	struct later l;
-	uint64_t count = 0;
-	int fd, h;
-
-	NEED_DEVICE();
-	fd = fairsem_create(1, O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	h = fairsem_new_handle(fd, O_CLOEXEC);
-	ASSERT_LE(0, h);
-	ASSERT_EQ(0, fairsem_acquire(fd, 1));
-	EXPECT_EQ(-EINPROGRESS, LIB(fairsem_async_start(h, 1)));
-	later_start(&l, DO_RELEASE, fd, 1, 50);
-	EXPECT_EQ(0, LIB(fairsem_async_complete(h, &count)));
-	EXPECT_EQ(0, later_join(&l));
-	EXPECT_EQ(1, count);
-	close(h);
-	close(fd);
-}
-
-TEST(async_cancel)
-{
-	int fd, h;
+	int fd, h, a;
 
 	NEED_DEVICE();
 	fd = fairsem_create(1, O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	h = fairsem_new_handle(fd, O_CLOEXEC | O_NONBLOCK);
 	ASSERT_LE(0, h);
-	EXPECT_EQ(-ENOENT, LIB(fairsem_async_cancel(h)));
 	ASSERT_EQ(0, fairsem_acquire(fd, 1));
 	/* Queued: leaves the queue. */
-	EXPECT_EQ(-EINPROGRESS, LIB(fairsem_async_start(h, 1)));
+	a = LIB(fairsem_submit(h, 1));
+	ASSERT_LE(1, a);
 	EXPECT_EQ(1, info_of(fd).waiters);
-	EXPECT_EQ(0, LIB(fairsem_async_cancel(h)));
+	EXPECT_EQ(0, LIB(fairsem_withdraw(h, a)));
 	EXPECT_EQ(0, info_of(fd).waiters);
-	EXPECT_EQ(-ENOENT, LIB(fairsem_async_cancel(h)));
-	/* Granted but unread: the permits go back. */
-	EXPECT_EQ(-EINPROGRESS, LIB(fairsem_async_start(h, 1)));
+	EXPECT_EQ(-ENOENT, LIB(fairsem_withdraw(h, a)));
+	/* Granted but not reaped: the permits go back. */
+	a = LIB(fairsem_submit(h, 1));
+	ASSERT_LE(1, a);
 	EXPECT_EQ(0, fairsem_release(fd, 1));
 	EXPECT_EQ(1, info_of(h).holds);
-	EXPECT_EQ(0, LIB(fairsem_cancel(h)));
+	EXPECT_EQ(0, LIB(fairsem_withdraw(h, a)));
 	EXPECT_EQ(0, info_of(h).holds);
 	EXPECT_EQ(1, info_of(fd).available);
-	EXPECT_EQ(-EINVAL, LIB(fairsem_async_complete(h, NULL)));
+	EXPECT_EQ(0, poll_events(h));
 	close(h);
 	close(fd);
 }
 
-TEST(async_closed)
+TEST(submit_on_a_closed_semaphore_polls_hup_and_reaps_eidrm)
 {
-	uint64_t count = 7;
+	uint32_t id = 7;
 	int fd, h;
 
 	NEED_DEVICE();
@@ -989,11 +944,11 @@ TEST(async_closed)
 	ASSERT_LE(0, fd);
 	h = fairsem_new_handle(fd, O_CLOEXEC | O_NONBLOCK);
 	ASSERT_LE(0, h);
-	EXPECT_EQ(-EINPROGRESS, LIB(fairsem_async_start(h, 1)));
+	ASSERT_LE(1, LIB(fairsem_submit(h, 1)));
 	EXPECT_EQ(0, fairsem_close_sem(fd));
 	EXPECT_EQ(POLLHUP | POLLERR, poll_events(h) & (POLLHUP | POLLERR));
-	EXPECT_EQ(-EIDRM, LIB(fairsem_async_complete(h, &count)));
-	EXPECT_EQ(7, count);
+	EXPECT_EQ(-EIDRM, LIB(fairsem_reap(h, &id, 1)));
+	EXPECT_EQ(7, id);
 	close(h);
 	close(fd);
 }
@@ -1445,8 +1400,8 @@ TEST(kinds_arguments)
 	EXPECT_EQ(-EINVAL, LIB(fairsem_try_acquire_kinds(-1, 2, NULL)));
 	EXPECT_EQ(-EINVAL, LIB(fairsem_release_kinds(-1, 9, nine)));
 	EXPECT_EQ(-EINVAL, LIB(fairsem_add_kinds(-1, 0, nine)));
-	EXPECT_EQ(-EINVAL, LIB(fairsem_async_complete_kinds(-1, 0, nine)));
-	EXPECT_EQ(-EINVAL, LIB(fairsem_async_complete_kinds(-1, 9, nine)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_submit_kinds(-1, 0, nine)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_submit_kinds(-1, 9, nine)));
 	EXPECT_EQ(-EINVAL, LIB(fairsem_create_named_kinds("x", 0, REQ_BYTES,
 							  NULL, 0, 0600)));
 	EXPECT_EQ(-EINVAL, LIB(fairsem_open_or_create_kinds("x", 2,
@@ -1461,7 +1416,6 @@ TEST(kinds_arguments)
 TEST(kinds_bad_descriptor)
 {
 	struct fairsem_info_kinds info;
-	uint64_t v[2] = { 7, 7 };
 
 	EXPECT_EQ(-EBADF, LIB(fairsem_init_kinds(-1, 2, REQ_BYTES, LABELS, 0)));
 	EXPECT_EQ(-EBADF, LIB(fairsem_acquire_kinds(-1, 2, REQ_BYTES)));
@@ -1474,16 +1428,12 @@ TEST(kinds_bad_descriptor)
 	EXPECT_EQ(-EBADF, LIB(fairsem_add_kinds(-1, 2, REQ_BYTES)));
 	EXPECT_EQ(-EBADF, LIB(fairsem_remove_kinds(-1, 2, REQ_BYTES)));
 	EXPECT_EQ(-EBADF, LIB(fairsem_info_kinds(-1, &info)));
-	EXPECT_EQ(-EBADF, LIB(fairsem_async_start_kinds(-1, 2, REQ_BYTES)));
-	EXPECT_EQ(-EBADF, LIB(fairsem_async_complete_kinds(-1, 2, v)));
-	EXPECT_EQ(7, v[0]);
-	EXPECT_EQ(7, v[1]);
+	EXPECT_EQ(-EBADF, LIB(fairsem_submit_kinds(-1, 2, REQ_BYTES)));
 }
 
 TEST(kinds_not_a_fairsem)
 {
 	struct fairsem_info_kinds info;
-	uint64_t v[2] = { 7, 7 };
 	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
@@ -1492,10 +1442,7 @@ TEST(kinds_not_a_fairsem)
 	EXPECT_EQ(-ENOTTY, LIB(fairsem_release_kinds(fd, 2, REQ_BYTES)));
 	EXPECT_EQ(-ENOTTY, LIB(fairsem_add_kinds(fd, 2, REQ_BYTES)));
 	EXPECT_EQ(-ENOTTY, LIB(fairsem_info_kinds(fd, &info)));
-	EXPECT_EQ(-ENOTTY, LIB(fairsem_async_start_kinds(fd, 2, REQ_BYTES)));
-	/* End of file is not a vector. */
-	EXPECT_EQ(-EIO, LIB(fairsem_async_complete_kinds(fd, 2, v)));
-	EXPECT_EQ(7, v[0]);
+	EXPECT_EQ(-ENOTTY, LIB(fairsem_submit_kinds(fd, 2, REQ_BYTES)));
 	close(fd);
 }
 
@@ -1596,7 +1543,7 @@ TEST(scalar_moves_refused_on_several_kinds)
 	EXPECT_EQ(-EINVAL, LIB(fairsem_add(fd, 1)));
 	EXPECT_EQ(-EINVAL, LIB(fairsem_remove(fd, 1)));
 	EXPECT_EQ(-EINVAL, LIB(fairsem_release(fd, 1)));
-	EXPECT_EQ(-EINVAL, LIB(fairsem_async_start(fd, 1)));
+	EXPECT_EQ(-EINVAL, LIB(fairsem_submit(fd, 1)));
 	/* nkinds must be the semaphore's. */
 	EXPECT_EQ(-EINVAL, LIB(fairsem_acquire_kinds(fd, 1, REQ_BYTES)));
 	EXPECT_EQ(-EINVAL, LIB(fairsem_acquire_kinds(fd, 3,
@@ -1697,10 +1644,11 @@ TEST(add_and_remove_kinds_per_kind)
 	close(fd);
 }
 
-TEST(async_kinds_reads_back_the_vector)
+TEST(submitted_vector_is_granted_whole)
 {
-	uint64_t got[2] = { 0, 0 }, want[2] = { 1, 4096 };
-	int fd, h;
+	uint64_t want[2] = { 1, 4096 };
+	uint32_t id = 0;
+	int fd, h, a;
 
 	NEED_DEVICE();
 	fd = fairsem_create_kinds(2, (uint64_t[]){ 1, 8192 }, LABELS, O_CLOEXEC);
@@ -1708,16 +1656,15 @@ TEST(async_kinds_reads_back_the_vector)
 	h = fairsem_new_handle(fd, O_CLOEXEC | O_NONBLOCK);
 	ASSERT_LE(0, h);
 	ASSERT_EQ(0, fairsem_acquire_kinds(fd, 2, (uint64_t[]){ 1, 0 }));
-	EXPECT_EQ(-EINPROGRESS, LIB(fairsem_async_start_kinds(h, 2, want)));
-	EXPECT_EQ(-EAGAIN, LIB(fairsem_async_complete_kinds(h, 2, got)));
+	a = LIB(fairsem_submit_kinds(h, 2, want));
+	ASSERT_LE(1, a);
+	EXPECT_EQ(-EAGAIN, LIB(fairsem_reap(h, &id, 1)));
 	EXPECT_EQ(0, poll_events(h));
 	EXPECT_EQ(0, fairsem_release_kinds(fd, 2, (uint64_t[]){ 1, 0 }));
 	EXPECT_EQ(POLLIN, poll_events(h) & POLLIN);
-	/* A buffer of fewer kinds is refused and collects nothing. */
-	EXPECT_EQ(-EINVAL, LIB(fairsem_async_complete_kinds(h, 1, got)));
-	EXPECT_EQ(0, LIB(fairsem_async_complete_kinds(h, 2, got)));
-	EXPECT_EQ(1, got[0]);
-	EXPECT_EQ(4096, got[1]);
+	EXPECT_EQ(1, LIB(fairsem_reap(h, &id, 1)));
+	EXPECT_EQ(a, (int)id);
+	EXPECT_EQ(1, kinds_of(h).kind[0].holds);
 	EXPECT_EQ(4096, kinds_of(h).kind[1].holds);
 	close(h);
 	close(fd);

@@ -99,7 +99,8 @@ static void js_handle(int pid, int fd)
 	put(name, "pos:\t0\nflags:\t0100000\nmnt_id:\t15\nino:\t1\n"
 	    "fairsem-id:\t7\nfairsem-limit:\t5\nfairsem-available:\t0\n"
 	    "fairsem-taken:\t5\nfairsem-holds:\t0\nfairsem-waiters:\t3\n"
-	    "fairsem-mode:\tfifo\nfairsem-closed:\t0\nfairsem-async:\tnone\n"
+	    "fairsem-mode:\tfifo\nfairsem-closed:\t0\n"
+	    "fairsem-submitted:\tqueued=0 granted=0\n"
 	    "fairsem-jobserver:\t1\n%s", accounts);
 }
 

@@ -62,7 +62,7 @@ package_built() {
 	ls "$out/${1}_"*.deb >/dev/null
 }
 fairsem_dkms_is_built() { package_built fairsem-dkms; }
-libfairsem1_is_built() { package_built libfairsem1; }
+libfairsem2_is_built() { package_built libfairsem2; }
 libfairsem_dev_is_built() { package_built libfairsem-dev; }
 fairsem_is_built() { package_built fairsem; }
 # lintian.sh exits 2 when lintian is missing or could not run: then
@@ -78,7 +78,7 @@ lintian_reports_no_unjustified_warning() {
 	lintian_ran && ! grep '^W: ' "$out/lintian.txt"
 }
 run_test fairsem_dkms_is_built
-run_test libfairsem1_is_built
+run_test libfairsem2_is_built
 run_test libfairsem_dev_is_built
 run_test fairsem_is_built
 run_test lintian_ran

@@ -52,7 +52,7 @@ expected_default() {
 		echo "lib/modules/$kver/extra/fairsem.ko"
 		printf 'usr/local/%s\n' bin/fairsem include/fairsem.h \
 			include/linux/fairsem.h lib/libfairsem.a lib/libfairsem.so \
-			lib/libfairsem.so.1 "lib/libfairsem.so.$libver" \
+			lib/libfairsem.so.2 "lib/libfairsem.so.$libver" \
 			lib/pkgconfig/libfairsem.pc lib/modules-load.d/fairsem.conf \
 			lib/systemd/system/run-fairsem.mount \
 			share/man/man1/fairsem.1 share/man/man3/libfairsem.3 \
@@ -75,7 +75,7 @@ install_honours_prefix_and_libdir() {
 		MODULESLOADDIR=/usr/lib/modules-load.d SYSTEMDUNITDIR=/lib/systemd/system
 	local f
 	for f in usr/bin/fairsem usr/include/linux/fairsem.h \
-		usr/lib/x86_64-linux-gnu/libfairsem.so.1 \
+		usr/lib/x86_64-linux-gnu/libfairsem.so.2 \
 		usr/lib/x86_64-linux-gnu/pkgconfig/libfairsem.pc \
 		usr/lib/modules-load.d/fairsem.conf lib/systemd/system/run-fairsem.mount \
 		usr/share/man/man4/fairsem.4; do
@@ -86,10 +86,10 @@ install_honours_prefix_and_libdir() {
 
 library_links_point_to_the_soname() {
 	local d=$work/default/usr/local/lib
-	expect_eq libfairsem.so "$(readlink "$d/libfairsem.so")" libfairsem.so.1
-	expect_eq libfairsem.so.1 "$(readlink "$d/libfairsem.so.1")" "libfairsem.so.$libver"
+	expect_eq libfairsem.so "$(readlink "$d/libfairsem.so")" libfairsem.so.2
+	expect_eq libfairsem.so.2 "$(readlink "$d/libfairsem.so.2")" "libfairsem.so.$libver"
 	expect_eq soname "$(readelf -d "$d/libfairsem.so.$libver" |
-		sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')" libfairsem.so.1
+		sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')" libfairsem.so.2
 }
 
 program_builds_with_pkg_config_against_the_tree() {
@@ -128,7 +128,7 @@ program_builds_with_pkg_config_against_the_tree() {
 	# ldconfig) is the Debian VM's check_by_hand (vm-install-checks.sh).
 	local dyn
 	dyn=$(readelf -d "$work/prog")
-	grep -q 'NEEDED.*\[libfairsem.so.1\]' <<<"$dyn" || { echo "$dyn"; return 1; }
+	grep -q 'NEEDED.*\[libfairsem.so.2\]' <<<"$dyn" || { echo "$dyn"; return 1; }
 }
 
 # By hand, without KDIR, where the running kernel has no headers: refused,

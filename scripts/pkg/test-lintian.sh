@@ -9,7 +9,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-printf 'Format: 1.8\nSource: fairsem\nBinary: fairsem libfairsem1\n' >"$tmp/x.changes"
+printf 'Format: 1.8\nSource: fairsem\nBinary: fairsem libfairsem2\n' >"$tmp/x.changes"
 
 stand_in() {	# stand_in NAME STATUS [LINE...]: a lintian printing LINEs
 	local name=$1 status=$2; shift 2

@@ -50,7 +50,7 @@ fail() { echo "$name: $*"; echo "0 passed, 1 failed"; exit 1; }
 dir=$("$root/scripts/debvm/build.sh" --print dir) || fail "the Debian VM did not build"
 image=$dir/disk.img
 debs=()
-[ "$group" = source ] || for p in fairsem-dkms libfairsem1 libfairsem-dev fairsem; do
+[ "$group" = source ] || for p in fairsem-dkms libfairsem2 libfairsem-dev fairsem; do
 	f=$(ls "$debdir/${p}_"*.deb 2>/dev/null | head -n 1)
 	[ -n "$f" ] || fail "no ${p} package in $debdir (make deb)"
 	debs+=("$f")

@@ -3,7 +3,7 @@
 #
 # Inside the Debian VM (scripts/pkg/test-vm-install.sh boots it with
 # scripts/debvm/run.sh): a bookworm system where README's apt line
-# installed fairsem-dkms, libfairsem1, libfairsem-dev and fairsem in a
+# installed fairsem-dkms, libfairsem2, libfairsem-dev and fairsem in a
 # chroot (its vm-image block, run by test-vm-install.sh), so DKMS built the
 # module there.  Checks that the installed system works as booted, then
 # purges the packages and checks that nothing of theirs is left.
@@ -48,7 +48,7 @@ case $group in
 packages | source) ;;
 *) echo "usage: $0 packages|source"; echo "0 passed, 1 failed"; exit 2 ;;
 esac
-packages="fairsem fairsem-dkms libfairsem-dev libfairsem1"
+packages="fairsem fairsem-dkms libfairsem-dev libfairsem2"
 kver=$(uname -r)
 user=user
 as_user() { runuser -u "$user" -- "$@"; }
@@ -154,7 +154,7 @@ c_program_builds_with_pkg_config() {
 	local deps
 	deps=$(ldd "$d/example")
 	echo "$deps"
-	grep -Eq "libfairsem.so.1 => (/usr)?/lib/$(gcc -dumpmachine)/libfairsem.so.1" <<<"$deps"
+	grep -Eq "libfairsem.so.2 => (/usr)?/lib/$(gcc -dumpmachine)/libfairsem.so.2" <<<"$deps"
 	(cd "$d" && as_user ./example)
 }
 
@@ -187,7 +187,7 @@ library_is_in_the_linker_cache() {
 	local cache
 	cache=$(ldconfig -p)
 	grep 'libfairsem' <<<"$cache"
-	grep -q 'libfairsem.so.1 ' <<<"$cache"
+	grep -q 'libfairsem.so.2 ' <<<"$cache"
 }
 
 named_semaphores_mounted_on_run_fairsem() {
@@ -277,7 +277,7 @@ readme_block_by_hand() {
 	(cd "$d" && as_user sh -c 'gcc -Wall -Werror -o example example.c $(pkg-config --cflags --libs libfairsem)')
 	deps=$(ldd "$d/example")
 	echo "$deps"
-	grep -q "libfairsem.so.1 => /usr/local/lib/libfairsem.so.1" <<<"$deps"
+	grep -q "libfairsem.so.2 => /usr/local/lib/libfairsem.so.2" <<<"$deps"
 	(cd "$d" && env -u LD_LIBRARY_PATH runuser -u "$user" -- ./example)
 }
 

@@ -19,10 +19,11 @@
  * involved exactly as they were.  A call that absorbs the fault and
  * succeeds (the fault hit an allocation with a fallback, e.g. kmemleak's
  * metadata) must have worked, and undoing it must restore the state.
- * Calls that allocate nothing (acquire in all its forms, read, the count
- * ioctls, INFO, CANCEL, CLOSE, poll) are swept too: they must never fail
- * with ENOMEM.  NEW_HANDLE's other failure to reserve an fd (EMFILE under
- * RLIMIT_NOFILE) must change nothing either; epoll_ctl(ADD) of a handle is
+ * Calls that allocate nothing (acquire in all its forms, a submit granted
+ * at once, REAP, WITHDRAW, read, the count ioctls, INFO, CLOSE, poll) are
+ * swept too: they must never fail with ENOMEM.  NEW_HANDLE's other
+ * failure to reserve an fd (EMFILE under RLIMIT_NOFILE) must change
+ * nothing either; epoll_ctl(ADD) of a handle is
  * swept (epoll's allocations fail, fairsem's poll must leave nothing
  * registered).  At the end kmemleak must report nothing allocated by
  * fairsem.
@@ -687,7 +688,7 @@ TEST(ioctl_new_handle)
 	ASSERT_EQ(0, fs_try(a.base, 2));
 	other = fs_new_handle(a.base, 0);
 	ASSERT_LE(0, other);
-	ASSERT_EQ(-EINPROGRESS, fs_async(other, 10));
+	ASSERT_LE(1, fs_submit(other, 10));
 	a.id = fs_id(a.base);
 	sw.watch[0] = a.base;
 	sw.watch[1] = other;
@@ -775,6 +776,7 @@ TEST(ioctl_new_handle_on_two_kinds)
 		.count = { 2, 20 }, .nkinds = 2,
 		.deadline_ns = FAIRSEM_NO_DEADLINE, .flags = FAIRSEM_ACQ_TRY,
 	};
+	struct fairsem_counts sub = { .nkinds = 2 };
 	struct fairsem_init in = { .limit = { 5, 50 }, .nkinds = 2 };
 	struct fairsem_info_kinds info;
 	struct nh_arg a = { .flags = O_CLOEXEC };
@@ -792,9 +794,9 @@ TEST(ioctl_new_handle_on_two_kinds)
 	ASSERT_EQ(0, fs_ret(ioctl(a.base, FAIRSEM_IOC_ACQUIRE, &acq)));
 	other = fs_new_handle(a.base, 0);
 	ASSERT_LE(0, other);
-	acq.count[0] = 10;
-	acq.flags = FAIRSEM_ACQ_ASYNC;
-	ASSERT_EQ(-EINPROGRESS, fs_ret(ioctl(other, FAIRSEM_IOC_ACQUIRE, &acq)));
+	sub.count[0] = 10;
+	sub.count[1] = 20;
+	ASSERT_LE(1, fs_ret(ioctl(other, FAIRSEM_IOC_SUBMIT, &sub)));
 	a.id = fs_id(a.base);
 	sw.watch[0] = a.base;
 	sw.watch[1] = other;
@@ -849,6 +851,55 @@ TEST(acquire_of_two_kinds_allocates_nothing)
 	close(fd);
 }
 
+/*
+ * A SUBMIT that queues allocates its request and its id's slot: each
+ * failed, it fails with ENOMEM and queues nothing.
+ */
+struct submit_arg {
+	int holder, h;
+};
+
+static int call_submit_queued(void *p)
+{
+	struct submit_arg *a = p;
+
+	return fs_submit(a->h, 1);
+}
+
+static void undo_submit_queued(void *p, int ret)
+{
+	struct submit_arg *a = p;
+
+	if (ret < 1 || fs_withdraw(a->h, ret)) {
+		fprintf(stderr, "# SUBMIT: no request queued to withdraw (%d)\n", ret);
+		undo_errors++;
+	}
+}
+
+TEST(ioctl_submit_that_queues)
+{
+	struct submit_arg a;
+	struct sweep sw = {
+		.name = "SUBMIT, queued", .allocates = true, .arg = &a,
+		.nwatch = 2, .call = call_submit_queued,
+		.undo = undo_submit_queued,
+	};
+	struct sweep_result res;
+
+	NEED_FAULTS();
+	a.holder = fs_new(1, 0);
+	ASSERT_LE(0, a.holder);
+	a.h = fs_new_handle(a.holder, 0);
+	ASSERT_LE(0, a.h);
+	ASSERT_EQ(0, fs_try(a.holder, 1));
+	sw.watch[0] = a.holder;
+	sw.watch[1] = a.h;
+	run_sweep(_metadata, &sw, &res);
+	EXPECT_LE(1, res.points);
+	close(a.h);
+	close(a.holder);
+}
+
 /* ---- calls that allocate nothing ---- */
 
 struct na_arg {
@@ -856,23 +907,23 @@ struct na_arg {
 	int kind;
 	struct fs_waiter helper;
 	bool helper_on;
-	uint64_t got;
+	int id;		/* h2's submitted request, or 0 */
 };
 
 enum {
 	NA_TRY_GRANTED, NA_TRY_EAGAIN, NA_BLOCK_GRANTED, NA_BLOCK_TIMEOUT,
-	NA_BLOCK_PAST, NA_BLOCK_WOKEN, NA_ASYNC_QUEUED, NA_ASYNC_GRANTED,
-	NA_READ, NA_READ_NONE, NA_RELEASE, NA_FORGET, NA_ADD, NA_REMOVE,
-	NA_INFO, NA_CANCEL, NA_CLOSE, NA_POLL, NA_COUNT
+	NA_BLOCK_PAST, NA_BLOCK_WOKEN, NA_SUBMIT_GRANTED,
+	NA_REAP, NA_REAP_NONE, NA_READ, NA_RELEASE, NA_FORGET, NA_ADD, NA_REMOVE,
+	NA_INFO, NA_WITHDRAW, NA_CLOSE, NA_POLL, NA_COUNT
 };
 
 static const char *const na_names[NA_COUNT] = {
 	"ACQUIRE try, granted", "ACQUIRE try, EAGAIN", "ACQUIRE blocking, granted",
 	"ACQUIRE blocking, ETIMEDOUT", "ACQUIRE deadline past",
-	"ACQUIRE blocking, woken by a release", "ACQUIRE async, EINPROGRESS",
-	"ACQUIRE async, granted at once", "read of a grant", "read, no request",
+	"ACQUIRE blocking, woken by a release", "SUBMIT, granted at once",
+	"REAP of a grant", "REAP, EAGAIN", "read, EINVAL",
 	"RELEASE", "RELEASE FORGET", "RESIZE ADD", "RESIZE REMOVE", "INFO",
-	"CANCEL", "CLOSE", "poll",
+	"WITHDRAW", "CLOSE", "poll",
 };
 
 #define NA_LIMIT 4
@@ -887,8 +938,9 @@ static void na_reset(void *p)
 		fs_waiter_join(&a->helper);
 		a->helper_on = false;
 	}
-	fs_cancel(a->h1);
-	fs_cancel(a->h2);
+	if (a->id > 0)
+		fs_withdraw(a->h2, a->id);
+	a->id = 0;
 	held = fs_holds(a->h1);
 	if (held && held != FS_BAD)
 		fs_release(a->h1, held);
@@ -927,7 +979,6 @@ static void na_prep(void *p)
 	case NA_TRY_EAGAIN:
 	case NA_BLOCK_TIMEOUT:
 	case NA_BLOCK_PAST:
-	case NA_ASYNC_QUEUED:
 		fs_try(a->h1, 3);		/* 1 left: the call asks for 2 */
 		break;
 	case NA_BLOCK_WOKEN:
@@ -935,18 +986,18 @@ static void na_prep(void *p)
 		a->helper_on = !pthread_create(&a->helper.thread, NULL,
 					       na_release_when_queued, a);
 		break;
-	case NA_READ:
+	case NA_REAP:
 		fs_try(a->h1, NA_LIMIT);
-		fs_async(a->h2, 3);
+		a->id = fs_submit(a->h2, 3);
 		fs_release(a->h1, NA_LIMIT);	/* grants h2's request */
 		break;
 	case NA_RELEASE:
 	case NA_FORGET:
 		fs_try(a->h2, 2);
 		break;
-	case NA_CANCEL:
+	case NA_WITHDRAW:
 		fs_try(a->h1, NA_LIMIT);
-		fs_async(a->h2, 3);
+		a->id = fs_submit(a->h2, 3);
 		break;
 	}
 }
@@ -961,6 +1012,7 @@ static int na_call(void *p)
 	struct na_arg *a = p;
 	struct fairsem_info_kinds info;
 	struct pollfd pfd;
+	uint64_t buf;
 
 	switch (a->kind) {
 	case NA_TRY_GRANTED:
@@ -975,14 +1027,14 @@ static int na_call(void *p)
 		return expect(fs_acquire(a->h2, 2, 1, 0), -ETIMEDOUT);
 	case NA_BLOCK_WOKEN:
 		return expect(fs_get(a->h2, 3), 0);
-	case NA_ASYNC_QUEUED:
-		return expect(fs_async(a->h2, 2), -EINPROGRESS);
-	case NA_ASYNC_GRANTED:
-		return expect(fs_async(a->h2, 2), 0);
+	case NA_SUBMIT_GRANTED:
+		return expect(fs_submit(a->h2, 2), 0);
+	case NA_REAP:
+		return expect(fs_reap1(a->h2), a->id);
+	case NA_REAP_NONE:
+		return expect(fs_reap1(a->h2), -EAGAIN);
 	case NA_READ:
-		return expect(fs_read(a->h2, &a->got), 8);
-	case NA_READ_NONE:
-		return expect(fs_read(a->h2, &a->got), -EINVAL);
+		return expect(fs_ret(read(a->h2, &buf, sizeof(buf))), -EINVAL);
 	case NA_RELEASE:
 		return expect(fs_release(a->h2, 2), 0);
 	case NA_FORGET:
@@ -993,8 +1045,8 @@ static int na_call(void *p)
 		return expect(fs_remove(a->h2, 1), 0);
 	case NA_INFO:
 		return expect(fs_info(a->h2, &info), 0);
-	case NA_CANCEL:
-		return expect(fs_cancel(a->h2), 0);
+	case NA_WITHDRAW:
+		return expect(fs_withdraw(a->h2, a->id), 0);
 	case NA_CLOSE:
 		return expect(fs_close_sem(a->h3), 0);
 	case NA_POLL:
@@ -1035,13 +1087,13 @@ static void na_sweep_all(struct __test_metadata *_metadata, int first, int last)
 TEST(acquire_allocates_nothing)
 {
 	NEED_FAULTS();
-	na_sweep_all(_metadata, NA_TRY_GRANTED, NA_ASYNC_GRANTED);
+	na_sweep_all(_metadata, NA_TRY_GRANTED, NA_SUBMIT_GRANTED);
 }
 
-TEST(read_allocates_nothing)
+TEST(reap_and_read_allocate_nothing)
 {
 	NEED_FAULTS();
-	na_sweep_all(_metadata, NA_READ, NA_READ_NONE);
+	na_sweep_all(_metadata, NA_REAP, NA_READ);
 }
 
 TEST(other_ioctls_allocate_nothing)
@@ -1087,7 +1139,7 @@ TEST(epoll_ctl_add)
 	a.h = fs_new_handle(holder, 0);
 	ASSERT_LE(0, a.h);
 	ASSERT_EQ(0, fs_try(holder, 1));
-	ASSERT_EQ(-EINPROGRESS, fs_async(a.h, 1));
+	ASSERT_LE(1, fs_submit(a.h, 1));
 
 	/*
 	 * epoll's own allocations fail with ENOMEM; the sweep's ENOMEM check
@@ -1256,7 +1308,7 @@ TEST(open_by_name)
 	ASSERT_EQ(0, fs_try(a.sem, 2));
 	other = fs_new_handle(a.sem, O_CLOEXEC);
 	ASSERT_LE(0, other);
-	ASSERT_EQ(-EINPROGRESS, fs_async(other, 10));
+	ASSERT_LE(1, fs_submit(other, 10));
 	sw.watch[0] = a.sem;
 	sw.watch[1] = other;
 	a.flags = O_RDWR;

@@ -12,8 +12,10 @@
  * past, near, far, none and beyond the kernel's range, argument pointers
  * that are NULL, unmapped, kernel addresses, read-only, or a struct
  * crossing into an unmapped page (before or after its last count); ioctl
- * numbers near fairsem's and far from it, the old ABI's 22 among them;
- * read() with short and bad buffers; poll and epoll; O_NONBLOCK toggled;
+ * numbers near fairsem's and far from it, the old ABIs' among them;
+ * ACQUIRE with bit 1 (the asynchronous flag of an earlier ABI, now
+ * EINVAL); read() with short and bad buffers, which a grant never
+ * answers (EINVAL, EBADFD unbound); poll and epoll; O_NONBLOCK toggled;
  * signals between threads (SIGUSR1 restarts, SIGUSR2 does not) and from
  * per-thread timers; NEW_HANDLE and close (closing a handle while other
  * threads are inside calls on it); CLOSE of a semaphore; unbound handles
@@ -47,8 +49,8 @@
  * (one blocked in the kernel is woken by SIGUSR2), every child is killed
  * and reaped, and then for every semaphore: the holds of its handles add up
  * to taken, handles equals the number of live handles, available is
- * max(limit - taken, 0), waiters equals the asynchronous requests pending
- * (and 0 once they are cancelled), every handle's fdinfo matches INFO, the
+ * max(limit - taken, 0), waiters is 0 (nobody blocked, nothing submitted
+ * on the table's handles), every handle's fdinfo matches INFO, the
  * fairsem fds of this process are exactly the table's (handles opened by
  * name included), the instance holds at most max= names and each of them
  * opens onto a semaphore whose INFO is consistent, and a probe shows the
@@ -126,7 +128,9 @@
 /* What INFO must report this kernel accepts: every flag the header has. */
 #define INIT_MASK	((uint32_t)(FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_JOBSERVER | \
 				    FAIRSEM_FAST))
-#define ACQ_MASK	((uint32_t)(FAIRSEM_ACQ_TRY | FAIRSEM_ACQ_ASYNC))
+#define ACQ_MASK	((uint32_t)FAIRSEM_ACQ_TRY)
+/* Bit 1: ACQUIRE's asynchronous flag of an earlier ABI, now no flag at all. */
+#define OLD_ACQ_ASYNC	(1u << 1)
 #define OP_MASK		((uint32_t)(ACQ_MASK | FAIRSEM_RELEASE_FORGET | \
 				    FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE))
 #define KTIME_MAX_NS	((uint64_t)INT64_MAX)
@@ -141,7 +145,7 @@
 /* shared state                                                      */
 /* ---------------------------------------------------------------- */
 
-enum { OP_ACQUIRE, OP_COUNT, OP_INFO, OP_CANCEL, OP_READ, OP_POLL, OP_EPOLL,
+enum { OP_ACQUIRE, OP_COUNT, OP_INFO, OP_READ, OP_POLL, OP_EPOLL,
 	OP_NEW_HANDLE, OP_CLOSE_SLOT, OP_CLOSE_SEM, OP_RANDOM_IOCTL, OP_UNBOUND,
 	OP_INIT_RACE, OP_NONBLOCK, OP_SIGNAL, OP_FORK, OP_CHILD_SIGNAL, OP_REAP,
 	OP_PASS_FD, OP_FDINFO, OP_SEND_FD, OP_RECV_FD, OP_PRIVATE, OP_EXIT,
@@ -149,7 +153,7 @@ enum { OP_ACQUIRE, OP_COUNT, OP_INFO, OP_CANCEL, OP_READ, OP_POLL, OP_EPOLL,
 	OP_KINDS, OP_FAST, OP_ORDERS, OP_SUBMIT, OP_NR };
 
 static const char *const op_names[OP_NR] = {
-	"acquire", "release/resize", "info", "cancel", "read", "poll",
+	"acquire", "release/resize", "info", "read", "poll",
 	"epoll", "new_handle", "close", "CLOSE", "random ioctl", "unbound",
 	"init race", "O_NONBLOCK", "signal", "fork", "signal child", "reap",
 	"pass fd", "fdinfo", "send fd", "recv fd", "private sem", "exit",
@@ -159,30 +163,30 @@ static const char *const op_names[OP_NR] = {
 
 /* Per 10000; the parent's workers and the children draw from these. */
 static const int parent_weights[OP_NR] = {
-	[OP_ACQUIRE] = 2300, [OP_COUNT] = 1400, [OP_INFO] = 700, [OP_CANCEL] = 300,
-	[OP_READ] = 600, [OP_POLL] = 400, [OP_EPOLL] = 300, [OP_NEW_HANDLE] = 500,
+	[OP_ACQUIRE] = 2300, [OP_COUNT] = 1400, [OP_INFO] = 700,
+	[OP_READ] = 300, [OP_POLL] = 400, [OP_EPOLL] = 300, [OP_NEW_HANDLE] = 500,
 	[OP_CLOSE_SLOT] = 300, [OP_CLOSE_SEM] = 3, [OP_RANDOM_IOCTL] = 500,
 	[OP_UNBOUND] = 300, [OP_INIT_RACE] = 80, [OP_NONBLOCK] = 80, [OP_SIGNAL] = 300,
 	[OP_FORK] = 150, [OP_CHILD_SIGNAL] = 150, [OP_REAP] = 200, [OP_PASS_FD] = 200,
 	[OP_FDINFO] = 100, [OP_CLOSE_RACE] = 50, [OP_LINK] = 150,
 	[OP_OPEN_NAME] = 200, [OP_UNLINK] = 80, [OP_RENAME] = 80, [OP_CHMOD] = 50,
-	[OP_KINDS] = 600, [OP_FAST] = 400, [OP_ORDERS] = 250, [OP_SUBMIT] = 250,
+	[OP_KINDS] = 600, [OP_FAST] = 400, [OP_ORDERS] = 250, [OP_SUBMIT] = 850,
 };
 
 static const int child_weights[OP_NR] = {
-	[OP_ACQUIRE] = 2500, [OP_COUNT] = 1500, [OP_INFO] = 700, [OP_CANCEL] = 300,
-	[OP_READ] = 500, [OP_POLL] = 400, [OP_EPOLL] = 200, [OP_NEW_HANDLE] = 600,
+	[OP_ACQUIRE] = 2500, [OP_COUNT] = 1500, [OP_INFO] = 700,
+	[OP_READ] = 300, [OP_POLL] = 400, [OP_EPOLL] = 200, [OP_NEW_HANDLE] = 600,
 	[OP_CLOSE_SLOT] = 400, [OP_CLOSE_SEM] = 1, [OP_RANDOM_IOCTL] = 500,
 	[OP_UNBOUND] = 300, [OP_NONBLOCK] = 100, [OP_SIGNAL] = 50, [OP_SEND_FD] = 400,
 	[OP_RECV_FD] = 400, [OP_PRIVATE] = 200, [OP_FDINFO] = 100, [OP_EXIT] = 80,
-	[OP_FAST] = 600, [OP_SUBMIT] = 150,
+	[OP_FAST] = 600, [OP_SUBMIT] = 650,
 };
 
 /* Counters shared with the children (MAP_SHARED). */
 struct shared {
 	uint64_t ops, child_ops, checks, snap_checks, rounds, failures;
 	uint64_t inv_failures;
-	uint64_t acquired, read_grants, new_handles;
+	uint64_t acquired, reaped, new_handles;
 	uint64_t forks, kills, passed_fds, races, races_both;
 	uint64_t op_count[OP_NR];
 	uint64_t res[160];		/* ioctl/read results: [0] success, [errno] */
@@ -718,11 +722,6 @@ static uint64_t gen_count(struct ctx *c)
 	return 1 + below(c, 3);
 }
 
-static bool count_ok(uint64_t n)
-{
-	return n >= 1 && n <= MAXP;
-}
-
 /*
  * A vector of an argument as the kernel takes it: nkinds 1 to MAXK, each
  * of the first nkinds counts at most MAXP, not every one zero; whatever
@@ -944,8 +943,7 @@ static bool label_ok(const char *l)
 static void check_info(struct ctx *c, const struct fairsem_info_kinds *in,
 		       const struct href *h, const char *what)
 {
-	const uint32_t known = INIT_MASK | FAIRSEM_INFO_CLOSED | FAIRSEM_INFO_KINDS |
-			       FAIRSEM_INFO_ASYNC_PENDING | FAIRSEM_INFO_ASYNC_GRANTED;
+	const uint32_t known = INIT_MASK | FAIRSEM_INFO_CLOSED | FAIRSEM_INFO_KINDS;
 	char bad[160] = "";
 	uint32_t k, n = in->nkinds;
 
@@ -970,9 +968,7 @@ static void check_info(struct ctx *c, const struct fairsem_info_kinds *in,
 	if (!bad[0] && (n < 1 || n > MAXK || in->handles < 1 || (in->flags & ~known) ||
 			!(in->flags & FAIRSEM_INFO_KINDS) != (n == 1) ||
 			(in->flags & (FAIRSEM_LIFO | FAIRSEM_PRIO)) ==
-			(FAIRSEM_LIFO | FAIRSEM_PRIO) ||
-			((in->flags & FAIRSEM_INFO_ASYNC_PENDING) &&
-			 (in->flags & FAIRSEM_INFO_ASYNC_GRANTED))))
+			(FAIRSEM_LIFO | FAIRSEM_PRIO)))
 		snprintf(bad, sizeof(bad), "nkinds %u handles %u flags %#x", n,
 			 in->handles, in->flags);
 	if (!bad[0] && (in->reserved || in->reserved2))
@@ -1059,30 +1055,25 @@ static void op_acquire(struct ctx *c)
 	struct fairsem_acquire a = { 0 };
 	struct uarg ua;
 	struct href h;
-	uint64_t set, t1, rv = 0;
+	uint64_t set, t1;
 	sig_atomic_t usr2;
 	uint32_t r = below(c, 100);
 	bool valid, blocking, longwait;
-	int ret, vc, pr = 0, prev = 0, rr = 0;
+	int ret, vc;
 
 	if (!get_handle(c, &h))
 		return;
 	gen_counts(c, 1, a.count, &a.nkinds);
-	if (r < 68)
+	if (r < 76)
 		a.flags = 0;
-	else if (r < 80)
+	else if (r < 90)
 		a.flags = FAIRSEM_ACQ_TRY;
-	else if (r < 94)
-		a.flags = FAIRSEM_ACQ_ASYNC;
-	else if (r < 96)
-		a.flags = known;
+	else if (r < 96)	/* alone or with TRY: EINVAL, queues nothing */
+		a.flags = OLD_ACQ_ASYNC | (chance(c, 50) ? FAIRSEM_ACQ_TRY : 0);
 	else	/* RELEASE's and RESIZE's flags are no ACQUIRE's either */
 		a.flags = 1u << below(c, 32);
-	a.deadline_ns = (a.flags & FAIRSEM_ACQ_ASYNC) && chance(c, 92) ? NODL :
-			gen_deadline(c, true);
-	valid = counts_ok(a.count, a.nkinds) && !(a.flags & ~known) &&
-		(a.flags & known) != known &&
-		(!(a.flags & FAIRSEM_ACQ_ASYNC) || a.deadline_ns == NODL);
+	a.deadline_ns = gen_deadline(c, true);
+	valid = counts_ok(a.count, a.nkinds) && !(a.flags & ~known);
 	/* Every semaphore of the table has one kind: nkinds 2 is EINVAL there. */
 	valid = valid && a.nkinds == 1;
 	blocking = valid && !(a.flags & known);
@@ -1097,37 +1088,11 @@ static void op_acquire(struct ctx *c)
 	if (longwait)
 		disarm_signals(c);
 	uarg_done(c, &ua, NULL, 0);
-	/* The event-loop path: wait for the grant in poll, then read it. */
-	if (ret == -EINPROGRESS && chance(c, 60)) {
-		struct pollfd pfd = { .fd = h.fd, .events = POLLIN };
-
-		pr = poll(&pfd, 1, below(c, 4));
-		prev = pfd.revents;
-		if (pr == 1 && (pfd.revents & POLLIN)) {
-			rr = (int)read(h.fd, &rv, 8);
-			rr = rr < 0 ? -errno : rr;
-		} else if (chance(c, 50)) {
-			rr = do_ioctl(h.fd, FAIRSEM_IOC_CANCEL, NULL);
-			rr = rr ? rr : 1;
-		}
-	}
 	if (!put_handle(c, &h))
 		return;
 	count_result(-ret);
 	if (!ret)
 		__atomic_add_fetch(&sh->acquired, 1, __ATOMIC_RELAXED);
-	if (rr == 8)
-		__atomic_add_fetch(&sh->read_grants, 1, __ATOMIC_RELAXED);
-	/* Others share the handle: they may have read or cancelled it first. */
-	if (pr > 0 && !revents_ok(prev, POLLIN))
-		fail(c, "poll after an async ACQUIRE: revents %#x", prev);
-	if (pr > 0 && (prev & POLLIN) &&
-	    (rr == 8 ? !count_ok(rv) : !allowed(R(EINVAL) | R(EAGAIN) | R(EIDRM) |
-						 R(EINTR), rr)))
-		fail(c, "read after POLLIN: %s (value %" PRIu64 ")",
-		     rr >= 0 ? "returned" : en(-rr), rv);
-	if (rr < 0 && !(pr > 0 && (prev & POLLIN)) && !allowed(R(ENOENT), rr))
-		fail(c, "CANCEL after EINPROGRESS: %s", en(-rr));
 
 	vc = vec_copy(&ua, sizeof(a), a.nkinds);
 	if (vc)
@@ -1136,8 +1101,6 @@ static void op_acquire(struct ctx *c)
 		set = R(EINVAL);
 	else if (a.flags & FAIRSEM_ACQ_TRY)
 		set = R(0) | R(EAGAIN) | R(EIDRM) | R(ETIMEDOUT);
-	else if (a.flags & FAIRSEM_ACQ_ASYNC)
-		set = R(0) | R(EINPROGRESS) | R(EBUSY) | R(EIDRM);
 	else
 		set = R(0) | R(ETIMEDOUT) | R(EINTR) | R(EIDRM) |
 		      (h.nb_maybe ? R(EAGAIN) : 0);
@@ -1322,21 +1285,6 @@ static void op_info(struct ctx *c)
 	}
 }
 
-static void op_cancel(struct ctx *c)
-{
-	struct href h;
-	int ret;
-
-	if (!get_handle(c, &h))
-		return;
-	ret = do_ioctl(h.fd, FAIRSEM_IOC_CANCEL, (void *)(uintptr_t)rnd64(c));
-	if (!put_handle(c, &h))
-		return;
-	count_result(-ret);
-	if (!allowed(R(0) | R(ENOENT), ret))
-		fail(c, "CANCEL fd %d: %s", h.fd, en(-ret));
-}
-
 static void op_close_sem(struct ctx *c)
 {
 	struct href h;
@@ -1361,11 +1309,16 @@ static void op_close_sem(struct ctx *c)
  */
 static bool kernel_refuses_high;
 
+/*
+ * A grant is reaped, never read: read(2) of a table handle (bound, not a
+ * jobserver's) fails with EINVAL at once, whatever the buffer, the length,
+ * the semaphore's state or the handle's flags, once the VFS has let the
+ * buffer through.
+ */
 static void op_read(struct ctx *c)
 {
 	static const size_t lens[] = { 8, 8, 8, 8, 8, 16, 4096, 0, 1, 4, 7 };
 	uint64_t v = 0, set;
-	sig_atomic_t usr2;
 	struct uarg ua;
 	struct href h;
 	size_t len = lens[below(c, sizeof(lens) / sizeof(lens[0]))];
@@ -1374,34 +1327,22 @@ static void op_read(struct ctx *c)
 
 	if (!get_handle(c, &h))
 		return;
-	/* The kernel writes 8 bytes whatever len says. */
 	uarg_place(c, &ua, pick_ptr(c), &v, sizeof(v), 8);
-	arm_signals(c);
-	usr2 = t_usr2;
 	r = read(h.fd, ua.p, len);
 	ret = r < 0 ? -errno : (int)r;
-	disarm_signals(c);
 	uarg_done(c, &ua, &v, sizeof(v));
 	if (!put_handle(c, &h))
 		return;
 	count_result(ret < 0 ? -ret : 0);
-	if (ret == 8)
-		__atomic_add_fetch(&sh->read_grants, 1, __ATOMIC_RELAXED);
 	/* The VFS refuses what access_ok() refuses before fairsem sees len. */
 	if ((!FUZZ32 && (ua.k == P_KERNEL || ua.k == P_NONCANON)) ||
 	    (ua.k == P_KERNEL && kernel_refuses_high))
 		set = R(EFAULT);
-	else if (len < 8)
-		set = R(EINVAL);
 	else
-		set = R(EINVAL) | R(EIDRM) | R(EINTR) | (h.nb_maybe ? R(EAGAIN) : 0) |
-		      (ua.wr ? 0 : R(EFAULT));
-	if (ret >= 0 ? (ret != 8 || len < 8 || !ua.wr || !count_ok(v)) :
-	    !allowed(set, ret))
+		set = R(EINVAL);
+	if (ret >= 0 || !allowed(set, ret) || v)
 		fail(c, "read fd %d len %zu buf %s: %s (value %" PRIu64 ")", h.fd,
 		     len, ptr_names[ua.k], ret >= 0 ? "returned" : en(-ret), v);
-	else if (ret == -EINTR && usr2 == t_usr2)
-		fail(c, "read fd %d: EINTR without a non-restarting signal", h.fd);
 }
 
 /*
@@ -1537,9 +1478,7 @@ static void op_new_handle(struct ctx *c)
 		     "F_GETFL %#x F_GETFD %#x", h.fd, nh.flags, ret, out.fd, fl, fdfl);
 	if (info_get(ret, &in, NULL))
 		fail(c, "INFO of a new handle %d: %s", ret, en(errno));
-	else if (in.holds || (in.flags & (FAIRSEM_INFO_ASYNC_PENDING |
-					   FAIRSEM_INFO_ASYNC_GRANTED)) ||
-		 (h.id && in.id != h.id))
+	else if (in.holds || (h.id && in.id != h.id))
 		fail(c, "new handle %d: holds %" PRIu64 " flags %#x id %" PRIu64
 		     " (want %" PRIu64 ")", ret, (uint64_t)in.holds, in.flags,
 		     (uint64_t)in.id, h.id);
@@ -1587,7 +1526,7 @@ static bool is_known_cmd(unsigned long cmd)
 {
 	switch (cmd) {
 	case FAIRSEM_IOC_INIT: case FAIRSEM_IOC_ACQUIRE: case FAIRSEM_IOC_RELEASE:
-	case FAIRSEM_IOC_RESIZE: case FAIRSEM_IOC_CLOSE: case FAIRSEM_IOC_CANCEL:
+	case FAIRSEM_IOC_RESIZE: case FAIRSEM_IOC_CLOSE:
 	case FAIRSEM_IOC_INFO: case FAIRSEM_IOC_NEW_HANDLE: case FAIRSEM_IOC_LINK:
 	case FAIRSEM_IOC_SUBMIT: case FAIRSEM_IOC_REAP: case FAIRSEM_IOC_WITHDRAW:
 	case FAIRSEM_IOC_RELEASE_FAST:
@@ -1597,9 +1536,10 @@ static bool is_known_cmd(unsigned long cmd)
 }
 
 /*
- * The 22 ioctls of the ABI before every count became a vector, by their
- * numbers (direction, number, size): each one is unknown now, ENOTTY,
- * though some share a number with a new one.
+ * The 22 ioctls of the ABI before every count became a vector, and the
+ * ones of the ABI of thirteen that moved, by their numbers (direction,
+ * number, size): each one is unknown now, ENOTTY, though some share a
+ * number with a new one.
  */
 #define OLD_IOW(nr, size)	_IOC(_IOC_WRITE, FAIRSEM_IOC_MAGIC, nr, size)
 static const unsigned long old_cmds[] = {
@@ -1618,6 +1558,13 @@ static const unsigned long old_cmds[] = {
 	_IOC(_IOC_READ, FAIRSEM_IOC_MAGIC, 17, 432),	/* INFO_KINDS */
 	OLD_IOW(18, 72), OLD_IOW(19, 16),	/* SUBMIT, REAP */
 	OLD_IOW(20, 4), OLD_IOW(21, 24),	/* WITHDRAW, RELEASE_FAST */
+	/* The ABI of thirteen: CANCEL at 5, the seven after it one higher. */
+	_IOC(_IOC_NONE, FAIRSEM_IOC_MAGIC, 5, 0),	/* CANCEL */
+	_IOC(_IOC_READ, FAIRSEM_IOC_MAGIC, 6, 432),	/* INFO */
+	_IOC(_IOC_READ | _IOC_WRITE, FAIRSEM_IOC_MAGIC, 7, 8),	/* NEW_HANDLE */
+	OLD_IOW(8, 32), OLD_IOW(9, 72),		/* LINK, SUBMIT */
+	OLD_IOW(10, 16), OLD_IOW(11, 4),	/* REAP, WITHDRAW */
+	OLD_IOW(12, 24),			/* RELEASE_FAST */
 };
 
 static void op_random_ioctl(struct ctx *c)
@@ -1843,8 +1790,7 @@ static void check_init_info(struct ctx *c, int fd, const struct fairsem_init *in
 	check_info(c, &in, NULL, what);
 	if (in.nkinds != init->nkinds || in.handles != 1 || in.waiters ||
 	    (in.flags & INIT_MASK) != init->flags ||
-	    (in.flags & (FAIRSEM_INFO_CLOSED | FAIRSEM_INFO_ASYNC_PENDING |
-			 FAIRSEM_INFO_ASYNC_GRANTED))) {
+	    (in.flags & FAIRSEM_INFO_CLOSED)) {
 		fail(c, "%s: nkinds %u handles %u waiters %llu flags %#x, made with "
 		     "nkinds %u flags %#x", what, in.nkinds, in.handles,
 		     (unsigned long long)in.waiters, in.flags, init->nkinds,
@@ -1902,8 +1848,8 @@ static void op_unbound(struct ctx *c)
 			uarg_done(c, &ua, NULL, 0);
 			want = vec_copy(&ua, sizeof(a), a.nkinds);
 			if (!want)
-				want = !counts_ok(a.count, a.nkinds) || (a.flags & ~ACQ_MASK) ||
-				       a.flags == ACQ_MASK ? -EINVAL : -EBADFD;
+				want = !counts_ok(a.count, a.nkinds) ||
+				       (a.flags & ~ACQ_MASK) ? -EINVAL : -EBADFD;
 			if (ret != want)
 				fail(c, "unbound ACQUIRE count %#" PRIx64 " nkinds %u flags "
 				     "%#x ptr %s (%zd bytes readable): %s, want %s",
@@ -1936,10 +1882,9 @@ static void op_unbound(struct ctx *c)
 				     (ssize_t)ua.rd_len, en(-ret), en(-want));
 			break;
 		case 2:
-			ret = do_ioctl(fd, chance(c, 50) ? FAIRSEM_IOC_CLOSE :
-				       FAIRSEM_IOC_CANCEL, NULL);
+			ret = do_ioctl(fd, FAIRSEM_IOC_CLOSE, NULL);
 			if (ret != -EBADFD)
-				fail(c, "unbound CLOSE/CANCEL: %s", en(-ret));
+				fail(c, "unbound CLOSE: %s", en(-ret));
 			break;
 		case 3:
 			/* Feature discovery: it works, and a bad pointer is EFAULT. */
@@ -1971,7 +1916,7 @@ static void op_unbound(struct ctx *c)
 			count = chance(c, 80) ? 8 : below(c, 8);
 			ret = read(fd, &v, count);
 			ret = ret < 0 ? -errno : ret;
-			want = count < 8 ? -EINVAL : -EBADFD;
+			want = -EBADFD;		/* whatever the length */
 			if (ret != want)
 				fail(c, "unbound read of %" PRIu64 ": %s, want %s", count,
 				     ret >= 0 ? "returned" : en(-ret), en(-want));
@@ -2175,9 +2120,10 @@ static void op_signal(struct ctx *c)
 }
 
 /*
- * CLOSE of a private semaphore while a thread is blocked on it, an
- * asynchronous request is queued and permits are out: everyone queued fails
- * with EIDRM, what is held stays held and can be released.
+ * CLOSE of a private semaphore while a thread is blocked on it, a
+ * submitted request is queued and permits are out: everyone queued fails
+ * with EIDRM, the submitted request is refused (gone, its id with it), what
+ * is held stays held and can be released.
  */
 struct closer {
 	int fd;
@@ -2200,9 +2146,11 @@ static void op_close_race(struct ctx *c)
 {
 	struct sinfo in;
 	struct closer w = { .ret = -EPROTO, .nh_ret = -EPROTO };
+	struct fairsem_counts one = { .count = { 1 }, .nkinds = 1 };
+	uint32_t got = 0, sub_id;
+	struct fairsem_reap rp = { .ids = (uintptr_t)&got, .max = 1 };
 	struct pollfd pfd;
 	pthread_t t;
-	uint64_t v;
 	int fd[3] = { -1, -1, -1 }, i, r;
 
 	fd[0] = open(DEV, O_RDWR | O_CLOEXEC);
@@ -2218,11 +2166,13 @@ static void op_close_race(struct ctx *c)
 		fail(c, "TRY 1 of a fresh semaphore of 1: %s", en(-r));
 		goto out;
 	}
-	r = acquire1(fd[2], 1, NODL, FAIRSEM_ACQ_ASYNC);
-	if (r != -EINPROGRESS) {
-		fail(c, "async 1 on an exhausted semaphore: %s", en(-r));
+	r = do_ioctl(fd[2], FAIRSEM_IOC_SUBMIT, &one);
+	if (r < 1) {
+		fail(c, "SUBMIT 1 on an exhausted semaphore: %s",
+		     r ? en(-r) : "granted at once");
 		goto out;
 	}
+	sub_id = (uint32_t)r;
 	w.fd = fd[1];
 	if (start_quiet_thread(&t, close_race_fn, &w))
 		goto out;
@@ -2244,10 +2194,14 @@ static void op_close_race(struct ctx *c)
 	if (r != 1 || pfd.revents != (POLLHUP | POLLERR))
 		fail(c, "poll after CLOSE: %d revents %#x, want POLLHUP|POLLERR", r,
 		     pfd.revents);
-	r = (int)read(fd[2], &v, 8);
-	if (r != -1 || errno != EIDRM)
-		fail(c, "read of a refused request: %d %s, want EIDRM", r,
-		     r < 0 ? en(errno) : "");
+	r = do_ioctl(fd[2], FAIRSEM_IOC_REAP, &rp);
+	if (r != -EIDRM)
+		fail(c, "REAP after a refused request: %d %s, want EIDRM", r,
+		     r < 0 ? en(-r) : "");
+	r = do_ioctl(fd[2], FAIRSEM_IOC_WITHDRAW, &sub_id);
+	if (r != -ENOENT)
+		fail(c, "WITHDRAW of a refused request: %d %s, want ENOENT", r,
+		     r < 0 ? en(-r) : "");
 	if (info_get(fd[1], &in, NULL))
 		fail(c, "INFO after CLOSE: %s", en(errno));
 	else if (!(in.flags & FAIRSEM_INFO_CLOSED) || in.waiters || in.taken != 1 ||
@@ -2530,8 +2484,7 @@ static void op_open_name(struct ctx *c)
 		return;
 	}
 	check_info(c, &in, NULL, "opened by name");
-	if (in.kind[0].holds || (in.flags & (FAIRSEM_INFO_ASYNC_PENDING |
-					     FAIRSEM_INFO_ASYNC_GRANTED)))
+	if (in.kind[0].holds)
 		fail(c, "a handle opened by name holds %" PRIu64 ", flags %#x",
 		     (uint64_t)in.kind[0].holds, in.flags);
 	/* Into the table if its semaphore is one of ours, else closed. */
@@ -2666,15 +2619,17 @@ static void names_teardown(struct ctx *c)
  * or flags its ioctl does not take, is EINVAL.  At every quiescent point,
  * per kind: the holds of the handles add up to taken, available is
  * max(limit - taken, 0), the limit is the one INIT gave (every RESIZE ADD
- * of an op is followed by its RESIZE REMOVE), waiters are the pending
- * asynchronous requests; in FIFO order a queued request holds back a TRY;
- * then every request is withdrawn, each handle FORGETs part of what it
+ * of an op is followed by its RESIZE REMOVE), waiters are the submitted
+ * requests still queued (fdinfo's fairsem-submitted), each reaped id was a
+ * live request of its handle; in FIFO order a queued request holds back a
+ * TRY; then every live request is withdrawn, each handle FORGETs part of what it
  * holds (each kind's limit falls by as much, taken too) and gives back the
  * rest, the limits are RESIZEd back, and taken must be 0 in every kind:
  * whatever a dead holder had came back.
  */
 #define KSEMS	2
 #define KSLOTS	6
+#define KIDS	8	/* live submitted requests a handle keeps at most */
 
 static struct {
 	pthread_mutex_t mu;
@@ -2683,6 +2638,8 @@ static struct {
 	bool lifo[KSEMS];
 	int fd[KSEMS][KSLOTS];
 	bool busy[KSEMS][KSLOTS];
+	/* each handle's live submitted requests (queued or not reaped), 0: none */
+	uint32_t ids[KSEMS][KSLOTS][KIDS];
 } ktab = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static bool is_kinds_fd(int fd)
@@ -3011,9 +2968,10 @@ static void op_kinds(struct ctx *c)
 	struct fairsem_acquire acq = { .deadline_ns = NODL };
 	struct fairsem_counts cnt;
 	struct fairsem_info_kinds in;
-	uint64_t got[FAIRSEM_MAX_KINDS + 1];
+	uint32_t got[KIDS + 1], *ids, id;
+	struct fairsem_reap rp = { .ids = (uintptr_t)got, .max = KIDS + 1 };
 	struct pollfd pfd;
-	int s = below(c, KSEMS), j = below(c, KSLOTS), fd, ret;
+	int s = below(c, KSEMS), j = below(c, KSLOTS), fd, ret, i;
 	uint32_t n = ktab.nkinds[s], k;
 	const char *name;
 	bool valid, over = false;
@@ -3026,6 +2984,7 @@ static void op_kinds(struct ctx *c)
 	ktab.busy[s][j] = true;
 	pthread_mutex_unlock(&ktab.mu);
 	fd = ktab.fd[s][j];
+	ids = ktab.ids[s][j];	/* this handle's alone while busy */
 	acq.nkinds = n;
 	valid = kinds_vec(c, n, acq.count);
 	switch (below(c, 10)) {
@@ -3041,31 +3000,52 @@ static void op_kinds(struct ctx *c)
 		if (!allowed(valid ? R(0) | R(ETIMEDOUT) | R(EINTR) : R(EINVAL), ret))
 			fail(c, "kinds: timed acquire: %s", en(-ret));
 		break;
-	case 2:		/* async */
-		acq.flags = FAIRSEM_ACQ_ASYNC;
-		ret = do_ioctl(fd, FAIRSEM_IOC_ACQUIRE, &acq);
-		if (!allowed(valid ? R(0) | R(EINPROGRESS) | R(EBUSY) : R(EINVAL), ret))
-			fail(c, "kinds: async: %s", en(-ret));
+	case 2:		/* submit the vector, while fewer than KIDS are live */
+		for (i = 0; i < KIDS && ids[i]; i++)
+			;
+		if (i == KIDS)
+			break;
+		memset(&cnt, 0, sizeof(cnt));
+		cnt.nkinds = n;
+		memcpy(cnt.count, acq.count, sizeof(cnt.count));
+		ret = do_ioctl(fd, FAIRSEM_IOC_SUBMIT, &cnt);
+		if (!allowed(valid ? R(0) : R(EINVAL), ret) || (ret > 0 && !valid))
+			fail(c, "kinds: SUBMIT%s: %s", valid ? "" : " of a bad vector",
+			     ret > 0 ? "queued" : en(-ret));
+		for (k = 0; ret > 0 && k < KIDS; k++)
+			if (ids[k] == (uint32_t)ret)
+				fail(c, "kinds: SUBMIT's id %d is live already", ret);
+		if (ret > 0)
+			ids[i] = (uint32_t)ret;
 		break;
-	case 3:
-		ret = do_ioctl(fd, FAIRSEM_IOC_CANCEL, NULL);
-		if (!allowed(R(0) | R(ENOENT), ret))
-			fail(c, "kinds: cancel: %s", en(-ret));
+	case 3:		/* withdraw a live request, queued or granted */
+		i = below(c, KIDS);
+		id = ids[i];
+		ret = do_ioctl(fd, FAIRSEM_IOC_WITHDRAW, &id);
+		if (ret != (id ? 0 : -ENOENT))
+			fail(c, "kinds: WITHDRAW of %s id %u: %s", id ? "a live" : "no",
+			     id, en(-ret));
+		ids[i] = 0;
 		break;
-	case 4:		/* read a grant, if there is one: the whole vector */
+	case 4:		/* reap the grants, if there are: live ids, each once */
 		pfd.fd = fd;
 		pfd.events = POLLIN;
 		if (poll_now(&pfd) <= 0 || !(pfd.revents & POLLIN))
 			break;
-		if (n > 1 && read(fd, got, 8) != -1)
-			fail(c, "kinds: a read shorter than the vector did not fail");
-		ret = read(fd, got, sizeof(got));
-		if (ret >= 0 && ret != (int)(8 * n))
-			fail(c, "kinds: read %d bytes of a vector of %u", ret, n);
-		for (k = 0; ret > 0 && k < n; k++)
-			if (got[k] > MAXP)
-				fail(c, "kinds: read a count of %llu",
-				     (unsigned long long)got[k]);
+		ret = do_ioctl(fd, FAIRSEM_IOC_REAP, &rp);
+		if (ret < 1 || ret > KIDS)
+			fail(c, "kinds: REAP after POLLIN: %s",
+			     ret > 0 ? "more ids than submitted" : en(-ret));
+		for (i = 0; i < ret && i <= KIDS; i++) {
+			for (k = 0; k < KIDS && ids[k] != got[i]; k++)
+				;
+			if (k == KIDS || !got[i])
+				fail(c, "kinds: REAP's id %u is no live request", got[i]);
+			else
+				ids[k] = 0;
+		}
+		if (ret > 0)
+			__atomic_add_fetch(&sh->reaped, ret, __ATOMIC_RELAXED);
 		break;
 	case 5:		/* release what it holds, or in one kind a little more */
 		if (kinds_info(fd, &in)) {
@@ -3114,6 +3094,36 @@ static void op_kinds(struct ctx *c)
 	pthread_mutex_unlock(&ktab.mu);
 }
 
+/* fdinfo's count of a handle's submitted requests still queued. */
+static uint64_t kinds_queued(int fd)
+{
+	char buf[2048], *p;
+	unsigned int q = 0;
+
+	if (fdinfo_read(fd, buf, sizeof(buf)) != 1)
+		return 0;
+	p = strstr(buf, "fairsem-submitted:\tqueued=");
+	if (p)
+		sscanf(p, "fairsem-submitted:\tqueued=%u", &q);
+	return q;
+}
+
+/* Withdraw each live request of handle j of ksem s: each must be there. */
+static void kinds_withdraw_all(struct ctx *c, int s, int j)
+{
+	uint32_t *ids = ktab.ids[s][j];
+	int i, r;
+
+	for (i = 0; i < KIDS; i++) {
+		if (!ids[i])
+			continue;
+		r = do_ioctl(ktab.fd[s][j], FAIRSEM_IOC_WITHDRAW, &ids[i]);
+		check(c, r == 0, "kinds: WITHDRAW of live id %u at quiescence: %s",
+		      ids[i], en(-r));
+		ids[i] = 0;
+	}
+}
+
 /* Per kind, over the handles of ksem s: returns whether it held. */
 static bool check_kinds_sem(struct ctx *c, int s, bool report)
 {
@@ -3141,7 +3151,7 @@ static bool check_kinds_sem(struct ctx *c, int s, bool report)
 			check_info(c, &in[j], NULL, "kinds at quiescence");
 		for (k = 0; k < n; k++)
 			held[k] += in[j].kind[k].holds;
-		pending += !!(in[j].flags & FAIRSEM_INFO_ASYNC_PENDING);
+		pending += kinds_queued(ktab.fd[s][j]);
 	}
 	KCK(in[0].nkinds == n, "kinds: nkinds %u, made with %u", in[0].nkinds, n);
 	KCK(in[0].handles == KSLOTS, "kinds: %u handles, %d live", in[0].handles, KSLOTS);
@@ -3271,13 +3281,13 @@ static void check_kinds(struct ctx *c)
 				 &(struct fairsem_counts){ .count = { 1 }, .nkinds = n });
 		}
 		for (j = 0; j < KSLOTS; j++)
-			do_ioctl(ktab.fd[s][j], FAIRSEM_IOC_CANCEL, NULL);
+			kinds_withdraw_all(c, s, j);
 		for (j = 0; j < KSLOTS; j++)
 			kinds_forget_release(c, s, j);
 		kinds_restore(c, s);
 		if (kinds_info(ktab.fd[s][0], &in))
 			continue;
-		check(c, !in.waiters, "kinds: %llu waiters after every cancel",
+		check(c, !in.waiters, "kinds: %llu waiters after every withdraw",
 		      (unsigned long long)in.waiters);
 		for (k = 0; k < n; k++) {
 			check(c, !in.kind[k].taken,
@@ -3484,6 +3494,7 @@ static void sub_reap(struct ctx *c, int fd, struct sub_model *m)
 	if (r > 0) {
 		m->ng -= r;
 		memmove(m->g, m->g + r, m->ng * sizeof(m->g[0]));
+		__atomic_add_fetch(&sh->reaped, r, __ATOMIC_RELAXED);
 	}
 }
 
@@ -5103,7 +5114,6 @@ static bool run_op(struct ctx *c, int op)
 	case OP_ACQUIRE: op_acquire(c); break;
 	case OP_COUNT: op_count(c); break;
 	case OP_INFO: op_info(c); break;
-	case OP_CANCEL: op_cancel(c); break;
 	case OP_READ: op_read(c); break;
 	case OP_POLL: op_poll(c); break;
 	case OP_EPOLL: op_epoll(c); break;
@@ -5312,7 +5322,8 @@ static bool reap_all(struct ctx *c)
 
 struct fdi {
 	uint64_t id, limit, available, taken, holds, waiters;
-	int lifo, closed, async;	/* async: 0 none, 1 queued, 2 granted */
+	int lifo, closed;
+	long queued, granted;	/* fairsem-submitted */
 };
 
 static int fdinfo_parse(int fd, struct fdi *f)
@@ -5323,7 +5334,8 @@ static int fdinfo_parse(int fd, struct fdi *f)
 	if (fdinfo_read(fd, buf, sizeof(buf)) != 1)
 		return -1;
 	memset(f, 0, sizeof(*f));
-	f->lifo = f->closed = f->async = -1;
+	f->lifo = f->closed = -1;
+	f->queued = f->granted = -1;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *v = strchr(line, '\t');
 
@@ -5347,9 +5359,10 @@ static int fdinfo_parse(int fd, struct fdi *f)
 			f->lifo = !strcmp(v, "lifo") ? 1 : !strcmp(v, "fifo") ? 0 : -1;
 		else if (!strcmp(line, "fairsem-closed:"))
 			f->closed = !strcmp(v, "1") ? 1 : !strcmp(v, "0") ? 0 : -1;
+		else if (!strcmp(line, "fairsem-submitted:"))
+			sscanf(v, "queued=%ld granted=%ld", &f->queued, &f->granted);
 		else if (!strcmp(line, "fairsem-async:"))
-			f->async = !strcmp(v, "none") ? 0 : !strcmp(v, "queued") ? 1 :
-				   !strcmp(v, "granted") ? 2 : -1;
+			seen = -100;	/* the line of an earlier ABI: gone */
 		else
 			seen--;
 	}
@@ -5421,7 +5434,7 @@ static bool check_sem(struct ctx *c, int si, bool report, bool *closed)
 {
 	static struct fairsem_info_kinds raw[MAX_SLOTS];	/* under tab.mu */
 	struct sinfo in[MAX_SLOTS], first;
-	int idx[MAX_SLOTS], n = 0, i, pending = 0;
+	int idx[MAX_SLOTS], n = 0, i;
 	uint64_t holds = 0;
 	bool ok = true;
 
@@ -5475,23 +5488,20 @@ static bool check_sem(struct ctx *c, int si, bool report, bool *closed)
 		   "sem %d: available %" PRIu64 " with limit %" PRIu64 " taken %" PRIu64,
 		   si, (uint64_t)x->available, (uint64_t)x->limit, (uint64_t)x->taken);
 		holds += x->holds;
-		pending += !!(x->flags & FAIRSEM_INFO_ASYNC_PENDING);
 	}
 	CK(holds == first.taken, "sem %d: holds of its %d handles add up to %" PRIu64
 	   ", taken is %" PRIu64, si, n, holds, (uint64_t)first.taken);
 	CK(first.handles == (uint32_t)n, "sem %d: INFO counts %u handles, %d are open",
 	   si, first.handles, n);
-	CK(first.waiters == (uint64_t)pending, "sem %d: waiters %" PRIu64 " with %d "
-	   "asynchronous requests pending and nobody blocked", si,
-	   (uint64_t)first.waiters, pending);
+	/* Nobody is blocked, and requests are submitted on other semaphores. */
+	CK(first.waiters == 0, "sem %d: waiters %" PRIu64 " with nobody blocked "
+	   "and nothing submitted", si, (uint64_t)first.waiters);
 
 	/* fdinfo says the same as INFO. */
 	for (i = 0; report && i < n; i++) {
 		struct sinfo *x = &in[i];
 		struct fdi f;
 		int fd = tab.s[idx[i]].fd;
-		int async = x->flags & FAIRSEM_INFO_ASYNC_PENDING ? 1 :
-			    x->flags & FAIRSEM_INFO_ASYNC_GRANTED ? 2 : 0;
 		int r = fdinfo_parse(fd, &f);
 
 		CK(r == 0, "fdinfo of fd %d: %s", fd, r == -1 ? "no fairsem keys" :
@@ -5502,50 +5512,20 @@ static bool check_sem(struct ctx *c, int si, bool report, bool *closed)
 		   f.taken == x->taken && f.holds == x->holds &&
 		   f.waiters == x->waiters &&
 		   f.lifo == !!(x->flags & FAIRSEM_LIFO) &&
-		   f.closed == !!(x->flags & FAIRSEM_INFO_CLOSED) && f.async == async,
+		   f.closed == !!(x->flags & FAIRSEM_INFO_CLOSED) &&
+		   f.queued == 0 && f.granted == 0,
 		   "fd %d: fdinfo id %" PRIu64 " limit %" PRIu64 " available %" PRIu64
 		   " taken %" PRIu64 " holds %" PRIu64 " waiters %" PRIu64 " lifo %d "
-		   "closed %d async %d; INFO %" PRIu64 " %" PRIu64 " %" PRIu64 " %"
-		   PRIu64 " %" PRIu64 " %" PRIu64 " flags %#x", fd, f.id, f.limit,
-		   f.available, f.taken, f.holds, f.waiters, f.lifo, f.closed, f.async,
+		   "closed %d submitted %ld/%ld; INFO %" PRIu64 " %" PRIu64 " %" PRIu64
+		   " %" PRIu64 " %" PRIu64 " %" PRIu64 " flags %#x", fd, f.id, f.limit,
+		   f.available, f.taken, f.holds, f.waiters, f.lifo, f.closed,
+		   f.queued, f.granted,
 		   (uint64_t)x->id, (uint64_t)x->limit, (uint64_t)x->available,
 		   (uint64_t)x->taken, (uint64_t)x->holds, (uint64_t)x->waiters,
 		   x->flags);
 	}
 #undef CK
 	return ok;
-}
-
-/* Withdraw or collect every asynchronous request: waiters must reach 0. */
-static void settle_async(struct ctx *c, int si)
-{
-	struct sinfo in;
-	uint64_t v;
-	int i, fd = -1, r;
-
-	for (i = 0; i < MAX_SLOTS; i++) {
-		if (tab.s[i].state != SLOT_LIVE || tab.s[i].sem != si)
-			continue;
-		fd = tab.s[i].fd;
-		if (info_get(fd, &in, NULL))
-			continue;
-		if ((in.flags & FAIRSEM_INFO_ASYNC_GRANTED) && chance(c, 50)) {
-			r = (int)read(fd, &v, 8);
-			check(c, r == 8 && count_ok(v), "read of a granted request on fd "
-			      "%d: %d (%s), value %" PRIu64, fd, r, r < 0 ? en(errno) : "-", v);
-		} else if (in.flags & (FAIRSEM_INFO_ASYNC_GRANTED |
-				       FAIRSEM_INFO_ASYNC_PENDING)) {
-			r = do_ioctl(fd, FAIRSEM_IOC_CANCEL, NULL);
-			check(c, r == 0, "CANCEL of fd %d's request: %s", fd, en(-r));
-		} else {
-			r = do_ioctl(fd, FAIRSEM_IOC_CANCEL, NULL);
-			check(c, r == -ENOENT, "CANCEL without a request on fd %d: %s",
-			      fd, en(-r));
-		}
-	}
-	if (fd >= 0 && !info_get(fd, &in, NULL))
-		check(c, in.waiters == 0, "sem %d: waiters %" PRIu64 " after every request "
-		      "was cancelled", si, (uint64_t)in.waiters);
 }
 
 /* The grant rule, on a quiet semaphore. */
@@ -5586,17 +5566,22 @@ static void probe(struct ctx *c, int si)
 	}
 	/* A request that does not fit holds back one that does (FIFO only). */
 	if (n == 2 && avail >= 1 && avail < MAXP) {
-		r = acquire1(fds[0], avail + 1, NODL, FAIRSEM_ACQ_ASYNC);
-		check(c, r == -EINPROGRESS, "sem %d: async %" PRIu64 " with %" PRIu64
-		      " available: %s", si, avail + 1, avail, en(-r));
+		struct fairsem_counts big = { .count = { avail + 1 }, .nkinds = 1 };
+		uint32_t id;
+
+		r = do_ioctl(fds[0], FAIRSEM_IOC_SUBMIT, &big);
+		check(c, r >= 1, "sem %d: SUBMIT %" PRIu64 " with %" PRIu64
+		      " available: %s", si, avail + 1, avail,
+		      r ? en(-r) : "granted at once");
+		id = r > 0 ? (uint32_t)r : 0;
 		r = acquire1(fds[1], 1, NODL, try);
 		check(c, tab.sem[si].lifo ? r == 0 : r == -EAGAIN,
 		      "sem %d (%s): TRY 1 behind a queued request too big: %s", si,
 		      tab.sem[si].lifo ? "LIFO" : "FIFO", en(-r));
 		if (!r)
 			release1(fds[1], 1);
-		r = do_ioctl(fds[0], FAIRSEM_IOC_CANCEL, NULL);
-		check(c, r == 0, "sem %d: CANCEL of the probe's request: %s", si, en(-r));
+		r = do_ioctl(fds[0], FAIRSEM_IOC_WITHDRAW, &id);
+		check(c, r == 0, "sem %d: WITHDRAW of the probe's request: %s", si, en(-r));
 	}
 	if (!info_get(fds[0], &in, NULL))
 		check(c, in.waiters == 0 && in.available == avail,
@@ -5704,7 +5689,6 @@ static void check_all(struct ctx *c)
 		for (tries = 0; tries < 100 && !check_sem(c, si, false, &closed); tries++)
 			sleep_ns(10 * MSEC);
 		check_sem(c, si, true, &closed);
-		settle_async(c, si);
 		probe(c, si);
 	}
 	check_kinds(c);
@@ -5975,8 +5959,8 @@ int main(int argc, char **argv)
 	    " INIT races; %" PRIu64 " INFO snapshots checked",
 	    (now_ns() - t0) / 1e9, sh->ops, sh->child_ops, sh->forks, sh->kills,
 	    sh->passed_fds, sh->races, sh->snap_checks);
-	say("# %" PRIu64 " acquires succeeded, %" PRIu64 " grants read, %" PRIu64
-	    " handles made by NEW_HANDLE", sh->acquired, sh->read_grants,
+	say("# %" PRIu64 " acquires succeeded, %" PRIu64 " grants reaped, %" PRIu64
+	    " handles made by NEW_HANDLE", sh->acquired, sh->reaped,
 	    sh->new_handles);
 	{
 		char line[900];

@@ -8,9 +8,9 @@
  * random_op.c draws every choice of the model test's random sequences from
  * it (rnd()), so the fuzzer explores the same operations as the model test,
  * but steered by coverage instead of a seed: INIT (FIFO, LIFO, PRIO), new
- * handle, blocking acquire, try, async, cancel, read (and one that faults),
- * timeout, signal, restart, freeze and rejoin, release, forget, add,
- * remove, CLOSE and handle close, from callers of varying priority.  Those
+ * handle, blocking acquire, try, submit, reap, withdraw, timeout, signal,
+ * restart, freeze and rejoin, release, forget, add, remove, CLOSE and
+ * handle close, from callers of varying priority.  Those
  * run on semaphores of one kind, where the reference model is the oracle.
  * Besides them, up to two semaphores of 1 to FAIRSEM_MAX_KINDS kinds get
  * the same operations on vectors, their handles die and they close, checked

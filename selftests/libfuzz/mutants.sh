@@ -21,11 +21,14 @@ tmp=$(mktemp -d /tmp/fairsem-libfuzz-mutants.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 # A grant that passes the head, a new request that barges in FIFO order, a
-# FORGET that leaves the limit, a CLOSE that grants instead of refusing, and
-# a grant that takes one kind of a vector: the grant rule, the accounting,
-# the close, and the kinds that only the invariants check.
+# FORGET that leaves the limit, a CLOSE that grants instead of refusing, a
+# grant that takes one kind of a vector, and a request taken out of the
+# queue (by WITHDRAW) that stays marked queued: the grant rule, the
+# accounting, the close, the kinds that only the invariants check, and the
+# submitted requests.
 [ $# -gt 0 ] || set -- grant_not_at_head fifo_new_request_barges \
-	forget_keeps_limit close_grants_instead kinds_take_kind_0_only
+	forget_keeps_limit close_grants_instead kinds_take_kind_0_only \
+	unqueue_leaves_it_queued
 
 # The objects that do not change come from the tree's build.
 shared=(fuzz_core world random_op reference)

@@ -117,9 +117,20 @@ static int wstate(struct world *w, int i)
 	return w->waiter[i] ? (int)w->waiter[i]->req.state : -1;
 }
 
-static bool async_granted_now(struct world *w, int h)
+/* The state of a handle's submitted request, -1 when it has none of that id. */
+static int sstate(struct world *w, int h, int id)
 {
-	return w->handle[h]->h.async.state == FAIRSEM_REQ_GRANTED;
+	struct t_sub *sub = sub_of(w->handle[h], id);
+
+	return sub ? (int)sub->req.state : -1;
+}
+
+/* REAP of one: the id, or -errno. */
+static int reap1(struct world *w, int h)
+{
+	int id = 0, ret = op_reap(w, h, 1, &id);
+
+	return ret == 1 ? id : ret;
 }
 
 /* A waiting head that does not fit holds back one behind it that would. */
@@ -169,16 +180,17 @@ static void unqueue_of_a_granted_request_changes_nothing(struct world *w)
 	EXPECT(w, wstate(w, wb) == FAIRSEM_REQ_GRANTED && holds(w, b) == 1);
 }
 
-/* An asynchronous head cancelled: the same, through another path. */
-static void cancelled_head_unblocks_followers(struct world *w)
+/* A submitted head withdrawn: the same, through another path. */
+static void withdrawn_head_unblocks_followers(struct world *w)
 {
-	int a = op_init(w, 1, false), b = op_new_handle(w, a), wb;
+	int a = op_init(w, 1, false), b = op_new_handle(w, a), wb, id = 0;
 
-	EXPECT(w, op_async(w, a, 2) == -EINPROGRESS);
+	EXPECT(w, (id = op_submit(w, a, 2)) > 0);
 	EXPECT(w, op_acquire(w, b, 1, &wb) == -EINPROGRESS);
-	EXPECT(w, op_cancel(w, a) == 0);
+	EXPECT(w, op_withdraw(w, a, id) == 0);
 	EXPECT(w, wstate(w, wb) == FAIRSEM_REQ_GRANTED);
-	EXPECT(w, op_read(w, a, NULL) == -EINVAL);
+	EXPECT(w, op_withdraw(w, a, id) == -ENOENT);
+	EXPECT(w, reap1(w, a) == -EAGAIN && holds(w, a) == 0);
 }
 
 /* LIFO: the newest waiter is granted first. */
@@ -207,24 +219,24 @@ static void lifo_new_request_that_fits_goes_first(struct world *w)
 
 	EXPECT(w, op_acquire(w, b, 5, &wb) == -EINPROGRESS);
 	EXPECT(w, op_try(w, a, 2) == 0);
-	EXPECT(w, op_async(w, a, 1) == 0);
-	EXPECT(w, op_read(w, a, NULL) == -EINVAL);
+	EXPECT(w, op_submit(w, a, 1) == 0);
+	EXPECT(w, reap1(w, a) == -EAGAIN);
 	EXPECT(w, holds(w, a) == 3 && wstate(w, wb) == FAIRSEM_REQ_QUEUED);
 }
 
 /* FIFO: once someone waits, even a request that fits must queue. */
 static void fifo_new_request_queues_behind_waiters(struct world *w)
 {
-	int a = op_init(w, 3, false), b = op_new_handle(w, a);
+	int a = op_init(w, 3, false), b = op_new_handle(w, a), id = 0;
 
 	EXPECT(w, op_acquire(w, b, 5, NULL) == -EINPROGRESS);
 	EXPECT(w, op_try(w, a, 1) == -EAGAIN);
-	EXPECT(w, op_async(w, a, 1) == -EINPROGRESS);
-	EXPECT(w, op_read(w, a, NULL) == -EAGAIN);
+	EXPECT(w, (id = op_submit(w, a, 1)) > 0);
+	EXPECT(w, reap1(w, a) == -EAGAIN);
 	EXPECT(w, op_add(w, a, 2) == 0);
 	EXPECT(w, holds(w, b) == 5 && holds(w, a) == 0);
 	EXPECT(w, op_release(w, b, 1) == 0);
-	EXPECT(w, holds(w, a) == 1);
+	EXPECT(w, holds(w, a) == 1 && reap1(w, a) == id);
 }
 
 /* A request above the limit is valid and waits at the head. */
@@ -274,21 +286,23 @@ static void remove_below_taken_grants_nothing(struct world *w)
 static void close_refuses_every_waiter(struct world *w)
 {
 	int a = op_init(w, 1, false), b = op_new_handle(w, a);
-	int c = op_new_handle(w, a), w1, w2;
+	int c = op_new_handle(w, a), w1, w2, id1 = 0, id2 = 0;
 
 	EXPECT(w, op_acquire(w, a, 1, NULL) == 0);
 	EXPECT(w, op_acquire(w, b, 1, &w1) == -EINPROGRESS);
-	EXPECT(w, op_async(w, c, 1) == -EINPROGRESS);
+	EXPECT(w, (id1 = op_submit(w, c, 1)) > 0);
 	EXPECT(w, op_acquire(w, c, 3, &w2) == -EINPROGRESS);
+	EXPECT(w, (id2 = op_submit(w, c, 2)) > 0);
 	EXPECT(w, op_close(w, a) == 0);
-	EXPECT(w, w->nr_events == 3);
+	EXPECT(w, w->nr_events == 4);
 	EXPECT(w, op_return(w, w1) == -EIDRM);
 	EXPECT(w, op_give_up(w, w2, -ETIMEDOUT) == -EIDRM);
-	EXPECT(w, op_read(w, c, NULL) == -EIDRM);
-	EXPECT(w, op_cancel(w, c) == -ENOENT);
+	EXPECT(w, reap1(w, c) == -EIDRM);
+	EXPECT(w, op_withdraw(w, c, id1) == -ENOENT);
+	EXPECT(w, op_withdraw(w, c, id2) == -ENOENT);
 	EXPECT(w, op_acquire(w, b, 1, NULL) == -EIDRM);
 	EXPECT(w, op_try(w, b, 1) == -EIDRM);
-	EXPECT(w, op_async(w, b, 1) == -EIDRM);
+	EXPECT(w, op_submit(w, b, 1) == -EIDRM);
 	EXPECT(w, op_new_handle(w, b) == -EIDRM);
 	/* what holders can still do */
 	EXPECT(w, op_release(w, a, 1) == 0);
@@ -323,60 +337,84 @@ static void restart_requeues_at_the_back(struct world *w)
 	EXPECT(w, wstate(w, wa) == FAIRSEM_REQ_QUEUED);
 }
 
-static void cancel_granted_gives_back_what_is_still_held(struct world *w)
+static void withdraw_granted_gives_back_what_is_still_held(struct world *w)
 {
 	struct fairsem_sem *sem;
-	int a = op_init(w, 3, false), b = op_new_handle(w, a);
+	int a = op_init(w, 3, false), b = op_new_handle(w, a), id = 0;
 
 	sem = sem_of(w, a);
 	EXPECT(w, op_acquire(w, b, 3, NULL) == 0);
-	EXPECT(w, op_async(w, a, 3) == -EINPROGRESS);
+	EXPECT(w, (id = op_submit(w, a, 3)) > 0);
 	EXPECT(w, op_release(w, b, 3) == 0);
 	EXPECT(w, holds(w, a) == 3);
 	EXPECT(w, op_release(w, a, 2) == 0);
-	EXPECT(w, op_cancel(w, a) == 0);
+	EXPECT(w, op_withdraw(w, a, id) == 0);
 	EXPECT(w, holds(w, a) == 0 && sem->kind[0].taken == 0);
-	EXPECT(w, op_cancel(w, a) == -ENOENT);
+	EXPECT(w, op_withdraw(w, a, id) == -ENOENT);
 }
 
-static void cancel_granted_gives_back_the_whole_request(struct world *w)
+static void withdraw_granted_gives_back_the_whole_request(struct world *w)
 {
-	int a = op_init(w, 5, false), b = op_new_handle(w, a);
+	int a = op_init(w, 5, false), b = op_new_handle(w, a), id = 0;
 
 	EXPECT(w, op_acquire(w, b, 5, NULL) == 0);
-	EXPECT(w, op_async(w, a, 2) == -EINPROGRESS);
+	EXPECT(w, (id = op_submit(w, a, 2)) > 0);
 	EXPECT(w, op_release(w, b, 5) == 0);
 	EXPECT(w, op_try(w, a, 1) == 0 && holds(w, a) == 3);
-	EXPECT(w, op_cancel(w, a) == 0 && holds(w, a) == 1);
+	EXPECT(w, op_withdraw(w, a, id) == 0 && holds(w, a) == 1);
 }
 
-static void read_collects_the_grant_once(struct world *w)
+/* A grant withdrawn lets the head behind it through at once. */
+static void withdraw_granted_grants_onward(struct world *w)
 {
-	int a = op_init(w, 1, false), b = op_new_handle(w, a);
-	u64 count = 0;
+	int a = op_init(w, 2, false), b = op_new_handle(w, a), id, wb;
 
-	EXPECT(w, op_read(w, a, NULL) == -EINVAL);
-	EXPECT(w, op_acquire(w, b, 1, NULL) == 0);
-	EXPECT(w, op_async(w, a, 1) == -EINPROGRESS);
-	EXPECT(w, op_async(w, a, 1) == -EBUSY);
-	EXPECT(w, op_read(w, a, NULL) == -EAGAIN);
-	EXPECT(w, op_release(w, b, 1) == 0);
-	EXPECT(w, op_async(w, a, 1) == -EBUSY);
-	EXPECT(w, op_close(w, b) == 0);
-	/* an unread grant is still read after the close */
-	EXPECT(w, op_read(w, a, &count) == 0 && count == 1);
-	EXPECT(w, op_read(w, a, NULL) == -EIDRM);
-	EXPECT(w, holds(w, a) == 1);
+	EXPECT(w, op_acquire(w, b, 2, NULL) == 0);
+	EXPECT(w, (id = op_submit(w, a, 2)) > 0);
+	EXPECT(w, op_acquire(w, b, 1, &wb) == -EINPROGRESS);
+	EXPECT(w, op_release(w, b, 2) == 0);
+	EXPECT(w, sstate(w, a, id) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, wb) == FAIRSEM_REQ_QUEUED);
+	EXPECT(w, op_withdraw(w, a, id) == 0);
+	EXPECT(w, wstate(w, wb) == FAIRSEM_REQ_GRANTED && holds(w, a) == 0);
 }
 
-static void async_granted_at_once_leaves_nothing_to_read(struct world *w)
+/*
+ * Any number of requests per handle, each in its own place in the one
+ * queue; each grant is reaped once, oldest first, even after a close.
+ */
+static void reap_takes_each_grant_once_in_grant_order(struct world *w)
+{
+	int a = op_init(w, 0, false), b = op_new_handle(w, a);
+	int id1 = 0, id2 = 0, id3 = 0, wb, ids[REF_SUBS];
+
+	EXPECT(w, reap1(w, a) == -EAGAIN);
+	EXPECT(w, (id1 = op_submit(w, a, 1)) > 0);
+	EXPECT(w, op_acquire(w, b, 1, &wb) == -EINPROGRESS);
+	EXPECT(w, (id2 = op_submit(w, a, 2)) > 0 && id2 != id1);
+	EXPECT(w, (id3 = op_submit(w, a, 1)) > 0 && id3 != id2);
+	EXPECT(w, op_add(w, a, 2) == 0);
+	EXPECT(w, sstate(w, a, id1) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, wb) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, sstate(w, a, id2) == FAIRSEM_REQ_QUEUED);
+	EXPECT(w, op_add(w, a, 3) == 0 && holds(w, a) == 4);
+	EXPECT(w, op_reap(w, a, 2, ids) == 2 && ids[0] == id1 && ids[1] == id2);
+	EXPECT(w, op_close(w, b) == 0);
+	/* a grant not reaped is still reaped after the close */
+	EXPECT(w, reap1(w, a) == id3);
+	EXPECT(w, reap1(w, a) == -EIDRM);
+	EXPECT(w, op_withdraw(w, a, id3) == -ENOENT);
+	EXPECT(w, holds(w, a) == 4);
+}
+
+static void submit_granted_at_once_leaves_nothing_to_reap(struct world *w)
 {
 	int a = op_init(w, 2, false);
 
-	EXPECT(w, op_async(w, a, 2) == 0 && holds(w, a) == 2);
-	EXPECT(w, op_read(w, a, NULL) == -EINVAL);
-	EXPECT(w, op_cancel(w, a) == -ENOENT);
-	EXPECT(w, op_async(w, a, 1) == -EINPROGRESS);
+	EXPECT(w, op_submit(w, a, 2) == 0 && holds(w, a) == 2);
+	EXPECT(w, reap1(w, a) == -EAGAIN);
+	EXPECT(w, op_submit(w, a, 1) > 0);
+	EXPECT(w, reap1(w, a) == -EAGAIN);
 }
 
 static void release_more_than_held_is_refused(struct world *w)
@@ -412,7 +450,7 @@ static void handle_close_gives_back_and_grants_onward(struct world *w)
 
 	EXPECT(w, op_acquire(w, a, 2, NULL) == 0);
 	EXPECT(w, op_acquire(w, b, 1, NULL) == 0);
-	EXPECT(w, op_async(w, a, 2) == -EINPROGRESS);
+	EXPECT(w, op_submit(w, a, 2) > 0);
 	EXPECT(w, op_acquire(w, c, 3, &wc) == -EINPROGRESS);
 	EXPECT(w, op_handle_close(w, a) == 0);
 	EXPECT(w, wstate(w, wc) == FAIRSEM_REQ_QUEUED);
@@ -421,18 +459,40 @@ static void handle_close_gives_back_and_grants_onward(struct world *w)
 	EXPECT(w, op_handle_close(w, c) == 1);
 }
 
-/* A granted, unread asynchronous request is given back on handle close. */
-static void handle_close_gives_back_unread_grant(struct world *w)
+/* A submitted request granted and not reaped is given back on handle close. */
+static void handle_close_gives_back_grants_not_reaped(struct world *w)
 {
-	int a = op_init(w, 1, false), b = op_new_handle(w, a), wa;
+	int a = op_init(w, 1, false), b = op_new_handle(w, a), wa, id = 0;
 
 	EXPECT(w, op_acquire(w, a, 1, NULL) == 0);
-	EXPECT(w, op_async(w, b, 1) == -EINPROGRESS);
+	EXPECT(w, (id = op_submit(w, b, 1)) > 0);
 	EXPECT(w, op_acquire(w, a, 1, &wa) == -EINPROGRESS);
 	EXPECT(w, op_release(w, a, 1) == 0);
-	EXPECT(w, w->handle[b]->h.async.state == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, sstate(w, b, id) == FAIRSEM_REQ_GRANTED);
 	EXPECT(w, op_handle_close(w, b) == 0);
 	EXPECT(w, wstate(w, wa) == FAIRSEM_REQ_GRANTED);
+}
+
+/*
+ * A handle that goes with requests queued at the head and a grant not
+ * reaped: its requests all leave and everything comes back before anyone
+ * is granted, so the waiter behind gets the whole of it in one step.
+ */
+static void handle_close_with_queued_requests_grants_onward_once(struct world *w)
+{
+	int a = op_init(w, 2, false), b = op_new_handle(w, a);
+	int c = op_new_handle(w, a), wc, id1 = 0, id2 = 0;
+
+	EXPECT(w, op_acquire(w, a, 2, NULL) == 0);
+	EXPECT(w, (id1 = op_submit(w, b, 1)) > 0);
+	EXPECT(w, (id2 = op_submit(w, b, 2)) > 0);
+	EXPECT(w, op_acquire(w, c, 2, &wc) == -EINPROGRESS);
+	EXPECT(w, op_release(w, a, 1) == 0);
+	EXPECT(w, sstate(w, b, id1) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_release(w, a, 1) == 0);
+	EXPECT(w, sstate(w, b, id2) == FAIRSEM_REQ_QUEUED);
+	EXPECT(w, op_handle_close(w, b) == 0);
+	EXPECT(w, w->nr_events == 1 && wstate(w, wc) == FAIRSEM_REQ_GRANTED);
 }
 
 static void zero_permits_signalling_semaphore(struct world *w)
@@ -447,35 +507,6 @@ static void zero_permits_signalling_semaphore(struct world *w)
 	EXPECT(w, op_forget(w, b, 1) == 0);
 	EXPECT(w, op_add(w, a, 1) == 0);
 	EXPECT(w, wstate(w, w1) == FAIRSEM_REQ_GRANTED);
-}
-
-/* A read that cannot copy its grant out changes nothing. */
-static void faulting_read_puts_the_grant_back(struct world *w)
-{
-	int a = op_init(w, 1, false), b = op_new_handle(w, a);
-	u64 count = 0;
-
-	EXPECT(w, op_acquire(w, b, 1, NULL) == 0);
-	EXPECT(w, op_async(w, a, 1) == -EINPROGRESS);
-	EXPECT(w, op_release(w, b, 1) == 0);
-	EXPECT(w, op_read_fault(w, a) == 0);
-	EXPECT(w, op_uncollect(w, a) == -EFAULT);
-	EXPECT(w, op_read(w, a, &count) == 0 && count == 1);
-}
-
-/* A new request started while a read faults stands; the old grant is read. */
-static void request_started_during_faulting_read_stands(struct world *w)
-{
-	int a = op_init(w, 1, false), b = op_new_handle(w, a);
-
-	EXPECT(w, op_acquire(w, b, 1, NULL) == 0);
-	EXPECT(w, op_async(w, a, 1) == -EINPROGRESS);
-	EXPECT(w, op_release(w, b, 1) == 0);
-	EXPECT(w, op_read_fault(w, a) == 0);
-	EXPECT(w, op_async(w, a, 2) == -EINPROGRESS);
-	EXPECT(w, op_uncollect(w, a) == -EFAULT);
-	EXPECT(w, op_read(w, a, NULL) == -EAGAIN);
-	EXPECT(w, op_cancel(w, a) == 0 && holds(w, a) == 1);
 }
 
 /* FAIRSEM_PRIO: higher priority first (lower value), arrival among equals. */
@@ -510,7 +541,7 @@ static void prio_granted_at_once_only_above_every_queued(struct world *w)
 	EXPECT(w, op_try(w, a, 1) == -EAGAIN);		/* lower */
 	set_prio(w, 49);
 	EXPECT(w, op_try(w, a, 2) == -EAGAIN);		/* does not fit */
-	EXPECT(w, op_async(w, a, 1) == 0);		/* higher, fits */
+	EXPECT(w, op_submit(w, a, 1) == 0);		/* higher, fits */
 	EXPECT(w, holds(w, a) == 2);
 }
 
@@ -518,7 +549,7 @@ static void prio_granted_at_once_only_above_every_queued(struct world *w)
 static void prio_level_survives_its_first_leaving(struct world *w)
 {
 	int a = op_init(w, 0, FAIRSEM_PRIO), b = op_new_handle(w, a);
-	int w1, w2, w3;
+	int w1, w2, w3, id = 0;
 
 	set_prio(w, 10);
 	EXPECT(w, op_acquire(w, b, 1, &w1) == -EINPROGRESS);
@@ -527,10 +558,32 @@ static void prio_level_survives_its_first_leaving(struct world *w)
 	EXPECT(w, op_acquire(w, b, 1, &w3) == -EINPROGRESS);
 	EXPECT(w, op_give_up(w, w1, -ETIMEDOUT) == -ETIMEDOUT);
 	set_prio(w, 10);
-	EXPECT(w, op_async(w, a, 1) == -EINPROGRESS);	/* behind w2 */
+	EXPECT(w, (id = op_submit(w, a, 1)) > 0);	/* behind w2 */
 	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, w2) == FAIRSEM_REQ_GRANTED);
-	EXPECT(w, op_add(w, a, 1) == 0 && async_granted_now(w, a));
+	EXPECT(w, op_add(w, a, 1) == 0 && sstate(w, a, id) == FAIRSEM_REQ_GRANTED);
 	EXPECT(w, wstate(w, w3) == FAIRSEM_REQ_QUEUED);
+}
+
+/*
+ * One handle's submitted requests, made by tasks of different priorities,
+ * stand in the one queue by priority, then arrival, as every request does.
+ */
+static void prio_orders_submitted_requests_of_one_handle(struct world *w)
+{
+	static const int prio[] = { 100, 50, 100, -1 };
+	int a = op_init(w, 0, FAIRSEM_PRIO), b = op_new_handle(w, a);
+	int id[4] = { 0 }, i, ids[REF_SUBS];
+
+	for (i = 0; i < 4; i++) {
+		set_prio(w, prio[i]);
+		EXPECT(w, (id[i] = op_submit(w, b, 1)) > 0);
+	}
+	set_prio(w, 100);
+	EXPECT(w, op_add(w, a, 1) == 0 && sstate(w, b, id[3]) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_add(w, a, 2) == 0 && sstate(w, b, id[0]) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, sstate(w, b, id[2]) == FAIRSEM_REQ_QUEUED);
+	EXPECT(w, op_reap(w, b, REF_SUBS, ids) == 3);
+	EXPECT(w, ids[0] == id[3] && ids[1] == id[1] && ids[2] == id[0]);
 }
 
 /* FIFO: a waiter that rejoins goes ahead of those that came after it. */
@@ -702,15 +755,37 @@ static void kinds_add_overflow_in_one_kind_changes_nothing(struct world *w)
 static void kinds_dead_holder_gives_its_vector_back_in_one_grant(struct world *w)
 {
 	struct kworld kw;
-	u64 got[FAIRSEM_MAX_KINDS];
+	int id = 0;
 
 	k_start(&kw, w, 2, k_limit2, 0);
 	EXPECT(w, k_try(&kw, 0, V(1, 10)) == 0);
-	EXPECT(w, k_async(&kw, 1, V(1, 10)) == -EINPROGRESS);
+	EXPECT(w, (id = k_submit(&kw, 1, V(1, 10))) > 0);
 	k_die(&kw, 0);
 	EXPECT(w, w->nr_events == 1);	/* one grant of the whole vector */
-	EXPECT(w, kw.h[1]->h.async.state == FAIRSEM_REQ_GRANTED);
-	EXPECT(w, k_collect(&kw, 1, got) == 0 && got[0] == 1 && got[1] == 10);
+	EXPECT(w, sub_of(kw.h[1], id)->req.state == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, k_reap(&kw, 1) == id);
+	EXPECT(w, kw.h[1]->h.holds[0] == 1 && kw.h[1]->h.holds[1] == 10);
+	k_end(&kw);
+}
+
+/* A withdrawn grant of a vector gives back, in each kind, what is still held. */
+static void kinds_withdraw_gives_back_each_kind(struct world *w)
+{
+	struct kworld kw;
+	int id = 0, slot;
+
+	k_start(&kw, w, 2, k_limit2, 0);
+	EXPECT(w, k_try(&kw, 0, V(1, 10)) == 0);
+	EXPECT(w, (id = k_submit(&kw, 1, V(1, 4))) > 0);
+	EXPECT(w, k_wait(&kw, 2, V(0, 6), &slot) == -EINPROGRESS);
+	EXPECT(w, k_counts(&kw, K_RELEASE, 0, V(1, 10)) == 0);
+	EXPECT(w, w->nr_events == 2);
+	EXPECT(w, k_counts(&kw, K_RELEASE, 1, V(0, 1)) == 0);
+	EXPECT(w, k_withdraw(&kw, 1, id) == 0);
+	EXPECT(w, kw.h[1]->h.holds[0] == 0 && kw.h[1]->h.holds[1] == 0);
+	EXPECT(w, kw.sem->kind[0].taken == 0 && kw.sem->kind[1].taken == 6);
+	EXPECT(w, k_withdraw(&kw, 1, id) == -ENOENT);
+	EXPECT(w, k_reap(&kw, 1) == -EAGAIN);
 	k_end(&kw);
 }
 
@@ -743,7 +818,7 @@ struct test {
 static const struct test tests[] = {
 	TEST(big_head_blocks_smaller),
 	TEST(head_leaving_unblocks_followers),
-	TEST(cancelled_head_unblocks_followers),
+	TEST(withdrawn_head_unblocks_followers),
 	TEST(unqueue_of_a_granted_request_changes_nothing),
 	TEST(lifo_grants_newest),
 	TEST(lifo_new_request_that_fits_goes_first),
@@ -758,26 +833,28 @@ static const struct test tests[] = {
 	TEST(rejoin_keeps_the_arrival_place_in_lifo),
 	TEST(rejoin_keeps_the_arrival_place_in_prio),
 	TEST(rejoin_at_the_head_is_granted_at_once),
-	TEST(cancel_granted_gives_back_what_is_still_held),
-	TEST(cancel_granted_gives_back_the_whole_request),
-	TEST(read_collects_the_grant_once),
-	TEST(async_granted_at_once_leaves_nothing_to_read),
+	TEST(withdraw_granted_gives_back_what_is_still_held),
+	TEST(withdraw_granted_gives_back_the_whole_request),
+	TEST(withdraw_granted_grants_onward),
+	TEST(reap_takes_each_grant_once_in_grant_order),
+	TEST(submit_granted_at_once_leaves_nothing_to_reap),
 	TEST(release_more_than_held_is_refused),
 	TEST(add_past_the_maximum_overflows),
 	TEST(handle_close_gives_back_and_grants_onward),
-	TEST(handle_close_gives_back_unread_grant),
+	TEST(handle_close_gives_back_grants_not_reaped),
+	TEST(handle_close_with_queued_requests_grants_onward_once),
 	TEST(zero_permits_signalling_semaphore),
-	TEST(faulting_read_puts_the_grant_back),
-	TEST(request_started_during_faulting_read_stands),
 	TEST(prio_orders_by_priority_then_arrival),
 	TEST(prio_granted_at_once_only_above_every_queued),
 	TEST(prio_level_survives_its_first_leaving),
+	TEST(prio_orders_submitted_requests_of_one_handle),
 	TEST(kinds_grant_needs_every_kind),
 	TEST(kinds_head_holds_back_a_request_that_fits),
 	TEST(kinds_prio_orders_vectors_by_priority_then_arrival),
 	TEST(kinds_release_above_holds_in_one_kind_changes_nothing),
 	TEST(kinds_add_overflow_in_one_kind_changes_nothing),
 	TEST(kinds_dead_holder_gives_its_vector_back_in_one_grant),
+	TEST(kinds_withdraw_gives_back_each_kind),
 	TEST(random_kinds),
 };
 

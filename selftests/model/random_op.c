@@ -130,10 +130,9 @@ static int pick_waiter(struct world *w)
 }
 
 enum random_op {
-	R_INIT, R_NEW_HANDLE, R_HANDLE_CLOSE, R_ACQUIRE, R_TRY, R_ASYNC,
-	R_CANCEL, R_READ, R_READ_FAULT, R_UNCOLLECT, R_TIMEOUT, R_SIGNAL,
-	R_RESTART, R_REJOIN, R_RETURN, R_RELEASE, R_FORGET, R_ADD, R_REMOVE,
-	R_CLOSE,
+	R_INIT, R_NEW_HANDLE, R_HANDLE_CLOSE, R_ACQUIRE, R_TRY, R_SUBMIT,
+	R_WITHDRAW, R_REAP, R_TIMEOUT, R_SIGNAL, R_RESTART, R_REJOIN,
+	R_RETURN, R_RELEASE, R_FORGET, R_ADD, R_REMOVE, R_CLOSE,
 	R_NR
 };
 
@@ -143,9 +142,8 @@ enum random_op {
  */
 static const unsigned int weight[R_NR] = {
 	[R_INIT] = 2, [R_NEW_HANDLE] = 4, [R_HANDLE_CLOSE] = 3,
-	[R_ACQUIRE] = 16, [R_TRY] = 5, [R_ASYNC] = 8, [R_CANCEL] = 4,
-	[R_READ] = 5, [R_READ_FAULT] = 2, [R_UNCOLLECT] = 3,
-	[R_TIMEOUT] = 4, [R_SIGNAL] = 3, [R_RESTART] = 3, [R_REJOIN] = 3,
+	[R_ACQUIRE] = 16, [R_TRY] = 5, [R_SUBMIT] = 10, [R_WITHDRAW] = 6,
+	[R_REAP] = 6, [R_TIMEOUT] = 4, [R_SIGNAL] = 3, [R_RESTART] = 3, [R_REJOIN] = 3,
 	[R_RETURN] = 7, [R_RELEASE] = 16, [R_FORGET] = 4, [R_ADD] = 6, [R_REMOVE] = 6,
 	[R_CLOSE] = 1,
 };
@@ -168,14 +166,14 @@ static bool holds_some(const struct ref *r, int h)
 	return r->handle[h].holds > 0;
 }
 
-static bool async_granted(const struct ref *r, int h)
+static bool has_grants(const struct ref *r, int h)
 {
-	return r->handle[h].async == REF_ASYNC_GRANTED;
+	return ref_subs(r, h, REF_SUB_GRANTED) > 0;
 }
 
-static bool async_busy(const struct ref *r, int h)
+static bool has_requests(const struct ref *r, int h)
 {
-	return r->handle[h].async != REF_ASYNC_IDLE;
+	return ref_subs(r, h, REF_SUB_NONE) < REF_SUBS;
 }
 
 static bool sem_closed(const struct ref *r, int h)
@@ -204,6 +202,28 @@ static int prefer(struct world *w, int h,
 		if (w->handle[i] && pred(&w->ref, i) && k-- == 0)
 			return i;
 	return h;
+}
+
+/*
+ * An id to withdraw: mostly one of the handle's live requests; else one
+ * of its slots, live or finished, or an id it never had.
+ */
+static int pick_id(struct world *w, struct t_handle *th)
+{
+	int i, live = 0, k;
+
+	for (i = 0; i < REF_SUBS; i++)
+		live += th->sub[i] && th->sub[i]->live;
+	if (live && rnd(w, 4)) {
+		k = rnd(w, live);
+		for (i = 0; i < REF_SUBS; i++)
+			if (th->sub[i] && th->sub[i]->live && k-- == 0)
+				return th->sub[i]->id;
+	}
+	i = rnd(w, REF_SUBS + 1);
+	if (i < REF_SUBS && th->sub[i])
+		return th->sub[i]->id;
+	return i == REF_SUBS ? 0 : w->next_id;
 }
 
 u32 pick_mode(struct world *w)
@@ -249,19 +269,14 @@ bool random_op(struct world *w)
 		return op_acquire(w, h, pick_count(w, h), NULL) != -1;
 	case R_TRY:
 		return op_try(w, h, pick_count(w, h)), true;
-	case R_ASYNC:
-		return op_async(w, h, pick_count(w, h)), true;
-	case R_CANCEL:
-		return op_cancel(w, prefer(w, h, async_busy)), true;
-	case R_READ:
-		return op_read(w, prefer(w, h, async_busy), NULL), true;
-	case R_READ_FAULT:
-		h = prefer(w, h, async_granted);
-		return !w->faulting[h] && (op_read_fault(w, h), true);
-	case R_UNCOLLECT:
-		for (h = 0; h < REF_HANDLES && !w->faulting[h]; h++)
-			;
-		return h < REF_HANDLES && (op_uncollect(w, h), true);
+	case R_SUBMIT:
+		return op_submit(w, h, pick_count(w, h)) != -1;
+	case R_WITHDRAW:
+		h = prefer(w, h, has_requests);
+		return op_withdraw(w, h, pick_id(w, w->handle[h])), true;
+	case R_REAP:
+		h = prefer(w, h, has_grants);
+		return op_reap(w, h, 1 + rnd(w, REF_SUBS), NULL), true;
 	case R_TIMEOUT:
 		return i >= 0 && (op_give_up(w, i, -ETIMEDOUT), true);
 	case R_SIGNAL:
@@ -329,13 +344,15 @@ void k_random_op(struct kworld *kw)
 		k_wait(kw, h, v, NULL);
 		break;
 	case 2:
-		k_async(kw, h, v);
+		k_submit(kw, h, v);
 		break;
 	case 3:
-		k_cancel(kw, h);
+		i = rnd(w, REF_SUBS);
+		if (kw->h[h]->sub[i])
+			k_withdraw(kw, h, kw->h[h]->sub[i]->id);
 		break;
 	case 4:
-		k_collect(kw, h, v);
+		k_reap(kw, h);
 		break;
 	case 5:
 		for (k = 0; k < n; k++)

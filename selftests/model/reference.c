@@ -115,10 +115,14 @@ static void ref_grant(struct ref *r, int i)
 
 	q->queued = false;
 	ref_hold(r, q->handle, q->count);
-	if (q->waiter < 0)
-		r->handle[q->handle].async = REF_ASYNC_GRANTED;
-	else
+	if (q->waiter < 0) {
+		struct ref_sub *sub = &r->handle[q->handle].sub[q->sub];
+
+		sub->state = REF_SUB_GRANTED;
+		sub->granted_at = r->grants++;
+	} else {
 		r->waiter[q->waiter].state = REF_WAIT_GRANTED;
+	}
 	ref_log(r, q->id, true);
 }
 
@@ -132,21 +136,23 @@ static void ref_settle(struct ref *r, int sem)
 		ref_grant(r, head);
 }
 
-static int ref_find(const struct ref *r, int handle, int waiter)
+/* The queued request of a waiter, or (waiter -1) of a submitted one. */
+static int ref_find(const struct ref *r, int handle, int waiter, int sub)
 {
 	int i;
 
 	for (i = 0; i < REF_REQS; i++)
 		if (r->req[i].queued && r->req[i].handle == handle &&
-		    r->req[i].waiter == waiter)
+		    r->req[i].waiter == waiter &&
+		    (waiter >= 0 || r->req[i].sub == sub))
 			return i;
 	return -1;
 }
 
 /* A waiting request gives up: it simply leaves; settling does the rest. */
-static void ref_withdraw(struct ref *r, int handle, int waiter)
+static void ref_leave(struct ref *r, int handle, int waiter, int sub)
 {
-	int i = ref_find(r, handle, waiter);
+	int i = ref_find(r, handle, waiter, sub);
 
 	assert(i >= 0);
 	r->req[i].queued = false;
@@ -175,7 +181,7 @@ static bool ref_would_be_head(const struct ref *r, int sem)
  * The request joins the queue with arrival number seq and priority prio;
  * ref_head() alone decides where that puts it.
  */
-static void ref_queue(struct ref *r, int handle, int waiter, int id,
+static void ref_queue(struct ref *r, int handle, int waiter, int sub, int id,
 		      uint64_t count, uint64_t seq, int prio)
 {
 	int i;
@@ -187,6 +193,7 @@ static void ref_queue(struct ref *r, int handle, int waiter, int id,
 	r->req[i].sem = r->handle[handle].sem;
 	r->req[i].handle = handle;
 	r->req[i].waiter = waiter;
+	r->req[i].sub = sub;
 	r->req[i].count = count;
 	r->req[i].seq = seq;
 	r->req[i].prio = prio;
@@ -197,7 +204,7 @@ static void ref_queue(struct ref *r, int handle, int waiter, int id,
  * the head and it fits (FIFO: nobody waits; LIFO: it fits now); otherwise
  * it queues as the newest arrival.  Returns 0 or -EINPROGRESS.
  */
-static int ref_arrive(struct ref *r, int handle, int waiter, int id,
+static int ref_arrive(struct ref *r, int handle, int waiter, int sub, int id,
 		      uint64_t count)
 {
 	int sem = r->handle[handle].sem;
@@ -211,7 +218,7 @@ static int ref_arrive(struct ref *r, int handle, int waiter, int id,
 		ref_hold(r, handle, count);
 		return 0;
 	}
-	ref_queue(r, handle, waiter, id, count, s->next_seq++, r->prio_now);
+	ref_queue(r, handle, waiter, sub, id, count, s->next_seq++, r->prio_now);
 	return -EINPROGRESS;
 }
 
@@ -246,20 +253,22 @@ int ref_new_handle(struct ref *r, int sem, int handle)
 }
 
 /*
- * The handle's last reference goes: its asynchronous request is withdrawn,
- * everything it holds (an unread grant included) goes back, and the grant
- * rule runs.  Blocked calls keep their file open, so none may be left.
- * Returns true when the semaphore went with its last handle.
+ * The handle's last reference goes: every request it submitted leaves the
+ * queue, everything it holds (grants not reaped included) goes back, and
+ * only then does the grant rule run, once.  Blocked calls keep their file
+ * open, so none may be left.  Returns true when the semaphore went with
+ * its last handle.
  */
 bool ref_handle_close(struct ref *r, int handle)
 {
 	struct ref_handle *h = &r->handle[handle];
-	int sem = h->sem, w;
+	int sem = h->sem, w, i;
 
 	for (w = 0; w < REF_WAITERS; w++)
 		assert(!r->waiter[w].used || r->waiter[w].handle != handle);
-	if (h->async == REF_ASYNC_QUEUED)
-		ref_withdraw(r, handle, -1);
+	for (i = 0; i < REF_SUBS; i++)
+		if (h->sub[i].state == REF_SUB_QUEUED)
+			ref_leave(r, handle, -1, i);
 	ref_give_back(r, handle, h->holds);
 	h->used = false;
 	ref_settle(r, sem);
@@ -277,7 +286,7 @@ int ref_acquire(struct ref *r, int handle, int waiter, int id, uint64_t count)
 	int ret;
 
 	assert(!w->used);
-	ret = ref_arrive(r, handle, waiter, id, count);
+	ret = ref_arrive(r, handle, waiter, -1, id, count);
 	if (ret == -EINPROGRESS) {
 		w->used = true;
 		w->handle = handle;
@@ -330,7 +339,7 @@ int ref_waiter_give_up(struct ref *r, int waiter, int err)
 	}
 	if (w->state != REF_WAIT_QUEUED)
 		return ref_waiter_return(r, waiter);
-	ref_withdraw(r, w->handle, waiter);
+	ref_leave(r, w->handle, waiter, -1);
 	w->used = false;
 	ref_settle(r, sem);
 	return err;
@@ -368,7 +377,7 @@ int ref_waiter_freeze(struct ref *r, int waiter)
 
 	if (w->state != REF_WAIT_QUEUED)
 		return ref_waiter_return(r, waiter);
-	i = ref_find(r, w->handle, waiter);
+	i = ref_find(r, w->handle, waiter, -1);
 	assert(i >= 0);
 	w->seq = r->req[i].seq;
 	w->prio = r->req[i].prio;
@@ -393,90 +402,97 @@ int ref_waiter_rejoin(struct ref *r, int waiter)
 		w->used = false;
 		return -EIDRM;
 	}
-	ref_queue(r, w->handle, waiter, w->id, w->count, w->seq, w->prio);
+	ref_queue(r, w->handle, waiter, -1, w->id, w->count, w->seq, w->prio);
 	w->state = REF_WAIT_QUEUED;
 	ref_settle(r, sem);
 	return ref_waiter_return(r, waiter);
 }
 
-int ref_async_start(struct ref *r, int handle, int id, uint64_t count)
+/*
+ * SUBMIT: a new request, any number per handle.  Returns 0 when granted at
+ * once (nothing to reap), else the new request's id; -EIDRM when closed.
+ */
+int ref_submit(struct ref *r, int handle, int id, uint64_t count)
 {
 	struct ref_handle *h = &r->handle[handle];
-	int ret;
+	int i, ret;
 
 	if (r->sem[h->sem].closed)
 		return -EIDRM;
-	if (h->async != REF_ASYNC_IDLE)
-		return -EBUSY;
-	ret = ref_arrive(r, handle, -1, id, count);
-	if (ret == -EINPROGRESS) {
-		h->async = REF_ASYNC_QUEUED;
-		h->async_id = id;
-		h->async_count = count;
-	}
-	return ret;
+	for (i = 0; h->sub[i].state != REF_SUB_NONE; i++)
+		assert(i + 1 < REF_SUBS);
+	ret = ref_arrive(r, handle, -1, i, id, count);
+	if (ret != -EINPROGRESS)
+		return ret;
+	h->sub[i].state = REF_SUB_QUEUED;
+	h->sub[i].id = id;
+	h->sub[i].count = count;
+	return id;
 }
 
 /*
- * Withdraw the asynchronous request; a granted, unread one gives back its
- * count, or what the handle still holds if it has released some since.
+ * REAP: the ids of up to max grants not reaped, oldest grant first, each
+ * taken once (its permits stay held); none: EIDRM once closed, else EAGAIN.
  */
-int ref_cancel(struct ref *r, int handle)
+int ref_reap(struct ref *r, int handle, int *ids, int max)
 {
 	struct ref_handle *h = &r->handle[handle];
-	uint64_t back;
+	int n, i, oldest;
 
-	switch (h->async) {
-	case REF_ASYNC_QUEUED:
-		ref_withdraw(r, handle, -1);
-		break;
-	case REF_ASYNC_GRANTED:
-		back = h->async_count < h->holds ? h->async_count : h->holds;
-		ref_give_back(r, handle, back);
-		break;
-	default:
-		return -ENOENT;
+	for (n = 0; n < max; n++) {
+		oldest = -1;
+		for (i = 0; i < REF_SUBS; i++)
+			if (h->sub[i].state == REF_SUB_GRANTED &&
+			    (oldest < 0 ||
+			     h->sub[i].granted_at < h->sub[oldest].granted_at))
+				oldest = i;
+		if (oldest < 0)
+			break;
+		ids[n] = h->sub[oldest].id;
+		h->sub[oldest].state = REF_SUB_NONE;
 	}
-	h->async = REF_ASYNC_IDLE;
+	if (n)
+		return n;
+	return r->sem[h->sem].closed ? -EIDRM : -EAGAIN;
+}
+
+/*
+ * WITHDRAW(id): a queued request leaves the queue; a granted one not
+ * reaped gives back its count, or what the handle still holds if it has
+ * released some since.  ENOENT for an id that is neither.
+ */
+int ref_withdraw(struct ref *r, int handle, int id)
+{
+	struct ref_handle *h = &r->handle[handle];
+	struct ref_sub *sub;
+	uint64_t back;
+	int i;
+
+	for (i = 0; i < REF_SUBS; i++)
+		if (h->sub[i].state != REF_SUB_NONE && h->sub[i].id == id)
+			break;
+	if (i == REF_SUBS)
+		return -ENOENT;
+	sub = &h->sub[i];
+	if (sub->state == REF_SUB_QUEUED) {
+		ref_leave(r, handle, -1, i);
+	} else {
+		back = sub->count < h->holds ? sub->count : h->holds;
+		ref_give_back(r, handle, back);
+	}
+	sub->state = REF_SUB_NONE;
 	ref_settle(r, h->sem);
 	return 0;
 }
 
-/*
- * read(): an unread grant's count, even after a close; then EIDRM when
- * closed; EINVAL with no request; EAGAIN (O_NONBLOCK) while it waits.
- */
-int ref_read(struct ref *r, int handle, uint64_t *count)
+/* How many requests of the handle stand in that state. */
+int ref_subs(const struct ref *r, int handle, enum ref_sub_state state)
 {
-	struct ref_handle *h = &r->handle[handle];
+	int i, n = 0;
 
-	if (h->async == REF_ASYNC_GRANTED) {
-		h->async = REF_ASYNC_IDLE;
-		*count = h->async_count;
-		return 0;
-	}
-	if (r->sem[h->sem].closed)
-		return -EIDRM;
-	if (h->async == REF_ASYNC_IDLE)
-		return -EINVAL;
-	return -EAGAIN;
-}
-
-/*
- * A read() that collected a grant but could not copy it out puts it back,
- * so that the faulting call changes nothing; unless the handle has started
- * another request meanwhile: that one stands, and the old grant counts as
- * read.  The read fails with EFAULT either way.
- */
-int ref_uncollect(struct ref *r, int handle, uint64_t count)
-{
-	struct ref_handle *h = &r->handle[handle];
-
-	if (h->async == REF_ASYNC_IDLE) {
-		h->async = REF_ASYNC_GRANTED;
-		h->async_count = count;
-	}
-	return -EFAULT;
+	for (i = 0; i < REF_SUBS; i++)
+		n += r->handle[handle].sub[i].state == state;
+	return n;
 }
 
 int ref_release(struct ref *r, int handle, uint64_t count)
@@ -542,7 +558,7 @@ void ref_close(struct ref *r, int handle)
 			continue;
 		q->queued = false;
 		if (q->waiter < 0)
-			r->handle[q->handle].async = REF_ASYNC_IDLE;
+			r->handle[q->handle].sub[q->sub].state = REF_SUB_NONE;
 		else
 			r->waiter[q->waiter].state = REF_WAIT_REFUSED;
 		ref_log(r, q->id, false);

@@ -20,16 +20,18 @@
 #define REF_SEMS	4
 #define REF_HANDLES	16
 #define REF_WAITERS	32
-/* Every queued request is a waiter or a handle's asynchronous one. */
-#define REF_REQS	(REF_WAITERS + REF_HANDLES)
+/* Submitted requests a handle has at once (queued or granted, not reaped). */
+#define REF_SUBS	4
+/* Every queued request is a waiter or one a handle submitted. */
+#define REF_REQS	(REF_WAITERS + REF_HANDLES * REF_SUBS)
 #define REF_EVENTS	(2 * REF_REQS)
 
 #define REF_MAX_PERMITS	(1ULL << 62)
 
-enum ref_async {
-	REF_ASYNC_IDLE,		/* no request, or it was refused or read */
-	REF_ASYNC_QUEUED,
-	REF_ASYNC_GRANTED,	/* granted and not read yet */
+enum ref_sub_state {
+	REF_SUB_NONE,		/* a free slot: never used, reaped, withdrawn or refused */
+	REF_SUB_QUEUED,
+	REF_SUB_GRANTED,	/* granted and not reaped yet */
 };
 
 enum ref_wait {
@@ -44,7 +46,8 @@ struct ref_req {
 	int id;
 	int sem;
 	int handle;
-	int waiter;		/* -1: the handle's asynchronous request */
+	int waiter;		/* -1: one the handle submitted, */
+	int sub;		/* its slot in ref_handle.sub */
 	uint64_t count;
 	uint64_t seq;		/* arrival number within its semaphore */
 	int prio;		/* the queuer's priority (lower first), PRIO mode */
@@ -62,13 +65,19 @@ struct ref_sem {
 	unsigned int handles;
 };
 
+/* A submitted request, from SUBMIT until it is reaped, withdrawn or refused. */
+struct ref_sub {
+	enum ref_sub_state state;
+	int id;
+	uint64_t count;
+	uint64_t granted_at;	/* REF_SUB_GRANTED: the grant's rank, for REAP */
+};
+
 struct ref_handle {
 	bool used;
 	int sem;
 	uint64_t holds;
-	enum ref_async async;
-	int async_id;
-	uint64_t async_count;
+	struct ref_sub sub[REF_SUBS];
 };
 
 struct ref_waiter {
@@ -94,6 +103,7 @@ struct ref {
 	struct ref_req req[REF_REQS];
 	struct ref_event event[REF_EVENTS];
 	int nr_events;
+	uint64_t grants;	/* submitted requests granted so far: their ranks */
 	int prio_now;		/* the calling task's priority, set by the test */
 };
 
@@ -118,10 +128,10 @@ int ref_waiter_freeze(struct ref *r, int waiter);
 int ref_waiter_rejoin(struct ref *r, int waiter);
 int ref_waiter_return(struct ref *r, int waiter);
 
-int ref_async_start(struct ref *r, int handle, int id, uint64_t count);
-int ref_cancel(struct ref *r, int handle);
-int ref_read(struct ref *r, int handle, uint64_t *count);
-int ref_uncollect(struct ref *r, int handle, uint64_t count);
+int ref_submit(struct ref *r, int handle, int id, uint64_t count);
+int ref_reap(struct ref *r, int handle, int *ids, int max);
+int ref_withdraw(struct ref *r, int handle, int id);
+int ref_subs(const struct ref *r, int handle, enum ref_sub_state state);
 
 int ref_release(struct ref *r, int handle, uint64_t count);
 int ref_forget(struct ref *r, int handle, uint64_t count);

@@ -12,6 +12,7 @@
  * after each one, and the core's own invariants are checked on top.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,9 +54,18 @@ static const char *errname(int err)
 	return buf;
 }
 
-static const char *async_name(int state)
+/* A request's state in the core (enum fairsem_req_state). */
+static const char *state_name(int state)
 {
 	static const char *const name[] = { "idle", "queued", "granted" };
+
+	return state >= 0 && state < 3 ? name[state] : "?";
+}
+
+/* A submitted request's state in the reference (enum ref_sub_state). */
+static const char *ref_sub_name(int state)
+{
+	static const char *const name[] = { "none", "queued", "granted" };
 
 	return state >= 0 && state < 3 ? name[state] : "?";
 }
@@ -124,15 +134,41 @@ static void dump_state(struct world *w)
 		struct t_handle *th = w->handle[i];
 		const struct ref_handle *rh = &w->ref.handle[i];
 
-		if (th)
-			fprintf(stderr, "#   core h%d: holds=%llu async=%s/%llu id=%d\n",
-				i, th->h.holds[0], async_name(th->h.async.state),
-				th->h.async.count[0], th->async_id);
-		if (rh->used)
-			fprintf(stderr, "#   ref  h%d: sem%d holds=%llu async=%s/%llu id=%d\n",
-				i, rh->sem, (unsigned long long)rh->holds,
-				async_name(rh->async),
-				(unsigned long long)rh->async_count, rh->async_id);
+		const struct t_sub *sub;
+		int j;
+
+		if (th) {
+			fprintf(stderr, "#   core h%d: holds=%llu submitted=[", i,
+				th->h.holds[0]);
+			for (j = 0; j < REF_SUBS; j++)
+				if ((sub = th->sub[j]))
+					fprintf(stderr, " #%d:%s/%llu%s", sub->id,
+						state_name(sub->req.state),
+						sub->count[0],
+						sub->live ? "" : "(finished)");
+			fprintf(stderr, " ] to reap=[");
+			j = 0;
+			list_for_each_entry(sub, &th->granted, req.node) {
+				if (j++ > REF_SUBS) {
+					fprintf(stderr, " ...");
+					break;
+				}
+				fprintf(stderr, " #%d", sub->id);
+			}
+			fprintf(stderr, " ]\n");
+		}
+		if (rh->used) {
+			fprintf(stderr, "#   ref  h%d: sem%d holds=%llu submitted=[",
+				i, rh->sem, (unsigned long long)rh->holds);
+			for (j = 0; j < REF_SUBS; j++)
+				if (rh->sub[j].state != REF_SUB_NONE)
+					fprintf(stderr, " #%d:%s/%llu@%llu",
+						rh->sub[j].id,
+						ref_sub_name(rh->sub[j].state),
+						(unsigned long long)rh->sub[j].count,
+						(unsigned long long)rh->sub[j].granted_at);
+			fprintf(stderr, " ]\n");
+		}
 	}
 	for (i = 0; i < REF_WAITERS; i++) {
 		struct t_waiter *tw = w->waiter[i];
@@ -141,7 +177,7 @@ static void dump_state(struct world *w)
 		if (tw)
 			fprintf(stderr, "#   core w%d: id=%d count=%llu state=%s refused=%d\n",
 				i, tw->id, tw->req.count[0],
-				async_name(tw->req.state), tw->refused);
+				state_name(tw->req.state), tw->refused);
 		if (rw->used)
 			fprintf(stderr, "#   ref  w%d: id=%d h%d count=%llu state=%s\n",
 				i, rw->id, rw->handle,
@@ -174,12 +210,11 @@ void fail(struct world *w, const char *fmt, ...)
 
 /* --- the glue's callback ------------------------------------------------ */
 
+/* The glue tells its requests apart by their type, and so does the test. */
 static int request_id(struct fairsem_request *req)
 {
-	struct t_handle *th = container_of(req->holder, struct t_handle, h);
-
-	if (req == &req->holder->async)
-		return th->async_id;
+	if (req->type == FAIRSEM_REQ_SUBMITTED)
+		return container_of(req, struct t_sub, req)->id;
 	return container_of(req, struct t_waiter, req)->id;
 }
 
@@ -270,7 +305,13 @@ void fairsem_fast_destroy(struct fairsem_fast *fast)
 	fail(&the_world, "a fast semaphore was freed");
 }
 
-/* The core asks the glue to wake a handle's readers and pollers. */
+/*
+ * The core asks the glue to wake a handle's pollers: when it is bound, and
+ * when its semaphore closes.  (The glue also wakes them at each grant of a
+ * submitted request, in its fairsem_request_done(): its own doing, not the
+ * core's, so not counted here; compare_events() checks that the core
+ * reports every grant.)
+ */
 void fairsem_holder_wake(struct fairsem_holder *holder)
 {
 	lockdep_assert_held(&holder->sem->lock);
@@ -281,6 +322,8 @@ void fairsem_holder_wake(struct fairsem_holder *holder)
  * The core hands over a request it granted or refused.  The glue would wake
  * the caller; the test records the event and checks that the core did it
  * under the lock, with the request off the queue and in its final state.
+ * As the glue does (fairsem_sub_done()), a submitted request's grant joins
+ * its handle's grants to reap, and a refused one is finished.
  */
 void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake)
 {
@@ -300,8 +343,19 @@ void fairsem_request_done(struct fairsem_request *req, struct fairsem_wake *wake
 		fail(w, "request_done: too many events in one op");
 		return;
 	}
-	if (!granted && req != &req->holder->async)
+	if (req->type == FAIRSEM_REQ_SUBMITTED) {
+		struct t_sub *sub = container_of(req, struct t_sub, req);
+		struct t_handle *th = container_of(req->holder, struct t_handle, h);
+
+		check(w, sub->live, "request_done: request %d finished already",
+		      sub->id);
+		if (granted)
+			list_add_tail(&req->node, &th->granted);
+		else
+			sub->live = false;
+	} else if (!granted) {
 		container_of(req, struct t_waiter, req)->refused = true;
+	}
 	w->event[w->nr_events].id = request_id(req);
 	w->event[w->nr_events].granted = granted;
 	w->nr_events++;
@@ -469,28 +523,96 @@ static void check_sem(struct world *w, int s)
 	}
 }
 
+/* The reference's submitted request of that id, not reaped, or NULL. */
+static const struct ref_sub *ref_sub_of(const struct ref_handle *rh, int id)
+{
+	int i;
+
+	for (i = 0; i < REF_SUBS; i++)
+		if (rh->sub[i].state != REF_SUB_NONE && rh->sub[i].id == id)
+			return &rh->sub[i];
+	return NULL;
+}
+
+/*
+ * The reference's grants to reap of a handle, oldest grant first: the ids
+ * REAP would store.
+ */
+static int ref_to_reap(const struct ref_handle *rh, int *ids)
+{
+	uint64_t after = 0;
+	int n = 0, i, next;
+
+	for (;;) {
+		next = -1;
+		for (i = 0; i < REF_SUBS; i++)
+			if (rh->sub[i].state == REF_SUB_GRANTED &&
+			    (n == 0 || rh->sub[i].granted_at > after) &&
+			    (next < 0 ||
+			     rh->sub[i].granted_at < rh->sub[next].granted_at))
+				next = i;
+		if (next < 0)
+			return n;
+		ids[n++] = rh->sub[next].id;
+		after = rh->sub[next].granted_at;
+	}
+}
+
+/*
+ * A handle's holds, and its submitted requests: the same ones queued or
+ * granted on both sides, with the same counts; the grants to reap in the
+ * order of their grants; a finished one neither queued nor granted.
+ */
 static void check_handle(struct world *w, int i)
 {
 	struct t_handle *th = w->handle[i];
 	const struct ref_handle *rh = &w->ref.handle[i];
-	const struct fairsem_request *a;
+	int core_ids[REF_SUBS + 1], ref_ids[REF_SUBS], nc = 0, nr, live = 0, j;
+	const struct ref_sub *rs;
+	const struct t_sub *sub;
 
 	check(w, !!th == rh->used, "h%d: core %s, reference %s", i,
 	      th ? "open" : "closed", rh->used ? "open" : "closed");
 	if (!th || !rh->used)
 		return;
-	a = &th->h.async;
 	check(w, th->h.sem == w->sem[rh->sem], "h%d: bound elsewhere", i);
 	check(w, th->h.holds[0] == rh->holds, "h%d: holds %llu, reference %llu",
 	      i, th->h.holds[0], (unsigned long long)rh->holds);
-	check(w, (int)a->state == (int)rh->async,
-	      "h%d: async %s, reference %s", i, async_name(a->state),
-	      async_name(rh->async));
-	if (a->state != FAIRSEM_REQ_IDLE && rh->async != REF_ASYNC_IDLE)
-		check(w, a->count[0] == rh->async_count && th->async_id == rh->async_id,
-		      "h%d: async request differs", i);
-	check(w, a->state == FAIRSEM_REQ_QUEUED || list_empty(&a->node),
-	      "h%d: async request linked while not queued", i);
+	for (j = 0; j < REF_SUBS; j++) {
+		sub = th->sub[j];
+		if (!sub)
+			continue;
+		if (!sub->live) {
+			check(w, sub->req.state == FAIRSEM_REQ_IDLE &&
+			      list_empty(&sub->req.node),
+			      "h%d: request %d finished, yet %s", i, sub->id,
+			      state_name(sub->req.state));
+			continue;
+		}
+		live++;
+		rs = ref_sub_of(rh, sub->id);
+		check(w, rs && (int)sub->req.state == (int)rs->state &&
+		      sub->count[0] == rs->count,
+		      "h%d: request %d %s/%llu, reference %s/%llu", i, sub->id,
+		      state_name(sub->req.state), sub->count[0],
+		      rs ? ref_sub_name(rs->state) : "none",
+		      rs ? (unsigned long long)rs->count : 0ULL);
+	}
+	check(w, live == REF_SUBS - ref_subs(&w->ref, i, REF_SUB_NONE),
+	      "h%d: %d requests submitted, reference %d", i, live,
+	      REF_SUBS - ref_subs(&w->ref, i, REF_SUB_NONE));
+	list_for_each_entry(sub, &th->granted, req.node) {
+		if (nc == REF_SUBS + 1)
+			break;
+		check(w, sub->req.state == FAIRSEM_REQ_GRANTED,
+		      "h%d: request %d to reap, %s", i, sub->id,
+		      state_name(sub->req.state));
+		core_ids[nc++] = sub->id;
+	}
+	nr = ref_to_reap(rh, ref_ids);
+	check(w, nc == nr && !memcmp(core_ids, ref_ids, nc * sizeof(int)),
+	      "h%d: grants to reap differ from the reference (%d, %d)", i, nc,
+	      nr);
 }
 
 static void check_waiter(struct world *w, int i)
@@ -517,7 +639,7 @@ static void check_waiter(struct world *w, int i)
 	      "w%d: core and reference differ", i);
 }
 
-/* What a handle's readers and pollers look at: its request and the close. */
+/* What a handle's pollers look at, that the core changes: the close. */
 static void see_handles(struct world *w)
 {
 	int i;
@@ -528,7 +650,6 @@ static void see_handles(struct world *w)
 		w->seen[i].live = th && th->h.sem;
 		if (!w->seen[i].live)
 			continue;
-		w->seen[i].async = th->h.async.state;
 		w->seen[i].closed = th->h.sem->closed;
 		w->seen[i].wakes = th->wakes;
 	}
@@ -549,13 +670,11 @@ static void check_wakes(struct world *w)
 		}
 		if (!th || !was->live)
 			continue;
-		if ((int)th->h.async.state == was->async &&
-		    th->h.sem->closed == was->closed)
+		if (th->h.sem->closed == was->closed)
 			continue;
 		check(w, th->wakes > was->wakes,
-		      "h%d: async %s -> %s, closed %d -> %d, but no wakeup", i,
-		      async_name(was->async), async_name(th->h.async.state),
-		      was->closed, th->h.sem->closed);
+		      "h%d: closed %d -> %d, but no wakeup", i, was->closed,
+		      th->h.sem->closed);
 	}
 }
 
@@ -612,6 +731,8 @@ static void count_outcome(struct world *w, int ret)
 	int i;
 
 	snprintf(op, sizeof(op), "%.*s", (int)strcspn(line, " "), line);
+	if (ret > 0 && !strcmp(op, "submit"))
+		ret = INT_MAX;	/* queued: its id, whichever */
 	for (i = 0; i < nr_outcomes; i++)
 		if (outcome[i].ret == ret && !strcmp(outcome[i].op, op))
 			break;
@@ -630,6 +751,7 @@ void print_outcomes(void)
 
 	for (i = 0; i < nr_outcomes; i++)
 		printf("# %-12s %-13s %ld\n", outcome[i].op,
+		       outcome[i].ret == INT_MAX ? "id" :
 		       errname(outcome[i].ret), outcome[i].n);
 }
 
@@ -665,17 +787,172 @@ static struct t_handle *handle_new(struct world *w, int slot)
 	struct t_handle *th = xcalloc(sizeof(*th));
 
 	fairsem_holder_setup(&th->h);
-	th->async_id = -1;
+	INIT_LIST_HEAD(&th->granted);
 	w->handle[slot] = th;
 	return th;
 }
 
-/* The glue publishes holder->sem itself, after the core counted it in. */
-static void attach(struct fairsem_sem *sem, struct t_handle *th)
+/* The handle is gone: its requests with it (fairsem_subs_free()). */
+static void handle_free(struct t_handle *th)
 {
-	fairsem_attach(sem, &th->h, NULL);
-	th->h.sem = sem;
+	int i;
+
+	for (i = 0; i < REF_SUBS; i++)
+		free(th->sub[i]);
+	free(th);
 }
+
+/*
+ * Under sem->lock, before fairsem_detach(): the handle's requests leave the
+ * queue, granting no one (fairsem_subs_gone()); its grants stay held, for
+ * fairsem_detach() to give back with the rest.
+ */
+static void handle_subs_gone(struct t_handle *th)
+{
+	int i;
+
+	for (i = 0; i < REF_SUBS; i++)
+		if (th->sub[i] && th->sub[i]->live)
+			fairsem_unqueue(&th->sub[i]->req);
+}
+
+/*
+ * A slot for a new submitted request: a free one, or one whose request is
+ * finished (freed now).  -1 when the handle has REF_SUBS requests live.
+ */
+int sub_free_slot(struct t_handle *th)
+{
+	int i;
+
+	for (i = 0; i < REF_SUBS; i++)
+		if (!th->sub[i])
+			return i;
+	for (i = 0; i < REF_SUBS; i++) {
+		if (!th->sub[i]->live) {
+			free(th->sub[i]);
+			th->sub[i] = NULL;
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* The handle's request of that id, live or finished, or NULL. */
+struct t_sub *sub_of(struct t_handle *th, int id)
+{
+	int i;
+
+	for (i = 0; i < REF_SUBS; i++)
+		if (th->sub[i] && th->sub[i]->id == id)
+			return th->sub[i];
+	return NULL;
+}
+
+/* A request to queue, as fairsem_sub_alloc() makes it, in slot i. */
+static struct t_sub *sub_new(struct t_handle *th, int i, int id,
+			     const u64 *count, unsigned int nkinds, int prio)
+{
+	struct t_sub *sub = xcalloc(sizeof(*sub));
+
+	memcpy(sub->count, count, nkinds * sizeof(*count));
+	INIT_LIST_HEAD(&sub->req.node);
+	sub->req.holder = &th->h;
+	sub->req.count = sub->count;
+	sub->req.prio = prio;
+	sub->req.state = FAIRSEM_REQ_IDLE;
+	sub->req.type = FAIRSEM_REQ_SUBMITTED;
+	sub->id = id;
+	th->sub[i] = sub;
+	return sub;
+}
+
+/*
+ * FAIRSEM_IOC_SUBMIT as the glue makes it (fairsem_submit()): a try with a
+ * request on the stack, granted at once if it may be; else a request of its
+ * own, queued.  Returns 0 (granted at once), the id, or -errno.
+ */
+static int submit(struct t_handle *th, const u64 *count, unsigned int nkinds,
+		  int prio, int slot, int id)
+{
+	struct fairsem_sem *sem = th->h.sem;
+	u64 vec[FAIRSEM_MAX_KINDS] = { 0 };
+	struct fairsem_request now = {
+		.holder = &th->h, .count = vec, .prio = prio,
+		.state = FAIRSEM_REQ_IDLE,
+	};
+	struct t_sub *sub;
+	int ret;
+
+	memcpy(vec, count, nkinds * sizeof(*count));
+	INIT_LIST_HEAD(&now.node);
+	spin_lock(&sem->lock);
+	ret = fairsem_try_grant(&now);
+	spin_unlock(&sem->lock);
+	if (ret != -EAGAIN)
+		return ret;
+	sub = sub_new(th, slot, id, count, nkinds, prio);
+	spin_lock(&sem->lock);
+	ret = fairsem_enqueue(&sub->req);
+	if (ret == -EINPROGRESS) {
+		sub->live = true;
+		ret = id;
+	}
+	spin_unlock(&sem->lock);
+	if (ret != id) {
+		free(sub);
+		th->sub[slot] = NULL;
+	}
+	return ret;
+}
+
+/*
+ * FAIRSEM_IOC_REAP: up to max of the handle's grants, oldest first, their
+ * ids into ids; each is finished, its permits held.  None: -EIDRM once
+ * closed, else -EAGAIN.  The glue's alone: the core is not called.
+ */
+static int reap(struct t_handle *th, int max, int *ids)
+{
+	struct fairsem_sem *sem = th->h.sem;
+	struct t_sub *sub, *tmp;
+	int n = 0;
+
+	spin_lock(&sem->lock);
+	list_for_each_entry_safe(sub, tmp, &th->granted, req.node) {
+		if (n == max)
+			break;
+		ids[n++] = sub->id;
+		list_del_init(&sub->req.node);
+		sub->req.state = FAIRSEM_REQ_IDLE;
+		sub->live = false;
+	}
+	if (!n)
+		n = sem->closed ? -EIDRM : -EAGAIN;
+	spin_unlock(&sem->lock);
+	return n;
+}
+
+/*
+ * FAIRSEM_IOC_WITHDRAW of a request, live or finished, as the glue makes it
+ * (fairsem_withdraw()): off the grants to reap if granted, finished, and
+ * fairsem_request_cancel().  The glue answers ENOENT for a finished one
+ * without asking the core; the test asks it too, and it must say ENOENT
+ * and change nothing.
+ */
+static int withdraw(struct t_sub *sub)
+{
+	struct fairsem_wake wake = { 0 };
+	struct fairsem_sem *sem = sub->req.holder->sem;
+	int ret;
+
+	spin_lock(&sem->lock);
+	if (sub->live && sub->req.state == FAIRSEM_REQ_GRANTED)
+		list_del_init(&sub->req.node);
+	sub->live = false;
+	ret = fairsem_request_cancel(&sub->req, &wake);
+	spin_unlock(&sem->lock);
+	return ret;
+}
+
 
 static int free_slot(void *const *slots, int n)
 {
@@ -714,8 +991,10 @@ int op_init(struct world *w, u64 permits, u32 flags)
 	}
 	fairsem_sem_setup(sem, w->next_sem_id, 1, &permits, flags);
 	th = handle_new(w, h);
+	/* INIT publishes holder->sem before the core counts the holder in. */
 	spin_lock(&sem->lock);
-	attach(sem, th);
+	th->h.sem = sem;
+	fairsem_attach(sem, &th->h, NULL);
 	spin_unlock(&sem->lock);
 	w->sem[s] = sem;
 	ref = ref_sem_init(&w->ref, s, h, w->next_sem_id++, permits,
@@ -735,12 +1014,12 @@ int op_new_handle(struct world *w, int from)
 		return -1;
 	begin_op(w, "new_handle h%d -> h%d", from, h);
 	spin_lock(&sem->lock);
-	if (sem->closed)
+	if (sem->closed) {
 		core = -EIDRM;
-	else
-		attach(sem, handle_new(w, h));
-	if (!core)
-		refcount_inc(&sem->ref);	/* the new holder's */
+	} else {
+		fairsem_sem_get(sem);	/* the new holder's */
+		fairsem_attach(sem, &handle_new(w, h)->h, NULL);
+	}
 	spin_unlock(&sem->lock);
 	ref = ref_new_handle(&w->ref, w->ref.handle[from].sem, h);
 	return end_op(w, core, ref) ? core : h;
@@ -965,84 +1244,52 @@ int op_try(struct world *w, int h, u64 count)
 	return end_op(w, core, ref_try(&w->ref, h, count));
 }
 
-int op_async(struct world *w, int h, u64 count)
+/* FAIRSEM_IOC_SUBMIT: 0 when granted at once, else the request's id. */
+int op_submit(struct world *w, int h, u64 count)
 {
 	struct t_handle *th = w->handle[h];
-	struct fairsem_sem *sem = th->h.sem;
-	int id = w->next_id++;
-	int core;
+	int slot = sub_free_slot(th), id, core;
 
-	begin_op(w, "async h%d count=%llu id=%d", h, count, id);
-	spin_lock(&sem->lock);
-	core = fairsem_async_start(&th->h, &count, w->prio_now);
-	spin_unlock(&sem->lock);
-	if (core == -EINPROGRESS)
-		th->async_id = id;
-	return end_op(w, core, ref_async_start(&w->ref, h, id, count));
+	if (slot < 0)
+		return -1;
+	id = w->next_id++;
+	begin_op(w, "submit h%d count=%llu id=%d", h, count, id);
+	core = submit(th, &count, 1, w->prio_now, slot, id);
+	return end_op(w, core, ref_submit(&w->ref, h, id, count));
 }
 
-int op_cancel(struct world *w, int h)
+/* FAIRSEM_IOC_REAP of up to max (at most REF_SUBS) ids, into ids if set. */
+int op_reap(struct world *w, int h, int max, int *ids)
 {
-	struct fairsem_wake wake = { 0 };
-	struct fairsem_sem *sem = sem_of(w, h);
-	int core;
+	int core_ids[REF_SUBS], ref_ids[REF_SUBS], core, ref;
 
-	begin_op(w, "cancel h%d", h);
-	spin_lock(&sem->lock);
-	core = fairsem_async_cancel(&w->handle[h]->h, &wake);
-	spin_unlock(&sem->lock);
-	return end_op(w, core, ref_cancel(&w->ref, h));
-}
-
-/* read(): *count is set only on success. */
-int op_read(struct world *w, int h, u64 *count)
-{
-	struct fairsem_sem *sem = sem_of(w, h);
-	u64 core_count = 0;
-	uint64_t ref_count = 0;
-	int core, ref;
-
-	begin_op(w, "read h%d", h);
-	spin_lock(&sem->lock);
-	core = fairsem_async_collect(&w->handle[h]->h, &core_count);
-	spin_unlock(&sem->lock);
-	ref = ref_read(&w->ref, h, &ref_count);
-	check(w, core_count == ref_count, "read %llu, reference %llu",
-	      core_count, (unsigned long long)ref_count);
-	if (count)
-		*count = core_count;
+	begin_op(w, "reap h%d max=%d", h, max);
+	core = reap(w->handle[h], max, core_ids);
+	ref = ref_reap(&w->ref, h, ref_ids, max);
+	check(w, core <= 0 || core != ref ||
+	      !memcmp(core_ids, ref_ids, core * sizeof(int)),
+	      "reaped other ids than the reference");
+	if (ids && core > 0)
+		memcpy(ids, core_ids, core * sizeof(int));
 	return end_op(w, core, ref);
 }
 
-/*
- * read() collects a grant, then fails to copy it out; the lock is dropped
- * in between, so other operations may come before op_uncollect() puts the
- * grant back.  Returns the collect's result; the read's own is -EFAULT.
- */
-int op_read_fault(struct world *w, int h)
+/* FAIRSEM_IOC_WITHDRAW(id): 0, or -ENOENT. */
+int op_withdraw(struct world *w, int h, int id)
 {
-	u64 count = 0;
-	int ret;
+	struct t_sub *sub = sub_of(w->handle[h], id);
+	int core = -ENOENT;
 
-	ret = op_read(w, h, &count);
-	if (!ret) {
-		w->faulting[h] = true;
-		w->fault_count[h] = count;
+	begin_op(w, "withdraw h%d id=%d%s", h, id,
+		 !sub ? " (no such id)" : sub->live ? "" : " (finished)");
+	if (sub) {
+		core = withdraw(sub);
+		check(w, sub->req.state == FAIRSEM_REQ_IDLE &&
+		      list_empty(&sub->req.node),
+		      "withdraw left request %d %s", id,
+		      state_name(sub->req.state));
 	}
-	return ret;
-}
-
-int op_uncollect(struct world *w, int h)
-{
-	struct fairsem_sem *sem = sem_of(w, h);
-	u64 count = w->fault_count[h];
-
-	begin_op(w, "uncollect h%d count=%llu", h, count);
-	spin_lock(&sem->lock);
-	fairsem_async_uncollect(&w->handle[h]->h, &count);
-	spin_unlock(&sem->lock);
-	w->faulting[h] = false;
-	return end_op(w, -EFAULT, ref_uncollect(&w->ref, h, count));
+	return end_op(w, core, ref_withdraw(&w->ref, h, id));
 }
 
 enum count_op { OP_RELEASE, OP_FORGET, OP_ADD, OP_REMOVE };
@@ -1128,8 +1375,10 @@ int op_close(struct world *w, int h)
 
 /*
  * The handle's last reference goes.  Its blocked callers hold references,
- * so they go first (a fatal signal, as at process exit); then the handle
- * detaches, and the semaphore goes with its last handle.
+ * so they go first (a fatal signal, as at process exit); then, in one hold
+ * of the lock, its submitted requests leave the queue and the handle
+ * detaches, giving back everything it holds in one step; the semaphore
+ * goes with its last handle.
  */
 int op_handle_close(struct world *w, int h)
 {
@@ -1143,24 +1392,23 @@ int op_handle_close(struct world *w, int h)
 	for (i = 0; i < REF_WAITERS && !w->failed; i++)
 		if (w->waiter[i] && w->waiter[i]->req.holder == &th->h)
 			op_give_up(w, i, -EINTR);
-	if (w->faulting[h] && !w->failed)
-		op_uncollect(w, h);
 	if (w->failed)
 		return -1;
 	begin_op(w, "handle_close h%d", h);
 	spin_lock(&sem->lock);
+	handle_subs_gone(th);
 	fairsem_detach(&th->h, &wake);
 	spin_unlock(&sem->lock);
 	/* The glue drops the holder's reference after the unlock. */
-	core = refcount_dec_and_test(&sem->ref);
+	core = refcount_read(&sem->ref) == 1;
 	ref = ref_handle_close(&w->ref, h);
-	free(th);
+	handle_free(th);
 	w->handle[h] = NULL;
 	/* On disagreement, leak rather than free what others still use. */
-	if (core && ref) {
-		free(sem);
+	if (core == ref)
+		fairsem_sem_put(sem);
+	if (core && ref)
 		w->sem[s] = NULL;
-	}
 	return end_op(w, core, ref);
 }
 
@@ -1175,6 +1423,7 @@ struct world *world_start(const char *test, uint64_t seed)
 	w->seed = seed;
 	w->rng = seed;
 	w->next_sem_id = 1;
+	w->next_id = 1;		/* a submitted request's id is never 0 */
 	ref_init_model(&w->ref);
 	set_prio(w, 100);
 	return w;
@@ -1214,12 +1463,13 @@ void k_handle_new(struct kworld *kw, int i, bool first)
 
 	check(kw->w, !IS_ERR(holds), "fairsem_holds_alloc failed");
 	fairsem_holder_setup(&th->h);
-	th->async_id = kw->w->next_id++;
+	INIT_LIST_HEAD(&th->granted);
 	spin_lock(&kw->sem->lock);
-	if (!first)
-		refcount_inc(&kw->sem->ref);
+	if (first)
+		th->h.sem = kw->sem;	/* INIT's, published first */
+	else
+		fairsem_sem_get(kw->sem);
 	fairsem_attach(kw->sem, &th->h, holds);
-	th->h.sem = kw->sem;
 	spin_unlock(&kw->sem->lock);
 	kw->h[i] = th;
 }
@@ -1464,45 +1714,94 @@ int k_waiter_end(struct kworld *kw, int i)
 	return ret;
 }
 
-int k_async(struct kworld *kw, int h, const u64 *count)
+/* What the op's grants moved, in kind k. */
+static u64 k_granted(struct kworld *kw, unsigned int k)
 {
-	struct k_snap before;
-	int ret;
+	struct world *w = kw->w;
+	u64 sum = 0;
+	int e, i;
 
-	k_begin(kw, "async");
+	for (e = 0; e < w->nr_events; e++)
+		for (i = 0; i < kw->queued; i++)
+			if (w->event[e].granted &&
+			    k_request_id(kw->queue[i]) == w->event[e].id)
+				sum += kw->queue[i]->count[k];
+	return sum;
+}
+
+/* SUBMIT: 0 when granted at once, the id when queued, or -errno. */
+int k_submit(struct kworld *kw, int h, const u64 *count)
+{
+	struct t_handle *th = kw->h[h];
+	int slot = sub_free_slot(th), ret;
+	struct k_snap before;
+
+	if (slot < 0)
+		return -ENOSPC;
+	k_begin(kw, "submit");
 	k_snap(kw, &before);
-	spin_lock(&kw->sem->lock);
-	ret = fairsem_async_start(&kw->h[h]->h, count, kw->prio);
-	spin_unlock(&kw->sem->lock);
+	ret = submit(th, count, kw->nkinds, kw->prio, slot, kw->w->next_id++);
 	if (!ret)
 		k_check_at_once(kw, kw->prio, h, count, &before);
+	else if (ret < 0)
+		k_unchanged(kw, &before, ret);
 	k_check(kw);
 	return ret;
 }
 
-int k_cancel(struct kworld *kw, int h)
+/*
+ * WITHDRAW(id): a queued request leaves; a granted one not reaped gives
+ * back, in each kind, its count or what the handle still holds if less,
+ * and the head is granted onward; a finished one is ENOENT and changes
+ * nothing.
+ */
+int k_withdraw(struct kworld *kw, int h, int id)
 {
-	struct fairsem_wake wake = { 0 };
+	struct t_handle *th = kw->h[h];
+	struct t_sub *sub = sub_of(th, id);
+	u64 given[FAIRSEM_MAX_KINDS] = { 0 };
+	bool live, granted;
+	struct k_snap before;
+	unsigned int k;
 	int ret;
 
-	k_begin(kw, "cancel");
-	spin_lock(&kw->sem->lock);
-	ret = fairsem_async_cancel(&kw->h[h]->h, &wake);
-	spin_unlock(&kw->sem->lock);
+	if (!sub)
+		return -ENOENT;	/* the glue finds no such id */
+	live = sub->live;
+	granted = sub->req.state == FAIRSEM_REQ_GRANTED;
+	k_begin(kw, "withdraw");
+	k_snap(kw, &before);
+	for (k = 0; live && granted && k < kw->nkinds; k++)
+		given[k] = sub->count[k] < th->h.holds[k] ?
+			   sub->count[k] : th->h.holds[k];
+	ret = withdraw(sub);
+	check(kw->w, ret == (live ? 0 : -ENOENT),
+	      "withdraw of a %s request: %s", live ? "live" : "finished",
+	      errname(ret));
+	check(kw->w, sub->req.state == FAIRSEM_REQ_IDLE &&
+	      list_empty(&sub->req.node), "withdraw left the request %s",
+	      state_name(sub->req.state));
+	if (ret)
+		k_unchanged(kw, &before, ret);
+	for (k = 0; k < kw->nkinds; k++)
+		check(kw->w, kw->sem->kind[k].taken ==
+		      before.taken[k] - given[k] + k_granted(kw, k),
+		      "kind %u: a withdrawn grant gave back %llu of %llu", k,
+		      before.taken[k] - kw->sem->kind[k].taken +
+		      k_granted(kw, k), given[k]);
 	k_check(kw);
 	return ret;
 }
 
-int k_collect(struct kworld *kw, int h, u64 *count)
+/* REAP of one: the oldest grant's id, or -EIDRM (closed) or -EAGAIN. */
+int k_reap(struct kworld *kw, int h)
 {
-	int ret;
+	int id, ret;
 
-	k_begin(kw, "read");
-	spin_lock(&kw->sem->lock);
-	ret = fairsem_async_collect(&kw->h[h]->h, count);
-	spin_unlock(&kw->sem->lock);
+	k_begin(kw, "reap");
+	ret = reap(kw->h[h], 1, &id);
 	k_check(kw);
-	return ret;
+	return ret == 1 ? id : ret;
 }
 
 int k_counts(struct kworld *kw, enum k_op op, int h, const u64 *count)
@@ -1564,21 +1863,6 @@ void k_close(struct kworld *kw)
 	k_check(kw);
 }
 
-/* What the op's grants moved, in kind k. */
-static u64 k_granted(struct kworld *kw, unsigned int k)
-{
-	struct world *w = kw->w;
-	u64 sum = 0;
-	int e, i;
-
-	for (e = 0; e < w->nr_events; e++)
-		for (i = 0; i < kw->queued; i++)
-			if (w->event[e].granted &&
-			    k_request_id(kw->queue[i]) == w->event[e].id)
-				sum += kw->queue[i]->count[k];
-	return sum;
-}
-
 /*
  * The handle's last reference closes (its process died): its waiters give
  * up first, as their threads die with it, then the whole vector comes back
@@ -1604,6 +1888,7 @@ void k_die(struct kworld *kw, int h)
 		before[k] = kw->sem->kind[k].taken;
 	}
 	spin_lock(&kw->sem->lock);
+	handle_subs_gone(th);
 	fairsem_detach(&th->h, &wake);
 	spin_unlock(&kw->sem->lock);
 	kw->h[h] = NULL;
@@ -1615,7 +1900,7 @@ void k_die(struct kworld *kw, int h)
 	k_check(kw);
 	check(kw->w, refcount_dec_and_test(&kw->sem->ref) == false,
 	      "the semaphore died with one of its handles");
-	free(th);
+	handle_free(th);
 }
 
 void k_end(struct kworld *kw)
@@ -1627,15 +1912,17 @@ void k_end(struct kworld *kw)
 		if (kw->wt[i])
 			k_waiter_end(kw, i);
 	spin_lock(&kw->sem->lock);
-	for (i = 0; i < K_HANDLES; i++)
-		if (kw->h[i])
-			fairsem_detach(&kw->h[i]->h, &wake);
+	for (i = 0; i < K_HANDLES; i++) {
+		if (!kw->h[i])
+			continue;
+		handle_subs_gone(kw->h[i]);
+		fairsem_detach(&kw->h[i]->h, &wake);
+	}
 	spin_unlock(&kw->sem->lock);
 	for (i = 0; i < K_HANDLES; i++) {
 		if (!kw->h[i])
 			continue;
-		if (refcount_dec_and_test(&kw->sem->ref))
-			free(kw->sem);
-		free(kw->h[i]);
+		fairsem_sem_put(kw->sem);	/* the last frees it */
+		handle_free(kw->h[i]);
 	}
 }

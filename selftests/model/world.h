@@ -30,10 +30,28 @@
 #define TRACE_LEN	48
 #define TRACE_WIDTH	120
 
-/* The glue's side of a handle: the core's handle and the async request's id. */
+/*
+ * A submitted request (FAIRSEM_IOC_SUBMIT), as the glue allocates it
+ * (kmod/fairsem_submit.c): the core's request of type
+ * FAIRSEM_REQ_SUBMITTED, its counts and its id.
+ */
+struct t_sub {
+	struct fairsem_request req;
+	u64 count[FAIRSEM_MAX_KINDS];	/* req.count points here */
+	int id;
+	/*
+	 * Queued or granted and not reaped: REAP and WITHDRAW find it.  A
+	 * finished one (reaped, withdrawn, refused) is kept until its slot
+	 * is needed, so that a WITHDRAW of its id can ask the core too.
+	 */
+	bool live;
+};
+
+/* The glue's side of a handle: the core's holder and its submitted requests. */
 struct t_handle {
 	struct fairsem_holder h;
-	int async_id;
+	struct t_sub *sub[REF_SUBS];
+	struct list_head granted;	/* grants not reaped, oldest first */
 	long wakes;		/* fairsem_holder_wake() calls */
 };
 
@@ -66,13 +84,9 @@ struct world {
 	struct fairsem_sem *sem[REF_SEMS];
 	struct t_handle *handle[REF_HANDLES];
 	struct t_waiter *waiter[REF_WAITERS];
-	/* A read() that collected a grant and is failing to copy it out. */
-	bool faulting[REF_HANDLES];
-	u64 fault_count[REF_HANDLES];
-	/* Each handle before the current op: what its waiters can see. */
+	/* Each handle before the current op: what its pollers can see. */
 	struct t_seen {
 		bool live;
-		int async;
 		bool closed;
 		long wakes;
 	} seen[REF_HANDLES];
@@ -116,11 +130,11 @@ int op_unqueue_settled(struct world *w, int i);
 int op_thaw(struct world *w, int i);
 int op_rejoin(struct world *w, int i);
 int op_try(struct world *w, int h, u64 count);
-int op_async(struct world *w, int h, u64 count);
-int op_cancel(struct world *w, int h);
-int op_read(struct world *w, int h, u64 *count);
-int op_read_fault(struct world *w, int h);
-int op_uncollect(struct world *w, int h);
+int op_submit(struct world *w, int h, u64 count);
+int op_reap(struct world *w, int h, int max, int *ids);
+int op_withdraw(struct world *w, int h, int id);
+int sub_free_slot(struct t_handle *th);
+struct t_sub *sub_of(struct t_handle *th, int id);
 int op_release(struct world *w, int h, u64 count);
 int op_forget(struct world *w, int h, u64 count);
 int op_add(struct world *w, int h, u64 count);
@@ -143,7 +157,7 @@ struct kworld {
 	struct t_handle *h[K_HANDLES];
 	struct t_waiter *wt[K_WAITERS];
 	/* The queue before the current op, in grant order. */
-	struct fairsem_request *queue[K_HANDLES + K_WAITERS];
+	struct fairsem_request *queue[K_HANDLES * REF_SUBS + K_WAITERS];
 	int queued;
 	int prio;		/* the calling task's priority (PRIO mode) */
 };
@@ -158,9 +172,9 @@ u64 k_vec_sum(const u64 *v, unsigned int n);
 int k_try(struct kworld *kw, int h, const u64 *count);
 int k_wait(struct kworld *kw, int h, const u64 *count, int *slot);
 int k_waiter_end(struct kworld *kw, int i);
-int k_async(struct kworld *kw, int h, const u64 *count);
-int k_cancel(struct kworld *kw, int h);
-int k_collect(struct kworld *kw, int h, u64 *count);
+int k_submit(struct kworld *kw, int h, const u64 *count);
+int k_withdraw(struct kworld *kw, int h, int id);
+int k_reap(struct kworld *kw, int h);
 int k_counts(struct kworld *kw, enum k_op op, int h, const u64 *count);
 void k_close(struct kworld *kw);
 void k_die(struct kworld *kw, int h);

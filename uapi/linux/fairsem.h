@@ -41,15 +41,12 @@
  * report every one this kernel knows in one mask (@op_flags).
  */
 #define FAIRSEM_ACQ_TRY		_BITUL(0)	/* ACQUIRE: never sleep */
-#define FAIRSEM_ACQ_ASYNC	_BITUL(1)	/* ACQUIRE: queue, read() ends */
 #define FAIRSEM_RELEASE_FORGET	_BITUL(2)	/* RELEASE: lower the limit too */
 #define FAIRSEM_RESIZE_ADD	_BITUL(3)	/* RESIZE: raise the limit */
 #define FAIRSEM_RESIZE_REMOVE	_BITUL(4)	/* RESIZE: lower the limit */
 
 /* fairsem_info_kinds.flags, besides the semaphore's own init flags */
 #define FAIRSEM_INFO_CLOSED		_BITUL(1)
-#define FAIRSEM_INFO_ASYNC_PENDING	_BITUL(2)
-#define FAIRSEM_INFO_ASYNC_GRANTED	_BITUL(3)
 #define FAIRSEM_INFO_KINDS		_BITUL(5)	/* more than one kind */
 
 /*
@@ -88,10 +85,8 @@ struct fairsem_init {
 /**
  * struct fairsem_acquire - FAIRSEM_IOC_ACQUIRE's argument
  * @deadline_ns: absolute %CLOCK_MONOTONIC time at which a blocking wait
- *	fails with %ETIMEDOUT; %FAIRSEM_NO_DEADLINE waits without limit, and
- *	must be given with %FAIRSEM_ACQ_ASYNC
- * @flags: %FAIRSEM_ACQ_TRY (never sleep, %EAGAIN) or %FAIRSEM_ACQ_ASYNC
- *	(queue and return %EINPROGRESS; read() completes it), not both
+ *	fails with %ETIMEDOUT; %FAIRSEM_NO_DEADLINE waits without limit
+ * @flags: 0, or %FAIRSEM_ACQ_TRY (never sleep, %EAGAIN)
  * @nkinds: the semaphore's kinds
  * @count: permits wanted of each kind, each at most %FAIRSEM_MAX_PERMITS,
  *	0 allowed, but not all 0; only the first @nkinds are read
@@ -140,9 +135,8 @@ struct fairsem_kind {
  *	snapshot of every kind
  * @kind: the first @nkinds are the semaphore's kinds; the rest are zero
  * @id: the semaphore's id, unique while the module is loaded
- * @waiters: queued requests, blocking and asynchronous
- * @flags: the semaphore's init flags, %FAIRSEM_INFO_CLOSED,
- *	%FAIRSEM_INFO_ASYNC_PENDING, %FAIRSEM_INFO_ASYNC_GRANTED and
+ * @waiters: queued requests, blocking and submitted
+ * @flags: the semaphore's init flags, %FAIRSEM_INFO_CLOSED and
  *	%FAIRSEM_INFO_KINDS
  * @handles: open handles on the semaphore
  * @nkinds: the semaphore's kinds, 1 to %FAIRSEM_MAX_KINDS; 0 on a handle
@@ -199,8 +193,8 @@ struct fairsem_link {
  * @max: the array's length, at least 1
  * @reserved: must be zero
  *
- * A handle's submitted requests (FAIRSEM_IOC_SUBMIT) are many asynchronous
- * requests at once, each with an id: thousands of waiting tasks queue on
+ * A handle's submitted requests (FAIRSEM_IOC_SUBMIT) are its asynchronous
+ * requests, any number at once, each with an id: thousands of waiting tasks queue on
  * one descriptor, each in its own place in the semaphore's one queue.
  */
 struct fairsem_reap {
@@ -273,31 +267,29 @@ struct fairsem_fast_release {
  * - %FAIRSEM_IOC_INIT (&struct fairsem_init): bind the handle to a new
  *   semaphore.
  * - %FAIRSEM_IOC_ACQUIRE (&struct fairsem_acquire): wait in the queue for
- *   permits, try, or queue an asynchronous request.
+ *   permits, or try without waiting.
  * - %FAIRSEM_IOC_RELEASE (&struct fairsem_counts): give back held permits;
  *   with %FAIRSEM_RELEASE_FORGET, drop them, lowering the limits.
  * - %FAIRSEM_IOC_RESIZE (&struct fairsem_counts): raise the limits
  *   (%FAIRSEM_RESIZE_ADD), or lower them, even below what is taken
  *   (%FAIRSEM_RESIZE_REMOVE).
  * - %FAIRSEM_IOC_CLOSE: close the semaphore; every waiter fails %EIDRM.
- * - %FAIRSEM_IOC_CANCEL: withdraw the asynchronous request.
  * - %FAIRSEM_IOC_INFO (&struct fairsem_info_kinds): a snapshot, and on
  *   any handle, bound or not, the flags this kernel supports.
  * - %FAIRSEM_IOC_NEW_HANDLE (&struct fairsem_handle): another handle on
  *   the same semaphore.
  * - %FAIRSEM_IOC_LINK (&struct fairsem_link): name a semaphore, on a
  *   directory of a fairsem filesystem.
- * - %FAIRSEM_IOC_SUBMIT (&struct fairsem_counts): queue one more
- *   asynchronous request on the handle; 0 when granted at once, else the
- *   new request's id (1 to INT_MAX).
+ * - %FAIRSEM_IOC_SUBMIT (&struct fairsem_counts): queue an asynchronous
+ *   request on the handle, one of any number; 0 when granted at once,
+ *   else the new request's id (1 to INT_MAX).  The handle polls readable
+ *   while a grant waits to be reaped.
  * - %FAIRSEM_IOC_REAP (&struct fairsem_reap): the ids of granted
  *   submitted requests, oldest grant first; returns how many.
  * - %FAIRSEM_IOC_WITHDRAW (__u32 id): withdraw a submitted request, queued
  *   or granted and not reaped.
  * - %FAIRSEM_IOC_RELEASE_FAST (&struct fairsem_fast_release): give back
  *   permits a mapping of the handle took through the fast path.
- *
- * An asynchronous grant reads back as @nkinds __u64, one per kind.
  */
 #define FAIRSEM_IOC_MAGIC	0xFA
 
@@ -306,14 +298,13 @@ struct fairsem_fast_release {
 #define FAIRSEM_IOC_RELEASE	_IOW(FAIRSEM_IOC_MAGIC, 2, struct fairsem_counts)
 #define FAIRSEM_IOC_RESIZE	_IOW(FAIRSEM_IOC_MAGIC, 3, struct fairsem_counts)
 #define FAIRSEM_IOC_CLOSE	_IO(FAIRSEM_IOC_MAGIC, 4)
-#define FAIRSEM_IOC_CANCEL	_IO(FAIRSEM_IOC_MAGIC, 5)
-#define FAIRSEM_IOC_INFO	_IOR(FAIRSEM_IOC_MAGIC, 6, struct fairsem_info_kinds)
-#define FAIRSEM_IOC_NEW_HANDLE	_IOWR(FAIRSEM_IOC_MAGIC, 7, struct fairsem_handle)
-#define FAIRSEM_IOC_LINK	_IOW(FAIRSEM_IOC_MAGIC, 8, struct fairsem_link)
-#define FAIRSEM_IOC_SUBMIT	_IOW(FAIRSEM_IOC_MAGIC, 9, struct fairsem_counts)
-#define FAIRSEM_IOC_REAP	_IOW(FAIRSEM_IOC_MAGIC, 10, struct fairsem_reap)
-#define FAIRSEM_IOC_WITHDRAW	_IOW(FAIRSEM_IOC_MAGIC, 11, __u32)
+#define FAIRSEM_IOC_INFO	_IOR(FAIRSEM_IOC_MAGIC, 5, struct fairsem_info_kinds)
+#define FAIRSEM_IOC_NEW_HANDLE	_IOWR(FAIRSEM_IOC_MAGIC, 6, struct fairsem_handle)
+#define FAIRSEM_IOC_LINK	_IOW(FAIRSEM_IOC_MAGIC, 7, struct fairsem_link)
+#define FAIRSEM_IOC_SUBMIT	_IOW(FAIRSEM_IOC_MAGIC, 8, struct fairsem_counts)
+#define FAIRSEM_IOC_REAP	_IOW(FAIRSEM_IOC_MAGIC, 9, struct fairsem_reap)
+#define FAIRSEM_IOC_WITHDRAW	_IOW(FAIRSEM_IOC_MAGIC, 10, __u32)
 #define FAIRSEM_IOC_RELEASE_FAST \
-	_IOW(FAIRSEM_IOC_MAGIC, 12, struct fairsem_fast_release)
+	_IOW(FAIRSEM_IOC_MAGIC, 11, struct fairsem_fast_release)
 
 #endif /* _UAPI_LINUX_FAIRSEM_H */

@@ -22,13 +22,10 @@ JOBSERVER = 1 << 6
 FAST = 1 << 7
 # ACQUIRE's, RELEASE's and RESIZE's flags, one space.
 ACQ_TRY = 1 << 0
-ACQ_ASYNC = 1 << 1
 RELEASE_FORGET = 1 << 2
 RESIZE_ADD = 1 << 3
 RESIZE_REMOVE = 1 << 4
 INFO_CLOSED = 1 << 1
-INFO_ASYNC_PENDING = 1 << 2
-INFO_ASYNC_GRANTED = 1 << 3
 INFO_KINDS = 1 << 5
 
 MAX_KINDS = 8
@@ -60,14 +57,13 @@ IOC_ACQUIRE = _ioc(1, 1, _ACQUIRE.size)
 IOC_RELEASE = _ioc(1, 2, _COUNTS.size)
 IOC_RESIZE = _ioc(1, 3, _COUNTS.size)
 IOC_CLOSE = _ioc(0, 4, 0)
-IOC_CANCEL = _ioc(0, 5, 0)
-IOC_INFO = _ioc(2, 6, _INFO.size)
-IOC_NEW_HANDLE = _ioc(3, 7, _HANDLE.size)
-IOC_LINK = _ioc(1, 8, _LINK.size)
-IOC_SUBMIT = _ioc(1, 9, _COUNTS.size)
-IOC_REAP = _ioc(1, 10, _REAP.size)
-IOC_WITHDRAW = _ioc(1, 11, _ID.size)
-IOC_RELEASE_FAST = _ioc(1, 12, _FAST_RELEASE.size)
+IOC_INFO = _ioc(2, 5, _INFO.size)
+IOC_NEW_HANDLE = _ioc(3, 6, _HANDLE.size)
+IOC_LINK = _ioc(1, 7, _LINK.size)
+IOC_SUBMIT = _ioc(1, 8, _COUNTS.size)
+IOC_REAP = _ioc(1, 9, _REAP.size)
+IOC_WITHDRAW = _ioc(1, 10, _ID.size)
+IOC_RELEASE_FAST = _ioc(1, 11, _FAST_RELEASE.size)
 
 
 def open_device(nonblock=False):
@@ -179,10 +175,6 @@ def close_sem(fd):
     fcntl.ioctl(fd, IOC_CLOSE, 0)
 
 
-def cancel(fd):
-    fcntl.ioctl(fd, IOC_CANCEL, 0)
-
-
 def info(fd):
     """INFO on any handle: (id, waiters, flags, handles, kinds, init_flags,
     op_flags), kinds a tuple of (label, limit, available, taken, holds),
@@ -219,14 +211,6 @@ def info_one(fd):
 def new_handle(fd, nonblock=False):
     flags = os.O_CLOEXEC | (os.O_NONBLOCK if nonblock else 0)
     return fcntl.ioctl(fd, IOC_NEW_HANDLE, bytearray(_HANDLE.pack(flags, -1)), True)
-
-
-def collect(fd, nkinds):
-    """read(2): the vector of a granted asynchronous request."""
-    data = os.read(fd, 8 * nkinds)
-    if len(data) != 8 * nkinds:
-        raise OSError(5, "short read from a fairsem handle")
-    return struct.unpack("=%dQ" % nkinds, data)
 
 
 # Submitted requests: many asynchronous requests on one handle, each with

@@ -90,7 +90,8 @@ pub struct Semaphore {
     waiting: tokio::LazyWaiting,
 }
 
-/// A snapshot of the semaphore and of the handle it was taken through.
+/// A snapshot of the semaphore and of the handle it was taken through;
+/// of a semaphore of several kinds, the first kind's counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Info {
     /// Unique while the module is loaded: handles on one semaphore share it.
@@ -107,8 +108,9 @@ pub struct Info {
     pub waiters: u64,
     /// Open handles on the semaphore.
     pub handles: u32,
-    /// `FAIRSEM_LIFO`, `FAIRSEM_PRIO`, `FAIRSEM_INFO_CLOSED`,
-    /// `FAIRSEM_INFO_ASYNC_*`.
+    /// The semaphore's init flags (`FAIRSEM_LIFO`, `FAIRSEM_PRIO`,
+    /// `FAIRSEM_JOBSERVER`, `FAIRSEM_FAST`), `FAIRSEM_INFO_CLOSED`, and
+    /// `FAIRSEM_INFO_KINDS` when it counts more kinds than this first one.
     pub flags: u32,
 }
 
@@ -308,7 +310,6 @@ impl Slot {
             (Slot::Main, Slot::Main) | (Slot::Fast, Slot::Fast) => true,
             #[cfg(feature = "tokio")]
             (Slot::Waiting(a), Slot::Waiting(b)) => Arc::ptr_eq(a, b),
-            #[cfg(feature = "tokio")]
             _ => false,
         }
     }
@@ -932,17 +933,7 @@ impl Semaphore {
 
     /// A consistent snapshot of the semaphore and this handle.
     pub fn info(&self) -> io::Result<Info> {
-        let i = sys::info(self.fd.as_raw_fd())?;
-        Ok(Info {
-            id: i.id,
-            limit: i.limit,
-            available: i.available,
-            taken: i.taken,
-            holds: i.holds,
-            waiters: i.waiters,
-            handles: i.handles,
-            flags: i.flags,
-        })
+        sys::info(self.fd.as_raw_fd())
     }
 }
 

@@ -11,6 +11,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 
+use crate::Info;
+
 pub const DEVICE: &[u8] = b"/dev/fairsem\0";
 
 pub const MAX_PERMITS: u64 = 1 << 62;
@@ -20,13 +22,10 @@ pub const LIFO: u32 = 1 << 0;
 pub const PRIO: u32 = 1 << 4;
 pub const JOBSERVER: u32 = 1 << 6;
 pub const ACQ_TRY: u32 = 1 << 0;
-pub const ACQ_ASYNC: u32 = 1 << 1;
 pub const RELEASE_FORGET: u32 = 1 << 2;
 pub const RESIZE_ADD: u32 = 1 << 3;
 pub const RESIZE_REMOVE: u32 = 1 << 4;
 pub const INFO_CLOSED: u32 = 1 << 1;
-pub const INFO_ASYNC_PENDING: u32 = 1 << 2;
-pub const INFO_ASYNC_GRANTED: u32 = 1 << 3;
 pub const INFO_KINDS: u32 = 1 << 5;
 
 pub const MAX_KINDS: usize = 8;
@@ -129,20 +128,6 @@ pub struct InfoKinds {
     pub reserved2: u64,
 }
 
-/// Kind 0 of an INFO snapshot, for the calls of one count (libfairsem's
-/// `struct fairsem_info`): `flags` has INFO_KINDS when there are more.
-#[derive(Default, Clone, Copy, Debug)]
-pub struct Info {
-    pub id: u64,
-    pub limit: u64,
-    pub available: u64,
-    pub taken: u64,
-    pub holds: u64,
-    pub waiters: u64,
-    pub flags: u32,
-    pub handles: u32,
-}
-
 const MAGIC: u64 = 0xFA;
 
 const fn ioc(dir: u64, nr: u64, size: usize) -> u64 {
@@ -157,14 +142,13 @@ pub const IOC_ACQUIRE: u64 = iow(1, size_of::<Acquire>());
 pub const IOC_RELEASE: u64 = iow(2, size_of::<Counts>());
 pub const IOC_RESIZE: u64 = iow(3, size_of::<Counts>());
 pub const IOC_CLOSE: u64 = ioc(0, 4, 0);
-pub const IOC_CANCEL: u64 = ioc(0, 5, 0);
-pub const IOC_INFO: u64 = ioc(2, 6, size_of::<InfoKinds>());
-pub const IOC_NEW_HANDLE: u64 = ioc(3, 7, size_of::<Handle>());
-pub const IOC_LINK: u64 = iow(8, size_of::<Link>());
-pub const IOC_SUBMIT: u64 = iow(9, size_of::<Counts>());
-pub const IOC_REAP: u64 = iow(10, size_of::<Reap>());
-pub const IOC_WITHDRAW: u64 = iow(11, 4);
-pub const IOC_RELEASE_FAST: u64 = iow(12, size_of::<FastRelease>());
+pub const IOC_INFO: u64 = ioc(2, 5, size_of::<InfoKinds>());
+pub const IOC_NEW_HANDLE: u64 = ioc(3, 6, size_of::<Handle>());
+pub const IOC_LINK: u64 = iow(7, size_of::<Link>());
+pub const IOC_SUBMIT: u64 = iow(8, size_of::<Counts>());
+pub const IOC_REAP: u64 = iow(9, size_of::<Reap>());
+pub const IOC_WITHDRAW: u64 = iow(10, 4);
+pub const IOC_RELEASE_FAST: u64 = iow(11, size_of::<FastRelease>());
 
 fn ioctl<T>(fd: RawFd, req: u64, arg: *mut T) -> io::Result<i32> {
     // SAFETY: every request above takes a pointer to its own struct (or
@@ -291,10 +275,6 @@ pub fn close_sem(fd: RawFd) -> io::Result<()> {
     ioctl(fd, IOC_CLOSE, std::ptr::null_mut::<u8>()).map(drop)
 }
 
-pub fn cancel(fd: RawFd) -> io::Result<()> {
-    ioctl(fd, IOC_CANCEL, std::ptr::null_mut::<u8>()).map(drop)
-}
-
 pub fn new_handle(fd: RawFd, nonblock: bool) -> io::Result<OwnedFd> {
     let mut flags = libc::O_CLOEXEC as u32;
     if nonblock {
@@ -378,8 +358,9 @@ pub fn info_bound(fd: RawFd) -> io::Result<InfoKinds> {
     Ok(i)
 }
 
-/// Kind 0 of the semaphore's INFO (`EBADFD` unbound), INFO_KINDS in
-/// `flags` when it has more kinds.
+/// Kind 0 of the semaphore's INFO (`EBADFD` unbound), as the public
+/// [`Info`] the calls of one count report (libfairsem's `struct
+/// fairsem_info`): INFO_KINDS in `flags` when it has more kinds.
 pub fn info(fd: RawFd) -> io::Result<Info> {
     let i = info_bound(fd)?;
     let k = &i.kind[0];
@@ -394,20 +375,6 @@ pub fn info(fd: RawFd) -> io::Result<Info> {
         flags: i.flags | more,
         handles: i.handles,
     })
-}
-
-/// read(2) of a handle with a granted asynchronous request: the grant
-/// reads back as `nkinds` u64, one per kind.
-pub fn collect_kinds(fd: RawFd, nkinds: usize) -> io::Result<[u64; MAX_KINDS]> {
-    let mut v = [0u64; MAX_KINDS];
-    let len = nkinds.min(MAX_KINDS) * 8;
-    // SAFETY: reads at most `len` <= 64 bytes into `v`.
-    let n = unsafe { libc::read(fd, v.as_mut_ptr().cast(), len) };
-    match n {
-        n if n < 0 => Err(io::Error::last_os_error()),
-        n if n as usize == len => Ok(v),
-        _ => Err(io::Error::from_raw_os_error(libc::EIO)),
-    }
 }
 
 /// FAIRSEM_IOC_SUBMIT of the vector `counts` (one count on a semaphore of

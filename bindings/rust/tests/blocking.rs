@@ -224,7 +224,7 @@ fn info_of_an_unbound_handle_reports_the_kernels_flags_and_no_semaphore() {
     assert!(info.kind.iter().all(|k| k.limit == 0 && k.taken == 0 && k.holds == 0));
     let init = sys::LIFO | sys::PRIO | sys::JOBSERVER | sys::FAST;
     assert_eq!(info.init_flags, init, "init_flags {:#x}", info.init_flags);
-    let ops = sys::ACQ_TRY | sys::ACQ_ASYNC | sys::RELEASE_FORGET | sys::RESIZE_ADD | sys::RESIZE_REMOVE;
+    let ops = sys::ACQ_TRY | sys::RELEASE_FORGET | sys::RESIZE_ADD | sys::RESIZE_REMOVE;
     assert_eq!(info.op_flags, ops, "op_flags {:#x}", info.op_flags);
     // The calls of a semaphore still see no semaphore there.
     assert_eq!(sys::info(fd.as_raw_fd()).unwrap_err().raw_os_error(), Some(libc::EBADFD));
@@ -238,6 +238,43 @@ fn info_of_a_bound_handle_reports_the_kernels_flags_too() {
     let none = sys::info_kinds(unbound.as_raw_fd()).unwrap();
     assert_eq!(bound.nkinds, 1);
     assert_eq!((bound.init_flags, bound.op_flags), (none.init_flags, none.op_flags));
+}
+
+#[test]
+fn acquire_with_flag_bit_1_is_einval_as_any_flag_the_kernel_does_not_report() {
+    let sem = Semaphore::new(1).unwrap();
+    let ops = sys::info_kinds(sem.as_raw_fd()).unwrap().op_flags;
+    assert_eq!(ops & (1 << 1), 0, "op_flags {ops:#x}");
+    let err = sys::acquire(sem.as_raw_fd(), &[1], sys::NO_DEADLINE, 1 << 1).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+    let info = sem.info().unwrap();
+    assert_eq!((info.available, info.holds, info.waiters), (1, 0, 0));
+}
+
+/// read(2) of `fd` into an 8-byte buffer: its errno, or the bytes read.
+fn read_of(fd: i32) -> Result<isize, i32> {
+    let mut buf = [0u8; 8];
+    // SAFETY: reads at most 8 bytes into `buf`.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    } else {
+        Ok(n)
+    }
+}
+
+#[test]
+fn read_of_a_bound_handle_not_a_jobservers_is_einval() {
+    let sem = Semaphore::new(1).unwrap();
+    let _held = sem.acquire().unwrap();
+    assert_eq!(read_of(sem.as_raw_fd()), Err(libc::EINVAL));
+    assert_eq!(sem.info().unwrap().holds, 1);
+}
+
+#[test]
+fn read_of_an_unbound_handle_is_ebadfd() {
+    let fd = std::fs::OpenOptions::new().read(true).write(true).open("/dev/fairsem").unwrap();
+    assert_eq!(read_of(fd.as_raw_fd()), Err(libc::EBADFD));
 }
 
 #[test]
