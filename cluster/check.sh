@@ -12,8 +12,12 @@
 # "not ok" lines.  Last line: "N passed, N failed"; the counts also go to
 # build/cluster/results.  Output: build/cluster/vm.out.
 #
-# The packages of make deb (build/deb: fairsem-cluster, fairsem, libfairsem1)
-# go along: the scenario installs them and runs the packaged unit; without
+# First, on the host, fairsem status --cluster against a file written as an
+# agent writes it (cluster/status-test.sh): its lines count with the VM's.
+#
+# The packages of make deb (fairsem-cluster, fairsem, libfairsem2; from
+# $CLUSTER_DEBS, default build/deb) go along: the scenario installs them and
+# runs the packaged unit; without
 # them its checks of the packages fail.
 set -uo pipefail
 
@@ -38,16 +42,18 @@ mkdir -p "$payload"
 cp "$out/fairsem-cluster" "$out/clustertest" "$here/vm/scenario.sh" "$payload/"
 cp "$root/build/lib/fairsem-static" "$payload/fairsem"
 mkdir -p "$payload/debs"
-for p in fairsem-cluster fairsem libfairsem1; do
-	cp "$root"/build/deb/${p}_*.deb "$payload/debs/" 2>/dev/null ||
-		echo "cluster: no $p package in build/deb (make deb)"
+for p in fairsem-cluster fairsem libfairsem2; do
+	cp "${CLUSTER_DEBS:-$root/build/deb}"/${p}_*.deb "$payload/debs/" 2>/dev/null ||
+		echo "cluster: no $p package in ${CLUSTER_DEBS:-$root/build/deb} (make deb)"
 done
+"$here/status-test.sh" "$root/build/lib/fairsem-static" >"$out/host.out" 2>&1
+cat "$out/host.out"
 rc=0
 "$root/scripts/debvm/run.sh" --name cluster --module "$ko" --files "$payload" \
-	--timeout "${CLUSTER_TIMEOUT:-2400}" -- bash ./scenario.sh >"$out/vm.out" 2>&1 || rc=$?
+	--timeout "${CLUSTER_TIMEOUT:-3600}" -- bash ./scenario.sh >"$out/vm.out" 2>&1 || rc=$?
 cat "$out/vm.out"
-passed=$(grep -c '^ok [0-9]' "$out/vm.out")
-failed=$(grep -c '^not ok [0-9]' "$out/vm.out")
+passed=$(cat "$out/host.out" "$out/vm.out" | grep -c '^ok [0-9]')
+failed=$(cat "$out/host.out" "$out/vm.out" | grep -c '^not ok [0-9]')
 if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
 	echo "cluster: scripts/debvm/run.sh exit $rc"
 	failed=1

@@ -7,18 +7,48 @@
 #                         scripts/deps.d/cluster.list)
 #   make check-cluster    its fault test in the Debian VM (cluster/check.sh):
 #                         3 etcd members, 3 machines as network namespaces,
-#                         faults, the checkers and the mutant, and the
-#                         packages of make deb installed and their unit run;
-#                         last line "N passed, N failed".  Not part of
-#                         check-all yet.
+#                         faults, the checkers and the mutants, share mode,
+#                         fairsem status --cluster, and the packages
+#                         installed and their unit run; last line "N
+#                         passed, N failed".  make lane-cluster runs it as
+#                         a cached part (CLUSTER_INPUTS); check-all does
+#                         not yet (the top Makefile says why).
+#   make bench-cluster    its benchmark in the Debian VM (cluster/bench.sh):
+#                         build/cluster/bench.txt, the rows of
+#                         bench/results.md's "Cluster semaphores"
+#
+# The packages go to their own directory (CLUSTER_DEBS), not build/deb:
+# check-all's lane-install builds that one at the same time.
 
 CLUSTER_MODULE ?= module-$(DEB_NAME)
+CLUSTER_DEBS ?= $(BUILD)/cluster-deb
 
-.PHONY: cluster check-cluster
+# What check-cluster runs and installs, by content: the agent and its
+# tests, the module, the library and the command, the Go binding (built
+# into the agent), the packaging, the Debian VM's scripts and cached image
+# (by name: named by its own inputs).  Not the rest of the tree: a change
+# elsewhere does not run it again.
+CLUSTER_INPUTS := $(TOP)/cluster $(TOP)/kmod $(TOP)/uapi $(TOP)/Kbuild \
+	$(TOP)/VERSION $(TOP)/lib $(TOP)/bindings/go $(TOP)/debian \
+	$(TOP)/scripts/debvm $(TOP)/scripts/pkg $(TOP)/scripts/build-module.sh \
+	@cache:debvm-[0-9a-f][0-9a-f][0-9a-f]*
+CLUSTER_CACHE := PART_INPUTS="$(CLUSTER_INPUTS)"
+
+.PHONY: cluster check-cluster check-cluster-run bench-cluster
 
 cluster:
 	$(TOP)/cluster/build.sh $(BUILD)/cluster
 
-check-cluster: $(CLUSTER_MODULE) deb
+check-cluster: $(CLUSTER_MODULE)
+	$(MAKE) check-cluster-run
+
+# check-cluster on the module as built (lane-cluster: shared-builds built it).
+check-cluster-run:
 	$(MAKE) -C $(TOP)/lib lib cmd
-	$(TOP)/cluster/check.sh $(BUILD)/kmod-$(DEB_NAME)/fairsem.ko
+	@$(TOP)/scripts/pkg/deb.sh $(CLUSTER_DEBS) >$(BUILD)/cluster-deb.log 2>&1 || \
+		{ tail -n 30 $(BUILD)/cluster-deb.log; echo "cluster: make deb failed"; }
+	CLUSTER_DEBS=$(CLUSTER_DEBS) $(TOP)/cluster/check.sh $(BUILD)/kmod-$(DEB_NAME)/fairsem.ko
+
+bench-cluster: $(CLUSTER_MODULE)
+	$(MAKE) -C $(TOP)/lib lib cmd
+	$(TOP)/cluster/bench.sh $(BUILD)/kmod-$(DEB_NAME)/fairsem.ko

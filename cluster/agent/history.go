@@ -12,7 +12,7 @@ import (
 
 // The agent's history (-history FILE), for the checker: one line
 //
-//	MONO REV CAP EVENT [KEY]
+//	MONO REV CAP EVENT [KEY [taken=T]]
 //
 // whenever what local programs can hold changes, whenever the agent
 // writes to etcd, and at every tick while they can hold anything.  MONO
@@ -56,10 +56,11 @@ func (h *history) seen(rev int64) bool {
 	return true
 }
 
-// record writes one line; t is MONO, taken before cap was read.  A tick
-// whose line would say what the previous line said is left out unless
-// local programs can hold something.
-func (h *history) record(t int64, cap vec, event, key string) {
+// record writes one line; t is MONO, taken before cap was read; extra,
+// if any, follows the key ("taken=T" on share lines).  A tick whose line
+// would say what the previous line said is left out unless local
+// programs can hold something.
+func (h *history) record(t int64, cap vec, event, key, extra string) {
 	if h == nil {
 		return
 	}
@@ -70,5 +71,8 @@ func (h *history) record(t int64, cap vec, event, key string) {
 		return
 	}
 	h.last = state
+	if extra != "" {
+		key += " " + extra
+	}
 	fmt.Fprintf(h.f, "%d %d %s %s %s\n", t, h.rev, cap, event, key)
 }

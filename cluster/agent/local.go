@@ -23,7 +23,7 @@ type local struct {
 	n   int
 }
 
-// struct fairsem_link, FAIRSEM_IOC_LINK = _IOW(0xFA, 8, 32 bytes)
+// struct fairsem_link, FAIRSEM_IOC_LINK = _IOW(0xFA, 7, 32 bytes)
 type sysLink struct {
 	fd       int32
 	mode     uint32
@@ -31,7 +31,7 @@ type sysLink struct {
 	reserved [2]uint64
 }
 
-const iocLink = 0x4020fa08
+const iocLink = 0x4020fa07
 
 // linkName names semaphore k path, as CreateNamed does for one of one kind.
 func linkName(k *fairsem.Kinds, path string) error {

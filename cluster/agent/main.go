@@ -6,19 +6,25 @@
 // (fairsem run --name NAME -n W -- CMD).  See cluster/README.md and the
 // "Cluster semaphores" section of Documentation/userspace-api/fairsem.rst.
 //
-//   fairsem-cluster agent  -endpoints URLS -cluster NAME -machine ID [-local NAME]
-//                          [-limit L|LABEL=N,...] [-ttl S] [-fence S] [-history FILE]
-//   fairsem-cluster status -endpoints URLS -cluster NAME
-//   fairsem-cluster limit  -endpoints URLS -cluster NAME L|LABEL=N,...
+//	fairsem-cluster agent  -endpoints URLS -cluster NAME -machine ID [-local NAME]
+//	                       [-limit L|LABEL=N,...] [-ttl S] [-fence S] [-history FILE]
+//	                       [-share S|LABEL=N,...] [-state DIR]
+//	fairsem-cluster status -endpoints URLS -cluster NAME
+//	fairsem-cluster limit  -endpoints URLS -cluster NAME L|LABEL=N,...
 //
 // etcd layout, under /fairsem-cluster/NAME/:
-//   limit                 "L", or "LABEL=N,..." for kinds
-//   q/MACHINE/LEASE-SEQ   one request: "W[,W...] WAITER", attached to the
-//                         agent's lease.  Requests are served in the order
-//                         of their create revision (then key): request k is
-//                         granted when, in every kind, the counts of every
-//                         request up to and including k add up to at most
-//                         that kind's limit.
+//
+//	limit                 "L", or "LABEL=N,..." for kinds
+//	q/MACHINE/LEASE-SEQ   one request: "W[,W...] WAITER", attached to the
+//	                      agent's lease.  Requests are served in the order
+//	                      of their create revision (then key): request k is
+//	                      granted when, in every kind, the counts of every
+//	                      request up to and including k add up to at most
+//	                      that kind's limit.  The word "share" names
+//	                      share mode's surplus (-share): a request made
+//	                      for no waiter, ADDed when granted, so that local
+//	                      acquires that fit are granted without a round
+//	                      trip.
 package main
 
 import (
@@ -61,12 +67,14 @@ type agent struct {
 	tick    time.Duration
 	idle    time.Duration
 	mutant  string
+	share   vec // share mode's surplus; nil: exact
 
 	loc   *local
 	n     int       // kinds
 	spec  limitSpec // the kinds, and the limit at the start
 	hist  *history
-	async *asyncTracker
+	state *statePub
+	subs  *subTracker
 
 	mu      sync.Mutex // local RESIZEs against the fence
 	fenced  bool
@@ -74,6 +82,8 @@ type agent struct {
 	cur     atomic.Int64 // the lease being kept alive
 	lease   clientv3.LeaseID
 	lost    chan struct{}
+
+	lastLimit vec // the limit of the last snapshot
 
 	mine     map[string]*request
 	byWaiter map[string]*request
@@ -103,7 +113,7 @@ func (a *agent) rec(event, key string) {
 	if err != nil {
 		return
 	}
-	a.hist.record(t, i.limit.max(i.taken), event, key)
+	a.hist.record(t, i.limit.max(i.taken), event, key, "")
 }
 
 // add raises the local limit by n for request key, unless fenced.
@@ -250,6 +260,7 @@ type snap struct {
 	limit   vec
 	granted map[string]bool
 	present map[string]*mvccpb.KeyValue
+	resp    *clientv3.GetResponse
 }
 
 // queue: every request in cluster order, and the limit ("" if none).
@@ -315,7 +326,8 @@ func (a *agent) snapshot() (*snap, error) {
 		return nil, err
 	}
 	limit := a.limitVec(ls)
-	s := &snap{rev: r.Header.Revision, limit: limit,
+	a.lastLimit = limit
+	s := &snap{rev: r.Header.Revision, limit: limit, resp: r,
 		granted: grants(r.Kvs, limit), present: map[string]*mvccpb.KeyValue{}}
 	for _, kv := range r.Kvs {
 		s.present[string(kv.Key)] = kv
@@ -368,7 +380,8 @@ func (a *agent) held() vec {
 }
 
 // giveBack returns what the agent holds beyond what local programs can
-// hold: max(limit, taken) after the RESIZE_REMOVE.  Newest requests first.
+// hold: max(limit, taken) after the RESIZE_REMOVE.  Share requests first,
+// then the newest.
 func (a *agent) giveBack() {
 	i, err := a.loc.info()
 	if err != nil {
@@ -386,7 +399,13 @@ func (a *agent) giveBack() {
 			added = append(added, r)
 		}
 	}
-	sort.Slice(added, func(x, y int) bool { return added[x].rev > added[y].rev })
+	// Share requests first, then the newest.
+	sort.Slice(added, func(x, y int) bool {
+		if sx, sy := added[x].waiter == shareWord, added[y].waiter == shareWord; sx != sy {
+			return sx
+		}
+		return added[x].rev > added[y].rev
+	})
 	for _, r := range added {
 		if excess.zero() {
 			break
@@ -407,9 +426,11 @@ func (a *agent) giveBack() {
 func (a *agent) step() {
 	s, err := a.snapshot()
 	if err != nil {
+		a.publish(nil)
 		time.Sleep(a.tick)
 		return
 	}
+	a.publish(s.resp)
 	if a.hist.seen(s.rev) {
 		a.rec("seen", "")
 	}
@@ -448,8 +469,8 @@ func (a *agent) step() {
 	}
 	// The local waiters: one request each.
 	ws := discover(a.loc.id, a.n)
-	if a.async != nil {
-		ws = sortWaiters(append(ws, a.async.scan()...))
+	if a.subs != nil {
+		ws = sortWaiters(append(ws, a.subs.scan()...))
 	}
 	seen := map[string]bool{}
 	var fresh []waiter
@@ -476,31 +497,167 @@ func (a *agent) step() {
 		a.enqueue(fresh)
 	}
 	// Permits free on this machine go back, and so do permits that sat
-	// idle behind a local head that does not fit for a.idle.
+	// idle behind a local head that does not fit for a.idle; in share
+	// mode, up to the share stays while no other request waits.
+	keep := a.keepShare(s)
 	i, err := a.loc.info()
 	if err == nil && !i.available.zero() {
 		now := time.Now()
 		if i.waiters == 0 {
 			a.idleFrom = time.Time{}
-			a.returnFree(false)
+			a.returnFree(false, keep)
+		} else if keep == nil && a.holdsShare() {
+			// The share yields at once, not after a.idle.
+			a.idleFrom = time.Time{}
+			a.returnFree(true, nil)
 		} else if a.idleFrom.IsZero() {
 			a.idleFrom = now
 		} else if now.Sub(a.idleFrom) > a.idle {
 			a.idleFrom = time.Time{}
-			a.returnFree(true)
+			a.returnFree(true, keep)
 		}
 	} else {
 		a.idleFrom = time.Time{}
 	}
+	if keep != nil {
+		a.refillShare(keep)
+	} else {
+		a.dropShare()
+	}
 	a.giveBack()
 }
 
-// returnFree removes the free local permits; with detach, the waiters
-// they were added for ask again (behind the others).
-func (a *agent) returnFree(detach bool) {
+// stop: an agent told to stop gives back what no local program holds:
+// its requests not ADDed (no one will ADD them now), the free local
+// permits (its share too) and the requests beyond what is held.  The
+// holders keep theirs; the lease keeps their requests until it expires.
+func (a *agent) stop() {
+	for _, r := range a.mine {
+		if !r.added && r.rev > 0 {
+			a.del(r)
+		}
+	}
+	a.returnFree(false, nil)
+	a.giveBack()
+}
+
+// shareWord: the waiter word of share mode's requests.
+const shareWord = "share"
+
+// keepShare: the surplus to keep now, nil for none: share mode, and no
+// request waits in etcd but share requests.  A share yields to every
+// waiting request made for a waiter, of any machine, this one's too:
+// while one waits, the free permits go back as in exact mode, and no
+// share is asked for.  Waiting shares do not make each other yield.
+func (a *agent) keepShare(s *snap) vec {
+	if a.share == nil {
+		return nil
+	}
+	for k, kv := range s.present {
+		if s.granted[k] {
+			continue
+		}
+		if f := strings.Fields(string(kv.Value)); len(f) < 2 || f[1] != shareWord {
+			return nil
+		}
+	}
+	return a.share
+}
+
+// holdsShare: a share request of this machine is ADDed.
+func (a *agent) holdsShare() bool {
+	for _, r := range a.mine {
+		if r.waiter == shareWord && r.added {
+			return true
+		}
+	}
+	return false
+}
+
+// pendingShare: this machine's share requests not ADDed yet.
+func (a *agent) pendingShare() (vec, []*request) {
+	p := make(vec, a.n)
+	var rs []*request
+	for _, r := range a.mine {
+		if r.waiter == shareWord && !r.added {
+			p = p.plus(r.w)
+			rs = append(rs, r)
+		}
+	}
+	return p, rs
+}
+
+// refillShare asks for what the share misses: keep, less the free local
+// permits and the share requests not granted yet.  Its history line
+// ("share KEY taken=T") carries the CAP and taken it decided on.
+func (a *agent) refillShare(keep vec) {
+	a.mu.Lock()
+	fenced := a.fenced
+	a.mu.Unlock()
+	if fenced && a.mutant != "no-fence" {
+		return
+	}
+	t := monotonic()
+	i, err := a.loc.info()
+	if err != nil {
+		return
+	}
+	pending, _ := a.pendingShare()
+	need := keep.minus(i.available).minus(pending)
+	if a.mutant == "share-greedy" {
+		need = keep
+	}
+	if need.zero() {
+		return
+	}
+	// Counts of zero in some kinds are fine: a request asks for at least
+	// one permit of some kind.
+	if r := a.enqueueShare(need); r != nil && a.hist != nil {
+		a.hist.record(t, i.limit.max(i.taken), "share", r.key, "taken="+i.taken.String())
+	}
+}
+
+// dropShare deletes the share requests that wait: another request waits
+// too, and the share yields to it.
+func (a *agent) dropShare() {
+	_, rs := a.pendingShare()
+	for _, r := range rs {
+		if r.rev > 0 {
+			a.del(r)
+		}
+	}
+}
+
+func (a *agent) publish(r *clientv3.GetResponse) {
+	if a.state == nil {
+		return
+	}
+	a.mu.Lock()
+	fenced := a.fenced && a.mutant != "no-fence"
+	a.mu.Unlock()
+	a.state.publish(monotonic(), r, a.prefix, a.limitSpecNow(), fenced, a.share)
+}
+
+// limitSpecNow: the kinds, with the limit of the last snapshot.
+func (a *agent) limitSpecNow() limitSpec {
+	l := limitSpec{labels: a.spec.labels, limit: a.lastLimit}
+	if l.limit == nil {
+		l.limit = a.spec.limit
+	}
+	return l
+}
+
+// returnFree removes the free local permits but keep (share mode's
+// surplus; nil: all); with detach, the waiters they were added for ask
+// again (behind the others).
+func (a *agent) returnFree(detach bool, keep vec) {
 	a.mu.Lock()
 	if i, err := a.loc.info(); err == nil {
-		a.remove(i.available, "remove")
+		n := i.available
+		if keep != nil {
+			n = n.minus(keep)
+		}
+		a.remove(n, "remove")
 	}
 	a.mu.Unlock()
 	if detach {
@@ -511,6 +668,25 @@ func (a *agent) returnFree(detach bool) {
 			}
 		}
 	}
+}
+
+// enqueueShare makes one share request of w; nil if etcd refused.
+func (a *agent) enqueueShare(w vec) *request {
+	a.seq++
+	r := &request{key: fmt.Sprintf("%sq/%s/%016x-%08d", a.prefix, a.machine, int64(a.lease), a.seq),
+		w: w, waiter: shareWord}
+	ctx, cancel := op(2 * time.Second)
+	defer cancel()
+	t, err := a.cli.Txn(ctx).Then(clientv3.OpPut(r.key, fmt.Sprintf("%s %s", r.w, r.waiter),
+		clientv3.WithLease(a.lease))).Commit()
+	if err != nil {
+		logf("share: %v", err)
+		return nil
+	}
+	r.rev = t.Header.Revision
+	a.mine[r.key] = r
+	a.hist.seen(t.Header.Revision)
+	return r
 }
 
 func (a *agent) enqueue(ws []waiter) {
@@ -574,6 +750,9 @@ func (a *agent) adopt() bool {
 			continue
 		}
 		r := &request{key: k, rev: kv.CreateRevision, w: parseW(kv.Value, a.n), added: true}
+		if f := strings.Fields(string(kv.Value)); len(f) > 1 && f[1] == shareWord {
+			r.waiter = shareWord
+		}
 		a.mine[k] = r
 		if !s.granted[k] {
 			a.del(r)
@@ -655,8 +834,12 @@ func runAgent(args []string) error {
 	fence := fs.Float64("fence", 0, "seconds without an acknowledged keepalive before local grants stop (default TTL/2)")
 	tick := fs.Duration("tick", 100*time.Millisecond, "how often local waiters are looked for")
 	idle := fs.Duration("idle", 2*time.Second, "how long free permits may wait behind a local head that does not fit")
+	startWait := fs.Duration("start-wait", time.Minute, "how long to try etcd at the start before giving up")
 	histPath := fs.String("history", "", "append the history of what this machine can hold to FILE")
-	mutant := fs.String("mutant", "", "testing only: no-fence (grant through a partition, forget on lease loss)")
+	share := fs.String("share", "", "share mode: keep up to S (or LABEL=N,...) permits to grant locally without a round trip")
+	stateDir := fs.String("state", "/run/fairsem-cluster", "publish the queue for fairsem status --cluster in DIR/NAME (- for none)")
+	mutant := fs.String("mutant", "", "testing only: no-fence (grant through a partition, forget on lease loss), "+
+		"share-greedy (ask for the whole share every tick)")
 	fs.Parse(args)
 	if *name == "" {
 		return errnoErr("-cluster NAME is needed", syscall.EINVAL)
@@ -688,14 +871,27 @@ func runAgent(args []string) error {
 	a := &agent{cli: cli, prefix: "/fairsem-cluster/" + *name + "/", machine: *machine,
 		ttl: *ttl, fence: f, tick: *tick, idle: *idle, mutant: *mutant,
 		mine: map[string]*request{}, byWaiter: map[string]*request{}}
-	if *limit != "" {
-		if err := setLimit(cli, a.prefix, want, true); err != nil {
-			return err
+	// etcd may be slow to answer while the fleet starts: the agent
+	// tries for -start-wait before it gives up with ETIMEDOUT.
+	var ls string
+	for t0 := time.Now(); ; {
+		err = nil
+		if *limit != "" {
+			err = setLimit(cli, a.prefix, want, true)
 		}
+		if err == nil {
+			_, ls, err = queue(cli, a.prefix, 5*time.Second)
+			if err != nil {
+				err = etcdErr("read the limit", err)
+			}
+		}
+		if err == nil || !errors.Is(err, syscall.ETIMEDOUT) || time.Since(t0) > *startWait {
+			break
+		}
+		logf("%v; trying again", err)
 	}
-	_, ls, err := queue(cli, a.prefix, 5*time.Second)
 	if err != nil {
-		return etcdErr("read the limit", err)
+		return err
 	}
 	if ls == "" {
 		return errnoErr("cluster semaphore "+*name+" has no limit (give -limit)", syscall.ENOENT)
@@ -704,12 +900,21 @@ func runAgent(args []string) error {
 		return err
 	}
 	a.n = a.spec.nkinds()
+	if *share != "" {
+		if a.share, err = parseShare(*share, a.spec); err != nil {
+			return err
+		}
+	}
 	if a.loc, err = openLocal(*local, a.spec); err != nil {
 		return err
 	}
 	if a.hist, err = openHistory(*histPath); err != nil {
 		return err
 	}
+	if a.state, err = openState(*stateDir, *name, a.machine, *local); err != nil {
+		return err
+	}
+	defer a.state.remove()
 	// Whatever a previous agent added is no longer granted by anyone we
 	// know of: the limit drops to 0, the holders keep what they hold.
 	a.mu.Lock()
@@ -719,10 +924,10 @@ func runAgent(args []string) error {
 	}
 	a.mu.Unlock()
 	if a.n == 1 {
-		if a.async, err = startAsync(a.loc.id); err != nil {
-			logf("asynchronous waiters not carried: %v", err)
+		if a.subs, err = startSubmitted(a.loc.id); err != nil {
+			logf("submitted requests not carried: %v", err)
 		} else {
-			logf("asynchronous waiters carried: tracefs instance fairsem-cluster-%d", a.loc.id)
+			logf("submitted requests carried: tracefs instance fairsem-cluster-%d", a.loc.id)
 		}
 	}
 	if a.adopt() {
@@ -736,13 +941,19 @@ func runAgent(args []string) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	wch := cli.Watch(clientv3.WithRequireLeader(ctx), a.prefix, clientv3.WithPrefix())
-	logf("machine %s serves %s (%s) as %s (ttl %ds, fence %s)", a.machine, *name, a.spec, *local, a.ttl, a.fence)
+	mode := "exact"
+	if a.share != nil {
+		mode = "share " + a.spec.labelled(a.share)
+	}
+	logf("machine %s serves %s (%s) as %s (ttl %ds, fence %s, %s)", a.machine, *name, a.spec, *local,
+		a.ttl, a.fence, mode)
 	t := time.NewTicker(a.tick)
 	defer t.Stop()
 	for {
 		select {
 		case <-sig:
 			logf("stopping")
+			a.stop()
 			return nil
 		case <-a.lost:
 			logf("lease %x lost", int64(a.lease))

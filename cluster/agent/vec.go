@@ -3,7 +3,7 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -182,6 +182,35 @@ func (l limitSpec) String() string {
 	return strings.Join(s, ",")
 }
 
+// parseShare: share mode's surplus for a semaphore of kinds spec: "S"
+// for one kind without a label, "LABEL=N,..." naming every kind; nil
+// when it is zero (exact mode).
+func parseShare(s string, spec limitSpec) (vec, error) {
+	l, err := parseLimit(s)
+	if err != nil {
+		return nil, err
+	}
+	if !l.sameKinds(spec) {
+		return nil, errnoErr(fmt.Sprintf("share %s: the semaphore's kinds are those of %s", s, spec), syscall.EINVAL)
+	}
+	if l.limit.zero() {
+		return nil, nil
+	}
+	return l.limit, nil
+}
+
+// labelled writes v as the limit is written: "3", or "cpu=1,gpu=0".
+func (l limitSpec) labelled(v vec) string {
+	if l.labels == nil {
+		return v.String()
+	}
+	s := make([]string, len(v))
+	for i := range v {
+		s[i] = fmt.Sprintf("%s=%d", l.labels[i], v[i])
+	}
+	return strings.Join(s, ",")
+}
+
 // sameKinds: the kinds of a and b are the same, in the same order.
 func (l limitSpec) sameKinds(o limitSpec) bool {
 	if len(l.labels) != len(o.labels) || len(l.limit) != len(o.limit) {
@@ -197,8 +226,17 @@ func (l limitSpec) sameKinds(o limitSpec) bool {
 
 // errnoErr names an errno in a message, as the contract has it.
 func errnoErr(msg string, e syscall.Errno) error {
-	return errors.New(msg + ": " + e.Error() + " (" + errnoName[e] + ")")
+	return &errnoError{msg: msg + ": " + e.Error() + " (" + errnoName[e] + ")", errno: e}
 }
+
+// errnoError: a message that names an errno, and the errno (errors.Is).
+type errnoError struct {
+	msg   string
+	errno syscall.Errno
+}
+
+func (e *errnoError) Error() string        { return e.msg }
+func (e *errnoError) Is(target error) bool { return target == e.errno }
 
 var errnoName = map[syscall.Errno]string{
 	syscall.EINVAL: "EINVAL", syscall.ENOENT: "ENOENT", syscall.ETIMEDOUT: "ETIMEDOUT",

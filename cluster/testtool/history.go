@@ -15,7 +15,12 @@ package main
 //  3. at every line of every machine, what it can hold is at most what
 //     its requests granted at the later of the line's revision and the
 //     newest revision received before the line's time;
-//  4. at the end no request is left and every machine can hold nothing.
+//  4. at the end no request is left and every machine can hold nothing;
+//  5. share mode's slack: at every "share" line (a machine asks for share
+//     mode's surplus), the machine's free permits (CAP less taken), plus
+//     its share requests in etcd at the line's revision that it has not
+//     ADDed (the new one among them), are at most the share S (-share,
+//     zero in exact mode: then any share line is a violation).
 //
 // The grant rule is computed here on its own, not taken from the agent:
 // requests in create-revision (then key) order, request k granted when
@@ -143,13 +148,14 @@ func parseEvents(r io.Reader) ([]event, error) {
 	return out, s.Err()
 }
 
-// An agent's line: MONO REV CAP EVENT [KEY]
+// An agent's line: MONO REV CAP EVENT [KEY [taken=T]]
 type record struct {
 	mono  int64
 	rev   int64
 	cap   cvec
 	event string
 	key   string
+	taken cvec // share lines: what local programs held when it decided
 	line  int
 }
 
@@ -174,6 +180,14 @@ func parseRecords(r io.Reader) ([]record, error) {
 		if len(f) > 4 {
 			rc.key = f[4]
 		}
+		for i := 5; i < len(f); i++ {
+			x := f[i]
+			if strings.HasPrefix(x, "taken=") {
+				if rc.taken, ok = parseCvec(x[6:]); !ok {
+					return nil, fmt.Errorf("history line %d: %q", n, x)
+				}
+			}
+		}
 		rc.line = n
 		out = append(out, rc)
 	}
@@ -185,6 +199,7 @@ type creq struct {
 	key     string
 	machine string
 	w       cvec
+	share   bool // its word is "share": share mode's surplus
 	granted bool
 }
 
@@ -195,6 +210,7 @@ type state struct {
 	mono    int64 // when the recorder received it
 	byM     map[string]cvec
 	granted map[string]bool
+	shares  map[string]map[string]cvec // machine: its share requests present
 }
 
 type verdict struct {
@@ -249,6 +265,8 @@ func replay(evs []event, prefix string, v *verdict) []state {
 					reqs[e.key] = r
 				}
 				r.w = w
+				f := strings.Fields(e.value)
+				r.share = len(f) > 1 && f[1] == "share"
 			}
 		}
 		if limit == nil {
@@ -265,10 +283,17 @@ func replay(evs []event, prefix string, v *verdict) []state {
 			}
 			return order[a].key < order[b].key
 		})
-		st := state{rev: rev, mono: mono, byM: map[string]cvec{}, granted: map[string]bool{}}
+		st := state{rev: rev, mono: mono, byM: map[string]cvec{}, granted: map[string]bool{},
+			shares: map[string]map[string]cvec{}}
 		sum := make(cvec, len(limit))
 		held := make(cvec, len(limit))
 		for _, r := range order {
+			if r.share {
+				if st.shares[r.machine] == nil {
+					st.shares[r.machine] = map[string]cvec{}
+				}
+				st.shares[r.machine][r.key] = r.w
+			}
 			sum = sum.plus(r.w)
 			if !r.granted && sum.le(limit) {
 				r.granted = true
@@ -324,7 +349,48 @@ func receivedBy(states []state, mono int64) int64 {
 	return rev
 }
 
-func checkMachine(states []state, m string, recs []record, v *verdict) {
+func (v cvec) minus(w cvec) cvec {
+	out := make(cvec, len(v))
+	for i := range v {
+		if i < len(w) && v[i] > w[i] {
+			out[i] = v[i] - w[i]
+		} else if i >= len(w) {
+			out[i] = v[i]
+		}
+	}
+	return out
+}
+
+// checkShare: rule 5 at a share line rc of machine m; added holds the
+// keys m ADDed (or adopted) before it.
+func checkShare(states []state, m string, rc record, share cvec, added map[string]bool, v *verdict) {
+	if share == nil || share.zero() {
+		v.fail("%s line %d: share %s in exact mode (no share)", m, rc.line, rc.key)
+		return
+	}
+	if rc.taken == nil || len(rc.taken) != len(rc.cap) {
+		v.fail("%s line %d: share %s without taken=", m, rc.line, rc.key)
+		return
+	}
+	st := at(states, rc.rev)
+	if st == nil || st.shares[m][rc.key] == nil {
+		v.fail("%s line %d: share %s, not in etcd at revision %d", m, rc.line, rc.key, rc.rev)
+		return
+	}
+	sum := rc.cap.minus(rc.taken)
+	for k, w := range st.shares[m] {
+		if !added[k] {
+			sum = sum.plus(w)
+		}
+	}
+	if !sum.le(share) {
+		v.fail("%s line %d: free and asked-for share %s over the share %s at revision %d",
+			m, rc.line, sum, share, rc.rev)
+	}
+}
+
+func checkMachine(states []state, m string, recs []record, share cvec, v *verdict) {
+	added := map[string]bool{}
 	// receivedBy over increasing mono: walk once (lines are in time order).
 	byMono := make([]state, len(states))
 	copy(byMono, states)
@@ -351,6 +417,20 @@ func checkMachine(states []state, m string, recs []record, v *verdict) {
 		if rc.event == "add" && (st == nil || !st.granted[rc.key]) {
 			v.fail("%s line %d: add %s, not granted at revision %d", m, rc.line, rc.key, rc.rev)
 		}
+		switch rc.event {
+		case "add":
+			added[rc.key] = true
+		case "adopt":
+			// An adopting agent counts every request of its lease
+			// it keeps as ADDed.
+			if s := at(states, rc.rev); s != nil {
+				for k := range s.shares[m] {
+					added[k] = true
+				}
+			}
+		case "share":
+			checkShare(states, m, rc, share, added, v)
+		}
 		if !rc.cap.le(granted) {
 			v.fail("%s line %d: can hold %s, its granted requests %s at revision %d (%s)",
 				m, rc.line, rc.cap, granted, rev, rc.event)
@@ -361,7 +441,7 @@ func checkMachine(states []state, m string, recs []record, v *verdict) {
 	}
 }
 
-func check(evs []event, prefix string, agents map[string][]record) *verdict {
+func check(evs []event, prefix string, agents map[string][]record, share cvec) *verdict {
 	v := &verdict{}
 	states := replay(evs, prefix, v)
 	ms := make([]string, 0, len(agents))
@@ -370,7 +450,7 @@ func check(evs []event, prefix string, agents map[string][]record) *verdict {
 	}
 	sort.Strings(ms)
 	for _, m := range ms {
-		checkMachine(states, m, agents[m], v)
+		checkMachine(states, m, agents[m], share, v)
 	}
 	return v
 }
@@ -427,7 +507,12 @@ func runHistory(args []string) {
 	endpoints := fs.String("endpoints", "", "etcd client URLs (to put the end mark)")
 	name := fs.String("cluster", "", "cluster semaphore")
 	evp := fs.String("events", "", "the recorder's file")
+	shareS := fs.String("share", "0", "the agents' share (-share of fairsem-cluster agent): S or N,N,... (0: exact)")
 	fs.Parse(args)
+	share, ok := parseLimitValue(*shareS)
+	if !ok {
+		die("history: -share %q", *shareS)
+	}
 	prefix := "/fairsem-cluster/" + *name + "/"
 	if *endpoints != "" {
 		cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*endpoints, ","), DialTimeout: 2 * time.Second})
@@ -477,7 +562,7 @@ func runHistory(args []string) {
 		}
 		agents[kv[0]] = recs
 	}
-	v := check(evs, prefix, agents)
+	v := check(evs, prefix, agents, share)
 	for i, s := range v.violations {
 		if i == 50 {
 			fmt.Printf("... %d more\n", len(v.violations)-50)
@@ -485,8 +570,8 @@ func runHistory(args []string) {
 		}
 		fmt.Println("VIOLATION " + s)
 	}
-	fmt.Printf("history %s: %d revisions, %d grants, %d agent lines from %d machines, %d violations\n",
-		*name, v.revisions, v.grants, v.records, len(agents), len(v.violations))
+	fmt.Printf("history %s: %d revisions, %d grants, %d agent lines from %d machines, share %s, %d violations\n",
+		*name, v.revisions, v.grants, v.records, len(agents), share, len(v.violations))
 	if len(v.violations) > 0 {
 		os.Exit(1)
 	}

@@ -49,7 +49,12 @@ func run(t *testing.T, events string, agents map[string]string) *verdict {
 		}
 		recs[m] = r
 	}
-	return check(evs, pfx, recs)
+	return runShare(t, evs, recs, nil)
+}
+
+func runShare(t *testing.T, evs []event, recs map[string][]record, share cvec) *verdict {
+	t.Helper()
+	return check(evs, pfx, recs, share)
 }
 
 func TestHistoryGood(t *testing.T) {
@@ -145,5 +150,86 @@ func TestHistoryKinds(t *testing.T) {
 	v := run(t, ev, map[string]string{"m1": m1})
 	if len(v.violations) != 2 || !strings.Contains(v.violations[0], "not granted") {
 		t.Fatalf("violations %q, want c's add refused", v.violations)
+	}
+}
+
+// Share mode (-share 1) on a limit of 2: m1 asks for a share of 1 (s-1),
+// ADDs it once granted, a local program takes it without a round trip,
+// and m1 asks for the share again (s-2); then it gives both back.
+const shareEvents = `10 2 PUT /fairsem-cluster/db/limit 2 2
+20 3 PUT /fairsem-cluster/db/q/m1/s-1 3 1 share
+60 4 PUT /fairsem-cluster/db/q/m1/s-2 4 1 share
+90 5 DELETE /fairsem-cluster/db/q/m1/s-2 0 
+95 6 DELETE /fairsem-cluster/db/q/m1/s-1 0 
+`
+
+const shareM1 = `15 2 0 remove
+21 3 0 share /fairsem-cluster/db/q/m1/s-1 taken=0
+25 3 1 add /fairsem-cluster/db/q/m1/s-1
+40 3 1 tick
+61 4 1 share /fairsem-cluster/db/q/m1/s-2 taken=1
+65 4 2 add /fairsem-cluster/db/q/m1/s-2
+85 4 0 remove
+91 5 0 delete /fairsem-cluster/db/q/m1/s-2
+96 6 0 delete /fairsem-cluster/db/q/m1/s-1
+`
+
+func runShareText(t *testing.T, events, m1 string, share cvec) *verdict {
+	t.Helper()
+	evs, err := parseEvents(strings.NewReader(events))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := parseRecords(strings.NewReader(m1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runShare(t, evs, map[string][]record{"m1": recs}, share)
+}
+
+func TestHistoryShareGood(t *testing.T) {
+	if v := runShareText(t, shareEvents, shareM1, cvec{1}); len(v.violations) != 0 {
+		t.Fatalf("violations in a good share history: %q", v.violations)
+	}
+}
+
+// The same history judged as exact mode's: a share is a violation.
+func TestHistoryShareInExactMode(t *testing.T) {
+	v := runShareText(t, shareEvents, shareM1, nil)
+	if len(v.violations) != 2 || !strings.Contains(v.violations[0], "in exact mode") {
+		t.Fatalf("violations %q, want both shares refused", v.violations)
+	}
+}
+
+// The mutant that asks for the whole share again while its first share
+// is still free (share-greedy): free 1 + asked 1 over the share 1.
+func TestHistoryShareGreedy(t *testing.T) {
+	m1 := strings.Replace(shareM1, "40 3 1 tick\n61 4 1 share /fairsem-cluster/db/q/m1/s-2 taken=1",
+		"40 3 1 tick\n61 4 1 share /fairsem-cluster/db/q/m1/s-2 taken=0", 1)
+	v := runShareText(t, shareEvents, m1, cvec{1})
+	if len(v.violations) != 1 || !strings.Contains(v.violations[0], "m1 line 5: free and asked-for share 2 over the share 1") {
+		t.Fatalf("violations %q, want the second share refused", v.violations)
+	}
+}
+
+// A share asked for twice before either is granted: both wait, 2 over 1.
+func TestHistoryShareAskedTwice(t *testing.T) {
+	ev := strings.Replace(shareEvents, "60 4 PUT", "22 4 PUT", 1)
+	m1 := "15 2 0 remove\n21 3 0 share /fairsem-cluster/db/q/m1/s-1 taken=0\n" +
+		"23 4 0 share /fairsem-cluster/db/q/m1/s-2 taken=0\n91 5 0 delete /fairsem-cluster/db/q/m1/s-2\n"
+	v := runShareText(t, ev, m1, cvec{1})
+	if len(v.violations) == 0 || !strings.Contains(v.violations[0], "m1 line 3: free and asked-for share 2") {
+		t.Fatalf("violations %q, want the second share refused", v.violations)
+	}
+}
+
+// Share mode does not hide the no-fence mutant: m1's lease expires (both
+// shares deleted at 5 and 6) while m1 can still hold 2.
+func TestHistoryShareHeldPastExpiry(t *testing.T) {
+	m1 := strings.Replace(shareM1, "85 4 0 remove\n91 5 0 delete /fairsem-cluster/db/q/m1/s-2\n"+
+		"96 6 0 delete /fairsem-cluster/db/q/m1/s-1\n", "97 4 2 tick\n", 1)
+	v := runShareText(t, shareEvents, m1, cvec{1})
+	if len(v.violations) != 2 || !strings.Contains(v.violations[0], "m1 line 7: can hold 2") {
+		t.Fatalf("violations %q, want m1 holding past its lease", v.violations)
 	}
 }

@@ -23,9 +23,9 @@
 //                                   `fairsem run --name SEM -n W`
 //   clustertest local PATH          the local semaphore: limit taken waiters
 //   clustertest poll -name SEM -n W -sock P -m M -id ID -until FILE
-//                                   an event loop's acquire: asynchronous
-//                                   (FAIRSEM_ACQ_ASYNC), epoll until the
-//                                   handle is readable, read the grant,
+//                                   an event loop's acquire: submitted
+//                                   (FAIRSEM_IOC_SUBMIT), epoll until the
+//                                   handle is readable, reap the grant,
 //                                   then hold as hold does
 //   clustertest recorder -endpoints URLS -cluster NAME -out FILE
 //                                   etcd's history of the cluster semaphore,
@@ -417,6 +417,12 @@ func main() {
 		runHold(a)
 	case "load":
 		runLoad(a)
+	case "acq":
+		runAcq(os.Args[2:])
+	case "loop":
+		runLoop(os.Args[2:])
+	case "metrics":
+		runMetrics(os.Args[2:])
 	case "local":
 		runLocal(a)
 	case "recorder":

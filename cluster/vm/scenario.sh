@@ -16,8 +16,10 @@
 #   A  grant order across machines: a head that does not fit holds back a
 #      later small request of another machine; a later request is not
 #      granted before earlier ones
-#   P  an event loop's acquire (FAIRSEM_ACQ_ASYNC, epoll, read) on m2 is
-#      granted by the cluster
+#   P  an event loop's submitted requests (FAIRSEM_IOC_SUBMIT, epoll,
+#      FAIRSEM_IOC_REAP) on m2 are granted by the cluster: one request, then
+#      two on one handle; one withdrawn (FAIRSEM_IOC_WITHDRAW) after the
+#      agent asked for it leaves etcd
 #   B  load with faults: a holder kill -9'd, an agent kill -9'd and
 #      restarted, the etcd leader kill -9'd and restarted
 #   R  the limit raised while requests wait: they are granted; lowered
@@ -25,6 +27,11 @@
 #   E  an agent kill -9'd and not restarted: its lease expires, its
 #      requests leave etcd and their place goes to the next
 #   K  kinds: a head short of one kind holds back a request that fits
+#   S  share mode (-share 1), a third cluster semaphore "sh" of L=3 on m1
+#      and m2: each agent keeps a share of 1; cut off from etcd, m1 still
+#      grants one from its share at once (exact mode's m1 does not); a
+#      request of 3 makes the shares yield; the history checker passes
+#      it with -share 1 and fails it judged as exact mode's
 #   C  m3 cut off from etcd (its link down) while it holds permits and has
 #      a waiter, until its lease expires, then healed: the waiter must not
 #      be granted while m3 is cut off, not even with permits released there
@@ -34,8 +41,12 @@
 #      the agents': no violation
 #   D  the mutant agent (-mutant no-fence) on m3, C again: the checker must
 #      see more than L inside, and the history checker a violation of m3
-#   I  the packages (debs/: fairsem-cluster, fairsem, libfairsem1) installed,
+#   G  the share-greedy mutant (it asks for the whole share every tick):
+#      the history checker must name it
+#   I  the packages (debs/: fairsem-cluster, fairsem, libfairsem2) installed,
 #      and the unit fairsem-cluster@pkg.service serving /run/fairsem/pkg
+#   fairsem status --cluster, through the agents' files (-state), in A, S
+#   and I
 #
 # TAP-like lines "ok N ..." / "not ok N ..."; last line "N passed, N failed".
 set -u
@@ -120,8 +131,8 @@ done
 clustertest checker -sock $SOCK -limit $L -log checker.log &
 clustertest checker -sock $KSOCK -limit 4,2 -log kchecker.log &
 wait_for 10 '[ -S $SOCK ] && [ -S $KSOCK ]'
-# etcd's own history of both cluster semaphores, for the history checker
-for c in db gpu; do
+# etcd's own history of the cluster semaphores, for the history checker
+for c in db gpu sh; do
 	clustertest recorder -endpoints $ENDPOINTS -cluster $c -out events-$c.log 2>>recorder.log &
 done
 
@@ -132,7 +143,8 @@ start_agent() { # I [FLAGS]
 	nsenter --net=/run/netns/m$i fairsem-cluster agent \
 		-endpoints http://10.77.$i.1:23791,http://10.77.$i.1:23792,http://10.77.$i.1:23793 \
 		-cluster db -machine m$i -local /run/fairsem-m$i/db -limit $L \
-		-ttl $TTL -fence $FENCE -tick 200ms -history hist$i.log "$@" >>agent$i.log 2>&1 &
+		-ttl $TTL -fence $FENCE -tick 200ms -history hist$i.log -state /run/fairsem-cluster-m$i \
+		"$@" >>agent$i.log 2>&1 &
 	apid[$i]=$!
 }
 # the cluster semaphore of kinds, on m1 and m2
@@ -140,10 +152,24 @@ start_kagent() { # I
 	nsenter --net=/run/netns/m$1 fairsem-cluster agent \
 		-endpoints http://10.77.$1.1:23791,http://10.77.$1.1:23792,http://10.77.$1.1:23793 \
 		-cluster gpu -machine m$1 -local /run/fairsem-m$1/gpu -limit cpu=4,gpu=2 \
-		-ttl $TTL -fence $FENCE -tick 200ms -history khist$1.log >>kagent$1.log 2>&1 &
+		-ttl $TTL -fence $FENCE -tick 200ms -history khist$1.log -state /run/fairsem-cluster-m$1 \
+		>>kagent$1.log 2>&1 &
+}
+# the cluster semaphore in share mode, on m1 and m2
+declare -A spid
+start_sagent() { # I [FLAGS]
+	local i=$1
+	shift
+	nsenter --net=/run/netns/m$i fairsem-cluster agent \
+		-endpoints http://10.77.$i.1:23791,http://10.77.$i.1:23792,http://10.77.$i.1:23793 \
+		-cluster sh -machine m$i -local /run/fairsem-m$i/sh -limit 3 -share 1 \
+		-ttl $TTL -fence $FENCE -tick 200ms -history shist$i.log -state /run/fairsem-cluster-m$i \
+		"$@" >>sagent$i.log 2>&1 &
+	spid[$i]=$!
 }
 for i in 1 2 3; do start_agent $i; done
 for i in 1 2; do start_kagent $i; done
+for i in 1 2; do start_sagent $i; done
 # progress, for the log: every 60 s, the queue and each agent's last line
 (
 	while sleep 60; do
@@ -159,8 +185,8 @@ check "each agent made its local semaphore" wait_for 60 \
 check "the kinds agents made local semaphores of kinds cpu, gpu" wait_for 60 \
 	'[ "$(clustertest local /run/fairsem-m1/gpu)" = "limit=0,0 taken=0,0 waiters=0" ] &&
 	 [ "$(clustertest local /run/fairsem-m2/gpu)" = "limit=0,0 taken=0,0 waiters=0" ]'
-check "every db agent carries asynchronous waiters (its tracefs instance)" wait_for 30 \
-	'[ "$(grep -l "asynchronous waiters carried" agent1.log agent2.log agent3.log | wc -l)" = 3 ]'
+check "every db agent carries submitted requests (its tracefs instance)" wait_for 30 \
+	'[ "$(grep -l "submitted requests carried" agent1.log agent2.log agent3.log | wc -l)" = 3 ]'
 # fails_with ERRNO CMD...: CMD fails, and its message names ERRNO
 fails_with() {
 	local e=$1 out
@@ -213,6 +239,19 @@ check "A: m3's C (1) queues behind B" wait_for 30 '[ "$(waiting)" = 2 ]'
 # contract's "Order and its slack")
 hold 2 D 1
 check "A: m2's D (1) queues behind C" wait_for 30 '[ "$(waiting)" = 3 ]'
+# fairsem status --cluster on m2: every machine's requests, in cluster
+# order, from m2's agent's file (no etcd client)
+cstatus() { FAIRSEM_CLUSTER_DIR=/run/fairsem-cluster-m$1 fairsem status --cluster $2; }
+queue_of() { # I NAME: "STATE MACHINE WEIGHT;..." in cluster order
+	cstatus $1 $2 | grep -E '^ +[0-9]+  (granted|waiting) ' | awk '{ printf "%s %s %s;", $2, $3, $4 }'
+}
+check "A: fairsem status --cluster db on m2: A granted on m1, then B, C, D waiting, in that order" \
+	wait_for 10 '[ "$(queue_of 2 db)" = "granted m1 3;waiting m2 4;waiting m3 1;waiting m2 1;" ]' ||
+	cstatus 2 db
+check "A: and each machine's granted and waiting counts" \
+	sh -c '[ "$(FAIRSEM_CLUSTER_DIR=/run/fairsem-cluster-m2 fairsem status --cluster db |
+		awk "/^  m[0-9] / { printf \"%s %s %s;\", \$1, \$2, \$3 }")" = "m1 3 0;m2 0 5;m3 0 1;" ]'
+check "A: m3's agent shows the same queue" wait_for 10 '[ "$(queue_of 3 db)" = "$(queue_of 2 db)" ]'
 sleep 1
 check "A: C fits (3+1 <= 5) but is held back behind B: only A inside" \
 	[ "$(stat enters)" = 1 ]
@@ -230,20 +269,37 @@ check "A: all four left" wait_for 30 '[ "$(stat leaves)" = 4 ]'
 check "A: never more than $L inside (max $(stat max))" [ "$(stat violations)" = 0 ]
 all_free A
 
-# --- P: an event loop's acquire on m2 (FAIRSEM_ACQ_ASYNC: EINPROGRESS,
-# epoll until readable, read(2) the count), granted by the cluster
+# --- P: an event loop's submitted requests on m2 (FAIRSEM_IOC_SUBMIT: an
+# id, epoll until readable, FAIRSEM_IOC_REAP), granted by the cluster
 clustertest ask -sock $SOCK reset >/dev/null
 hold 1 PH 5
 check "P: m1's PH (5 of 5) enters" wait_for 60 'grep -q "enter m1/PH " checker.log'
 clustertest poll -name /run/fairsem-m2/db -n 2 -sock $SOCK -m m2 -id PW -until /tmp/rel-PW >poll.out 2>&1 &
 ppid=$!
-check "P: m2's poller's request is queued (EINPROGRESS)" wait_for 30 'grep -q queued poll.out'
+check "P: m2's poller's request is queued (SUBMIT gave an id)" wait_for 30 'grep -q "queued 1" poll.out'
 check "P: m2's agent saw it: its request (2) waits in etcd" wait_for 30 '[ "$(waiting)" = 1 ]'
+check "P: fairsem status --cluster names it a submitted request" \
+	wait_for 10 'cstatus 2 db | grep -qE "^ +2  waiting  m2 +2 +[0-9]+  pid=$ppid,submitted$"' || cstatus 2 db
+# two requests on one handle, of 1 and 2: the agent asks for each
+clustertest poll -name /run/fairsem-m2/db -n 1,2 -sock $SOCK -m m2 -id PV -until /tmp/rel-PV >poll2.out 2>&1 &
+ppid2=$!
+check "P: a second poller's two requests (1, 2) on one handle are queued" wait_for 30 'grep -q "queued 2" poll2.out'
+check "P: m2's agent asks for each: 3 requests wait in etcd" wait_for 30 '[ "$(waiting)" = 3 ]'
+# and one withdrawn after the agent asked the cluster for it
+clustertest poll -name /run/fairsem-m2/db -n 1 -withdraw /tmp/wd-PX >poll3.out 2>&1 &
+ppid3=$!
+check "P: a third poller's request (1) is queued and asked for" \
+	wait_for 30 'grep -q "queued 1" poll3.out && [ "$(waiting)" = 4 ]'
+touch /tmp/wd-PX
+check "P: withdrawn (WITHDRAW), its request leaves etcd" \
+	wait_for 30 'grep -q "withdrawn 1" poll3.out && [ "$(waiting)" = 3 ]' || { diag P; cat poll3.out; }
 touch /tmp/rel-PH
-check "P: PH leaves: the poller's handle turns readable, read(2) gives 2, it enters" \
+check "P: PH leaves: the first poller's handle turns readable, REAP gives its id, it enters" \
 	wait_for 30 'grep -q "enter m2/PW " checker.log' || { diag P; cat poll.out; }
-touch /tmp/rel-PW
-check "P: the poller ends" wait_for 30 '! kill -0 $ppid 2>/dev/null'
+check "P: and the second's two requests are granted and reaped: it enters with 3" \
+	wait_for 30 'grep -q "enter m2/PV " checker.log' || { diag P; cat poll2.out; }
+touch /tmp/rel-PW /tmp/rel-PV
+check "P: the pollers end" wait_for 30 '! kill -0 $ppid 2>/dev/null && ! kill -0 $ppid2 2>/dev/null'
 check "P: never more than $L inside (max $(stat max))" [ "$(stat violations)" = 0 ]
 all_free P
 
@@ -392,6 +448,43 @@ check "K: the history checker finds no violation: $(clustertest history -endpoin
 	-events events-gpu.log m1=khist1.log m2=khist2.log >khistory.out 2>&1; tail -n 1 khistory.out)" \
 	grep -q ", 0 violations$" khistory.out
 
+# --- S: share mode.  sh (L=3) on m1 and m2, each agent with -share 1.
+check "S: each share agent holds its share: local limit 1, nothing taken" wait_for 60 \
+	'[ "$(clustertest local /run/fairsem-m1/sh)" = "limit=1 taken=0 waiters=0" ] &&
+	 [ "$(clustertest local /run/fairsem-m2/sh)" = "limit=1 taken=0 waiters=0" ]'
+check "S: fairsem status --cluster sh: two share requests granted, share mode" \
+	sh -c '[ "$(FAIRSEM_CLUSTER_DIR=/run/fairsem-cluster-m1 fairsem status --cluster sh |
+		grep -cE "^ +[0-9]+  granted  m[12] +1 +[0-9]+  share$")" = 2 ] &&
+		FAIRSEM_CLUSTER_DIR=/run/fairsem-cluster-m1 fairsem status --cluster sh | grep -q "serving, share mode"'
+check "S: m1's link down" clustertest link down 1
+# at once, long before m1's agents fence (FENCE s): no round trip
+check "S: cut off, m1 grants 1 from its share at once (--try)" \
+	fairsem run --name /run/fairsem-m1/sh -n 1 --try -- true
+fairsem run --name /run/fairsem-m1/db -n 1 --try -- true 2>/dev/null
+check "S: cut off, exact mode's m1 has nothing to grant at once (--try: 75)" [ $? = 75 ]
+check "S: m1's link up" clustertest link up 1
+check "S: m1's share agent is not fenced, and holds its share again" wait_for 60 \
+	'FAIRSEM_CLUSTER_DIR=/run/fairsem-cluster-m1 fairsem status --cluster sh | grep -q "serving, share" &&
+	 [ "$(clustertest local /run/fairsem-m1/sh)" = "limit=1 taken=0 waiters=0" ]'
+check "S: a request of 3 on m2 makes both shares yield, and enters" \
+	timeout 90 fairsem run --name /run/fairsem-m2/sh -n 3 -- true || diag S
+check "S: the shares come back" wait_for 60 \
+	'[ "$(clustertest local /run/fairsem-m1/sh)" = "limit=1 taken=0 waiters=0" ] &&
+	 [ "$(clustertest local /run/fairsem-m2/sh)" = "limit=1 taken=0 waiters=0" ]'
+for i in 1 2; do kill -TERM "${spid[$i]}"; wait "${spid[$i]}"; done
+check "S: stopped, the share agents gave their shares back: no request left in etcd" wait_for 30 \
+	'fairsem-cluster status -endpoints $ENDPOINTS -cluster sh | grep -q "requests 0,"'
+check "S: a stopped agent's file is gone" [ ! -e /run/fairsem-cluster-m1/sh ]
+clustertest history -endpoints $ENDPOINTS -cluster sh -share 1 -events events-sh.log \
+	m1=shist1.log m2=shist2.log >shistory.out 2>&1
+check "S: the history checker, share 1: $(tail -n 1 shistory.out)" grep -q ", 0 violations$" shistory.out ||
+	head -n 20 shistory.out
+check "S: the agents asked for shares (share lines in their histories)" \
+	grep -q " share /fairsem-cluster/sh/q/m1/" shist1.log
+clustertest history -cluster sh -share 0 -events events-sh.log m1=shist1.log m2=shist2.log >shistory0.out 2>&1
+check "S: judged as exact mode's (share 0), the same history fails: $(tail -n 1 shistory0.out)" \
+	grep -q "^VIOLATION m[12] line [0-9]*: share .* in exact mode" shistory0.out
+
 # --- C and D: m3 cut off from etcd while it holds permits and has a waiter
 #   X (2) holds on m3; m3 is cut off; W (2) waits on m3; once m3's agent
 #   has fenced itself, X leaves, before m3's lease can expire: W must not
@@ -453,16 +546,29 @@ clustertest history -endpoints $ENDPOINTS -cluster db -events events-db.log \
 check "D: the history checker fails the mutant: $(tail -n 1 history-d.out)" \
 	grep -q "^VIOLATION m3 line [0-9]*: can hold" history-d.out || head -n 20 history-d.out
 
+# --- G: the share-greedy mutant on m2's sh: it asks for the whole share
+# every tick, whatever it has; the history checker must name it
+cut=$(wc -l <shist2.log)
+start_sagent 2 -mutant share-greedy
+check "G: the share-greedy mutant asks for more than one share" \
+	wait_for 60 '[ "$(tail -n +$((cut + 1)) shist2.log | grep -c " share ")" -ge 3 ]'
+kill -TERM "${spid[2]}"
+wait "${spid[2]}"
+clustertest history -endpoints $ENDPOINTS -cluster sh -share 1 -events events-sh.log \
+	m1=shist1.log m2=shist2.log >shistory-g.out 2>&1
+check "G: the history checker fails the mutant: $(tail -n 1 shistory-g.out)" \
+	grep -q "^VIOLATION m2 line [0-9]*: free and asked-for share" shistory-g.out || head -n 20 shistory-g.out
+
 # --- I: installed from the packages: the unit template and the man page
 # man-db's trigger rebuilds its whole index, minutes under TCG: a
 # reader's machine does that, the test has no use for it.
 rm -f /var/lib/man-db/auto-update
 echo "# I: dpkg -i $(ls debs)"
-check "I: the packages fairsem-cluster, fairsem, libfairsem1 install" \
-	bash -c 'set -o pipefail; ls debs/fairsem-cluster_*.deb debs/fairsem_*.deb debs/libfairsem1_*.deb >/dev/null &&
+check "I: the packages fairsem-cluster, fairsem, libfairsem2 install" \
+	bash -c 'set -o pipefail; ls debs/fairsem-cluster_*.deb debs/fairsem_*.deb debs/libfairsem2_*.deb >/dev/null &&
 	       DEBIAN_FRONTEND=noninteractive timeout 900 dpkg -i debs/*.deb 2>&1 | sed "s/^/# dpkg: /"'
 check "I: dpkg says all three are installed" \
-	sh -c '[ "$(dpkg-query -W -f="\${db:Status-Status}\n" fairsem-cluster fairsem libfairsem1 | sort -u)" = installed ]'
+	sh -c '[ "$(dpkg-query -W -f="\${db:Status-Status}\n" fairsem-cluster fairsem libfairsem2 | sort -u)" = installed ]'
 check "I: fairsem-cluster(8) is installed" [ -e /usr/share/man/man8/fairsem-cluster.8.gz ]
 check "I: the unit template is installed" [ -e /lib/systemd/system/fairsem-cluster@.service ]
 mkdir -p /etc/fairsem/cluster
@@ -477,5 +583,7 @@ check "I: a program on /run/fairsem/pkg is granted by the cluster" \
 	timeout 60 /usr/bin/fairsem run --name pkg -n 2 -- true
 check "I: fairsem-cluster status shows the packaged semaphore's limit" \
 	sh -c "/usr/bin/fairsem-cluster status -endpoints $ENDPOINTS -cluster pkg | grep -q 'limit 2,'"
+check "I: the packaged fairsem status --cluster pkg reads the unit's agent's file" \
+	sh -c "/usr/bin/fairsem status --cluster pkg | grep -q '^cluster pkg: limit 2, '"
 check "I: systemctl stop fairsem-cluster@pkg" systemctl stop fairsem-cluster@pkg
 finish
