@@ -127,7 +127,7 @@ vm-cache = PART_INPUTS="$(1) $(2)/fairsem.ko $(2)/fairsem_kunit.ko \
 TREE_INPUTS := @tree $(FAIRSEM_CACHE)/*.current \
 	@cache:debvm-[0-9a-f][0-9a-f][0-9a-f]* @cache:bpo-6.12/* \
 	@cache:debug-[0-9a-f]* @cache:rfc-base-[0-9]* @cache:bindings-* \
-	@cache:jobserver-* @cache:gcc-12-* @cache:sid-chroot-gcc-*
+	@cache:jobserver-* @cache:gcc-12-* @cache:sid-chroot-gcc-* @cache:rfc-sparse-*
 TREE_CACHE := PART_INPUTS="$(TREE_INPUTS)"
 
 # Debian's own kernel, named by its version (e.g. 6.1.0-57-amd64).
@@ -281,8 +281,8 @@ check-all:
 #   shared-builds   what the lanes share, built once: the host's test
 #                   programs, the library and the command, the recipes,
 #                   the 6.1 module
-#   lane-rfc        the RFC (its own tree and kernels; it waits for the
-#                   debug kernel itself, after its first 450 s)
+#   lane-rfc        the RFC against sid's linux-source (its own tree,
+#                   kernel and UML build, cached by their inputs)
 #   lane-check      make check's tests, then model-fastpath and
 #                   libfuzz-long (FUZZ_CORE_SECONDS)
 #   lane-debug      debug-tests, module-debug, vm-debug

@@ -4,15 +4,21 @@
 #
 #   make docs    render Documentation/**/*.rst with docutils (rst2html) into
 #                build/docs/; any docutils warning fails
-#   make rfc     the patch series against Debian's linux-source-6.1 in
-#                build/rfc/, checked: applies, checkpatch --strict, builds
-#                with FAIRSEM=m and =y at W=1, selftests in a VM booting the
-#                =y kernel (scripts/rfc/rfc.sh; RFC_SKIP_VM=1 skips the boot)
+#   make rfc     the patch series against Debian sid's linux-source (the
+#                newest mainline release packaged) in build/rfc/, checked:
+#                applies, checkpatch --strict, kernel-doc, Sphinx, sparse,
+#                coccicheck, builds with FAIRSEM=m and =y at W=1, KUnit
+#                through kunit.py on UML, selftests in a VM booting the =y
+#                kernel (scripts/rfc/rfc.sh; RFC_SKIP_VM=1 skips the boot)
+#   make rfc-refresh   look for a newer linux-source in sid and switch to it
 
-.PHONY: docs rfc
+.PHONY: docs rfc rfc-refresh
 
 docs:
 	$(TOP)/scripts/rfc/docs.sh $(BUILD)/docs
 
 rfc:
 	$(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc
+
+rfc-refresh:
+	$(TOP)/scripts/rfc/base.sh --refresh

@@ -140,20 +140,6 @@ def trace_header(text):
     return re.sub(r"\n{3,}", "\n\n", text)
 
 
-def driver_source(text, trace):
-    """A driver file in drivers/misc/fairsem/: the trace header by its
-    in-tree name."""
-    return re.sub(rf'^#include "{re.escape(trace)}"$',
-                  "#include <trace/events/fairsem.h>", text, flags=re.M)
-
-
-def selftest_source(text):
-    """A selftest in tools/testing/selftests/drivers/fairsem/: the harness
-    from the selftests' own directory."""
-    return re.sub(r'^#include "(kselftest(_harness)?\.h)"$',
-                  r'#include "../../\1"', text, flags=re.M)
-
-
 def kbuild_makefile(text, exclude=""):
     """The project's Kbuild as drivers/misc/fairsem/Makefile: its object
     lists without the kmod/ prefix, obj-m as obj-$(CONFIG_FAIRSEM), a
@@ -198,7 +184,12 @@ def kbuild_makefile(text, exclude=""):
 
 
 def version_resolve(text, code):
-    """Prepare a file for unifdef -D__KERNEL__ -DLINUX_VERSION_CODE=CODE:
+    """Why: the module builds out of tree on kernels 5.10 to 7.x, and asks
+    which one it is in one place (fairsem_fs_compat.h's
+    FAIRSEM_KERNEL_SINCE()); upstream code builds on one kernel only and has
+    no such branches.  unifdef removes them but cannot expand a macro.
+
+    Prepare a file for unifdef -D__KERNEL__ -DLINUX_VERSION_CODE=CODE:
     "defined(__KERNEL__) &&" dropped from #if lines, numbers for
     KERNEL_VERSION(a, b, c), and the invocations of function-like macros
     that test the version (their definition and its one-line comment go)
@@ -250,8 +241,6 @@ EDITS = {
     "maintainers-files": maintainers_files,
     "selftests-targets": selftests_targets,
     "trace-header": trace_header,
-    "driver-source": driver_source,
-    "selftest-source": selftest_source,
 }
 
 
@@ -263,7 +252,7 @@ def main():
     with open(path) as f:
         text = f.read()
     new = EDITS[kind](text, *args)
-    if new == text and kind not in ("driver-source", "selftest-source", "version-resolve"):
+    if new == text and kind != "version-resolve":
         die(f"{kind}: {path} unchanged")
     with open(path, "w") as f:
         f.write(new)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make rfc: the fairsem patch series against Debian's linux-source-6.1, and
+# make rfc: the fairsem patch series against the newest mainline tree this
+# machine reaches (Debian sid's linux-source-X.Y, scripts/rfc/base.sh), and
 # proof that it is fit to send.
 #
 #   scripts/rfc/rfc.sh [OUTDIR]          (default build/rfc)
@@ -11,21 +12,33 @@
 # counts as one test:
 #   applies       `git am` of the series onto a fresh copy of the base tree,
 #                 giving exactly the tree the series was made as
+#   bisect        no patch after the driver's touches a file the kernel's
+#                 build reads, and none before it adds a source it builds:
+#                 the builds below then hold for every step of the series
 #   checkpatch    checkpatch.pl --strict, once per patch: no ERROR, no
 #                 WARNING, and every CHECK argued in scripts/rfc/checks.txt
 #                 (the arguments go into the cover letter)
 #   kernel-doc    scripts/kernel-doc -none on the driver, uapi and trace
 #                 headers: no warning
 #   docs          Documentation/userspace-api/fairsem.rst through docutils
+#   sphinx        `make htmldocs SPHINXDIRS=userspace-api` of the base's own
+#                 Sphinx setup: no warning about fairsem.rst or its index
+#                 entry (the other documents' warnings are the kernel's)
+#   coccicheck    `make coccicheck MODE=report M=drivers/misc/fairsem`:
+#                 every report argued in scripts/rfc/cocci.txt
 #   kselftests    the selftests built by their kselftest Makefile (static,
 #                 against the tree's own uapi headers)
 #   build-m       FAIRSEM=m, the driver at W=1: no warning, fairsem.ko made
+#   sparse        the =m objects again with C=2 (sparse on every one of
+#                 them): no warning
 #   build-y       FAIRSEM=y, the driver at W=1, then bzImage: no warning
+#   kunit         the KUnit suite through the base's tools/testing/kunit/
+#                 kunit.py on UML (scripts/rfc/kunit.sh): every test passes
 #   vm-y          the =y kernel boots (scripts/vm/selftests.sh with the
 #                 driver built in) and passes every selftest
-# The kernel is the debug kernel's configuration (scripts/kernels/
-# debug-kernel.sh) plus CONFIG_FAIRSEM, built incrementally on a copy of the
-# debug kernel's built tree, cached in $FAIRSEM_CACHE/rfc-<debug key>/.
+# The kernel is tinyconfig + scripts/rfc/kernel.config, built once from the
+# base in $FAIRSEM_CACHE/rfc-<key>/ (scripts/rfc/kernel.sh) and then
+# incrementally with the series' files copied in.
 # Last line: "N passed, N failed"; exit status 1 on any failure.
 #
 # Environment: RFC_SKIP_VM=1 (no boot), RFC_SKIP_BUILD=1 (no kernel build
@@ -74,7 +87,8 @@ elapsed() { echo "$(($(date +%s) - $1)) s"; }
 finish() {
 	[ ! -f "$out/0000-cover-letter.patch" ] ||
 		"$python" "$here/cover.py" "$out/0000-cover-letter.patch" \
-			"$work/results" "$work/checks-kept" "$base_version" ||
+			"$work/results" "$work/checks-kept" "$base_pkg $base_version" \
+			"$root/uapi/linux/fairsem.h" "$work/cocci-kept" ||
 		fail "cover letter"
 	echo "rfc: series in ${out#"$root"/}/, logs in ${logs#"$root"/}/"
 	echo "$passed passed, $failed failed"
@@ -84,11 +98,12 @@ finish() {
 
 # ---- the series ------------------------------------------------------------
 
-base_version=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null)
-if ! base=$("$here/base.sh"); then
+base_version=unknown
+if ! base=$("$here/base.sh") || ! base_version=$("$here/base.sh" --version); then
 	fail "base tree (scripts/rfc/base.sh)"
 	finish
 fi
+base_pkg=$(cat "$base/.git/fairsem-package")
 if ! "$here/series.sh" "$base" "$out" "$work" >"$logs/series.log" 2>&1; then
 	cat "$logs/series.log"
 	fail "series (scripts/rfc/series.sh)"
@@ -118,11 +133,45 @@ if git -C "$am" -c user.name=rfc -c user.email=rfc@localhost \
 	am -q --whitespace=error-all "${patches[@]}" >"$logs/am.log" 2>&1 &&
    [ "$(git -C "$am" rev-parse 'HEAD^{tree}')" = \
      "$(git -C "$work/git" rev-parse "$(cat "$work/tip")^{tree}")" ]; then
-	pass "applies: git am of ${#patches[@]} patches on linux-source-6.1 $base_version ($(elapsed "$start"))"
+	pass "applies: git am of ${#patches[@]} patches on $base_pkg $base_version ($(elapsed "$start"))"
 else
 	cat "$logs/am.log"
 	fail "applies: git am of ${#patches[@]} patches"
 	finish
+fi
+
+# ---- bisect -------------------------------------------------------------------
+
+# The builds below are of the whole series.  They hold for each step of it
+# when the driver's patch is the one that brings every source the kernel
+# builds: before it only headers that nothing includes yet, documents and
+# MAINTAINERS; after it only tools/ (the selftests), documents and
+# MAINTAINERS, which no kernel build reads.
+bisect=$(git -C "$am" log --reverse --format=%H base..HEAD | {
+	n=0 seen=0
+	while read -r c; do
+		n=$((n + 1))
+		files=$(git -C "$am" diff-tree --no-commit-id --name-only -r "$c")
+		if grep -q '^drivers/misc/fairsem/' <<<"$files"; then
+			[ "$seen" = 0 ] || echo "patch $n: a second driver patch"
+			seen=$n
+			continue
+		fi
+		if [ "$seen" = 0 ]; then
+			grep -vE '^(include/.*\.h|Documentation/.*|MAINTAINERS)$' <<<"$files" |
+				sed "s/^/patch $n, before the driver's: /"
+		else
+			grep -vE '^(tools/.*|Documentation/.*|MAINTAINERS)$' <<<"$files" |
+				sed "s/^/patch $n, after the driver's: /"
+		fi
+	done
+	[ "$seen" != 0 ] || echo "no patch adds drivers/misc/fairsem/"
+})
+if [ -z "$bisect" ]; then
+	pass "bisect: the driver's patch brings every source the kernel builds"
+else
+	echo "$bisect"
+	fail "bisect: $(wc -l <<<"$bisect") files out of place"
 fi
 
 # ---- checkpatch --------------------------------------------------------------
@@ -188,6 +237,50 @@ else
 	fail "docs: rst2html"
 fi
 
+# The base's own Sphinx build of userspace-api/ (the whole of htmldocs is
+# an hour here).  Built alone, the other documents of the directory warn
+# about their references to the rest of Documentation/: those are the
+# kernel's; any warning naming fairsem fails.  The verdict depends only on
+# the directory's documents, the base and Sphinx: it is kept in the cache
+# under their hash, as checkpatch's is.
+sphinx() {
+	local log=$logs/sphinx.log start key n html
+	local spcache=$cache/rfc-sphinx
+	start=$(date +%s)
+	if ! command -v sphinx-build >/dev/null; then
+		fail "sphinx: not installed (scripts/deps.sh: python3-sphinx)"
+		return
+	fi
+	mkdir -p "$spcache"
+	find "$spcache" -name '*.log' -mtime +30 -delete 2>/dev/null || true
+	key=$( { echo "$base_pkg $base_version"; sphinx-build --version;
+		git -C "$am" ls-files -s Documentation/userspace-api; } |
+		sha256sum | cut -c1-32)
+	if [ -s "$spcache/$key.log" ]; then
+		cp "$spcache/$key.log" "$log"
+	else
+		rm -rf "$work/sphinx"
+		if make -C "$am" O="$work/sphinx" SPHINXDIRS=userspace-api \
+			htmldocs >"$log" 2>&1; then
+			html=$work/sphinx/Documentation/output/userspace-api/fairsem.html
+			[ -s "$html" ] && echo "rfc-sphinx: made fairsem.html" >>"$log"
+		fi
+		! grep -q '^rfc-sphinx: made' "$log" ||
+			cp "$log" "$spcache/$key.log"
+	fi
+	n=$(grep -ciE '(warning|error).*fairsem|fairsem.*(warning|error)' "$log" || true)
+	if ! grep -q '^rfc-sphinx: made' "$log"; then
+		tail -n 20 "$log"
+		fail "sphinx: htmldocs SPHINXDIRS=userspace-api made no fairsem.html ($(elapsed "$start"))"
+	elif [ "$n" -gt 0 ]; then
+		grep -iE '(warning|error).*fairsem|fairsem.*(warning|error)' "$log" | head -n 20
+		fail "sphinx: $n warnings about fairsem"
+	else
+		pass "sphinx: htmldocs SPHINXDIRS=userspace-api, no warning about fairsem.rst or its index entry, $(grep -c 'WARNING' "$log") of the kernel's own ($(elapsed "$start"))"
+	fi
+}
+sphinx
+
 # ---- kselftests --------------------------------------------------------------
 
 kst=$work/kselftests
@@ -204,9 +297,9 @@ else
 	tail -n 20 "$logs/kselftests.log"
 	fail "kselftests: build"
 fi
-# The =y kernel is the debug kernel's tree (KASAN, lockdep): there the
-# submitted requests' test runs with a tenth of its 100,000 waiters, as in
-# vm-debug (scripts/debug-tests.sh); ci9 saw the whole of it outlast 600 s.
+# The =y kernel runs lockdep under TCG: there the submitted requests' test
+# runs with a tenth of its 100,000 waiters, as in vm-debug
+# (scripts/debug-tests.sh); ci9 saw the whole of it outlast 600 s there.
 # The fast path's kill test kills at every tenth instruction: one sweep of
 # all 141 took 333 s of a cold check-all's 985 s here (every matrix kernel
 # sweeps them all).
@@ -244,15 +337,7 @@ sync_tree() {
 	cp "$work/series-files" "$list.prev"
 }
 
-# kmake ARGS...: make in the cached copy, seen at the debug kernel's own path
-# ($kdir) through a bind mount in a private mount namespace.  The built tree
-# records absolute paths (objtool's among them): at another path kbuild
-# would rebuild the whole kernel, and count its warnings as ours.
-kmake() {
-	unshare --mount --propagation private -- /bin/bash -c \
-		'mount --bind "$1" "$2" || exit 1; k=$2; shift 2; exec make -C "$k" "$@"' \
-		kmake "$tree" "$kdir" "$@"
-}
+kmake() { make -C "$tree" "$@"; }
 
 # config TREE m|y: FAIRSEM (and its KUnit test, if any) as module or built in.
 config() {
@@ -298,46 +383,101 @@ build() {
 	pass "build-$v: FAIRSEM=$v, W=1 for drivers/misc/fairsem/, no warning of fairsem's, $(kwarnings "$log") of the kernel's own ($(elapsed "$start"))"
 }
 
+# sparse TREE: the driver's objects (as configured: =m) checked again with
+# C=2, which runs sparse on every source whether kbuild rebuilds it or not.
+# Sparse's warnings about the kernel's own headers name those headers, not
+# fairsem, and do not count.
+sparse() {
+	local tree=$1 log=$logs/sparse.log start n check
+	start=$(date +%s)
+	# sid's sparse: the base's checker-valid.sh refuses bookworm's.
+	if ! check=$("$here/sparse.sh" 2>"$log"); then
+		cat "$log"
+		fail "sparse: no sparse the base accepts (scripts/rfc/sparse.sh)"
+		return
+	fi
+	if ! kmake -j"$jobs" C=2 W=1 CHECK="$check" drivers/misc/fairsem/ >"$log" 2>&1 ||
+	   grep -q 'is not available or not up to date' "$log"; then
+		tail -n 30 "$log"
+		fail "sparse: C=2 build ($(elapsed "$start"))"
+		return
+	fi
+	n=$(grep -c '^  CHECK   .*drivers/misc/fairsem/' "$log" || true)
+	if [ "$n" -eq 0 ]; then
+		tail -n 30 "$log"
+		fail "sparse: no source was checked"
+	elif [ -n "$(warnings "$log")" ]; then
+		warnings "$log" | head -n 20
+		fail "sparse: $(warnings "$log" | wc -l) warnings in $n sources"
+	else
+		pass "sparse: C=2 ($(basename "$(dirname "$check")")) on $n sources of drivers/misc/fairsem/, no warning ($(elapsed "$start"))"
+	fi
+}
+
+# coccicheck TREE: every report argued in cocci.txt (MESSAGE REGEX<TAB>
+# FILE GLOB<TAB>argument); the arguments go into the cover letter.
+coccicheck() {
+	local tree=$1 log=$logs/coccicheck.log start unargued
+	start=$(date +%s)
+	if ! command -v spatch >/dev/null; then
+		fail "coccicheck: spatch not installed (scripts/deps.sh: coccinelle)"
+		return
+	fi
+	if ! kmake -j"$jobs" coccicheck MODE=report M=drivers/misc/fairsem \
+		>"$log" 2>&1; then
+		tail -n 30 "$log"
+		fail "coccicheck: make coccicheck ($(elapsed "$start"))"
+		return
+	fi
+	unargued=$("$python" "$here/cocci.py" "$here/cocci.txt" "$log" "$work/cocci-kept")
+	if [ -n "$unargued" ]; then
+		printf 'unargued: %s\n' "$unargued"
+		fail "coccicheck: $(grep -c . <<<"$unargued") unargued reports"
+	else
+		pass "coccicheck: MODE=report M=drivers/misc/fairsem, $(grep -c . "$work/cocci-kept" || true) reports, each argued in scripts/rfc/cocci.txt ($(elapsed "$start"))"
+	fi
+}
+
+: >"$work/cocci-kept"
 if [ "${RFC_SKIP_BUILD:-0}" = 1 ]; then
 	echo "rfc: RFC_SKIP_BUILD=1: no kernel build, no boot"
 	finish
 fi
-echo "rfc: the debug kernel's tree (scripts/kernels/debug-kernel.sh; built once, may take a while)"
-if ! kdir=$("$root/scripts/kernels/debug-kernel.sh" --print kdir 2>"$logs/debug-kernel.log"); then
-	tail -n 20 "$logs/debug-kernel.log"
-	fail "build-m: no debug kernel tree"
-	fail "build-y: no debug kernel tree"
+echo "rfc: the base's kernel (scripts/rfc/kernel.sh; built once, may take a while)"
+if ! tree=$("$here/kernel.sh" "$base" 2>"$logs/kernel.log"); then
+	tail -n 20 "$logs/kernel.log"
+	fail "build-m: no kernel tree"
+	fail "build-y: no kernel tree"
 	finish
 fi
-dkey=$(basename "$(dirname "$kdir")")
-dir=$cache/rfc-${dkey#debug-}
-tree=$dir/src
-mkdir -p "$dir"
+dir=$(dirname "$tree")
 exec 9>"$dir.lock"
 flock 9
-if [ ! -f "$dir/.copied" ]; then
-	start=$(date +%s)
-	echo "rfc: copying $kdir to $tree (once per debug kernel)"
-	rm -rf "$tree" "$tree.tmp" "$dir/series-files.prev"
-	cp -a "$kdir" "$tree.tmp" && mv "$tree.tmp" "$tree" && touch "$dir/.copied" ||
-		{ fail "build: copy of $kdir"; finish; }
-	echo "rfc: copied in $(elapsed "$start")"
-fi
 sync_tree "$tree" "$dir/series-files"
-build "$tree" m
+build "$tree" m && sparse "$tree"
+coccicheck "$tree"
 build "$tree" y && built_y=1 || built_y=0
+[ "$built_y" = 0 ] || cp "$tree/arch/x86/boot/bzImage" "$work/bzImage-y"
+exec 9>&-
+
+# ---- KUnit -------------------------------------------------------------------
+
+start=$(date +%s)
+if "$here/kunit.sh" "$base" "$am" "$work/series-files" >"$logs/kunit.log" 2>&1; then
+	pass "kunit: $(tail -n 1 "$logs/kunit.log") ($(elapsed "$start"))"
+else
+	tail -n 30 "$logs/kunit.log"
+	fail "kunit: $(tail -n 1 "$logs/kunit.log") ($(elapsed "$start"))"
+fi
 
 # ---- the =y kernel in a VM ---------------------------------------------------
 
 if [ "${RFC_SKIP_VM:-0}" = 1 ]; then
 	echo "rfc: RFC_SKIP_VM=1: no boot"
 elif [ "$built_y" = 1 ]; then
-	cp "$tree/arch/x86/boot/bzImage" "$work/bzImage-y"
-	exec 9>&-
 	start=$(date +%s)
-	# Four-level paging and the debug kernel's boot and run limits, as
-	# for its own run (Makefile: vm-debug): at a load of 10 the programs
-	# outlasted 900 s, and ci8 and ci9 ran 1887 s and 1914 s of 1800.
+	# Four-level paging, and the limits of the debug kernel's own run
+	# (Makefile: vm-debug): lockdep under TCG on a loaded machine.
 	VM_CPU=${VM_CPU:-max,la57=off} VM_MEM=${VM_MEM:-2048} \
 		VM_BOOT_TIMEOUT=${VM_BOOT_TIMEOUT:-300} VM_BOOT_MAX=${VM_BOOT_MAX:-600} \
 		VM_TIMEOUT=${VM_TIMEOUT:-3000} \

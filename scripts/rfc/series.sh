@@ -5,7 +5,7 @@
 #
 #   scripts/rfc/series.sh BASE_REPO OUTDIR WORKDIR
 #
-# BASE_REPO is the committed linux-source-6.1 tree (scripts/rfc/base.sh).
+# BASE_REPO is the committed base tree (scripts/rfc/base.sh).
 # The commits are made with git plumbing in a bare clone under WORKDIR that
 # shares BASE_REPO's objects, with a private index: nothing is checked out
 # and BASE_REPO never changes.  OUTDIR gets `git format-patch` output:
@@ -13,19 +13,40 @@
 # numbered patch per step.  WORKDIR/series-files lists every path the series
 # touches, WORKDIR/tip the last commit.
 #
-# What goes where (every file as the project has it at the time of the run):
-#   uapi/linux/fairsem.h       -> include/uapi/linux/fairsem.h
-#   kmod/*_trace.h             -> include/trace/events/fairsem.h, without its
-#                                 out-of-tree TRACE_INCLUDE_PATH override
-#   kmod/*.c, kmod/*.h         -> drivers/misc/fairsem/, kernel branches only
-#                                 (unifdef -D__KERNEL__), the trace header by
-#                                 its in-tree name; Makefile from ./Kbuild;
-#                                 a KUnit file (*kunit*.c, *_test.c) that
-#                                 Kbuild builds gets FAIRSEM_KUNIT_TEST
-#   selftests/*.c, *.h         -> tools/testing/selftests/drivers/fairsem/
-#                                 with a kselftest Makefile and config
-#   Documentation/userspace-api/fairsem.rst, its index entry, the 0xFA line
-#   of ioctl-number.rst, and a MAINTAINERS entry that each patch extends.
+# What goes where (every file as the project has it at the time of the run).
+# Files are copied as they are; the few changes made on the way, and why
+# each one exists (the project builds the same sources out of tree, as a
+# module, on Debian's kernels 5.10 to 7.x):
+#   uapi/linux/fairsem.h       -> include/uapi/linux/fairsem.h, unchanged
+#   kmod/*_trace.h             -> include/trace/events/fairsem.h.  Out of
+#                                 tree, define_trace.h must be told where the
+#                                 header is (TRACE_INCLUDE_PATH and _FILE);
+#                                 in tree it finds it by TRACE_SYSTEM, so the
+#                                 override goes, and the guard takes the
+#                                 name every trace header has
+#                                 (edit.py trace-header)
+#   kmod/*.c, kmod/*.h         -> drivers/misc/fairsem/, the sources of what
+#                                 Kbuild builds.  Their branches for older
+#                                 kernels go (edit.py version-resolve, then
+#                                 unifdef with this tree's version): upstream
+#                                 code has no compatibility layer.  The trace
+#                                 header is included by its in-tree name.
+#   ./Kbuild                   -> drivers/misc/fairsem/Makefile: its object
+#                                 lists without the kmod/ prefix and the
+#                                 out-of-tree include paths, obj-m as
+#                                 obj-$(CONFIG_FAIRSEM) (edit.py
+#                                 kbuild-makefile); a KUnit file
+#                                 (*kunit*.c, *_test.c) that Kbuild builds
+#                                 gets FAIRSEM_KUNIT_TEST and .kunitconfig
+#   selftests/                 -> tools/testing/selftests/drivers/fairsem/:
+#                                 the programs selftests/Makefile builds and
+#                                 the headers they include, with a kselftest
+#                                 Makefile and config.  The harness is
+#                                 included from the selftests' own directory
+#                                 (out of tree it is found with -I)
+#   Documentation/userspace-api/fairsem.rst (unchanged), its index entry,
+#   the 0xFA line of ioctl-number.rst, and a MAINTAINERS entry that each
+#   patch extends.
 #
 # Environment: RFC_AUTHOR ("Name <email>"; default the project's git user).
 set -euo pipefail
@@ -121,7 +142,7 @@ want=$(sed -n 's/^[^#].*[:+]=//p' "$stage/drv/Makefile" | tr ' ' '\n' |
 	sed -n 's/\.o$/.c/p' | grep -v '^fairsem\.c$' | sort -u)
 # transform NAME: kmod/NAME as drivers/misc/fairsem/NAME.
 # A macro the sources test with #ifdef (TASK_FREEZABLE, say) that the
-# tree's headers define is there: unifdef keeps that branch.  Our own
+# tree's headers define is there: unifdef keeps that branch.  Other
 # macros, include guards and CONFIG_ symbols are left to the preprocessor.
 transform() {
 	local n=$1 rc=0 sym defs=()
@@ -130,7 +151,8 @@ transform() {
 	for sym in $(sed -n -E 's/^#\s*(ifdef|ifndef)\s+(\w+).*/\2/p; s/^#\s*(el)?if.*defined\s*\(?\s*(\w+).*/\2/p' \
 			"$stage/kmod/$n" | sort -u); do
 		case $sym in __KERNEL__|CONFIG_*|_*_H) continue ;; esac
-		grep -qE "^#\s*define\s+$sym\b" "$root"/kmod/*.[ch] && continue
+		# A fallback the sources define for older kernels ("#ifndef
+		# kzalloc_obj") goes too: the tree has the real one.
 		git grep -qE "^#\s*define\s+$sym\b" base -- include/linux include/uapi \
 			arch/x86/include && defs+=("-D$sym")
 	done
@@ -174,17 +196,28 @@ cp "$root/kmod/$trace_src" "$stage/trace.h"
 
 # The selftests and their kselftest Makefile: the programs the project's
 # selftests/Makefile builds, the 32-bit one where the compiler can link it.
-for f in "$root"/selftests/*.c "$root"/selftests/*.h; do
-	cp "$f" "$stage/kst/"
-	# the harness from the selftests' own directory
-	sed -i 's|^#include "\(kselftest\(_harness\)\{0,1\}\.h\)"$|#include "../../\1"|' \
-		"$stage/kst/$(basename "$f")"
-done
 read -r -a tests <<<"$(make -s --no-print-directory -C "$root/selftests" \
 	-f Makefile -f - rfc-print <<<$'rfc-print:\n\t@echo $(TESTS)')"
 compat=$(make -s --no-print-directory -C "$root/selftests" \
 	-f Makefile -f - rfc-print <<<$'rfc-print:\n\t@echo $(COMPAT32)')
 [ ${#tests[@]} -gt 0 ] || die "selftests/Makefile lists no TESTS"
+# The programs' sources and the project's headers they include, no other.
+want=
+for t in "${tests[@]}" $compat; do want+=" $t.c"; done
+while [ -n "$want" ]; do
+	next=
+	for n in $want; do
+		[ ! -f "$stage/kst/$n" ] || continue
+		[ -f "$root/selftests/$n" ] || die "selftests need selftests/$n, which is missing"
+		# the harness from the selftests' own directory
+		sed 's|^#include "\(kselftest\(_harness\)\{0,1\}\.h\)"$|#include "../../\1"|' \
+			"$root/selftests/$n" >"$stage/kst/$n"
+		for h in $(sed -n 's/^#include "\([^"/]*\)"$/\1/p' "$stage/kst/$n"); do
+			[ ! -f "$root/selftests/$h" ] || next+=" $h"
+		done
+	done
+	want=$next
+done
 {
 	echo "# SPDX-License-Identifier: GPL-2.0"
 	echo "CFLAGS += -Wall -O2 -pthread -D_GNU_SOURCE \$(KHDR_INCLUDES)"
@@ -218,6 +251,8 @@ compat=$(make -s --no-print-directory -C "$root/selftests" \
 # ---- the patches ----------------------------------------------------------
 
 kst=tools/testing/selftests/drivers/fairsem
+# The ABI's size, from the header itself.
+nioctls=$(grep -cE '^#define FAIRSEM_IOC_\w+\s+(_IO|\\$)' "$root/uapi/linux/fairsem.h")
 
 add "$root/uapi/linux/fairsem.h" include/uapi/linux/fairsem.h
 cat >"$stage/entry" <<EOF
@@ -227,17 +262,18 @@ S:	Maintained
 F:	include/uapi/linux/fairsem.h
 EOF
 change MAINTAINERS maintainers-entry "$title" "@$stage/entry"
-commit "misc: fairsem: add the user-space API header" <<'EOF'
+commit "misc: fairsem: add the user-space API header" <<EOF
 fairsem gives user space counting semaphores that are file descriptors:
 every open() of /dev/fairsem is a handle, FAIRSEM_IOC_INIT binds it to a
 new semaphore and FAIRSEM_IOC_NEW_HANDLE opens further handles on it.
 Waiters are granted in strict arrival order (or newest first, or by
-real-time priority), a request may take several permits, a handle can
-wait in poll()/epoll() and one grant wakes one handle, and the kernel
-gives back whatever a handle holds when its last reference is closed,
-so a process that dies cannot leak permits.
+real-time priority), a request may take several permits, an event loop
+submits requests and waits for their grants in poll()/epoll() (one grant
+wakes one handle), and the kernel gives back whatever a handle holds
+when its last reference is closed, so a process that dies cannot leak
+permits.
 
-This header is the whole ABI: 13 ioctls over fixed-size structures of
+This header is the whole ABI: $nioctls ioctls over fixed-size structures of
 __u32, __s32, __u64 and char fields without implicit padding (so
 compat_ioctl needs no translation), reserved fields and unknown flags
 that must be zero so the interface can grow, and FAIRSEM_MAX_PERMITS
@@ -255,10 +291,10 @@ EOF
 
 change Documentation/userspace-api/ioctl/ioctl-number.rst ioctl-number \
 	0xFA 00-1F uapi/linux/fairsem.h "fairsem fair counting semaphores"
-commit "Documentation: ioctl-number: reserve 0xFA for fairsem" <<'EOF'
+commit "Documentation: ioctl-number: reserve 0xFA for fairsem" <<EOF
 fairsem's ioctls use the magic number 0xFA (FAIRSEM_IOC_MAGIC), free so
-far.  Reserve sequence numbers 0x00-0x1F: 0x00-0x0C are in use, the rest
-leaves room for the interface to grow.
+far.  Reserve sequence numbers 0x00-0x1F: $nioctls of them are in use, the
+rest leaves room for the interface to grow.
 EOF
 
 add "$stage/trace.h" include/trace/events/fairsem.h
@@ -298,6 +334,9 @@ config FAIRSEM
 	  If unsure, say N.
 EOF
 if [ -n "$kunit" ]; then
+	# kunit.py run --kunitconfig=drivers/misc/fairsem finds it.
+	printf '%s\n' CONFIG_KUNIT=y CONFIG_FAIRSEM_KUNIT_TEST=y >"$stage/kunitconfig"
+	add "$stage/kunitconfig" drivers/misc/fairsem/.kunitconfig
 	echo >>"$stage/kconfig"
 	cat >>"$stage/kconfig" <<'EOF'
 config FAIRSEM_KUNIT_TEST
@@ -316,7 +355,12 @@ config FAIRSEM_KUNIT_TEST
 EOF
 fi
 change drivers/misc/Kconfig misc-kconfig "@$stage/kconfig"
-change drivers/misc/Makefile misc-makefile $'obj-$(CONFIG_FAIRSEM)\t\t+= fairsem/'
+misc_line=$'obj-$(CONFIG_FAIRSEM)\t\t+= fairsem/'
+# The KUnit test needs no FAIRSEM (kunit.py's UML kernel has it off): kbuild
+# must enter fairsem/ for either.
+[ -z "$kunit" ] ||
+	misc_line+=$'\nobj-$(CONFIG_FAIRSEM_KUNIT_TEST)\t+= fairsem/'
+change drivers/misc/Makefile misc-makefile "$misc_line"
 change MAINTAINERS maintainers-files "$title" drivers/misc/fairsem/
 kunit_msg=
 [ -z "$kunit" ] || kunit_msg="
@@ -339,9 +383,10 @@ A blocking FAIRSEM_IOC_ACQUIRE sleeps interruptibly with an absolute
 CLOCK_MONOTONIC deadline and restarts after a signal (-ERESTARTSYS).  A
 grant that lands before a signal or the deadline wins; otherwise the
 request leaves the queue holding nothing.  It allocates nothing: its
-request lives on the waiter's stack.  FAIRSEM_ACQ_ASYNC queues the
-handle's one asynchronous request; the handle polls readable once it is
-granted, read() collects it, and only the granted handle is woken.
+request lives on the waiter's stack.  An event loop queues requests with
+FAIRSEM_IOC_SUBMIT instead; the handle polls readable once one is
+granted, FAIRSEM_IOC_REAP collects the grants, and only the granted
+handle is woken.
 
 When the last reference of a handle is closed, its request is withdrawn
 and everything it holds is given back.  FAIRSEM_IOC_CLOSE refuses every
@@ -364,8 +409,8 @@ change MAINTAINERS maintainers-files "$title" "$kst/"
 commit "selftests: fairsem: add tests" <<EOF
 kselftest-harness tests of /dev/fairsem, one behaviour per test: the
 error of every ioctl in the documented order, grant order (FIFO, LIFO,
-a large head blocking smaller requests), the asynchronous path through
-poll, epoll and read, one wakeup per grant, the give-back when a holder
+a large head blocking smaller requests), submitted requests through
+poll, epoll and REAP, one wakeup per grant, the give-back when a holder
 exits or is killed, arithmetic at FAIRSEM_MAX_PERMITS, fdinfo, races
 between grants, signals, deadlines and close, and a stress test with
 counts checked at the end.
@@ -382,7 +427,7 @@ change Documentation/userspace-api/index.rst userspace-index fairsem
 change MAINTAINERS maintainers-files "$title" Documentation/userspace-api/fairsem.rst
 commit "Documentation: userspace-api: add fairsem" <<'EOF'
 The complete user-space contract of fairsem: the objects, the grant
-rule, every ioctl, the asynchronous path, blocking acquires with
+rule, every ioctl, submitted requests, blocking acquires with
 deadlines, signals and job control, every errno and the order in which
 the checks answer, priority order, named semaphores, fdinfo and trace
 events, memory ordering, security and the lock order.
