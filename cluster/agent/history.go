@@ -12,12 +12,16 @@ import (
 
 // The agent's history (-history FILE), for the checker: one line
 //
-//	MONO REV CAP EVENT [KEY [taken=T]]
+//	MONO REV CAP EVENT [KEY[,KEY...]] [taken=T] [base=B] limit=L snap=S
 //
 // whenever what local programs can hold changes, whenever the agent
 // writes to etcd, and at every tick while they can hold anything.  MONO
 // is CLOCK_MONOTONIC, read before CAP: a line is then ordered after every
-// etcd event received before MONO, never after one that came later.
+// etcd event received before MONO, never after one that came later.  L is
+// the local limit, read with CAP; S the revision of the snapshot the
+// agent decided on whether to yield (a request of another machine made
+// for a waiter waits: the limit stays 0).  An ADD names every request it
+// is for; B, on an ADD while yielding, is max(limit, taken) before it.
 type history struct {
 	mu   sync.Mutex
 	f    *os.File
@@ -71,8 +75,11 @@ func (h *history) record(t int64, cap vec, event, key, extra string) {
 		return
 	}
 	h.last = state
-	if extra != "" {
-		key += " " + extra
+	line := fmt.Sprintf("%d %d %s %s", t, h.rev, cap, event)
+	for _, f := range []string{key, extra} {
+		if f != "" {
+			line += " " + f
+		}
 	}
-	fmt.Fprintf(h.f, "%d %d %s %s %s\n", t, h.rev, cap, event, key)
+	fmt.Fprintln(h.f, line)
 }

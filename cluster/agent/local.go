@@ -109,6 +109,14 @@ func wrapLocal(s *fairsem.Semaphore, spec limitSpec) (*local, error) {
 	return &local{sem: s, k: k, id: i.ID, n: len(labels)}, nil
 }
 
+// localSem: what the agent does to the local semaphore (a fake kernel in
+// the tests).
+type localSem interface {
+	info() (localInfo, error)
+	add(v vec) error    // FAIRSEM_IOC_RESIZE, FAIRSEM_RESIZE_ADD
+	remove(v vec) error // FAIRSEM_IOC_RESIZE, FAIRSEM_RESIZE_REMOVE: may fall below taken
+}
+
 type localInfo struct {
 	limit, taken, available vec
 	waiters                 uint64

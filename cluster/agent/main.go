@@ -69,19 +69,22 @@ type agent struct {
 	mutant  string
 	share   vec // share mode's surplus; nil: exact
 
-	loc   *local
+	loc   localSem
+	locID uint64    // the local semaphore's id
 	n     int       // kinds
 	spec  limitSpec // the kinds, and the limit at the start
 	hist  *history
 	state *statePub
 	subs  *subTracker
 
-	mu      sync.Mutex // local RESIZEs against the fence
-	fenced  bool
-	lastAck atomic.Int64 // monotonic ns: when the last acknowledged keepalive was sent
-	cur     atomic.Int64 // the lease being kept alive
-	lease   clientv3.LeaseID
-	lost    chan struct{}
+	mu       sync.Mutex // local RESIZEs against the fence
+	fenced   bool
+	yielding bool         // another machine's request waits: the local limit stays 0
+	snap     atomic.Int64 // the revision of the snapshot yielding was decided on
+	lastAck  atomic.Int64 // monotonic ns: when the last acknowledged keepalive was sent
+	cur      atomic.Int64 // the lease being kept alive
+	lease    clientv3.LeaseID
+	lost     chan struct{}
 
 	lastLimit vec // the limit of the last snapshot
 
@@ -103,8 +106,11 @@ func op(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
 }
 
-// rec writes a history line: what local programs can hold now.
-func (a *agent) rec(event, key string) {
+// rec writes a history line: what local programs can hold now, the
+// local limit, and the snapshot the agent's yield decision is from.
+func (a *agent) rec(event, key string) { a.recExtra(event, key, "") }
+
+func (a *agent) recExtra(event, key, extra string) {
 	if a.hist == nil {
 		return
 	}
@@ -113,22 +119,131 @@ func (a *agent) rec(event, key string) {
 	if err != nil {
 		return
 	}
-	a.hist.record(t, i.limit.max(i.taken), event, key, "")
+	a.recInfo(t, i, event, key, extra)
 }
 
-// add raises the local limit by n for request key, unless fenced.
-func (a *agent) add(n vec, key string) bool {
+// recInfo: rec with MONO t and the local semaphore's i, read after t.
+func (a *agent) recInfo(t int64, i localInfo, event, key, extra string) {
+	if a.hist == nil {
+		return
+	}
+	x := fmt.Sprintf("limit=%s snap=%d", i.limit, a.snap.Load())
+	if extra != "" {
+		x = extra + " " + x
+	}
+	a.hist.record(t, i.limit.max(i.taken), event, key, x)
+}
+
+// othersWait: in snapshot s, a request of another machine made for a
+// waiter (not a share request) waits: this machine yields to it.
+func (a *agent) othersWait(s *snap) bool {
+	mp := a.prefix + "q/" + a.machine + "/"
+	for k, kv := range s.present {
+		if s.granted[k] || strings.HasPrefix(k, mp) {
+			continue
+		}
+		if f := strings.Fields(string(kv.Value)); len(f) > 1 && f[1] == shareWord {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// setYield applies the decision taken on the snapshot of revision rev.
+// Yielding (y: a request of another machine made for a waiter waits), the
+// local limit falls to 0, below what local programs hold: a permit
+// released here is granted to no local waiter (the kernel grants nothing
+// while the limit is below what is taken), and goes back to the cluster
+// (giveBack), in whose order the older request comes first.  Local
+// waiters are granted only by the ADD of a request granted in etcd
+// (addGranted).  Not yielding, the limit is at least what is taken again,
+// so that a permit released here goes to the local queue at once.  The
+// free permits the fall took are returned by giveBack; true when local
+// waiters lost permits ADDed for them (their waiters must ask again).
+func (a *agent) setYield(y bool, rev int64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.yielding = y
+	a.snap.Store(rev)
 	if a.fenced && a.mutant != "no-fence" {
 		return false
 	}
-	if err := a.loc.add(n); err != nil {
-		logf("add %s: %v", n, err)
+	i, err := a.loc.info()
+	if err != nil {
 		return false
 	}
-	a.rec("add", key)
-	return true
+	if y && !i.limit.zero() {
+		if err := a.loc.remove(i.limit); err != nil {
+			logf("yield: remove %s: %v", i.limit, err)
+		}
+		a.rec("yield", "")
+		return i.waiters > 0 && !i.available.zero()
+	}
+	if !y && !i.taken.le(i.limit) {
+		if err := a.loc.add(i.taken.minus(i.limit)); err != nil {
+			logf("open: add %s: %v", i.taken.minus(i.limit), err)
+		}
+		a.rec("open", "")
+	}
+	return false
+}
+
+// addGranted ADDs the requests rs, granted in etcd, in one RESIZE, unless
+// fenced.  Yielding, the limit is below what is taken: the agent raises
+// it to max(limit, taken) plus their counts, so that the kernel grants
+// its queue's head what they are for within the ADD, then takes the
+// limit back to 0 at once; what no local waiter took goes back to the
+// cluster (giveBack), and the second result says so: the waiters it was
+// for ask again.  The history line of the ADD carries base=B, the
+// max(limit, taken) read before it.
+func (a *agent) addGranted(rs []*request) (ok, lost bool) {
+	if len(rs) == 0 {
+		return false, false
+	}
+	n := make(vec, a.n)
+	keys := make([]string, len(rs))
+	for x, r := range rs {
+		n = n.plus(r.w)
+		keys[x] = r.key
+	}
+	key := strings.Join(keys, ",")
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.fenced && a.mutant != "no-fence" {
+		return false, false
+	}
+	if !a.yielding {
+		if err := a.loc.add(n); err != nil {
+			logf("add %s: %v", n, err)
+			return false, false
+		}
+		a.rec("add", key)
+		return true, false
+	}
+	i, err := a.loc.info()
+	if err != nil {
+		return false, false
+	}
+	base := i.limit.max(i.taken)
+	if err := a.loc.add(base.minus(i.limit).plus(n)); err != nil {
+		logf("add %s: %v", n, err)
+		return false, false
+	}
+	// The kernel granted what fits within the ADD.
+	t := monotonic()
+	j, err := a.loc.info()
+	if err != nil {
+		return true, false
+	}
+	a.recInfo(t, j, "add", key, "base="+base.String())
+	if !j.limit.zero() {
+		if err := a.loc.remove(j.limit); err != nil {
+			logf("yield: remove %s: %v", j.limit, err)
+		}
+		a.rec("remove", "")
+	}
+	return true, !j.available.zero()
 }
 
 func (a *agent) remove(n vec, event string) {
@@ -431,6 +546,9 @@ func (a *agent) step() {
 		return
 	}
 	a.publish(s.resp)
+	// Before anything else is recorded at this snapshot: a line of
+	// snapshot s.rev shows the limit its decision set.
+	lost := a.setYield(a.othersWait(s), s.rev)
 	if a.hist.seen(s.rev) {
 		a.rec("seen", "")
 	}
@@ -456,19 +574,27 @@ func (a *agent) step() {
 			a.del(&request{key: k, rev: kv.CreateRevision})
 		}
 	}
-	// Grants first, in cluster order.
-	var mine []*request
+	// Grants first, in cluster order, in one ADD.
+	var granted []*request
 	for _, r := range a.mine {
-		mine = append(mine, r)
-	}
-	sort.Slice(mine, func(x, y int) bool { return mine[x].key < mine[y].key })
-	for _, r := range mine {
-		if !r.added && r.rev > 0 && s.granted[r.key] && a.add(r.w, r.key) {
-			r.added = true
+		if !r.added && r.rev > 0 && s.granted[r.key] {
+			granted = append(granted, r)
 		}
 	}
+	sort.Slice(granted, func(x, y int) bool { return granted[x].key < granted[y].key })
+	if ok, l := a.addGranted(granted); ok {
+		for _, r := range granted {
+			r.added = true
+		}
+		lost = lost || l
+	}
+	if lost {
+		// Permits ADDed for local waiters went back while yielding:
+		// the waiters they were for ask again.
+		a.detachAdded()
+	}
 	// The local waiters: one request each.
-	ws := discover(a.loc.id, a.n)
+	ws := discover(a.locID, a.n)
 	if a.subs != nil {
 		ws = sortWaiters(append(ws, a.subs.scan()...))
 	}
@@ -612,8 +738,8 @@ func (a *agent) refillShare(keep vec) {
 	}
 	// Counts of zero in some kinds are fine: a request asks for at least
 	// one permit of some kind.
-	if r := a.enqueueShare(need); r != nil && a.hist != nil {
-		a.hist.record(t, i.limit.max(i.taken), "share", r.key, "taken="+i.taken.String())
+	if r := a.enqueueShare(need); r != nil {
+		a.recInfo(t, i, "share", r.key, "taken="+i.taken.String())
 	}
 }
 
@@ -661,11 +787,17 @@ func (a *agent) returnFree(detach bool, keep vec) {
 	}
 	a.mu.Unlock()
 	if detach {
-		for id, r := range a.byWaiter {
-			if r.added {
-				delete(a.byWaiter, id)
-				r.waiter = ""
-			}
+		a.detachAdded()
+	}
+}
+
+// detachAdded: the waiters whose requests were ADDed and that still wait
+// ask again (behind the others); those that hold are detached anyway.
+func (a *agent) detachAdded() {
+	for id, r := range a.byWaiter {
+		if r.added {
+			delete(a.byWaiter, id)
+			r.waiter = ""
 		}
 	}
 }
@@ -905,9 +1037,11 @@ func runAgent(args []string) error {
 			return err
 		}
 	}
-	if a.loc, err = openLocal(*local, a.spec); err != nil {
+	loc, err := openLocal(*local, a.spec)
+	if err != nil {
 		return err
 	}
+	a.loc, a.locID = loc, loc.id
 	if a.hist, err = openHistory(*histPath); err != nil {
 		return err
 	}
@@ -924,10 +1058,10 @@ func runAgent(args []string) error {
 	}
 	a.mu.Unlock()
 	if a.n == 1 {
-		if a.subs, err = startSubmitted(a.loc.id); err != nil {
+		if a.subs, err = startSubmitted(a.locID); err != nil {
 			logf("submitted requests not carried: %v", err)
 		} else {
-			logf("submitted requests carried: tracefs instance fairsem-cluster-%d", a.loc.id)
+			logf("submitted requests carried: tracefs instance fairsem-cluster-%d", a.locID)
 		}
 	}
 	if a.adopt() {

@@ -20,7 +20,14 @@ package main
 //     mode's surplus), the machine's free permits (CAP less taken), plus
 //     its share requests in etcd at the line's revision that it has not
 //     ADDed (the new one among them), are at most the share S (-share,
-//     zero in exact mode: then any share line is a violation).
+//     zero in exact mode: then any share line is a violation);
+//  6. FIFO across machines: at every line of a machine whose snapshot
+//     (snap=S) shows a request of another machine made for a waiter
+//     waiting, its local limit (limit=L) is 0, so that no permit released
+//     there can be granted to its local queue ahead of that request; at
+//     an "add" line, L is at most base=B (what its programs could hold
+//     before the ADD) plus the counts of the requests the line names,
+//     granted at its revision.  A line without limit= or snap= fails.
 //
 // The grant rule is computed here on its own, not taken from the agent:
 // requests in create-revision (then key) order, request k granted when
@@ -148,14 +155,19 @@ func parseEvents(r io.Reader) ([]event, error) {
 	return out, s.Err()
 }
 
-// An agent's line: MONO REV CAP EVENT [KEY [taken=T]]
+// An agent's line: MONO REV CAP EVENT [KEY[,KEY...]] [NAME=VALUE...]
 type record struct {
 	mono  int64
 	rev   int64
 	cap   cvec
 	event string
-	key   string
-	taken cvec // share lines: what local programs held when it decided
+	key   string   // the first key
+	keys  []string // an ADD's keys
+	taken cvec     // share lines: what local programs held when it decided
+	base  cvec     // an ADD while yielding: max(limit, taken) before it
+	limit cvec     // the local limit, read with cap
+	snap  int64    // the snapshot of the yield decision
+	judge bool     // limit= and snap= given
 	line  int
 }
 
@@ -177,17 +189,37 @@ func parseRecords(r io.Reader) ([]record, error) {
 			return nil, fmt.Errorf("history line %d: cap %q", n, f[2])
 		}
 		rc.event = f[3]
-		if len(f) > 4 {
-			rc.key = f[4]
-		}
-		for i := 5; i < len(f); i++ {
-			x := f[i]
-			if strings.HasPrefix(x, "taken=") {
-				if rc.taken, ok = parseCvec(x[6:]); !ok {
+		var hasLimit, hasSnap bool
+		for _, x := range f[4:] {
+			kv := strings.SplitN(x, "=", 2)
+			if len(kv) == 1 {
+				rc.keys = strings.Split(x, ",")
+				rc.key = rc.keys[0]
+				continue
+			}
+			var dst *cvec
+			switch kv[0] {
+			case "taken":
+				dst = &rc.taken
+			case "base":
+				dst = &rc.base
+			case "limit":
+				dst, hasLimit = &rc.limit, true
+			case "snap":
+				var err error
+				if rc.snap, err = strconv.ParseInt(kv[1], 10, 64); err != nil {
 					return nil, fmt.Errorf("history line %d: %q", n, x)
 				}
+				hasSnap = true
+				continue
+			default:
+				continue
+			}
+			if *dst, ok = parseCvec(kv[1]); !ok {
+				return nil, fmt.Errorf("history line %d: %q", n, x)
 			}
 		}
+		rc.judge = hasLimit && hasSnap
 		rc.line = n
 		out = append(out, rc)
 	}
@@ -209,8 +241,9 @@ type state struct {
 	rev     int64
 	mono    int64 // when the recorder received it
 	byM     map[string]cvec
-	granted map[string]bool
+	granted map[string]cvec            // the granted requests, with their counts
 	shares  map[string]map[string]cvec // machine: its share requests present
+	waitW   map[string]bool            // machines with a request made for a waiter waiting
 }
 
 type verdict struct {
@@ -283,8 +316,8 @@ func replay(evs []event, prefix string, v *verdict) []state {
 			}
 			return order[a].key < order[b].key
 		})
-		st := state{rev: rev, mono: mono, byM: map[string]cvec{}, granted: map[string]bool{},
-			shares: map[string]map[string]cvec{}}
+		st := state{rev: rev, mono: mono, byM: map[string]cvec{}, granted: map[string]cvec{},
+			shares: map[string]map[string]cvec{}, waitW: map[string]bool{}}
 		sum := make(cvec, len(limit))
 		held := make(cvec, len(limit))
 		for _, r := range order {
@@ -305,7 +338,9 @@ func replay(evs []event, prefix string, v *verdict) []state {
 					st.byM[r.machine] = make(cvec, len(limit))
 				}
 				st.byM[r.machine] = st.byM[r.machine].plus(r.w)
-				st.granted[r.key] = true
+				st.granted[r.key] = r.w
+			} else if !r.share {
+				st.waitW[r.machine] = true
 			}
 		}
 		if lowered && !held.le(limit) {
@@ -389,6 +424,55 @@ func checkShare(states []state, m string, rc record, share cvec, added map[strin
 	}
 }
 
+// yieldsTo: a request of a machine other than m, made for a waiter, waits
+// at st ("" when none).
+func yieldsTo(st *state, m string) string {
+	if st == nil {
+		return ""
+	}
+	var ms []string
+	for o := range st.waitW {
+		if o != m {
+			ms = append(ms, o)
+		}
+	}
+	sort.Strings(ms)
+	if len(ms) == 0 {
+		return ""
+	}
+	return ms[0]
+}
+
+// checkYield: rule 6 at line rc of machine m.
+func checkYield(states []state, m string, rc record, v *verdict) {
+	if !rc.judge {
+		v.fail("%s line %d: %s without limit= and snap=: its order cannot be judged", m, rc.line, rc.event)
+		return
+	}
+	o := yieldsTo(at(states, rc.snap), m)
+	if o == "" || rc.limit.zero() {
+		return
+	}
+	if rc.event == "add" && rc.base != nil {
+		room := rc.base
+		if st := at(states, rc.rev); st != nil {
+			for _, k := range rc.keys {
+				if w := st.granted[k]; w != nil {
+					room = room.plus(w)
+				}
+			}
+		}
+		if rc.limit.le(room) {
+			return
+		}
+		v.fail("%s line %d: local limit %s over base %s and its grants %s, while %s's request waits at revision %d",
+			m, rc.line, rc.limit, rc.base, room, o, rc.snap)
+		return
+	}
+	v.fail("%s line %d: local limit %s while %s's request waits at revision %d (%s): a release there goes to its own queue first",
+		m, rc.line, rc.limit, o, rc.snap, rc.event)
+}
+
 func checkMachine(states []state, m string, recs []record, share cvec, v *verdict) {
 	added := map[string]bool{}
 	// receivedBy over increasing mono: walk once (lines are in time order).
@@ -414,12 +498,22 @@ func checkMachine(states []state, m string, recs []record, share cvec, v *verdic
 		if st != nil && st.byM[m] != nil {
 			granted = st.byM[m]
 		}
-		if rc.event == "add" && (st == nil || !st.granted[rc.key]) {
-			v.fail("%s line %d: add %s, not granted at revision %d", m, rc.line, rc.key, rc.rev)
+		if rc.event == "add" {
+			if len(rc.keys) == 0 {
+				v.fail("%s line %d: add of no request", m, rc.line)
+			}
+			for _, k := range rc.keys {
+				if st == nil || st.granted[k] == nil {
+					v.fail("%s line %d: add %s, not granted at revision %d", m, rc.line, k, rc.rev)
+				}
+			}
 		}
+		checkYield(states, m, rc, v)
 		switch rc.event {
 		case "add":
-			added[rc.key] = true
+			for _, k := range rc.keys {
+				added[k] = true
+			}
 		case "adopt":
 			// An adopting agent counts every request of its lease
 			// it keeps as ADDed.

@@ -11,7 +11,9 @@ const pfx = "/fairsem-cluster/db/"
 
 // A history of two machines on a limit of 5: m1's request a (3) granted,
 // m2's b (4) waits behind it, a leaves, b is granted.  Lines are
-// "MONO REV CAP EVENT [KEY]"; events "MONO REV PUT|DELETE KEY CREATE VALUE".
+// "MONO REV CAP EVENT [KEY] limit=L snap=S"; events "MONO REV PUT|DELETE
+// KEY CREATE VALUE".  From its snapshot of revision 4 on, m1 yields to b:
+// its local limit is 0, below the 3 its program holds.
 const goodEvents = `10 2 PUT /fairsem-cluster/db/limit 2 5
 20 3 PUT /fairsem-cluster/db/q/m1/x-1 3 3 w
 30 4 PUT /fairsem-cluster/db/q/m2/y-1 4 4 w
@@ -20,20 +22,31 @@ const goodEvents = `10 2 PUT /fairsem-cluster/db/limit 2 5
 90 7 DELETE /fairsem-cluster/db/q/m2/y-1 0 
 `
 
-const goodM1 = `15 2 0 remove
-21 3 0 enqueue /fairsem-cluster/db/q/m1/x-1
-25 3 3 add /fairsem-cluster/db/q/m1/x-1
-40 4 3 tick
-50 4 0 remove
-55 5 0 delete /fairsem-cluster/db/q/m1/x-1
+const goodM1 = `15 2 0 remove limit=0 snap=2
+21 3 0 enqueue /fairsem-cluster/db/q/m1/x-1 limit=0 snap=2
+25 3 3 add /fairsem-cluster/db/q/m1/x-1 limit=3 snap=3
+40 4 3 yield limit=0 snap=4
+50 4 0 tick limit=0 snap=4
+55 5 0 delete /fairsem-cluster/db/q/m1/x-1 limit=0 snap=4
 `
 
-const goodM2 = `31 4 0 enqueue /fairsem-cluster/db/q/m2/y-1
-62 5 4 add /fairsem-cluster/db/q/m2/y-1
-80 6 4 tick
-85 6 0 remove
-91 7 0 delete /fairsem-cluster/db/q/m2/y-1
+const goodM2 = `31 4 0 enqueue /fairsem-cluster/db/q/m2/y-1 limit=0 snap=3
+62 5 4 add /fairsem-cluster/db/q/m2/y-1 limit=4 snap=5
+80 6 4 tick limit=4 snap=6
+85 6 0 remove limit=0 snap=6
+91 7 0 delete /fairsem-cluster/db/q/m2/y-1 limit=0 snap=6
 `
+
+// judged: every line given limit=CAP snap=REV, for histories of one
+// machine, where no other machine's request waits.
+func judged(h string) string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(h, "\n"), "\n") {
+		f := strings.Fields(l)
+		out = append(out, l+" limit="+f[2]+" snap="+f[1])
+	}
+	return strings.Join(out, "\n") + "\n"
+}
 
 func run(t *testing.T, events string, agents map[string]string) *verdict {
 	t.Helper()
@@ -80,8 +93,8 @@ func TestHistoryAddNotGranted(t *testing.T) {
 // (etcd deletes a at revision 5, received at 60) while m1 can still hold
 // 3, and m1 says so at 65: after the expiry, by the recorder's clock.
 func TestHistoryHeldPastExpiry(t *testing.T) {
-	m1 := strings.Replace(goodM1, "50 4 0 remove\n55 5 0 delete /fairsem-cluster/db/q/m1/x-1\n",
-		"65 4 3 tick\n95 7 0 remove\n", 1)
+	m1 := strings.Replace(goodM1, "50 4 0 tick limit=0 snap=4\n55 5 0 delete /fairsem-cluster/db/q/m1/x-1 limit=0 snap=4\n",
+		"65 4 3 tick limit=0 snap=4\n95 7 0 remove limit=0 snap=4\n", 1)
 	v := run(t, goodEvents, map[string]string{"m1": m1, "m2": goodM2})
 	if len(v.violations) == 0 || !strings.Contains(v.violations[0], "m1 line 5: can hold 3") {
 		t.Fatalf("violations %q, want m1 holding past its lease", v.violations)
@@ -91,8 +104,8 @@ func TestHistoryHeldPastExpiry(t *testing.T) {
 // The same line before the expiry was received is no violation: the
 // checker orders a line after an event only when it surely came after.
 func TestHistoryHeldBeforeExpiryReceived(t *testing.T) {
-	m1 := strings.Replace(goodM1, "50 4 0 remove\n55 5 0 delete /fairsem-cluster/db/q/m1/x-1\n",
-		"58 4 3 tick\n59 4 0 fence\n", 1)
+	m1 := strings.Replace(goodM1, "50 4 0 tick limit=0 snap=4\n55 5 0 delete /fairsem-cluster/db/q/m1/x-1 limit=0 snap=4\n",
+		"58 4 3 tick limit=0 snap=4\n59 4 0 fence limit=0 snap=4\n", 1)
 	v := run(t, goodEvents, map[string]string{"m1": m1, "m2": goodM2})
 	if len(v.violations) != 0 {
 		t.Fatalf("violations %q, want none", v.violations)
@@ -103,7 +116,8 @@ func TestHistoryHeldBeforeExpiryReceived(t *testing.T) {
 // machine that can still hold permits at the end.
 func TestHistoryNotGivenBack(t *testing.T) {
 	ev := strings.Replace(goodEvents, "90 7 DELETE /fairsem-cluster/db/q/m2/y-1 0 \n", "", 1)
-	m2 := strings.Replace(goodM2, "85 6 0 remove\n91 7 0 delete /fairsem-cluster/db/q/m2/y-1\n", "85 6 4 tick\n", 1)
+	m2 := strings.Replace(goodM2, "85 6 0 remove limit=0 snap=6\n91 7 0 delete /fairsem-cluster/db/q/m2/y-1 limit=0 snap=6\n",
+		"85 6 4 tick limit=4 snap=6\n", 1)
 	v := run(t, ev, map[string]string{"m1": goodM1, "m2": m2})
 	if len(v.violations) != 2 || !strings.Contains(v.violations[0], "requests left") ||
 		!strings.Contains(v.violations[1], "m2: at the end") {
@@ -124,12 +138,12 @@ func TestHistoryLoweredLimit(t *testing.T) {
 7 8 DELETE /fairsem-cluster/db/q/m1/a-1 0 
 8 9 DELETE /fairsem-cluster/db/q/m1/c-1 0 
 `
-	m1 := "2 6 3 tick\n3 6 4 add /fairsem-cluster/db/q/m1/c-1\n9 9 0 remove\n"
+	m1 := "2 6 3 tick limit=3 snap=6\n3 6 4 add /fairsem-cluster/db/q/m1/c-1 limit=4 snap=6\n9 9 0 remove limit=0 snap=8\n"
 	v := run(t, ev, map[string]string{"m1": m1})
 	if len(v.violations) == 0 || !strings.Contains(v.violations[0], "c-1, not granted at revision 6") {
 		t.Fatalf("violations %q, want c's add at 6 refused", v.violations)
 	}
-	m1 = "2 6 3 tick\n7 7 4 add /fairsem-cluster/db/q/m1/c-1\n9 9 0 remove\n"
+	m1 = "2 6 3 tick limit=3 snap=6\n7 7 4 add /fairsem-cluster/db/q/m1/c-1 limit=4 snap=7\n9 9 0 remove limit=0 snap=8\n"
 	if v = run(t, ev, map[string]string{"m1": m1}); len(v.violations) != 0 {
 		t.Fatalf("violations %q, want none", v.violations)
 	}
@@ -146,7 +160,7 @@ func TestHistoryKinds(t *testing.T) {
 6 7 DELETE /fairsem-cluster/db/q/m2/b-1 0 
 7 8 DELETE /fairsem-cluster/db/q/m1/c-1 0 
 `
-	m1 := "2 5 2,2 add /fairsem-cluster/db/q/m1/c-1\n9 8 0,0 remove\n"
+	m1 := "2 5 2,2 add /fairsem-cluster/db/q/m1/c-1 limit=2,2 snap=3\n9 8 0,0 remove limit=0,0 snap=8\n"
 	v := run(t, ev, map[string]string{"m1": m1})
 	if len(v.violations) != 2 || !strings.Contains(v.violations[0], "not granted") {
 		t.Fatalf("violations %q, want c's add refused", v.violations)
@@ -180,7 +194,7 @@ func runShareText(t *testing.T, events, m1 string, share cvec) *verdict {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := parseRecords(strings.NewReader(m1))
+	recs, err := parseRecords(strings.NewReader(judged(m1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,5 +245,111 @@ func TestHistoryShareHeldPastExpiry(t *testing.T) {
 	v := runShareText(t, shareEvents, m1, cvec{1})
 	if len(v.violations) != 2 || !strings.Contains(v.violations[0], "m1 line 7: can hold 2") {
 		t.Fatalf("violations %q, want m1 holding past its lease", v.violations)
+	}
+}
+
+// The old order's gap (rule 6): m1 keeps its local limit at the 3 its
+// program holds while m2's b waits, so that a release on m1 would go to
+// m1's own next waiter ahead of b.
+func TestHistoryLocalFirst(t *testing.T) {
+	m1 := strings.Replace(goodM1, "40 4 3 yield limit=0 snap=4\n", "40 4 3 tick limit=3 snap=4\n", 1)
+	v := run(t, goodEvents, map[string]string{"m1": m1, "m2": goodM2})
+	if len(v.violations) != 1 || !strings.Contains(v.violations[0],
+		"m1 line 4: local limit 3 while m2's request waits at revision 4") {
+		t.Fatalf("violations %q, want m1's limit while b waits", v.violations)
+	}
+}
+
+// The checker judges a line by the agent's snapshot (snap=), not by its
+// own writes' revisions: m1's line at revision 5 (its own delete) comes
+// from a snapshot of revision 3, before b was made.
+func TestHistoryYieldBySnapshot(t *testing.T) {
+	m1 := strings.Replace(goodM1, "40 4 3 yield limit=0 snap=4\n", "40 4 3 tick limit=3 snap=3\n", 1)
+	if v := run(t, goodEvents, map[string]string{"m1": m1, "m2": goodM2}); len(v.violations) != 0 {
+		t.Fatalf("violations %q, want none", v.violations)
+	}
+}
+
+// A line that does not say its local limit and snapshot cannot be judged.
+func TestHistoryUnjudged(t *testing.T) {
+	m1 := strings.Replace(goodM1, "50 4 0 tick limit=0 snap=4\n", "50 4 0 tick\n", 1)
+	v := run(t, goodEvents, map[string]string{"m1": m1, "m2": goodM2})
+	if len(v.violations) != 1 || !strings.Contains(v.violations[0], "m1 line 5: tick without limit=") {
+		t.Fatalf("violations %q, want line 5 unjudged", v.violations)
+	}
+}
+
+// Limit 5: m1's a (3) granted, m1's c (3) waits, then m2's b (3) behind
+// it.  m1 yields to b, so a's release goes back; when c is granted (a
+// left), m1 ADDs it over what its programs hold (base) and takes the
+// limit back to 0 at once; b waits for c to leave.  m2 yields to c.
+const yieldEvents = `10 2 PUT /fairsem-cluster/db/limit 2 5
+20 3 PUT /fairsem-cluster/db/q/m1/a-1 3 3 w
+30 4 PUT /fairsem-cluster/db/q/m1/c-1 4 3 w
+40 5 PUT /fairsem-cluster/db/q/m2/b-1 5 3 w
+60 6 DELETE /fairsem-cluster/db/q/m1/a-1 0 
+70 7 DELETE /fairsem-cluster/db/q/m1/c-1 0 
+90 8 DELETE /fairsem-cluster/db/q/m2/b-1 0 
+`
+
+const yieldM1 = `15 2 0 remove limit=0 snap=2
+21 3 0 enqueue /fairsem-cluster/db/q/m1/a-1 limit=0 snap=2
+25 3 3 add /fairsem-cluster/db/q/m1/a-1 limit=3 snap=3
+31 4 3 enqueue /fairsem-cluster/db/q/m1/c-1 limit=3 snap=3
+45 5 3 yield limit=0 snap=5
+55 5 0 tick limit=0 snap=5
+61 6 0 delete /fairsem-cluster/db/q/m1/a-1 limit=0 snap=5
+62 6 3 add /fairsem-cluster/db/q/m1/c-1 base=0 limit=3 snap=6
+63 6 3 remove limit=0 snap=6
+69 6 0 tick limit=0 snap=6
+71 7 0 delete /fairsem-cluster/db/q/m1/c-1 limit=0 snap=6
+`
+
+const yieldM2 = `41 5 0 enqueue /fairsem-cluster/db/q/m2/b-1 limit=0 snap=4
+75 7 3 add /fairsem-cluster/db/q/m2/b-1 limit=3 snap=7
+85 7 0 remove limit=0 snap=7
+91 8 0 delete /fairsem-cluster/db/q/m2/b-1 limit=0 snap=7
+`
+
+func TestHistoryYieldGood(t *testing.T) {
+	v := run(t, yieldEvents, map[string]string{"m1": yieldM1, "m2": yieldM2})
+	if len(v.violations) != 0 {
+		t.Fatalf("violations in a good history: %q", v.violations)
+	}
+}
+
+// An ADD while yielding that leaves more room than the grant: its own
+// queue could take a release.  And one that does not say its base.
+func TestHistoryYieldAddOverBase(t *testing.T) {
+	m1 := strings.Replace(yieldM1, "base=0 limit=3 snap=6", "base=0 limit=5 snap=6", 1)
+	v := run(t, yieldEvents, map[string]string{"m1": m1, "m2": yieldM2})
+	if len(v.violations) == 0 || !strings.Contains(v.violations[0], "m1 line 8: local limit 5 over base 0 and its grants 3") {
+		t.Fatalf("violations %q, want m1's ADD over its grant", v.violations)
+	}
+	m1 = strings.Replace(yieldM1, "base=0 limit=3 snap=6", "limit=3 snap=6", 1)
+	v = run(t, yieldEvents, map[string]string{"m1": m1, "m2": yieldM2})
+	if len(v.violations) != 1 || !strings.Contains(v.violations[0], "m1 line 8: local limit 3 while m2's request waits") {
+		t.Fatalf("violations %q, want m1's ADD without base refused", v.violations)
+	}
+}
+
+// One ADD for two requests: both are named, both must be granted.
+func TestHistoryAddOfTwo(t *testing.T) {
+	ev := `10 2 PUT /fairsem-cluster/db/limit 2 5
+20 3 PUT /fairsem-cluster/db/q/m1/a-1 3 2 w
+20 3 PUT /fairsem-cluster/db/q/m1/a-2 3 2 w
+30 4 PUT /fairsem-cluster/db/q/m1/a-3 3 2 w
+60 5 DELETE /fairsem-cluster/db/q/m1/a-1 0 
+60 6 DELETE /fairsem-cluster/db/q/m1/a-2 0 
+60 7 DELETE /fairsem-cluster/db/q/m1/a-3 0 
+`
+	m1 := "25 4 4 add /fairsem-cluster/db/q/m1/a-1,/fairsem-cluster/db/q/m1/a-2\n61 7 0 remove\n"
+	if v := run(t, ev, map[string]string{"m1": judged(m1)}); len(v.violations) != 0 {
+		t.Fatalf("violations %q, want none", v.violations)
+	}
+	m1 = "25 4 6 add /fairsem-cluster/db/q/m1/a-1,/fairsem-cluster/db/q/m1/a-3\n61 7 0 remove\n"
+	v := run(t, ev, map[string]string{"m1": judged(m1)})
+	if len(v.violations) == 0 || !strings.Contains(v.violations[0], "add /fairsem-cluster/db/q/m1/a-3, not granted") {
+		t.Fatalf("violations %q, want a-3's add refused", v.violations)
 	}
 }
