@@ -16,6 +16,9 @@
 #   A  grant order across machines: a head that does not fit holds back a
 #      later small request of another machine; a later request is not
 #      granted before earlier ones
+#   O  a release on a machine whose waiter queues behind an older request
+#      of another machine goes back to the cluster: the older request
+#      enters first
 #   P  an event loop's submitted requests (FAIRSEM_IOC_SUBMIT, epoll,
 #      FAIRSEM_IOC_REAP) on m2 are granted by the cluster: one request, then
 #      two on one handle; one withdrawn (FAIRSEM_IOC_WITHDRAW) after the
@@ -38,7 +41,8 @@
 #   after each: never more than L inside (the checker), every holder done,
 #   no request key left in etcd, every local semaphore at limit 0
 #   H  the history checker (clustertest history) over etcd's history and
-#      the agents': no violation
+#      the agents': no violation (its rule 6: no machine could grant a
+#      release locally while another machine's request waited)
 #   D  the mutant agent (-mutant no-fence) on m3, C again: the checker must
 #      see more than L inside, and the history checker a violation of m3
 #   G  the share-greedy mutant (it asks for the whole share every tick):
@@ -234,9 +238,8 @@ hold 2 B 4
 check "A: m2's B (4) queues in etcd" wait_for 30 '[ "$(waiting)" = 1 ]'
 hold 3 C 1
 check "A: m3's C (1) queues behind B" wait_for 30 '[ "$(waiting)" = 2 ]'
-# D on m2, behind B there too: on m1, A's release would go to D at once
-# (a release is granted to its own machine's waiters first: the
-# contract's "Order and its slack")
+# D on m2, behind B and C: B's release goes to D at once on m2 (then no
+# request of another machine waits), without a round trip
 hold 2 D 1
 check "A: m2's D (1) queues behind C" wait_for 30 '[ "$(waiting)" = 3 ]'
 # fairsem status --cluster on m2: every machine's requests, in cluster
@@ -268,6 +271,32 @@ touch /tmp/rel-C /tmp/rel-D
 check "A: all four left" wait_for 30 '[ "$(stat leaves)" = 4 ]'
 check "A: never more than $L inside (max $(stat max))" [ "$(stat violations)" = 0 ]
 all_free A
+
+# --- O: a release on a machine whose own waiter queues behind an older
+# request of another machine goes back to the cluster, not to that
+# waiter: OA (4) holds on m1, m2's OB (4) waits in etcd, then m1's OC (2)
+# behind it (4 + 2 > 5).  When OA leaves, OB enters and OC waits for OB
+# (once, m1 granted OA's release to OC at once and OB waited).
+clustertest ask -sock $SOCK reset >/dev/null
+hold 1 OA 4
+check "O: m1's OA (4 of 5) enters" wait_for 60 '[ "$(stat enters)" = 1 ]'
+hold 2 OB 4
+check "O: m2's OB (4) waits in etcd" wait_for 30 '[ "$(waiting)" = 1 ]'
+hold 1 OC 2
+check "O: m1's OC (2) waits behind OB, in etcd and on m1" \
+	wait_for 30 '[ "$(waiting)" = 2 ] && [ "$(clustertest local /run/fairsem-m1/db)" = "limit=0 taken=4 waiters=1" ]' ||
+	diag O
+touch /tmp/rel-OA
+check "O: OA leaves: OB enters" wait_for 30 'grep -q "enter m2/OB " checker.log'
+sleep 1
+check "O: m1's OC did not take OA's release: it waits behind OB (order $(stat order))" \
+	[ "$(stat order)" = OA,OB ]
+touch /tmp/rel-OB
+check "O: OB leaves: OC enters" wait_for 30 'grep -q "enter m1/OC " checker.log'
+touch /tmp/rel-OC
+check "O: all three left" wait_for 30 '[ "$(stat leaves)" = 3 ]'
+check "O: never more than $L inside (max $(stat max))" [ "$(stat violations)" = 0 ]
+all_free O
 
 # --- P: an event loop's submitted requests on m2 (FAIRSEM_IOC_SUBMIT: an
 # id, epoll until readable, FAIRSEM_IOC_REAP), granted by the cluster
@@ -530,7 +559,7 @@ clustertest history -endpoints $ENDPOINTS -cluster db -events events-db.log \
 	m1=hist1.log m2=hist2.log m3=hist3.log >history.out 2>&1
 check "H: $(tail -n 1 history.out)" grep -q ", 0 violations$" history.out || head -n 20 history.out
 check "H: the agents' histories have lines of every kind of event" \
-	sh -c 'for e in add remove fence enqueue delete lease adopt seen tick; do
+	sh -c 'for e in add remove fence enqueue delete lease adopt seen tick yield; do
 		cat hist*.log | grep -q " $e" || { echo "no $e"; exit 1; }; done'
 
 # --- D: the mutant must fail the checker
