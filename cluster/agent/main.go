@@ -234,7 +234,11 @@ func (a *agent) addGranted(rs []*request) (ok, lost bool) {
 	t := monotonic()
 	j, err := a.loc.info()
 	if err != nil {
-		return true, false
+		// The limit is base + n, unless a holder FORGOT permits.
+		if err := a.loc.remove(base.plus(n)); err != nil {
+			logf("yield: remove %s: %v", base.plus(n), err)
+		}
+		return true, true
 	}
 	a.recInfo(t, j, "add", key, "base="+base.String())
 	if !j.limit.zero() {
