@@ -6,9 +6,11 @@
  * be granted: FIFO mode appends, LIFO mode pushes at the front, priority
  * mode (FAIRSEM_PRIO) inserts after the last request of the same priority,
  * so that the queue is sorted by the queueing task's priority and in
- * arrival order among equals, as futexes keep their waiters.  Granting
- * therefore only ever looks at the first entry, and each grant is O(1);
- * queueing in priority mode costs O(distinct priorities queued).
+ * arrival order among equals, as futexes keep their waiters; share order
+ * (a jobserver's) keeps each group's first request only, sorted by what
+ * its group holds and in arrival order among equals, the rest waiting in
+ * their group, so that a permit freed goes to the build that holds the
+ * fewest.  Granting therefore only ever looks at the first entry.
  * A request is granted only from the head, and only when it fits in every
  * kind, so a large head holds back the smaller requests behind it, even
  * those that would fit; that is what makes the order strict, and bounds
@@ -61,7 +63,8 @@ struct fairsem_sem *fairsem_sem_alloc(u32 nkinds)
  * @nkinds: its kinds
  * @limit: each kind's capacity
  * @flags: %FAIRSEM_LIFO or %FAIRSEM_PRIO (checked by the caller), or 0;
- *	the glue makes a %FAIRSEM_JOBSERVER one a jobserver (@accounts)
+ *	%FAIRSEM_JOBSERVER queues in share order, and the glue makes such a
+ *	semaphore a jobserver (@accounts)
  *
  * The semaphore starts with one reference, for the holder that INIT binds.
  */
@@ -82,6 +85,7 @@ void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u32 nkinds,
 	sem->handles = 0;
 	sem->lifo = flags & FAIRSEM_LIFO;
 	sem->prio = flags & FAIRSEM_PRIO;
+	sem->share = flags & FAIRSEM_JOBSERVER;
 	sem->is_fast = false;	/* the glue makes it fast, with its @fast */
 	sem->closed = false;
 	sem->nkinds = nkinds;
@@ -124,7 +128,19 @@ void fairsem_holder_setup(struct fairsem_holder *holder)
 	holder->sem = NULL;
 	holder->one = 0;
 	holder->holds = &holder->one;
+	holder->group = NULL;
 	INIT_LIST_HEAD(&holder->sibling);
+}
+
+/**
+ * fairsem_group_setup() - initialise an empty group
+ * @g: the group
+ */
+void fairsem_group_setup(struct fairsem_group *g)
+{
+	INIT_LIST_HEAD(&g->waiting);
+	g->head = NULL;
+	g->held = 0;
 }
 
 /**
@@ -192,6 +208,9 @@ static bool fairsem_holds_enough(const struct fairsem_holder *holder,
 	return true;
 }
 
+static void fairsem_group_held(struct fairsem_holder *holder, u64 more,
+			       u64 less);
+
 /* Every kind at once: nothing in between is ever seen, under the lock. */
 static void fairsem_take(struct fairsem_sem *sem, struct fairsem_request *req)
 {
@@ -201,6 +220,8 @@ static void fairsem_take(struct fairsem_sem *sem, struct fairsem_request *req)
 		sem->kind[k].taken += req->count[k];
 		req->holder->holds[k] += req->count[k];
 	}
+	if (unlikely(sem->share))
+		fairsem_group_held(req->holder, req->count[0], 0);
 }
 
 static void fairsem_give_back(struct fairsem_holder *holder, const u64 *count)
@@ -214,6 +235,8 @@ static void fairsem_give_back(struct fairsem_holder *holder, const u64 *count)
 	}
 	if (unlikely(sem->is_fast))
 		fairsem_fast_give(sem, count[0]);
+	if (unlikely(sem->share))
+		fairsem_group_held(holder, 0, count[0]);
 }
 
 static struct fairsem_request *fairsem_queue_first(struct fairsem_sem *sem)
@@ -227,6 +250,12 @@ static bool fairsem_seq_before(u64 a, u64 b)
 	return (s64)((a - b) << (64 - FAIRSEM_SEQ_BITS)) < 0;
 }
 
+/* What @req's group holds: its key in share order. */
+static u64 fairsem_group_key(const struct fairsem_request *req)
+{
+	return fairsem_group_of(req->holder)->held;
+}
+
 /* Does @a come before @b in grant order (both with their arrivals)? */
 static bool fairsem_goes_before(const struct fairsem_sem *sem,
 				const struct fairsem_request *a,
@@ -234,6 +263,9 @@ static bool fairsem_goes_before(const struct fairsem_sem *sem,
 {
 	if (sem->prio && a->prio != b->prio)
 		return a->prio < b->prio;
+	if (unlikely(sem->share) &&
+	    fairsem_group_key(a) != fairsem_group_key(b))
+		return fairsem_group_key(a) < fairsem_group_key(b);
 	return sem->lifo ? fairsem_seq_before(b->seq, a->seq) :
 			   fairsem_seq_before(a->seq, b->seq);
 }
@@ -282,15 +314,15 @@ static void fairsem_tree_add(struct fairsem_sem *sem, struct fairsem_request *re
 }
 
 /*
- * Queue @req at the place its seq and prio give it: a @newest arrival of
- * FIFO or LIFO order at an end, with no look at the tree.
+ * Put @req in the queue at the place its keys give it: @at_end, a newest
+ * arrival of FIFO or LIFO order, at an end, with no look at the tree.
  */
-static void fairsem_queue_link(struct fairsem_sem *sem,
-			       struct fairsem_request *req, bool newest)
+static void fairsem_queue_insert(struct fairsem_sem *sem,
+				 struct fairsem_request *req, bool at_end)
 {
 	struct fairsem_request *next;
 
-	if (!sem->prio && newest) {
+	if (at_end) {
 		if (sem->lifo)
 			list_add(&req->node, &sem->queue);
 		else
@@ -300,7 +332,98 @@ static void fairsem_queue_link(struct fairsem_sem *sem,
 		list_add_tail(&req->node, next ? &next->node : &sem->queue);
 	}
 	fairsem_tree_add(sem, req);
+}
+
+static void fairsem_queue_unlink(struct fairsem_sem *sem,
+				 struct fairsem_request *req)
+{
+	rb_erase(&req->rb, &sem->tree);
+	list_del_init(&req->node);
+}
+
+/* Where a rejoin of arrival @seq waits in @g: after the last before it. */
+static struct list_head *fairsem_group_place(struct fairsem_group *g, u64 seq)
+{
+	struct fairsem_request *pos;
+
+	list_for_each_entry_reverse(pos, &g->waiting, node)
+		if (fairsem_seq_before(pos->seq, seq))
+			return &pos->node;
+	return &g->waiting;
+}
+
+/*
+ * Share order: @req joins its group, behind the group's head in arrival
+ * order, or as its head, which the caller puts in the queue.  A rejoin
+ * older than the head takes its place, and the head steps back; else it
+ * finds its place walking back from the group's newest, among the
+ * group's own requests only.
+ * Return: true when @req is the group's head now.
+ */
+static bool fairsem_group_link(struct fairsem_sem *sem,
+			       struct fairsem_request *req, bool newest)
+{
+	struct fairsem_group *g = fairsem_group_of(req->holder);
+
+	if (g->head && (newest || !fairsem_seq_before(req->seq, g->head->seq))) {
+		list_add(&req->node, newest ? g->waiting.prev :
+					      fairsem_group_place(g, req->seq));
+		return false;
+	}
+	if (g->head) {
+		fairsem_queue_unlink(sem, g->head);
+		list_add(&g->head->node, &g->waiting);
+	}
+	g->head = req;
+	return true;
+}
+
+/* Share order: @req leaves its group; the group's next becomes its head. */
+static void fairsem_group_unlink(struct fairsem_sem *sem,
+				 struct fairsem_request *req)
+{
+	struct fairsem_group *g = fairsem_group_of(req->holder);
+
+	if (g->head != req) {
+		list_del_init(&req->node);
+		return;
+	}
+	fairsem_queue_unlink(sem, req);
+	g->head = list_first_entry_or_null(&g->waiting, struct fairsem_request,
+					   node);
+	if (g->head) {
+		list_del_init(&g->head->node);
+		fairsem_queue_insert(sem, g->head, false);
+	}
+}
+
+/*
+ * Share order: what @holder's group holds changed; its head, keyed by
+ * that, moves to its new place in the queue.
+ */
+static void fairsem_group_held(struct fairsem_holder *holder, u64 more,
+			       u64 less)
+{
+	struct fairsem_group *g = fairsem_group_of(holder);
+
+	g->held = g->held + more - less;
+	if (g->head) {
+		fairsem_queue_unlink(holder->sem, g->head);
+		fairsem_queue_insert(holder->sem, g->head, false);
+	}
+}
+
+/* Queue @req at the place its seq, prio and group give it. */
+static void fairsem_queue_link(struct fairsem_sem *sem,
+			       struct fairsem_request *req, bool newest)
+{
 	sem->waiters++;
+	if (unlikely(sem->share)) {
+		if (fairsem_group_link(sem, req, newest))
+			fairsem_queue_insert(sem, req, false);
+		return;
+	}
+	fairsem_queue_insert(sem, req, newest && !sem->prio);
 }
 
 static void fairsem_queue_add(struct fairsem_sem *sem, struct fairsem_request *req)
@@ -314,8 +437,10 @@ static void fairsem_queue_add(struct fairsem_sem *sem, struct fairsem_request *r
 
 static void fairsem_queue_del(struct fairsem_sem *sem, struct fairsem_request *req)
 {
-	rb_erase(&req->rb, &sem->tree);
-	list_del_init(&req->node);
+	if (unlikely(sem->share))
+		fairsem_group_unlink(sem, req);
+	else
+		fairsem_queue_unlink(sem, req);
 	sem->waiters--;
 	/* After the grant's take from W: WAITERS is cleared last. */
 	if (unlikely(sem->is_fast))
@@ -324,13 +449,21 @@ static void fairsem_queue_del(struct fairsem_sem *sem, struct fairsem_request *r
 
 /*
  * Would a new request be the head?  FIFO: nobody waits; LIFO: always;
- * priority order: every queued request has a lower priority.
+ * priority order: every queued request has a lower priority; share
+ * order: its group has none queued and holds less than the head's.
  */
 static bool fairsem_would_be_head(struct fairsem_sem *sem,
 				  const struct fairsem_request *req)
 {
+	const struct fairsem_group *g;
+
 	if (sem->lifo || list_empty(&sem->queue))
 		return true;
+	if (unlikely(sem->share)) {
+		g = fairsem_group_of(req->holder);
+		return !g->head &&
+		       g->held < fairsem_group_key(fairsem_queue_first(sem));
+	}
 	return sem->prio && req->prio < fairsem_queue_first(sem)->prio;
 }
 

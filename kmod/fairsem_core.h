@@ -2,9 +2,10 @@
 /*
  * The queue and grant logic of fairsem, apart from any file-operations glue.
  * It includes nothing but the kernel's headers, and calls out only to the
- * ten functions below that its user provides: fairsem_request_done(),
- * fairsem_holder_wake() and fairsem_traced(), and for a fast semaphore the
- * seven fairsem_fast_*() of its word W.
+ * eleven functions below that its user provides: fairsem_request_done(),
+ * fairsem_holder_wake() and fairsem_traced(), for a jobserver's queue
+ * fairsem_group_of(), and for a fast semaphore the seven fairsem_fast_*()
+ * of its word W.
  *
  * Names, kept apart on purpose (the uapi's struct fairsem_handle is only
  * FAIRSEM_IOC_NEW_HANDLE's argument and appears nowhere else):
@@ -24,6 +25,9 @@
  *              handle.  Variables: ff.
  *   request    struct fairsem_request: permits wanted, queued in the
  *              semaphore.  Variables: req.
+ *   group      struct fairsem_group: a build, on a semaphore in share
+ *              order (a jobserver's): the holders whose requests share
+ *              its tokens as one.  Variables: g.
  *   waiter     struct fairsem_waiter (fairsem_dev.h): a blocking acquire's
  *              request and task, on that task's stack.  Variables: w.
  *   wakeups    struct fairsem_wake (fairsem_dev.h): blocked tasks to wake
@@ -35,7 +39,9 @@
  * lock order is one table, the contract's "Locking".  Nothing here sleeps
  * or allocates (but fairsem_sem_alloc() and fairsem_holds_alloc(), called
  * unlocked), and nothing walks the queue but fairsem_close(), which must
- * refuse every waiter: a request finds its place in the queue's index.  Every operation is whole
+ * refuse every waiter: a request finds its place in the queue's index
+ * (a rejoin in share order walks its own group's requests only).  Every
+ * operation is whole
  * over the kinds: it checks every kind before it changes any, so a failure
  * changes nothing and no one, under the lock or not, ever sees a vector
  * half moved.
@@ -77,13 +83,16 @@ enum fairsem_req_type {
 };
 
 struct fairsem_holder;
+struct fairsem_group;
 struct fairsem_js_accounts;
 struct fairsem_wake;
 
 /**
  * struct fairsem_request - permits wanted by a holder
- * @node: in &fairsem_sem.queue while @state is %FAIRSEM_REQ_QUEUED
- * @rb: in &fairsem_sem.tree while @state is %FAIRSEM_REQ_QUEUED
+ * @node: in &fairsem_sem.queue while @state is %FAIRSEM_REQ_QUEUED; in
+ *	share order, there only as its group's first, else in the group's
+ *	&fairsem_group.waiting
+ * @rb: in &fairsem_sem.tree while it is in &fairsem_sem.queue
  * @holder: who receives the permits
  * @count: how many of each kind, &fairsem_sem.nkinds counts: a blocking
  *	or try request's live on its caller's stack, a submitted one's
@@ -147,9 +156,12 @@ struct fairsem_kind_state {
  * @handles: attached holders (open handles), as INFO reports them
  * @lifo: queue newest first
  * @prio: queue by task priority (%FAIRSEM_PRIO), arrival order among equals
+ * @share: share order, a jobserver's (%FAIRSEM_JOBSERVER): @queue holds
+ *	each group's first request, by the group's &fairsem_group.held, in
+ *	arrival order among equals; the rest wait in their groups
  * @is_fast: a fast semaphore (%FAIRSEM_FAST): @fast is set, and W, the
  *	free permits userspace sees, follows every change of the permits.
- *	Bits, like @lifo and @prio, set before the semaphore is published
+ *	Bits, like @lifo, @prio and @share, set before the semaphore is published
  *	and never changed, so that the semaphore keeps its size
  * @closed: FAIRSEM_IOC_CLOSE was called; never cleared
  * @nkinds: its kinds, 1 to %FAIRSEM_MAX_KINDS, fixed at INIT
@@ -173,6 +185,7 @@ struct fairsem_sem {
 	u32 handles;
 	bool lifo:1;
 	bool prio:1;
+	bool share:1;
 	bool is_fast:1;
 	bool closed;
 	u8 nkinds;
@@ -188,13 +201,48 @@ struct fairsem_sem {
  *	(fairsem_holds_alloc())
  * @one: the holds of a handle on a semaphore of one kind, or not bound
  *	yet: inline, so that such a handle costs no allocation of its own
+ * @group: on a semaphore in share order, the group it counts in, set by
+ *	the glue before its first request; NULL for the glue's default
+ *	(fairsem_group_of())
  */
 struct fairsem_holder {
 	struct fairsem_sem *sem;
 	struct list_head sibling;
 	u64 *holds;
 	u64 one;
+	struct fairsem_group *group;
 };
+
+/**
+ * struct fairsem_group - a build, on a semaphore in share order
+ * @waiting: its queued requests but @head, in arrival order
+ * @head: its first queued request, the only one in &fairsem_sem.queue,
+ *	or NULL while none of its requests waits
+ * @held: the permits its holders hold together
+ *
+ * A permit freed goes to the head of the group that holds the fewest, in
+ * arrival order among equals: the queue is kept in that order, and a
+ * change of @held moves the group's head in it.  Owned by the glue, which
+ * keeps it while any of its holders lives; fairsem_group_setup() makes it
+ * empty.
+ */
+struct fairsem_group {
+	struct list_head waiting;
+	struct fairsem_request *head;
+	u64 held;
+};
+
+/**
+ * fairsem_group_of() - the group a holder's permits count in
+ * @holder: a holder bound to a semaphore in share order
+ *
+ * Provided by the glue, called by the core under sem->lock, only on a
+ * semaphore with @share: @holder->group if set, else the glue's group
+ * for holders that set none (a jobserver's handles).
+ *
+ * Return: the group, never NULL.
+ */
+struct fairsem_group *fairsem_group_of(const struct fairsem_holder *holder);
 
 /**
  * fairsem_request_done() - a queued request was granted or refused
@@ -298,6 +346,7 @@ void fairsem_sem_put(struct fairsem_sem *sem);
 void fairsem_sem_setup(struct fairsem_sem *sem, u64 id, u32 nkinds,
 		       const u64 *limit, u32 flags);
 void fairsem_holder_setup(struct fairsem_holder *holder);
+void fairsem_group_setup(struct fairsem_group *g);
 u64 *fairsem_holds_alloc(u32 nkinds);
 void fairsem_attach(struct fairsem_sem *sem, struct fairsem_holder *holder,
 		    u64 *holds);

@@ -22,7 +22,12 @@
  * reservation is queued: then it waits for that, which is ahead of it, and
  * takes its token, as a read of a pipe takes the byte a poll saw.
  *
- * Everything about accounts is under sem->lock.
+ * Accounts share the tokens by build (the core's share order): each
+ * belongs to the build of its maker's process group, a struct
+ * fairsem_js_build that lives while any of its accounts does; the
+ * jobserver's handles, for the ioctls, count as one build of their own.
+ *
+ * Everything about accounts and builds is under sem->lock.
  */
 #include <linux/atomic.h>
 #include <linux/fdtable.h>
@@ -51,6 +56,22 @@ struct fairsem_js_poller {
 };
 
 /**
+ * struct fairsem_js_build - the accounts of one process group
+ * @group: the core's: the build's queued requests and the tokens its
+ *	accounts hold
+ * @rb: in &fairsem_js_accounts.builds, by @pgrp
+ * @pgrp: the process group, compared and never dereferenced; the
+ *	reference keeps its number from being reused while the build lives
+ * @accounts: its live accounts; the build goes with the last
+ */
+struct fairsem_js_build {
+	struct fairsem_group group;
+	struct rb_node rb;
+	struct pid *pgrp;
+	unsigned int accounts;
+};
+
+/**
  * struct fairsem_js_account - the tokens of one descriptor table
  * @holder: the core's side: @holder.holds[0] counts every token the
  *	account holds, its reserved token included; bound to the
@@ -63,6 +84,8 @@ struct fairsem_js_poller {
  * @pollers: &struct fairsem_js_poller, every handle that polled while
  *	@resv was queued: each is woken by its grant, one entry a handle
  * @reader: a read asleep until @resv is granted, or NULL
+ * @build: its build, from when it was made; a new account's own, until
+ *	fairsem_js_init() finds that its process group has one
  * @pid: the thread group that made it, for fdinfo
  * @stamp: the last use by a read or a poll (fairsem_js_stamp())
  * @users: reads that dropped sem->lock holding it (waiting, copying)
@@ -77,6 +100,7 @@ struct fairsem_js_account {
 	const struct files_struct *files;
 	struct list_head pollers;
 	struct task_struct *reader;
+	struct fairsem_js_build *build;
 	struct pid *pid;
 	u64 stamp;
 	unsigned int users;
@@ -90,10 +114,14 @@ struct fairsem_js_account {
  * @tree: the same, by table, so that finding the caller's account on
  *	every read, write and poll does not walk the accounts of every
  *	other process using the jobserver
+ * @builds: the builds of the live accounts, by process group
+ * @handles: the build of the jobserver's handles (fairsem_group_of())
  */
 struct fairsem_js_accounts {
 	struct list_head list;
 	struct rb_root tree;
+	struct rb_root builds;
+	struct fairsem_group handles;
 };
 
 /**
@@ -111,8 +139,89 @@ int fairsem_js_setup(struct fairsem_sem *sem)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&all->list);
 	all->tree = RB_ROOT;
+	all->builds = RB_ROOT;
+	fairsem_group_setup(&all->handles);
 	sem->accounts = all;
 	return 0;
+}
+
+/**
+ * fairsem_group_of() - the build a holder's tokens count in
+ * @holder: an account, or a handle, of a jobserver semaphore
+ *
+ * Called by the core under sem->lock.
+ *
+ * Return: an account's build, or the build of the jobserver's handles.
+ */
+struct fairsem_group *fairsem_group_of(const struct fairsem_holder *holder)
+{
+	return holder->group ?: &holder->sem->accounts->handles;
+}
+
+/* Under sem->lock: the build of process group @pgrp, or where it goes. */
+static struct fairsem_js_build *fairsem_js_build_find(struct fairsem_sem *sem,
+						      struct pid *pgrp,
+						      struct rb_node ***link,
+						      struct rb_node **parent)
+{
+	struct fairsem_js_build *b;
+
+	*link = &sem->accounts->builds.rb_node;
+	*parent = NULL;
+	while (**link) {
+		*parent = **link;
+		b = rb_entry(*parent, struct fairsem_js_build, rb);
+		if (pgrp == b->pgrp)
+			return b;
+		*link = (uintptr_t)pgrp < (uintptr_t)b->pgrp ?
+			&(*parent)->rb_left : &(*parent)->rb_right;
+	}
+	return NULL;
+}
+
+/*
+ * Under sem->lock: @acct joins the build of its process group, its own
+ * new one if the group has none yet (which then joins the builds).
+ */
+static void fairsem_js_build_join(struct fairsem_sem *sem,
+				  struct fairsem_js_account *acct)
+{
+	struct fairsem_js_build *b, *fresh = acct->build;
+	struct rb_node **link, *parent;
+
+	lockdep_assert_held(&sem->lock);
+	b = fairsem_js_build_find(sem, fresh->pgrp, &link, &parent);
+	if (b) {
+		put_pid(fresh->pgrp);
+		kfree(fresh);
+	} else {
+		b = fresh;
+		fairsem_group_setup(&b->group);
+		rb_link_node(&b->rb, parent, link);
+		rb_insert_color(&b->rb, &sem->accounts->builds);
+	}
+	b->accounts++;
+	acct->build = b;
+	acct->holder.group = &b->group;
+}
+
+/*
+ * Under sem->lock: @acct, ended, leaves its build, which goes with its
+ * last account.  By then every request of the build has left the queue
+ * and every token came back: a build never outlives what it counts.
+ */
+static void fairsem_js_build_leave(struct fairsem_sem *sem,
+				   struct fairsem_js_account *acct)
+{
+	struct fairsem_js_build *b = acct->build;
+
+	lockdep_assert_held(&sem->lock);
+	if (--b->accounts)
+		return;
+	WARN_ON_ONCE(b->group.head || b->group.held);
+	rb_erase(&b->rb, &sem->accounts->builds);
+	put_pid(b->pgrp);
+	kfree(b);
 }
 
 /* Under sem->lock: the account of @files, or NULL. */
@@ -212,8 +321,14 @@ static struct fairsem_js_account *fairsem_js_alloc(void)
 	acct = kzalloc_obj(*acct, GFP_KERNEL_ACCOUNT);
 	if (!acct)
 		return NULL;
+	acct->build = kzalloc_obj(*acct->build, GFP_KERNEL_ACCOUNT);
+	if (!acct->build) {
+		kfree(acct);
+		return NULL;
+	}
 	INIT_LIST_HEAD(&acct->pollers);
 	acct->pid = get_pid(task_tgid(current));
+	acct->build->pgrp = get_task_pid(current, PIDTYPE_PGID);
 	get_task_comm(acct->comm, current);
 	return acct;
 }
@@ -231,13 +346,19 @@ static void fairsem_js_forget_pollers(struct fairsem_js_account *acct)
 }
 
 /*
- * An account that ended (fairsem_js_end() forgot its pollers), or one
- * never linked, which has none and no semaphore to assert the lock of.
+ * An account that ended (fairsem_js_end() forgot its pollers), under
+ * sem->lock, or one never linked, which has none and a build of its own.
  */
 static void fairsem_js_free(struct fairsem_js_account *acct)
 {
 	if (!acct)
 		return;
+	if (acct->holder.group) {
+		fairsem_js_build_leave(acct->holder.sem, acct);
+	} else {
+		put_pid(acct->build->pgrp);
+		kfree(acct->build);
+	}
 	put_pid(acct->pid);
 	kfree(acct);
 }
@@ -259,6 +380,7 @@ static void fairsem_js_init(struct fairsem_js_account *acct,
 	resv->type = FAIRSEM_REQ_RESERVATION;
 	acct->resv.count[0] = 1;
 	acct->files = files;
+	fairsem_js_build_join(sem, acct);
 	fairsem_js_link(sem, acct);
 }
 
@@ -831,7 +953,8 @@ void fairsem_js_file_gone(struct fairsem_file *ff, struct fairsem_sem *sem,
  *
  * One line for each account with tokens or a reservation: its maker's
  * thread group id in the reader's pid namespace (0 if not visible in it),
- * tokens read, a reserved token, a reservation queued, the command.
+ * tokens read, a reserved token, a reservation queued, its build's
+ * process group id (likewise), the command.
  */
 void fairsem_js_show_fdinfo(struct seq_file *m, struct fairsem_sem *sem)
 {
@@ -844,10 +967,11 @@ void fairsem_js_show_fdinfo(struct seq_file *m, struct fairsem_sem *sem)
 		resv = acct->resv.req.state;
 		if (!acct->holder.holds[0] && resv != FAIRSEM_REQ_QUEUED)
 			continue;
-		seq_printf(m, "fairsem-account:\t%d tokens=%llu reserved=%d queued=%d comm=%s\n",
+		seq_printf(m, "fairsem-account:\t%d tokens=%llu reserved=%d queued=%d build=%d comm=%s\n",
 			   pid_vnr(acct->pid), fairsem_js_read_tokens(acct),
 			   resv == FAIRSEM_REQ_GRANTED,
-			   resv == FAIRSEM_REQ_QUEUED, acct->comm);
+			   resv == FAIRSEM_REQ_QUEUED,
+			   pid_vnr(acct->build->pgrp), acct->comm);
 	}
 	spin_unlock(&sem->lock);
 }

@@ -46,6 +46,13 @@ void fairsem_holder_wake(struct fairsem_holder *holder)
 		kt.wakes[holder - kt.holder]++;
 }
 
+/* Share order: every holder of a test is given its group by the test. */
+struct fairsem_group *fairsem_group_of(const struct fairsem_holder *holder)
+{
+	lockdep_assert_held(&holder->sem->lock);
+	return holder->group;
+}
+
 /* Traced only once a change is complete: under the lock, never unlocked. */
 void fairsem_traced(const struct fairsem_sem *sem,
 		    enum fairsem_trace_event event, const u64 *count)
@@ -344,6 +351,66 @@ static void lifo_grants_the_newest_first(struct kunit *test)
 	KT_EQ(test, 0, kt_release(w, &w->h[0], 1));
 	KT_EQ(test, FAIRSEM_REQ_GRANTED, r2.state);
 	KT_EQ(test, FAIRSEM_REQ_QUEUED, r1.state);
+	kt_detach_all(w);
+}
+
+/* Share order: holders a and b are build one, c and d build two. */
+static struct kt_world *kt_world_share(struct kunit *test, u64 limit,
+				       struct fairsem_group *g)
+{
+	struct kt_world *w = kt_world(test, limit, FAIRSEM_JOBSERVER);
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		fairsem_group_setup(&g[i / 2]);
+		w->h[i].group = &g[i / 2];
+	}
+	return w;
+}
+
+static void share_grants_the_build_holding_fewest(struct kunit *test)
+{
+	struct fairsem_group g[2];
+	struct kt_world *w = kt_world_share(test, 2, g);
+	struct fairsem_request r0, r1, a1, a2, c1;
+
+	/* Build one holds both tokens and queues two more before build two. */
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KT_EQ(test, 0, kt_enqueue(w, &r1, &w->h[1], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &a1, &w->h[0], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &a2, &w->h[1], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &c1, &w->h[2], 1));
+	KT_EQ(test, 3, w->sem->waiters);
+	KT_PTR_EQ(test, &c1, list_first_entry(&w->sem->queue,
+					      struct fairsem_request, node));
+	/* A token freed by build one goes to build two, which holds none. */
+	KT_EQ(test, 0, kt_release(w, &w->h[0], 1));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, c1.state);
+	KT_EQ(test, FAIRSEM_REQ_QUEUED, a1.state);
+	KT_EQ(test, 1, g[0].held);
+	KT_EQ(test, 1, g[1].held);
+	/* Equals: the build whose first request arrived first, in order. */
+	KT_EQ(test, 0, kt_release(w, &w->h[2], 1));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, a1.state);
+	KT_EQ(test, FAIRSEM_REQ_QUEUED, a2.state);
+	KT_EQ(test, 1, w->sem->waiters);
+	kt_detach_all(w);
+}
+
+static void share_of_one_build_is_fifo(struct kunit *test)
+{
+	struct fairsem_group g[2];
+	struct kt_world *w = kt_world_share(test, 1, g);
+	struct fairsem_request r0, r1, r2;
+
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[0], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r1, &w->h[1], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &r2, &w->h[0], 1));
+	KT_EQ(test, 0, kt_release(w, &w->h[0], 1));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, r1.state);
+	KT_EQ(test, FAIRSEM_REQ_QUEUED, r2.state);
+	KT_EQ(test, 0, kt_release(w, &w->h[1], 1));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, r2.state);
 	kt_detach_all(w);
 }
 
@@ -736,6 +803,8 @@ static struct kunit_case fairsem_core_cases[] = {
 	KUNIT_CASE(big_head_blocks_smaller_requests_behind_it),
 	KUNIT_CASE(head_leaving_lets_the_requests_behind_it_in),
 	KUNIT_CASE(lifo_grants_the_newest_first),
+	KUNIT_CASE(share_grants_the_build_holding_fewest),
+	KUNIT_CASE(share_of_one_build_is_fifo),
 	KUNIT_CASE(close_refuses_every_waiter_and_wakes_every_holder),
 	KUNIT_CASE(a_withdrawn_grant_gives_back_only_what_is_still_held),
 	KUNIT_CASE(counts_out_of_range_change_nothing),

@@ -252,14 +252,17 @@ TEST(read_never_passes_a_queued_waiter)
 	ASSERT_LE(0, fd);
 	nb = fs_new_handle(fd, O_NONBLOCK);
 	ASSERT_LE(0, nb);
-	ASSERT_EQ(0, fs_get(fd, 1));
-	/* An acquire of 2 waits; 1 token is free, and stays its. */
+	/*
+	 * The test's build holds a token; an acquire of 2 by the handles'
+	 * build, which holds none, waits; 1 token is free, and stays its.
+	 */
+	ASSERT_EQ(1, js_read(fd, 1));
 	ASSERT_EQ(0, fs_waiter_start(&w, fd, 2, FAIRSEM_NO_DEADLINE, 0));
 	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
 	EXPECT_EQ(1, fs_available(fd));
 	EXPECT_EQ(-EAGAIN, js_read(nb, 1));
 	EXPECT_EQ(1, fs_taken(fd));
-	ASSERT_EQ(0, fs_release(fd, 1));
+	ASSERT_EQ(1, js_write(fd, 1));
 	EXPECT_EQ(0, fs_waiter_join(&w));
 	EXPECT_EQ(2, fs_taken(fd));
 }
@@ -1252,11 +1255,13 @@ TEST(a_blocked_reader_whose_table_lost_its_last_fd_gets_ebadf)
 TEST(fdinfo_shows_accounts_and_no_dead_one)
 {
 	int fd = js_new(3), ready[2];
-	char val[64], line[256];
+	char val[64], line[256], build[64];
 	pid_t pid;
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, pipe(ready));
+	/* the child's build is the test's process group, which it shares */
+	snprintf(build, sizeof(build), " build=%d comm=", (int)getpgrp());
 	ASSERT_EQ(0, fs_fdinfo(fd, "fairsem-jobserver", val, sizeof(val)));
 	EXPECT_STREQ("1", val);
 	pid = fs_fork();
@@ -1270,8 +1275,10 @@ TEST(fdinfo_shows_accounts_and_no_dead_one)
 	}
 	ASSERT_EQ('k', fs_take(ready[0]));
 	ASSERT_EQ(0, js_account_line(fd, pid, line, sizeof(line)));
-	EXPECT_EQ(0, !strstr(line, " tokens=2 reserved=0 queued=0 comm="))
+	EXPECT_EQ(0, !strstr(line, " tokens=2 reserved=0 queued=0 build="))
 		TH_LOG("%s", line);
+	EXPECT_EQ(0, !strstr(line, build))
+		TH_LOG("%s, not%s", line, build);
 	js_kill(pid);
 	EXPECT_EQ(-ENOENT, js_account_line(fd, pid, line, sizeof(line)));
 	EXPECT_EQ(0, fs_taken(fd));
@@ -1298,7 +1305,7 @@ TEST(fdinfo_shows_a_queued_reservation)
 	}
 	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
 	ASSERT_EQ(0, js_account_line(fd, pid, line, sizeof(line)));
-	EXPECT_EQ(0, !strstr(line, " tokens=0 reserved=0 queued=1 comm="))
+	EXPECT_EQ(0, !strstr(line, " tokens=0 reserved=0 queued=1 build="))
 		TH_LOG("%s", line);
 	js_kill(pid);
 	EXPECT_EQ(0, fs_waiters(fd));
@@ -1339,6 +1346,129 @@ static pid_t js_reader(int h, int report, char letter)
 	fs_put(report, letter);
 	for (;;)
 		pause();
+}
+
+/*
+ * A build of its own (a process group of its own, as a shell with job
+ * control makes one) that polls, reads the token its poll reserved,
+ * reports it and holds it, then polls again: make's way, one request at
+ * a time.
+ */
+static pid_t js_polling_build(int h, int report)
+{
+	pid_t pid = fs_fork();
+	struct pollfd pfd = { .fd = h, .events = POLLIN };
+
+	if (pid)
+		return pid;
+	if (setpgid(0, 0))
+		_exit(1);
+	for (;;) {
+		if (poll(&pfd, 1, -1) != 1 || !(pfd.revents & POLLIN))
+			_exit(2);
+		if (js_read(h, 1) != 1)
+			_exit(3);
+		fs_put(report, 'p');
+	}
+}
+
+/* The tokens that process pid's account has read, from fdinfo. */
+static int js_account_tokens(int fd, pid_t pid)
+{
+	char line[256], *t;
+
+	if (js_account_line(fd, pid, line, sizeof(line)))
+		return -1;
+	t = strstr(line, "tokens=");
+	return t ? atoi(t + strlen("tokens=")) : -1;
+}
+
+/*
+ * The contract's fair share: the test's process group is a greedy build
+ * holding every token with four more reads queued; a polling build
+ * arrives after them.  Each token given back goes to the build holding
+ * the fewest, so the polling build is not starved: the two come to hold
+ * half each.  Once the polling build is gone, the greedy one, alone,
+ * reaches every token.  Strict FIFO would give all four to the greedy
+ * build's queued reads.
+ */
+TEST(a_greedy_build_and_a_polling_build_each_reach_half)
+{
+	int fd = js_new(4), h, hp, rep[2], i;
+	pid_t reader[4], polling;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, 0);
+	hp = fs_new_handle(fd, O_NONBLOCK);
+	ASSERT_LE(0, h);
+	ASSERT_LE(0, hp);
+	ASSERT_EQ(0, pipe(rep));
+	ASSERT_EQ(4, js_read(fd, 4));
+	for (i = 0; i < 4; i++) {
+		reader[i] = js_reader(h, rep[1], 'A');
+		ASSERT_LT(0, reader[i]);
+		ASSERT_EQ(0, fs_wait_for_waiters(fd, i + 1));
+	}
+	polling = js_polling_build(hp, rep[1]);
+	ASSERT_LT(0, polling);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 5));
+
+	/* Greedy 3, polling 0; then greedy 2, polling 1: polling's turn. */
+	ASSERT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ('p', fs_take(rep[0]));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 5));
+	ASSERT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ('p', fs_take(rep[0]));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 5));
+	/* Greedy 1, polling 2; then greedy 1 (a read's), polling 2. */
+	ASSERT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ('A', fs_take(rep[0]));
+	ASSERT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ('A', fs_take(rep[0]));
+	EXPECT_EQ(4, fs_taken(fd));
+	EXPECT_EQ(3, fs_waiters(fd));
+	EXPECT_EQ(2, js_account_tokens(fd, polling));
+
+	/* Alone, the greedy build reaches every token. */
+	js_kill(polling);
+	EXPECT_EQ('A', fs_take(rep[0]));
+	EXPECT_EQ('A', fs_take(rep[0]));
+	EXPECT_EQ(4, fs_taken(fd));
+	EXPECT_EQ(0, fs_waiters(fd));
+	for (i = 0; i < 4; i++)
+		js_kill(reader[i]);
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+/*
+ * Within one build the order stays FIFO, whatever each process holds:
+ * children of the test's process group that hold nothing wait in
+ * arrival order behind the group's older reads, while the test's own
+ * account holds every token.
+ */
+TEST(one_build_is_served_in_arrival_order)
+{
+	int fd = js_new(2), h, rep[2];
+	pid_t a, b;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, pipe(rep));
+	ASSERT_EQ(2, js_read(fd, 2));
+	a = js_reader(h, rep[1], 'a');
+	ASSERT_LT(0, a);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	b = js_reader(h, rep[1], 'b');
+	ASSERT_LT(0, b);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 2));
+	ASSERT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ('a', fs_take(rep[0]));
+	ASSERT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ('b', fs_take(rep[0]));
+	js_kill(a);
+	js_kill(b);
+	EXPECT_EQ(0, fs_taken(fd));
 }
 
 /*

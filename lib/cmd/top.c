@@ -7,14 +7,14 @@
  * The kernel keeps one account per descriptor table (the contract,
  * "Accounts") and shows it in the fdinfo of every handle on the
  * semaphore: "fairsem-account:\tPID tokens=N reserved=N queued=N
- * comm=COMM".  A build is the tree of processes under one top-level
- * client: an account belongs to the build of its process's highest
- * ancestor that has a descriptor on the same semaphore, in the same
- * session.  Sub-makes, cargo under make and make's recursive children
- * are so one build with their top make; two builds started from one shell
- * are two (the shell has no descriptor on the jobserver), and so are two
- * builds of one harness that holds the jobserver open but starts each
- * build in a session of its own (setsid, systemd-run).
+ * build=PGRP comm=COMM".  A build is what the kernel shares the tokens
+ * by (the contract's "Fair share between builds"): a process group, the
+ * one of the process that made the account, which fdinfo names; from a
+ * kernel that does not, the process's process group now.  Sub-makes,
+ * cargo under make and make's recursive children are so one build with
+ * their top make; two builds started from a shell with job control are
+ * two, and so are builds started in sessions of their own (setsid,
+ * systemd-run).
  *
  * Everything here reads a /proc-like directory and prints; nothing needs
  * /dev/fairsem, so that tests/top_test.c runs it on a synthetic /proc.
@@ -73,14 +73,13 @@ ssize_t read_small(int dirfd, const char *name, char *buf, size_t len)
 int top_parse_stat(const char *text, struct top_proc *p)
 {
 	const char *open = strchr(text, '('), *close = strrchr(text, ')');
-	int pgrp;
 	char state;
 	size_t len;
 
 	if (!open || !close || close < open)
 		return -EINVAL;
 	if (sscanf(text, "%d", &p->pid) != 1 ||
-	    sscanf(close + 1, " %c %d %d %d", &state, &p->ppid, &pgrp,
+	    sscanf(close + 1, " %c %d %d %d", &state, &p->ppid, &p->pgrp,
 		   &p->sid) != 4)
 		return -EINVAL;
 	len = (size_t)(close - open - 1);
@@ -94,7 +93,7 @@ int top_parse_stat(const char *text, struct top_proc *p)
 /* "PID tokens=N reserved=N queued=N comm=COMM", the value of the line. */
 int top_parse_account(const char *val, struct top_account *a)
 {
-	const char *comm;
+	const char *comm, *build;
 
 	memset(a, 0, sizeof(*a));
 	if (sscanf(val, "%d tokens=%llu reserved=%d queued=%d", &a->pid,
@@ -104,7 +103,11 @@ int top_parse_account(const char *val, struct top_account *a)
 	if (comm)
 		snprintf(a->comm, sizeof(a->comm), "%.*s",
 			 (int)strcspn(comm + 6, "\n"), comm + 6);
-	a->build = a->pid;
+	build = strstr(val, " build=");
+	a->build_seen = build && (!comm || build < comm) &&
+			sscanf(build, " build=%d", &a->build) == 1;
+	if (!a->build_seen)
+		a->build = a->pid;
 	return 0;
 }
 
@@ -182,31 +185,20 @@ static int take_sem(struct top_snapshot *s, uint64_t id, const char *text)
 	return 0;
 }
 
-/* One fdinfo file of pid: a handle, and a jobserver's accounts. */
-static int take_fdinfo(struct top_snapshot *s, int pid, int fdinfo,
-		       const char *name)
+/* One fdinfo file: a jobserver's handle, with its accounts. */
+static int take_fdinfo(struct top_snapshot *s, int fdinfo, const char *name)
 {
 	char text[16384];	/* a jobserver's accounts, one line each */
-	uint64_t id;
-	int ret;
 
 	if (read_small(fdinfo, name, text, sizeof(text)) <= 0)
 		return 0;
-	if (!strstr(text, "fairsem-id:"))
+	if (!strstr(text, "fairsem-id:") ||
+	    !strstr(text, "\nfairsem-jobserver:\t1"))
 		return 0;
-	id = field(text, "fairsem-id:");
-	ret = grow((void **)&s->handle, &s->handle_cap, s->nhandle,
-		   sizeof(*s->handle));
-	if (ret)
-		return ret;
-	s->handle[s->nhandle].pid = pid;
-	s->handle[s->nhandle++].id = id;
-	if (!strstr(text, "\nfairsem-jobserver:\t1"))
-		return 0;
-	return take_sem(s, id, text);
+	return take_sem(s, field(text, "fairsem-id:"), text);
 }
 
-static int take_fds(struct top_snapshot *s, int piddir, int pid)
+static int take_fds(struct top_snapshot *s, int piddir)
 {
 	struct dirent *de;
 	int fdinfo, ret = 0;
@@ -222,7 +214,7 @@ static int take_fds(struct top_snapshot *s, int piddir, int pid)
 	}
 	while (!ret && (de = readdir(d)))
 		if (de->d_name[0] != '.')
-			ret = take_fdinfo(s, pid, fdinfo, de->d_name);
+			ret = take_fdinfo(s, fdinfo, de->d_name);
 	closedir(d);
 	return ret;
 }
@@ -304,7 +296,7 @@ static int take_proc(struct top_snapshot *s, int procfd, const char *name)
 			s->proc[s->nproc++] = p;
 	}
 	if (!ret)
-		ret = take_fds(s, piddir, atoi(name));
+		ret = take_fds(s, piddir);
 	close(piddir);
 	return ret;
 }
@@ -347,35 +339,15 @@ static const struct top_proc *find_proc(const struct top_snapshot *s, int pid)
 	return NULL;
 }
 
-static bool has_handle(const struct top_snapshot *s, int pid, uint64_t id)
-{
-	size_t i;
-
-	for (i = 0; i < s->nhandle; i++)
-		if (s->handle[i].pid == pid && s->handle[i].id == id)
-			return true;
-	return false;
-}
-
 /*
- * The build of pid on semaphore id: its highest ancestor with a handle
- * on id in its session.  The walk is bounded by the processes seen, so a
- * ppid loop (pids reused while we read) cannot hang it.
+ * The build of an account that fdinfo did not name (an older kernel): its
+ * process's process group, or the account alone if the process is gone.
  */
-static int build_of(const struct top_snapshot *s, uint64_t id, int pid)
+static int build_of(const struct top_snapshot *s, const struct top_account *a)
 {
-	const struct top_proc *p = find_proc(s, pid), *q;
-	int root = pid;
-	size_t steps;
+	const struct top_proc *p = find_proc(s, a->pid);
 
-	for (steps = 0; p && steps < s->nproc; steps++) {
-		q = find_proc(s, p->ppid);
-		if (!q || q->sid != p->sid || !has_handle(s, q->pid, id))
-			break;
-		root = q->pid;
-		p = q;
-	}
-	return root;
+	return a->build_seen ? a->build : p && p->pgrp > 0 ? p->pgrp : a->pid;
 }
 
 void top_group(struct top_snapshot *s)
@@ -384,8 +356,7 @@ void top_group(struct top_snapshot *s)
 
 	for (i = 0; i < s->nsem; i++)
 		for (j = 0; j < s->sem[i].nacct; j++)
-			s->sem[i].acct[j].build =
-				build_of(s, s->sem[i].id, s->sem[i].acct[j].pid);
+			s->sem[i].acct[j].build = build_of(s, &s->sem[i].acct[j]);
 }
 
 /* Since when the build has had a reservation queued, seen at now. */
@@ -470,9 +441,10 @@ static size_t print_build(FILE *f, const struct top_snapshot *s,
 		tokens, queued, waited, n, build_comm(s, &sem->acct[i]));
 	for (; i < j; i++)
 		fprintf(f, "           account %d tokens=%llu reserved=%d "
-			"queued=%d comm=%s\n", sem->acct[i].pid,
+			"queued=%d build=%d comm=%s\n", sem->acct[i].pid,
 			sem->acct[i].tokens, sem->acct[i].reserved,
-			sem->acct[i].queued, sem->acct[i].comm);
+			sem->acct[i].queued, sem->acct[i].build,
+			sem->acct[i].comm);
 	return j;
 }
 
@@ -529,7 +501,6 @@ void top_free(struct top_snapshot *s)
 	for (i = 0; i < s->nsem; i++)
 		free(s->sem[i].acct);
 	free(s->sem);
-	free(s->handle);
 	free(s->proc);
 	memset(s, 0, sizeof(*s));
 }

@@ -21,15 +21,9 @@
  * PROGRAM, since its comm is the loader's).
  */
 struct top_proc {
-	int pid, ppid, sid;
+	int pid, ppid, pgrp, sid;
 	char comm[16];
 	char argv0[32];
-};
-
-/* A process has a descriptor on semaphore id (PID/fdinfo/FD). */
-struct top_handle {
-	int pid;
-	uint64_t id;
 };
 
 /* A "fairsem-account:" line of a jobserver's fdinfo. */
@@ -38,7 +32,8 @@ struct top_account {
 	unsigned long long tokens;
 	int reserved, queued;
 	char comm[16];
-	int build;		/* the top client's pid (top_group()) */
+	int build;		/* its process group, the kernel's build */
+	bool build_seen;	/* fdinfo said it ("build=") */
 };
 
 /* A jobserver semaphore, as the last of its handles' fdinfo gave it. */
@@ -51,8 +46,6 @@ struct top_sem {
 struct top_snapshot {
 	struct top_proc *proc;
 	size_t nproc, proc_cap;
-	struct top_handle *handle;
-	size_t nhandle, handle_cap;
 	struct top_sem *sem;
 	size_t nsem, sem_cap;
 };

@@ -7,6 +7,11 @@
  * "Observability of jobservers").  One case a behaviour, named after it;
  * TAP on stdout.  Needs no /dev/fairsem.
  *
+ * The kernel's fdinfo names each account's build (its process group); the
+ * lines here are an older kernel's, which do not, so each account's build
+ * is its process's process group, from stat (each process below leads or
+ * joins the group and session of the same number).
+ *
  * The processes: a login shell 1100 (no descriptor on the jobserver),
  * under it make 1200 (session 1200) with its sub-make 1201 and the
  * sub-make's cc 1202 (no descriptor), cargo 1300 (session 1300), ninja
@@ -190,6 +195,13 @@ static void account_line_parsed(void)
 	   a.pid == 1234 && a.tokens == 2 && a.reserved == 1 && !a.queued &&
 	   !strcmp(a.comm, "make") && a.build == 1234,
 	   "account: pid, tokens, reserved, queued and comm of fdinfo's line");
+	ok(!top_parse_account("1234 tokens=2 reserved=1 queued=0 build=1200 comm=make", &a) &&
+	   a.pid == 1234 && a.build == 1200 && a.build_seen &&
+	   !strcmp(a.comm, "make"),
+	   "account: the build fdinfo names is the account's build");
+	ok(!top_parse_account("1234 tokens=2 reserved=1 queued=0 comm=build=9", &a) &&
+	   a.build == 1234 && !a.build_seen,
+	   "account: a comm that reads build= names no build");
 	ok(top_parse_account("1234 tokens=x", &a) == -EINVAL,
 	   "account: a line without its four counts is refused");
 }
@@ -207,18 +219,18 @@ static void sub_make_joins_its_top_make(struct top_snapshot *s)
 	const struct top_account *a = account(s, 1201);
 
 	ok(a && a->build == 1200,
-	   "build: a sub-make's account is its top make's build");
+	   "build: a sub-make's account, in its top make's process group, is that build");
 	a = account(s, 1200);
 	ok(a && a->build == 1200,
-	   "build: the top make, whose shell has no descriptor, is a build of its own");
+	   "build: the top make, in the process group its shell gave it, is a build of its own");
 }
 
-static void builds_apart_by_session(struct top_snapshot *s)
+static void builds_apart_by_process_group(struct top_snapshot *s)
 {
 	const struct top_account *a = account(s, 1501);
 
 	ok(a && a->build == 1501,
-	   "build: a parent with a descriptor in another session does not join");
+	   "build: a child in a process group of its own (setsid) is a build of its own");
 	a = account(s, 1300);
 	ok(a && a->build == 1300,
 	   "build: cargo started from the same shell is a build of its own");
@@ -237,7 +249,7 @@ static void table_sums_builds(struct top_snapshot *s)
 	   "table: cargo's build holds 2, has a reservation queued, named by its loader's --argv0");
 	ok(strstr(t, "      1400      0      1     0s        1  ninja\n") != NULL,
 	   "table: a program the loader runs without --argv0 is named by itself");
-	ok(strstr(t, "account 1201 tokens=2 reserved=1 queued=0 comm=make\n") != NULL,
+	ok(strstr(t, "account 1201 tokens=2 reserved=1 queued=0 build=1200 comm=make\n") != NULL,
 	   "table: each account under its build");
 	ok(strstr(t, "1200      3") < strstr(t, "account 1201") &&
 	   strstr(t, "account 1201") < strstr(t, "1300      2"),
@@ -326,7 +338,7 @@ int main(void)
 	ok(!top_scan(dir, &s), "scan: the synthetic /proc is read");
 	only_jobservers_with_their_counts(&s);
 	sub_make_joins_its_top_make(&s);
-	builds_apart_by_session(&s);
+	builds_apart_by_process_group(&s);
 	table_sums_builds(&s);
 	waited_counts_across_refreshes(&s);
 	named_jobserver_without_handles(&s);

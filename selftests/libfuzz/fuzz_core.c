@@ -52,7 +52,7 @@ static void kinds_init(struct world *w, int i)
 	n = 1 + rnd(w, FAIRSEM_MAX_KINDS);
 	for (k = 0; k < n; k++)
 		limit[k] = pick_limit(w);
-	k_start(&kworld[i], w, n, limit, pick_mode(w));
+	k_start(&kworld[i], w, n, limit, pick_kinds_mode(w));
 	klive[i] = true;
 }
 

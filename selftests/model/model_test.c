@@ -659,6 +659,117 @@ static void rejoin_at_the_head_is_granted_at_once(struct world *w)
 	EXPECT(w, wstate(w, w2) == FAIRSEM_REQ_QUEUED);
 }
 
+/*
+ * --- share order (a jobserver's): a handle of slot h counts in build h % 3,
+ * so the first handles made, slots 0, 1, 2, are three builds, and slot 3
+ * is slot 0's build again.
+ */
+
+/* A token freed goes to the build that holds the fewest, not the oldest. */
+static void share_grants_the_build_holding_fewest(struct world *w)
+{
+	int a = op_init(w, 2, FAIRSEM_JOBSERVER), b = op_new_handle(w, a);
+	int w1, w2, w3;
+
+	EXPECT(w, op_acquire(w, a, 2, NULL) == 0);
+	EXPECT(w, op_acquire(w, a, 1, &w1) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, a, 1, &w2) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &w3) == -EINPROGRESS);
+	EXPECT(w, op_release(w, a, 1) == 0 && wstate(w, w3) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, w1) == FAIRSEM_REQ_QUEUED);
+	/* a's build now holds 1 and b's 1: equals go by first arrival */
+	EXPECT(w, op_release(w, b, 1) == 0 && wstate(w, w1) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, w2) == FAIRSEM_REQ_QUEUED);
+}
+
+/* Two handles of one build: strict FIFO, whatever each holds. */
+static void share_of_one_build_is_fifo(struct world *w)
+{
+	int a = op_init(w, 1, FAIRSEM_JOBSERVER), b = op_new_handle(w, a);
+	int c = op_new_handle(w, a), d = op_new_handle(w, a), w1, w2, w3;
+
+	EXPECT(w, b == 1 && c == 2 && d == 3);
+	EXPECT(w, op_acquire(w, a, 1, NULL) == 0);
+	EXPECT(w, op_acquire(w, d, 1, &w1) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, a, 1, &w2) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, d, 1, &w3) == -EINPROGRESS);
+	EXPECT(w, op_release(w, a, 1) == 0 && wstate(w, w1) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_release(w, d, 1) == 0 && wstate(w, w2) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, w3) == FAIRSEM_REQ_QUEUED);
+}
+
+/*
+ * A new request is granted at once only as its build's first, and only
+ * if its build holds less than the head's, even when tokens are free.
+ */
+static void share_granted_at_once_only_for_a_build_holding_less(struct world *w)
+{
+	int a = op_init(w, 3, FAIRSEM_JOBSERVER), b = op_new_handle(w, a);
+	int c = op_new_handle(w, a), w1;
+
+	EXPECT(w, op_acquire(w, c, 1, NULL) == 0);
+	EXPECT(w, op_acquire(w, c, 3, &w1) == -EINPROGRESS);
+	EXPECT(w, op_try(w, c, 1) == -EAGAIN);
+	EXPECT(w, op_try(w, b, 1) == 0 && holds(w, b) == 1);
+	/* b's build holds as much as c's now: not less */
+	EXPECT(w, op_try(w, b, 1) == -EAGAIN && available(w, a) == 1);
+	EXPECT(w, wstate(w, w1) == FAIRSEM_REQ_QUEUED);
+}
+
+/* A rejoin takes its arrival place within its build, its first or not. */
+static void share_rejoin_keeps_its_place_in_its_build(struct world *w)
+{
+	int a = op_init(w, 0, FAIRSEM_JOBSERVER), w1, w2, w3, w4;
+
+	EXPECT(w, op_acquire(w, a, 1, &w1) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, a, 1, &w2) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, a, 1, &w3) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, a, 1, &w4) == -EINPROGRESS);
+	EXPECT(w, op_rejoin(w, w1) == -EINPROGRESS);
+	EXPECT(w, op_rejoin(w, w3) == -EINPROGRESS);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, w1) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, w2) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, op_add(w, a, 1) == 0 && wstate(w, w3) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, w4) == FAIRSEM_REQ_QUEUED);
+}
+
+/*
+ * A greedy build (many requests queued) and a polite one (one at a time)
+ * on 4 tokens, each token given back and asked for again as it is
+ * granted: each build comes to hold half, and stays there within one.
+ */
+static void share_greedy_and_polite_builds_each_get_half(struct world *w)
+{
+	int a = op_init(w, 4, FAIRSEM_JOBSERVER), b = op_new_handle(w, a);
+	int i, round, sub, slot[8], polite = -1;
+
+	EXPECT(w, op_acquire(w, a, 4, NULL) == 0);
+	for (i = 0; i < 8; i++)
+		EXPECT(w, op_acquire(w, a, 1, &slot[i]) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, b, 1, &polite) == -EINPROGRESS);
+	for (round = 0; round < 12 && !w->failed; round++) {
+		/* the greedy build gives one back, the polite one asks again */
+		if (holds(w, a))
+			EXPECT(w, op_release(w, a, 1) == 0);
+		if (polite >= 0 && wstate(w, polite) == FAIRSEM_REQ_GRANTED) {
+			EXPECT(w, op_return(w, polite) == 0);
+			if (holds(w, b) >= 2)
+				EXPECT(w, op_release(w, b, 1) == 0);
+			EXPECT(w, op_acquire(w, b, 1, &polite) == -EINPROGRESS);
+		}
+		for (sub = 0; sub < 8; sub++)
+			if (slot[sub] >= 0 &&
+			    wstate(w, slot[sub]) == FAIRSEM_REQ_GRANTED) {
+				EXPECT(w, op_return(w, slot[sub]) == 0);
+				EXPECT(w, op_acquire(w, a, 1, &slot[sub]) ==
+					  -EINPROGRESS);
+			}
+		if (round >= 4)
+			EXPECT(w, holds(w, a) >= 1 && holds(w, a) <= 3 &&
+				  holds(w, b) >= 1 && holds(w, b) <= 3);
+	}
+}
+
 /* --- kinds: directed tests (world.c checks the invariants) ----------------- */
 
 #define V(...)	((const u64[FAIRSEM_MAX_KINDS]){ __VA_ARGS__ })
@@ -801,7 +912,7 @@ static void random_kinds(struct world *w)
 		n = 2 + rnd(w, 2);
 		for (k = 0; k < n; k++)
 			limit[k] = rnd(w, 6);
-		k_start(&kw, w, n, limit, pick_mode(w));
+		k_start(&kw, w, n, limit, pick_kinds_mode(w));
 		for (op = 0; op < 200 && !w->failed; op++)
 			k_random_op(&kw);
 		k_end(&kw);
@@ -833,6 +944,11 @@ static const struct test tests[] = {
 	TEST(rejoin_keeps_the_arrival_place_in_lifo),
 	TEST(rejoin_keeps_the_arrival_place_in_prio),
 	TEST(rejoin_at_the_head_is_granted_at_once),
+	TEST(share_grants_the_build_holding_fewest),
+	TEST(share_of_one_build_is_fifo),
+	TEST(share_granted_at_once_only_for_a_build_holding_less),
+	TEST(share_rejoin_keeps_its_place_in_its_build),
+	TEST(share_greedy_and_polite_builds_each_get_half),
 	TEST(withdraw_granted_gives_back_what_is_still_held),
 	TEST(withdraw_granted_gives_back_the_whole_request),
 	TEST(withdraw_granted_grants_onward),

@@ -228,9 +228,17 @@ static int pick_id(struct world *w, struct t_handle *th)
 
 u32 pick_mode(struct world *w)
 {
-	static const u32 mode[] = { 0, FAIRSEM_LIFO, FAIRSEM_PRIO };
+	static const u32 mode[] = {
+		0, FAIRSEM_LIFO, FAIRSEM_PRIO, FAIRSEM_JOBSERVER
+	};
 
 	return mode[rnd(w, ARRAY_SIZE(mode))];
+}
+
+/* The order of a semaphore of several kinds: a jobserver's is of one. */
+u32 pick_kinds_mode(struct world *w)
+{
+	return pick_mode(w) & ~FAIRSEM_JOBSERVER;
 }
 
 /* The caller's priority: mostly normal (100), some real-time, deadline. */

@@ -49,6 +49,45 @@ unsigned int ref_waiters(const struct ref *r, int sem)
 	return n;
 }
 
+/* Share order: the permits that the handles of @group hold together. */
+uint64_t ref_group_held(const struct ref *r, int sem, int group)
+{
+	uint64_t held = 0;
+	int h;
+
+	for (h = group; h < REF_HANDLES; h += REF_GROUPS)
+		if (r->handle[h].used && r->handle[h].sem == sem)
+			held += r->handle[h].holds;
+	return held;
+}
+
+/* Share order: is queued request @i the oldest of its group? */
+static bool ref_group_first(const struct ref *r, int i)
+{
+	const struct ref_req *q = &r->req[i];
+	int j;
+
+	for (j = 0; j < REF_REQS; j++)
+		if (r->req[j].queued && r->req[j].sem == q->sem &&
+		    r->req[j].handle % REF_GROUPS == q->handle % REF_GROUPS &&
+		    r->req[j].seq < q->seq)
+			return false;
+	return true;
+}
+
+/*
+ * Share order: does queued request @i, the first of its group, go before
+ * @head, the first of another?  The group holding fewer, then arrival.
+ */
+static bool ref_share_before(const struct ref *r, int i, int head)
+{
+	const struct ref_req *q = &r->req[i], *h = &r->req[head];
+	uint64_t hq = ref_group_held(r, q->sem, q->handle % REF_GROUPS);
+	uint64_t hh = ref_group_held(r, h->sem, h->handle % REF_GROUPS);
+
+	return hq < hh || (hq == hh && q->seq < h->seq);
+}
+
 /* The index in r->req of the next request to be granted, or -1. */
 int ref_head(const struct ref *r, int sem)
 {
@@ -59,6 +98,12 @@ int ref_head(const struct ref *r, int sem)
 
 		if (!q->queued || q->sem != sem)
 			continue;
+		if (r->sem[sem].share) {
+			if (ref_group_first(r, i) &&
+			    (head < 0 || ref_share_before(r, i, head)))
+				head = i;
+			continue;
+		}
 		if (head < 0)
 			head = i;
 		else if (r->sem[sem].prio ? q->prio < r->req[head].prio ||
@@ -73,18 +118,35 @@ int ref_head(const struct ref *r, int sem)
 
 /*
  * The ids of the queued requests, in the order they would be granted if
- * each fitted: pull the head out, one after the other, from a copy.
+ * each fitted: pull the head out, one after the other, from a copy.  In
+ * share order, where a grant would change what a group holds, the heads
+ * as they stand, each followed by the rest of its group in arrival order.
  */
 int ref_queue_order(const struct ref *r, int sem, int *ids, int max)
 {
 	static struct ref copy;
-	int n = 0, head;
+	int n = 0, head, i, group;
 
 	copy = *r;
 	while ((head = ref_head(&copy, sem)) >= 0) {
 		assert(n < max);
 		ids[n++] = copy.req[head].id;
 		copy.req[head].queued = false;
+		if (!copy.sem[sem].share)
+			continue;
+		group = copy.req[head].handle % REF_GROUPS;
+		while ((head = -1, 1)) {
+			for (i = 0; i < REF_REQS; i++)
+				if (copy.req[i].queued && copy.req[i].sem == sem &&
+				    copy.req[i].handle % REF_GROUPS == group &&
+				    (head < 0 || copy.req[i].seq < copy.req[head].seq))
+					head = i;
+			if (head < 0)
+				break;
+			assert(n < max);
+			ids[n++] = copy.req[head].id;
+			copy.req[head].queued = false;
+		}
 	}
 	return n;
 }
@@ -159,15 +221,26 @@ static void ref_leave(struct ref *r, int handle, int waiter, int sub)
 }
 
 /*
- * Would a new request of the calling task be the head?  FIFO: nobody waits;
- * LIFO: always; PRIO: every queued request has a lower priority.
+ * Would a new request of the calling task on @handle be the head?  FIFO:
+ * nobody waits; LIFO: always; PRIO: every queued request has a lower
+ * priority; share: its group has none queued and holds less than the
+ * head's.
  */
-static bool ref_would_be_head(const struct ref *r, int sem)
+static bool ref_would_be_head(const struct ref *r, int sem, int handle)
 {
-	int i;
+	int i, group = handle % REF_GROUPS, head;
 
 	if (r->sem[sem].lifo || ref_waiters(r, sem) == 0)
 		return true;
+	if (r->sem[sem].share) {
+		for (i = 0; i < REF_REQS; i++)
+			if (r->req[i].queued && r->req[i].sem == sem &&
+			    r->req[i].handle % REF_GROUPS == group)
+				return false;
+		head = ref_head(r, sem);
+		return ref_group_held(r, sem, group) <
+		       ref_group_held(r, sem, r->req[head].handle % REF_GROUPS);
+	}
 	if (!r->sem[sem].prio)
 		return false;
 	for (i = 0; i < REF_REQS; i++)
@@ -209,7 +282,7 @@ static int ref_arrive(struct ref *r, int handle, int waiter, int sub, int id,
 {
 	int sem = r->handle[handle].sem;
 	struct ref_sem *s = &r->sem[sem];
-	bool would_be_head = ref_would_be_head(r, sem);
+	bool would_be_head = ref_would_be_head(r, sem, handle);
 
 	assert(count >= 1 && count <= REF_MAX_PERMITS);
 	if (s->closed)
@@ -223,7 +296,7 @@ static int ref_arrive(struct ref *r, int handle, int waiter, int sub, int id,
 }
 
 int ref_sem_init(struct ref *r, int sem, int handle, uint64_t id,
-		 uint64_t permits, bool lifo, bool prio)
+		 uint64_t permits, bool lifo, bool prio, bool share)
 {
 	struct ref_sem *s = &r->sem[sem];
 
@@ -235,6 +308,7 @@ int ref_sem_init(struct ref *r, int sem, int handle, uint64_t id,
 	s->limit = permits;
 	s->lifo = lifo;
 	s->prio = prio;
+	s->share = share;
 	return ref_new_handle(r, sem, handle);
 }
 
@@ -301,7 +375,7 @@ int ref_acquire(struct ref *r, int handle, int waiter, int id, uint64_t count)
 int ref_try(struct ref *r, int handle, uint64_t count)
 {
 	int sem = r->handle[handle].sem;
-	bool would_be_head = ref_would_be_head(r, sem);
+	bool would_be_head = ref_would_be_head(r, sem, handle);
 
 	if (r->sem[sem].closed)
 		return -EIDRM;

@@ -5,7 +5,9 @@
  * rule"), for the differential test of kmod/fairsem_core.c.  It shares no
  * code and no data structure with the core: requests sit in a flat array
  * with arrival numbers, and the head is found by scanning for the oldest
- * (FIFO) or the newest (LIFO) one.  Obviously correct rather than fast.
+ * (FIFO) or the newest (LIFO) one, or in share order the oldest of each
+ * group, the one whose group holds the fewest first.  Obviously correct
+ * rather than fast.
  *
  * Semaphores, handles and waiters live in numbered slots that the test picks;
  * requests are named by ids that the test picks, so both sides can be
@@ -57,6 +59,7 @@ struct ref_sem {
 	bool used;
 	bool lifo;
 	bool prio;
+	bool share;		/* a jobserver's order: by group */
 	bool closed;
 	uint64_t id;
 	uint64_t limit;
@@ -72,6 +75,9 @@ struct ref_sub {
 	uint64_t count;
 	uint64_t granted_at;	/* REF_SUB_GRANTED: the grant's rank, for REAP */
 };
+
+/* Share order: a handle of slot h counts in group h % REF_GROUPS. */
+#define REF_GROUPS	3
 
 struct ref_handle {
 	bool used;
@@ -116,7 +122,8 @@ int ref_head(const struct ref *r, int sem);
 int ref_queue_order(const struct ref *r, int sem, int *ids, int max);
 
 int ref_sem_init(struct ref *r, int sem, int handle, uint64_t id,
-		 uint64_t permits, bool lifo, bool prio);
+		 uint64_t permits, bool lifo, bool prio, bool share);
+uint64_t ref_group_held(const struct ref *r, int sem, int group);
 int ref_new_handle(struct ref *r, int sem, int handle);
 bool ref_handle_close(struct ref *r, int handle);
 

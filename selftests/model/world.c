@@ -305,6 +305,15 @@ void fairsem_fast_destroy(struct fairsem_fast *fast)
 	fail(&the_world, "a fast semaphore was freed");
 }
 
+/* Share order: each handle was given its group when it was made. */
+struct fairsem_group *fairsem_group_of(const struct fairsem_holder *holder)
+{
+	lockdep_assert_held(&holder->sem->lock);
+	if (!holder->group)
+		fail(&the_world, "share order: a holder without a group");
+	return holder->group;
+}
+
 /*
  * The core asks the glue to wake a handle's pollers: when it is bound, and
  * when its semaphore closes.  (The glue also wakes them at each grant of a
@@ -402,25 +411,61 @@ static void compare_events(struct world *w)
 	}
 }
 
-/* The core's queue, walked: ids in order, and its structural invariants. */
+static bool core_queued(struct world *w, int s, struct fairsem_request *req,
+			int *ids, int *n)
+{
+	if (*n == REF_REQS) {
+		fail(w, "sem%d: queue longer than any test makes it", s);
+		return false;
+	}
+	check(w, req->state == FAIRSEM_REQ_QUEUED,
+	      "sem%d: queued request in state %d", s, req->state);
+	check(w, req->holder->sem == w->sem[s],
+	      "sem%d: queued request of another semaphore", s);
+	ids[(*n)++] = request_id(req);
+	return true;
+}
+
+/*
+ * The core's queue, walked: ids in order, and its structural invariants.
+ * In share order each head is followed by the rest of its group.
+ */
 static int core_queue(struct world *w, int s, int *ids)
 {
 	struct fairsem_sem *sem = w->sem[s];
-	struct fairsem_request *req;
+	struct fairsem_request *req, *pos;
 	int n = 0;
 
 	list_for_each_entry(req, &sem->queue, node) {
-		if (n == REF_REQS) {
-			fail(w, "sem%d: queue longer than any test makes it", s);
+		if (!core_queued(w, s, req, ids, &n))
 			break;
-		}
-		check(w, req->state == FAIRSEM_REQ_QUEUED,
-		      "sem%d: queued request in state %d", s, req->state);
-		check(w, req->holder->sem == sem,
-		      "sem%d: queued request of another semaphore", s);
-		ids[n++] = request_id(req);
+		if (!sem->share)
+			continue;
+		check(w, req->holder->group->head == req,
+		      "sem%d: a queued request heads no group", s);
+		list_for_each_entry(pos, &req->holder->group->waiting, node)
+			if (!core_queued(w, s, pos, ids, &n))
+				return n;
 	}
 	return n;
+}
+
+/* Share order: each group holds what its handles hold, and no head idles. */
+static void check_groups(struct world *w, int s)
+{
+	const struct fairsem_group *g;
+	int i;
+
+	if (!w->sem[s]->share)
+		return;
+	for (i = 0; i < REF_GROUPS; i++) {
+		g = &w->group[s][i];
+		check(w, g->held == ref_group_held(&w->ref, s, i),
+		      "sem%d: group %d holds %llu, reference %llu", s, i,
+		      g->held, (unsigned long long)ref_group_held(&w->ref, s, i));
+		check(w, g->head || list_empty(&g->waiting),
+		      "sem%d: group %d waits without a head", s, i);
+	}
 }
 
 /*
@@ -469,7 +514,7 @@ static void check_sem(struct world *w, int s)
 	check(w, sem->id == rs->id && sem->kind[0].limit == rs->limit &&
 	      sem->kind[0].taken == rs->taken && sem->handles == rs->handles &&
 	      sem->closed == rs->closed && sem->lifo == rs->lifo &&
-	      sem->prio == rs->prio,
+	      sem->prio == rs->prio && sem->share == rs->share,
 	      "sem%d: core and reference differ", s);
 	check(w, fairsem_available(sem, 0) == ref_available(&w->ref, s),
 	      "sem%d: available %llu, reference %llu", s,
@@ -510,6 +555,7 @@ static void check_sem(struct world *w, int s)
 	check(w, !sem->closed || nc == 0, "sem%d: closed with waiters", s);
 
 	check_tree(w, s);
+	check_groups(w, s);
 
 	/* the grant rule ran to the end: the head does not fit */
 	if (!list_empty(&sem->queue)) {
@@ -782,11 +828,13 @@ struct fairsem_sem *sem_of(struct world *w, int handle)
 	return w->handle[handle]->h.sem;
 }
 
-static struct t_handle *handle_new(struct world *w, int slot)
+/* A new handle in @slot, to be attached to semaphore slot @s. */
+static struct t_handle *handle_new(struct world *w, int slot, int s)
 {
 	struct t_handle *th = xcalloc(sizeof(*th));
 
 	fairsem_holder_setup(&th->h);
+	th->h.group = &w->group[s][slot % REF_GROUPS];
 	INIT_LIST_HEAD(&th->granted);
 	w->handle[slot] = th;
 	return th;
@@ -983,14 +1031,17 @@ int op_init(struct world *w, u64 permits, u32 flags)
 	if (s < 0 || h < 0)
 		return -1;
 	begin_op(w, "init sem%d h%d permits=%llu %s", s, h, permits,
-		 flags & FAIRSEM_LIFO ? "lifo" : flags & FAIRSEM_PRIO ? "prio" : "fifo");
+		 flags & FAIRSEM_LIFO ? "lifo" : flags & FAIRSEM_PRIO ? "prio" :
+		 flags & FAIRSEM_JOBSERVER ? "share" : "fifo");
 	sem = fairsem_sem_alloc(1);
 	if (!sem) {
 		perror("fairsem_sem_alloc");
 		exit(2);
 	}
 	fairsem_sem_setup(sem, w->next_sem_id, 1, &permits, flags);
-	th = handle_new(w, h);
+	for (ref = 0; ref < REF_GROUPS; ref++)
+		fairsem_group_setup(&w->group[s][ref]);
+	th = handle_new(w, h, s);
 	/* INIT publishes holder->sem before the core counts the holder in. */
 	spin_lock(&sem->lock);
 	th->h.sem = sem;
@@ -998,7 +1049,8 @@ int op_init(struct world *w, u64 permits, u32 flags)
 	spin_unlock(&sem->lock);
 	w->sem[s] = sem;
 	ref = ref_sem_init(&w->ref, s, h, w->next_sem_id++, permits,
-			   flags & FAIRSEM_LIFO, flags & FAIRSEM_PRIO);
+			   flags & FAIRSEM_LIFO, flags & FAIRSEM_PRIO,
+			   flags & FAIRSEM_JOBSERVER);
 	end_op(w, 0, ref);
 	return h;
 }
@@ -1018,7 +1070,8 @@ int op_new_handle(struct world *w, int from)
 		core = -EIDRM;
 	} else {
 		fairsem_sem_get(sem);	/* the new holder's */
-		fairsem_attach(sem, &handle_new(w, h)->h, NULL);
+		fairsem_attach(sem, &handle_new(w, h, w->ref.handle[from].sem)->h,
+			       NULL);
 	}
 	spin_unlock(&sem->lock);
 	ref = ref_new_handle(&w->ref, w->ref.handle[from].sem, h);

@@ -82,6 +82,8 @@ struct world {
 
 	struct ref ref;
 	struct fairsem_sem *sem[REF_SEMS];
+	/* Share order: the groups of each semaphore (ref's REF_GROUPS rule). */
+	struct fairsem_group group[REF_SEMS][REF_GROUPS];
 	struct t_handle *handle[REF_HANDLES];
 	struct t_waiter *waiter[REF_WAITERS];
 	/* Each handle before the current op: what its pollers can see. */
@@ -182,6 +184,7 @@ void k_die(struct kworld *kw, int h);
 /* random_op.c */
 uint64_t rnd(struct world *w, uint64_t n);
 u32 pick_mode(struct world *w);
+u32 pick_kinds_mode(struct world *w);
 u64 pick_limit(struct world *w);
 bool random_op(struct world *w);
 void k_random_op(struct kworld *kw);

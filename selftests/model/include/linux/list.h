@@ -69,8 +69,22 @@ static inline bool list_is_last(const struct list_head *entry,
 #define list_first_entry(head, type, member)				\
 	list_entry((head)->next, type, member)
 
+#define list_first_entry_or_null(head, type, member)			\
+	(list_empty(head) ? NULL : list_first_entry(head, type, member))
+
+#define list_last_entry(head, type, member)				\
+	list_entry((head)->prev, type, member)
+
 #define list_next_entry(pos, member)					\
 	list_entry((pos)->member.next, __typeof__(*(pos)), member)
+
+#define list_prev_entry(pos, member)					\
+	list_entry((pos)->member.prev, __typeof__(*(pos)), member)
+
+#define list_for_each_entry_reverse(pos, head, member)			\
+	for (pos = list_last_entry(head, __typeof__(*(pos)), member);	\
+	     &pos->member != (head);					\
+	     pos = list_prev_entry(pos, member))
 
 #define list_for_each_entry(pos, head, member)				\
 	for (pos = list_first_entry(head, __typeof__(*(pos)), member);	\
