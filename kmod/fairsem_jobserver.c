@@ -516,7 +516,11 @@ static int fairsem_js_take_first(struct fairsem_js_account *acct)
 	return fairsem_try_grant(&req);
 }
 
-/* Under sem->lock: up to @want more tokens, those free now, passing no one. */
+/*
+ * Under sem->lock: up to @want more tokens, those free now, passing no
+ * one: only while nothing is queued, since share order would let a new
+ * request of a build holding less pass a head that does not fit.
+ */
 static u64 fairsem_js_take_more(struct fairsem_js_account *acct, u64 want)
 {
 	u64 count[FAIRSEM_MAX_KINDS] = {
@@ -528,7 +532,8 @@ static u64 fairsem_js_take_more(struct fairsem_js_account *acct, u64 want)
 	};
 
 	lockdep_assert_held(&acct->holder.sem->lock);
-	if (!count[0] || fairsem_try_grant(&req))
+	if (!count[0] || !list_empty(&acct->holder.sem->queue) ||
+	    fairsem_try_grant(&req))
 		return 0;
 	return count[0];
 }

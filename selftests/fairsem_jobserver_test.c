@@ -1441,6 +1441,37 @@ TEST(a_greedy_build_and_a_polling_build_each_reach_half)
 }
 
 /*
+ * A read's first token may go ahead of a head that does not fit, when its
+ * build holds less than the head's; its further tokens never do: they
+ * need a token free with no request queued at all.
+ */
+TEST(a_read_takes_no_more_than_its_first_token_while_a_request_waits)
+{
+	struct fs_waiter w;
+	int fd = js_new(4), h;
+
+	ASSERT_LE(0, fd);
+	h = fs_new_handle(fd, 0);
+	ASSERT_LE(0, h);
+	/* The handles' build holds 2 and waits for 3; 2 are free. */
+	ASSERT_EQ(0, fs_get(fd, 2));
+	ASSERT_EQ(0, fs_waiter_start(&w, fd, 3, FAIRSEM_NO_DEADLINE, 0));
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));
+	EXPECT_EQ(2, fs_available(fd));
+	/*
+	 * The test's build holds none, and one after its first token, still
+	 * less than 2: its read takes that one, and not the other free one.
+	 */
+	EXPECT_EQ(1, js_read(h, 2));
+	EXPECT_EQ(3, fs_taken(fd));
+	EXPECT_EQ(1, fs_waiters(fd));
+	ASSERT_EQ(1, js_write(h, 1));
+	ASSERT_EQ(0, fs_release(fd, 2));
+	EXPECT_EQ(0, fs_waiter_join(&w));
+	EXPECT_EQ(3, fs_taken(fd));
+}
+
+/*
  * Within one build the order stays FIFO, whatever each process holds:
  * children of the test's process group that hold nothing wait in
  * arrival order behind the group's older reads, while the test's own

@@ -116,6 +116,19 @@ int ref_head(const struct ref *r, int sem)
 	return head;
 }
 
+/* Share order: the oldest queued request of @group on @sem, or -1. */
+static int ref_group_oldest(const struct ref *r, int sem, int group)
+{
+	int i, oldest = -1;
+
+	for (i = 0; i < REF_REQS; i++)
+		if (r->req[i].queued && r->req[i].sem == sem &&
+		    r->req[i].handle % REF_GROUPS == group &&
+		    (oldest < 0 || r->req[i].seq < r->req[oldest].seq))
+			oldest = i;
+	return oldest;
+}
+
 /*
  * The ids of the queued requests, in the order they would be granted if
  * each fitted: pull the head out, one after the other, from a copy.  In
@@ -125,7 +138,7 @@ int ref_head(const struct ref *r, int sem)
 int ref_queue_order(const struct ref *r, int sem, int *ids, int max)
 {
 	static struct ref copy;
-	int n = 0, head, i, group;
+	int n = 0, head, group;
 
 	copy = *r;
 	while ((head = ref_head(&copy, sem)) >= 0) {
@@ -135,14 +148,7 @@ int ref_queue_order(const struct ref *r, int sem, int *ids, int max)
 		if (!copy.sem[sem].share)
 			continue;
 		group = copy.req[head].handle % REF_GROUPS;
-		while ((head = -1, 1)) {
-			for (i = 0; i < REF_REQS; i++)
-				if (copy.req[i].queued && copy.req[i].sem == sem &&
-				    copy.req[i].handle % REF_GROUPS == group &&
-				    (head < 0 || copy.req[i].seq < copy.req[head].seq))
-					head = i;
-			if (head < 0)
-				break;
+		while ((head = ref_group_oldest(&copy, sem, group)) >= 0) {
 			assert(n < max);
 			ids[n++] = copy.req[head].id;
 			copy.req[head].queued = false;
