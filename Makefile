@@ -124,11 +124,23 @@ vm-cache = PART_INPUTS="$(1) $(2)/fairsem.ko $(2)/fairsem_kunit.ko \
 # kernel, the RFC's base, the private toolchains and clients, the kernels'
 # .current ABIs), not those derived from the tree (debvm-install-*,
 # rfc-<key>), which the tree's hash covers.
-TREE_INPUTS := @tree $(FAIRSEM_CACHE)/*.current \
+CACHE_INPUTS := $(FAIRSEM_CACHE)/*.current \
 	@cache:debvm-[0-9a-f][0-9a-f][0-9a-f]* @cache:bpo-6.12/* \
 	@cache:debug-[0-9a-f]* @cache:rfc-base-[0-9]* @cache:bindings-* \
 	@cache:jobserver-* @cache:gcc-12-* @cache:sid-chroot-gcc-* @cache:rfc-sparse-*
-TREE_CACHE := PART_INPUTS="$(TREE_INPUTS)"
+TREE_CACHE := PART_INPUTS="@tree $(CACHE_INPUTS)"
+# $(call own-cache,PATH...): a part that reads the code every part builds
+# on (the module, the ABI, the library and the command, the selftests and
+# the model, the scripts, the build files) and the paths of its own
+# component, as git has them, and the cache's entries above.  A change
+# anywhere else (a document, another component) reuses its result.  The
+# parts that read documents name them (recipes: Documentation/recipes.rst;
+# lib: man/, debian/changelog and contrib/, which its version check
+# reads); those that read the whole tree (the packages, README's blocks,
+# the RFC series) keep TREE_CACHE.
+CORE_INPUTS := @git:kmod @git:uapi @git:lib @git:selftests @git:scripts \
+	@git:mk @git:Makefile @git:Kbuild @git:VERSION @git:dkms.conf
+own-cache = PART_INPUTS="$(CORE_INPUTS) $(addprefix @git:,$(1)) $(CACHE_INPUTS)"
 
 # Debian's own kernel, named by its version (e.g. 6.1.0-57-amd64).
 DEB_NAME := $(shell $(TOP)/scripts/vm/debian-kernel.sh 2>/dev/null || echo debian)
@@ -230,16 +242,16 @@ define check-shared
 	$(BUILD)/kmod-$(DEB_NAME) || true
 endef
 define check-tests
-@$(TREE_CACHE) $(PART) model $(MAKE) model || true
-@$(TREE_CACHE) $(PART) mutants $(MAKE) -C $(TOP)/selftests/model mutants || true
-@$(TREE_CACHE) $(PART) libfuzz $(MAKE) -C $(TOP)/selftests/libfuzz check || true
-@$(TREE_CACHE) $(PART) lib $(MAKE) -C $(TOP)/lib check-host || true
+@$(call own-cache) $(PART) model $(MAKE) model || true
+@$(call own-cache) $(PART) mutants $(MAKE) -C $(TOP)/selftests/model mutants || true
+@$(call own-cache) $(PART) libfuzz $(MAKE) -C $(TOP)/selftests/libfuzz check || true
+@$(call own-cache,man debian/changelog contrib) $(PART) lib $(MAKE) -C $(TOP)/lib check-host || true
 @$(call vm-cache,$(VM_IMAGE_$(DEB_NAME)),$(BUILD)/kmod-$(DEB_NAME),$(BUILD)/selftests/bin,$(DEB_NAME)) \
 	$(PART) vm-$(DEB_NAME) $(TOP)/scripts/vm/selftests.sh $(VM_IMAGE_$(DEB_NAME)) \
 	$(BUILD)/kmod-$(DEB_NAME)/fairsem.ko $(BUILD)/selftests/bin $(DEB_NAME) || true
-@$(TREE_CACHE) $(PART) recipes $(MAKE) recipes-doc check-recipes-fast RECIPES_MODULE= || true
-@$(TREE_CACHE) $(PART) bench-smoke $(TOP)/bench/bench.sh --smoke || true
-@$(TREE_CACHE) $(PART) bench-report $(or $(wildcard /usr/bin/python3),python3) $(TOP)/bench/test_report.py || true
+@$(call own-cache,examples Documentation/recipes.rst) $(PART) recipes $(MAKE) recipes-doc check-recipes-fast RECIPES_MODULE= || true
+@$(call own-cache,bench) $(PART) bench-smoke $(TOP)/bench/bench.sh --smoke || true
+@$(call own-cache,bench) $(PART) bench-report $(or $(wildcard /usr/bin/python3),python3) $(TOP)/bench/test_report.py || true
 endef
 
 # check-all: everything check runs, then 6.12, then the debug kernel with
@@ -266,7 +278,7 @@ check-all:
 	@setsid $(TOP)/scripts/debvm/build.sh >$(BUILD)/debvm-build.log 2>&1 </dev/null &
 	@$(PART) kernel-6.12 $(BPO) || true
 	@# Alone, first: its scenarios kill builds and count what survives.
-	@$(TREE_CACHE) $(PART) jobserver-controls $(MAKE) check-jobserver-controls JS_WITH_CARGO=1 || true
+	@$(call own-cache,jobserver) $(PART) jobserver-controls $(MAKE) check-jobserver-controls JS_WITH_CARGO=1 || true
 	@$(LANES) end setup
 	@$(MAKE) -j$(CHECK_ALL_JOBS) -O check-all-parts
 	@$(TOP)/scripts/summarize.sh >/dev/null
@@ -330,14 +342,14 @@ shared-builds:
 lane-check: shared-builds
 	@$(LANES) begin $@ shared-builds
 	$(check-tests)
-	@$(TREE_CACHE) $(PART) model-fastpath $(MAKE) model-fastpath || true
+	@$(call own-cache,models) $(PART) model-fastpath $(MAKE) model-fastpath || true
 	@# Never reused: it grows its corpus (build/libfuzz/corpus) run by run.
 	@$(PART) libfuzz-long $(MAKE) -C $(TOP)/selftests/libfuzz long || true
 	@$(LANES) end $@
 
 lane-jobserver: shared-builds
 	@$(LANES) begin $@ shared-builds
-	@JS_BENCH_PAIRS=20000 JS_WITH_CARGO=1 $(TREE_CACHE) $(PART) jobserver-vm \
+	@JS_BENCH_PAIRS=20000 JS_WITH_CARGO=1 $(call own-cache,jobserver) $(PART) jobserver-vm \
 		$(MAKE) check-jobserver-vm JOBSERVER_MODULE= JS_VM_BACKENDS="fairsem pipe" || true
 	@$(LANES) end $@
 
@@ -401,7 +413,7 @@ install-source:
 	@$(LANES) end $@
 lane-bindings: shared-builds
 	@$(LANES) begin $@ shared-builds
-	@BINDINGS_BUSYBOX=0 $(TREE_CACHE) $(PART) bindings $(MAKE) check-bindings BINDINGS_MODULE= || true
+	@BINDINGS_BUSYBOX=0 $(call own-cache,bindings bench examples) $(PART) bindings $(MAKE) check-bindings BINDINGS_MODULE= || true
 	@$(LANES) end $@
 
 # The cluster semaphore in the Debian VM (cluster/cluster.mk): a cached
@@ -415,7 +427,7 @@ lane-cluster: shared-builds
 # must be what they measure (make readme-footprint writes it).
 lane-matrix: shared-builds
 	@$(LANES) begin $@ shared-builds
-	@$(TREE_CACHE) $(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
+	@$(call own-cache,examples Documentation/recipes.rst) $(PART) recipes-slow $(MAKE) check-recipes-slow RECIPES_MODULE= || true
 	@$(MAKE) kernels-matrix
 	@$(PART) readme-footprint $(TOP)/scripts/pkg/test-footprint.sh || true
 	@$(LANES) end $@

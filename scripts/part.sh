@@ -27,7 +27,9 @@
 #     (the compilers, QEMU, busybox, python, ...);
 #   - each word of PART_INPUTS: a file or a directory (every file below it)
 #     by content, @tree for every file git knows or would add in the tree
-#     (by content), @names:DIR for the names of the files below DIR (not
+#     (by content), @git:PATH for those of them at or below PATH (a
+#     path in the tree: a file or a directory, its build products left
+#     out as @tree leaves them), @names:DIR for the names of the files below DIR (not
 #     their content: what a VM runs, when its programs are keyed by their
 #     sources, which unlike the binaries do not hold the tree's path),
 #     @cache:GLOB for the names of the entries of
@@ -70,6 +72,9 @@ key_text() {
 		case $w in
 		@tree)
 			git -C "$root" ls-files -z -co --exclude-standard |
+				LC_ALL=C sort -z | (cd "$root" && xargs -0 -r sha256sum) ;;
+		@git:*)
+			git -C "$root" ls-files -z -co --exclude-standard -- "${w#@git:}" |
 				LC_ALL=C sort -z | (cd "$root" && xargs -0 -r sha256sum) ;;
 		@names:*)
 			w=${w#@names:}
