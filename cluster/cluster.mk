@@ -23,14 +23,15 @@
 CLUSTER_MODULE ?= module-$(DEB_NAME)
 CLUSTER_DEBS ?= $(BUILD)/cluster-deb
 
-# What check-cluster runs and installs, by content: the agent and its
-# tests, the module, the library and the command, the Go binding (built
-# into the agent), the packaging, the Debian VM's scripts and cached image
-# (by name: named by its own inputs).  Not the rest of the tree: a change
-# elsewhere does not run it again.
-CLUSTER_INPUTS := $(TOP)/cluster $(TOP)/kmod $(TOP)/uapi $(TOP)/Kbuild \
-	$(TOP)/VERSION $(TOP)/lib $(TOP)/bindings/go $(TOP)/debian \
-	$(TOP)/scripts/debvm $(TOP)/scripts/pkg $(TOP)/scripts/build-module.sh \
+# What check-cluster runs and installs, by content as git has it (not
+# the objects an in-tree build leaves beside the sources, which a clean
+# clone lacks): the agent and its tests, the module, the library and the
+# command, the Go binding (built into the agent), the packaging, the
+# Debian VM's scripts and cached image (by name: named by its own
+# inputs).  Not the rest of the tree: a change elsewhere does not run it
+# again.
+CLUSTER_INPUTS := $(addprefix @git:,cluster kmod uapi Kbuild VERSION lib \
+	bindings/go debian scripts/debvm scripts/pkg scripts/build-module.sh) \
 	@cache:debvm-[0-9a-f][0-9a-f][0-9a-f]*
 CLUSTER_CACHE := PART_INPUTS="$(CLUSTER_INPUTS)"
 

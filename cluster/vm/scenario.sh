@@ -106,6 +106,19 @@ for c in etcd etcdctl fairsem fairsem-cluster clustertest nsenter; do
 	command -v $c >/dev/null || { echo "not ok 1 $c missing"; echo "0 passed, 1 failed"; exit 1; }
 done
 
+# setup CHECK...: check, and on failure stop with the diagnostics: every
+# later check needs what the setup makes, and would only wait out its
+# bound, one after the other, for as long as the VM's timeout.
+setup() {
+	check "$@" && return 0
+	diag "setup failed: $1"
+	finish
+}
+# How long an agent tries etcd at its start before it gives up: the
+# agent's default (a minute) is short for a TCG guest at a host load of
+# 13 to 15, where three etcd members and seven agents start at once.
+START_WAIT=6m
+
 # --- etcd: 3 members on loopback; clients on every address (the machines
 # reach it through their veth's far end, 10.77.I.1)
 cluster=e1=http://127.0.0.1:23801,e2=http://127.0.0.1:23802,e3=http://127.0.0.1:23803
@@ -124,10 +137,10 @@ for i in 1 2 3; do start_etcd $i; done
 export ETCDCTL_API=3
 ENDPOINTS=http://127.0.0.1:23791,http://127.0.0.1:23792,http://127.0.0.1:23793
 ectl() { etcdctl --endpoints=$ENDPOINTS "$@"; }
-check "etcd: 3 members healthy" wait_for 90 \
+setup "etcd: 3 members healthy" wait_for 300 \
 	'[ "$(ectl endpoint health 2>&1 | grep -c "is healthy")" -eq 3 ]'
 
-check "3 machines: network namespaces joined by veth" clustertest net-up 3
+setup "3 machines: network namespaces joined by veth" clustertest net-up 3
 for i in 1 2 3; do
 	mkdir -p /run/fairsem-m$i
 	mount -t fairsem none /run/fairsem-m$i
@@ -147,7 +160,7 @@ start_agent() { # I [FLAGS]
 	nsenter --net=/run/netns/m$i fairsem-cluster agent \
 		-endpoints http://10.77.$i.1:23791,http://10.77.$i.1:23792,http://10.77.$i.1:23793 \
 		-cluster db -machine m$i -local /run/fairsem-m$i/db -limit $L \
-		-ttl $TTL -fence $FENCE -tick 200ms -history hist$i.log -state /run/fairsem-cluster-m$i \
+		-ttl $TTL -fence $FENCE -tick 200ms -start-wait $START_WAIT -history hist$i.log -state /run/fairsem-cluster-m$i \
 		"$@" >>agent$i.log 2>&1 &
 	apid[$i]=$!
 }
@@ -156,7 +169,7 @@ start_kagent() { # I
 	nsenter --net=/run/netns/m$1 fairsem-cluster agent \
 		-endpoints http://10.77.$1.1:23791,http://10.77.$1.1:23792,http://10.77.$1.1:23793 \
 		-cluster gpu -machine m$1 -local /run/fairsem-m$1/gpu -limit cpu=4,gpu=2 \
-		-ttl $TTL -fence $FENCE -tick 200ms -history khist$1.log -state /run/fairsem-cluster-m$1 \
+		-ttl $TTL -fence $FENCE -tick 200ms -start-wait $START_WAIT -history khist$1.log -state /run/fairsem-cluster-m$1 \
 		>>kagent$1.log 2>&1 &
 }
 # the cluster semaphore in share mode, on m1 and m2
@@ -167,7 +180,7 @@ start_sagent() { # I [FLAGS]
 	nsenter --net=/run/netns/m$i fairsem-cluster agent \
 		-endpoints http://10.77.$i.1:23791,http://10.77.$i.1:23792,http://10.77.$i.1:23793 \
 		-cluster sh -machine m$i -local /run/fairsem-m$i/sh -limit 3 -share 1 \
-		-ttl $TTL -fence $FENCE -tick 200ms -history shist$i.log -state /run/fairsem-cluster-m$i \
+		-ttl $TTL -fence $FENCE -tick 200ms -start-wait $START_WAIT -history shist$i.log -state /run/fairsem-cluster-m$i \
 		"$@" >>sagent$i.log 2>&1 &
 	spid[$i]=$!
 }
@@ -184,9 +197,9 @@ for i in 1 2; do start_sagent $i; done
 		done
 	done
 ) &
-check "each agent made its local semaphore" wait_for 60 \
+setup "each agent made its local semaphore" wait_for 420 \
 	'[ -e /run/fairsem-m1/db ] && [ -e /run/fairsem-m2/db ] && [ -e /run/fairsem-m3/db ]'
-check "the kinds agents made local semaphores of kinds cpu, gpu" wait_for 60 \
+setup "the kinds agents made local semaphores of kinds cpu, gpu" wait_for 120 \
 	'[ "$(clustertest local /run/fairsem-m1/gpu)" = "limit=0,0 taken=0,0 waiters=0" ] &&
 	 [ "$(clustertest local /run/fairsem-m2/gpu)" = "limit=0,0 taken=0,0 waiters=0" ]'
 check "every db agent carries submitted requests (its tracefs instance)" wait_for 30 \
