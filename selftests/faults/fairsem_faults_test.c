@@ -423,8 +423,8 @@ struct sweep_result {
 	char sites[256];
 };
 
-static void run_sweep(struct __test_metadata *_metadata, struct sweep *sw,
-		      struct sweep_result *res)
+static void sweep_once(struct __test_metadata *_metadata, struct sweep *sw,
+		       struct sweep_result *res)
 {
 	struct state base, before, after;
 	char diff[512];
@@ -495,12 +495,33 @@ static void run_sweep(struct __test_metadata *_metadata, struct sweep *sw,
 	else
 		TH_LOG("%s: %d injection points, %d ENOMEM, %d absorbed (allocation "
 		       "sites not traced)", sw->name, res->points, enomem, absorbed);
-	if (trace_dir[0] && sw->allocates && !sw->vfs_allocates)
-		EXPECT_LE(1, res->module)
-			TH_LOG("%s: no fairsem allocation was failed", sw->name);
 	if (trace_dir[0] && (!sw->allocates || sw->vfs_allocates))
 		EXPECT_EQ(0, res->module)
 			TH_LOG("%s: fairsem allocated (%s)", sw->name, res->sites);
+}
+
+/*
+ * A sweep that must reach fairsem's own allocations gets three tries:
+ * fail-nth counts every allocation made while the task runs, a softirq's
+ * on its stack among them, so under a loaded host one of those can take
+ * the place of fairsem's in the count, be absorbed, and leave fairsem's
+ * allocation never failed (seen once, in a check-all at a load of 15).
+ * Every try checks everything else as the first does.
+ */
+static void run_sweep(struct __test_metadata *_metadata, struct sweep *sw,
+		      struct sweep_result *res)
+{
+	bool reach = trace_dir[0] && sw->allocates && !sw->vfs_allocates;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		sweep_once(_metadata, sw, res);
+		if (!reach || res->module)
+			return;
+		TH_LOG("%s: try %d failed no fairsem allocation", sw->name, i + 1);
+	}
+	EXPECT_LE(1, res->module)
+		TH_LOG("%s: no fairsem allocation was failed in 3 tries", sw->name);
 }
 
 /* ---- open("/dev/fairsem") ---- */
