@@ -169,10 +169,14 @@ make_image() {
 		flock 8
 		if [ ! -f "$img_dir/.done" ]; then
 			t0=$SECONDS
-			# Older images go; debvm_rm refuses a tree with a mount left below
-			# it (a killed chroot binds /dev).
+			# Older images go, and an unfinished one of a run that was
+			# killed: under the lock no other run has a chroot mounted,
+			# so what is still mounted below one (a kill -9 skips the
+			# EXIT trap) is that run's, and is unmounted first, never
+			# deleted through.
 			for old in "$cache"/debvm-install-*/; do
-				[ -d "$old" ] && (. "$root/scripts/debvm/common.sh" && debvm_rm "$old")
+				[ -d "$old" ] && (. "$root/scripts/debvm/common.sh" &&
+					debvm_umount "${old}root" && debvm_rm "$old")
 			done
 			mkdir -p "$img_dir"
 			scratch=$img_dir/root
