@@ -35,14 +35,7 @@ CLUSTER_INPUTS := $(addprefix @git:,cluster kmod uapi Kbuild VERSION lib \
 	@cache:debvm-[0-9a-f][0-9a-f][0-9a-f]*
 CLUSTER_CACHE := PART_INPUTS="$(CLUSTER_INPUTS)"
 
-.PHONY: cluster check-cluster check-cluster-run bench-cluster lane-cluster
-
-# One of check-all's lanes (the top Makefile's lane-cluster).  Its agents
-# start with six minutes to reach etcd (cluster/vm/scenario.sh): in a
-# check-all at a host load of 13 to 15 the agent's default minute was
-# too short for one of them.
-check-all-parts: lane-cluster
-lane-cluster: export PART_LANE = $@
+.PHONY: cluster check-cluster check-cluster-run bench-cluster
 
 cluster:
 	$(TOP)/cluster/build.sh $(BUILD)/cluster
