@@ -902,13 +902,19 @@ func (a *agent) adopt() bool {
 	return true
 }
 
+// dial connects within two seconds; the client blocks for that long and
+// then fails with the context's own deadline, named here as ETIMEDOUT.
 func dial(endpoints string) (*clientv3.Client, error) {
-	return clientv3.New(clientv3.Config{
+	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:            strings.Split(endpoints, ","),
 		DialTimeout:          2 * time.Second,
 		DialKeepAliveTime:    time.Second,
 		DialKeepAliveTimeout: time.Second,
 	})
+	if err != nil {
+		return nil, etcdErr("connect to "+endpoints, err)
+	}
+	return cli, nil
 }
 
 // etcdErr names a timeout as the contract does.
@@ -959,6 +965,41 @@ func setLimit(cli *clientv3.Client, prefix string, l limitSpec, onlyNew bool) er
 	}
 }
 
+// begin connects, sets the limit if there is none and asked for, and
+// reads it. etcd may be slow to answer while the fleet starts: the agent
+// tries for wait before it gives up with ETIMEDOUT.
+func (a *agent) begin(endpoints, limit string, want limitSpec, wait time.Duration) (string, error) {
+	var ls string
+	var err error
+	for t0 := time.Now(); ; {
+		err = a.connect(endpoints)
+		if err == nil && limit != "" {
+			err = setLimit(a.cli, a.prefix, want, true)
+		}
+		if err == nil {
+			_, ls, err = queue(a.cli, a.prefix, 5*time.Second)
+			if err != nil {
+				err = etcdErr("read the limit", err)
+			}
+		}
+		if err == nil || !errors.Is(err, syscall.ETIMEDOUT) || time.Since(t0) > wait {
+			return ls, err
+		}
+		logf("%v; trying again", err)
+	}
+}
+
+func (a *agent) connect(endpoints string) error {
+	if a.cli != nil {
+		return nil
+	}
+	cli, err := dial(endpoints)
+	if err == nil {
+		a.cli = cli
+	}
+	return err
+}
+
 func runAgent(args []string) error {
 	fs := flag.NewFlagSet("agent", flag.ExitOnError)
 	endpoints := fs.String("endpoints", "http://127.0.0.1:2379", "etcd client URLs, comma-separated")
@@ -1000,32 +1041,10 @@ func runAgent(args []string) error {
 			return err
 		}
 	}
-	cli, err := dial(*endpoints)
-	if err != nil {
-		return err
-	}
-	a := &agent{cli: cli, prefix: "/fairsem-cluster/" + *name + "/", machine: *machine,
+	a := &agent{prefix: "/fairsem-cluster/" + *name + "/", machine: *machine,
 		ttl: *ttl, fence: f, tick: *tick, idle: *idle, mutant: *mutant,
 		mine: map[string]*request{}, byWaiter: map[string]*request{}}
-	// etcd may be slow to answer while the fleet starts: the agent
-	// tries for -start-wait before it gives up with ETIMEDOUT.
-	var ls string
-	for t0 := time.Now(); ; {
-		err = nil
-		if *limit != "" {
-			err = setLimit(cli, a.prefix, want, true)
-		}
-		if err == nil {
-			_, ls, err = queue(cli, a.prefix, 5*time.Second)
-			if err != nil {
-				err = etcdErr("read the limit", err)
-			}
-		}
-		if err == nil || !errors.Is(err, syscall.ETIMEDOUT) || time.Since(t0) > *startWait {
-			break
-		}
-		logf("%v; trying again", err)
-	}
+	ls, err := a.begin(*endpoints, *limit, want, *startWait)
 	if err != nil {
 		return err
 	}
@@ -1078,7 +1097,7 @@ func runAgent(args []string) error {
 	go a.watchFence(ctx)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	wch := cli.Watch(clientv3.WithRequireLeader(ctx), a.prefix, clientv3.WithPrefix())
+	wch := a.cli.Watch(clientv3.WithRequireLeader(ctx), a.prefix, clientv3.WithPrefix())
 	mode := "exact"
 	if a.share != nil {
 		mode = "share " + a.spec.labelled(a.share)
@@ -1102,7 +1121,7 @@ func runAgent(args []string) error {
 			continue
 		case _, ok := <-wch:
 			if !ok {
-				wch = cli.Watch(clientv3.WithRequireLeader(ctx), a.prefix, clientv3.WithPrefix())
+				wch = a.cli.Watch(clientv3.WithRequireLeader(ctx), a.prefix, clientv3.WithPrefix())
 			}
 		case <-t.C:
 		}
