@@ -45,8 +45,11 @@ for d in agent testtool; do
 	mkdir -p "$gopath/src/fairsem-cluster/$d"
 	cp "$here/$d"/*.go "$gopath/src/fairsem-cluster/$d/"
 done
+# shellcheck source=gocache.sh
+. "$here/gocache.sh"
+cluster_gocache "$out/gocache"
 export GOPATH=$gopath:/usr/share/gocode GO111MODULE=off CGO_ENABLED=0 GOPROXY=off \
-	GOCACHE=${GOCACHE:-$out/gocache} GOFLAGS=
+	GOCACHE GOFLAGS=
 cd "$gopath/src/fairsem-cluster"
 # shellcheck disable=SC2086 # two words at most, no globs
 go vet $dirs

@@ -39,6 +39,11 @@ copy_tree "$root" "$src"
 dpkg-checkbuilddeps "$src/debian/control" ||
 	{ echo "deb: build dependencies missing (scripts/deps.sh)" >&2; exit 1; }
 
+# The agent's Go build reuses the cache a build of the tree keeps
+# (debian/rules keeps its own when it is given none, as on a buildd).
+# shellcheck source=../../cluster/gocache.sh
+. "$root/cluster/gocache.sh"
+cluster_gocache "$src/build/cluster/gocache"
 echo "deb: dpkg-buildpackage in $src"
 (cd "$src" && dpkg-buildpackage -us -uc -b) >"$out/build.log" 2>&1 ||
 	{ tail -n 40 "$out/build.log"; echo "deb: FAILED (log $out/build.log)" >&2; exit 1; }
