@@ -136,8 +136,9 @@ TREE_CACHE := PART_INPUTS="@tree $(CACHE_INPUTS)"
 # anywhere else (a document, another component) reuses its result.  The
 # parts that read documents name them (recipes: Documentation/recipes.rst;
 # lib: man/, debian/changelog and contrib/, which its version check
-# reads); those that read the whole tree (the packages, README's blocks,
-# the RFC series) keep TREE_CACHE.
+# reads; the RFC series: the contract, which it carries and renders);
+# those that read the whole tree (the packages, README's blocks) keep
+# TREE_CACHE.
 CORE_INPUTS := @git:kmod @git:uapi @git:lib @git:selftests @git:scripts \
 	@git:mk @git:Makefile @git:Kbuild @git:VERSION @git:dkms.conf
 own-cache = PART_INPUTS="$(CORE_INPUTS) $(addprefix @git:,$(1)) $(CACHE_INPUTS)"
@@ -356,7 +357,7 @@ lane-jobserver: shared-builds
 
 lane-rfc:
 	@$(LANES) begin $@ setup
-	@$(TREE_CACHE) $(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
+	@$(call own-cache,Documentation/userspace-api) $(PART) rfc $(TOP)/scripts/rfc/rfc.sh $(BUILD)/rfc || true
 	@$(LANES) end $@
 
 # After kernel-debug: make expands VM_KDIR_debug ($(shell) of the debug
