@@ -8,9 +8,10 @@
  * so that the queue is sorted by the queueing task's priority and in
  * arrival order among equals, as futexes keep their waiters; share order
  * (a jobserver's) keeps each group's first request only, sorted by what
- * its group holds and in arrival order among equals, the rest waiting in
- * their group, so that a permit freed goes to the build that holds the
- * fewest.  Granting therefore only ever looks at the first entry.
+ * its group holds and in arrival order among equals, a governor's group
+ * first, the rest waiting in their group, so that a permit freed goes to
+ * the governor, or else to the build that holds the fewest.  Granting
+ * therefore only ever looks at the first entry.
  * A request is granted only from the head, and only when it fits in every
  * kind, so a large head holds back the smaller requests behind it, even
  * those that would fit; that is what makes the order strict, and bounds
@@ -141,6 +142,7 @@ void fairsem_group_setup(struct fairsem_group *g)
 	INIT_LIST_HEAD(&g->waiting);
 	g->head = NULL;
 	g->held = 0;
+	g->first = false;
 }
 
 /**
@@ -250,10 +252,16 @@ static bool fairsem_seq_before(u64 a, u64 b)
 	return (s64)((a - b) << (64 - FAIRSEM_SEQ_BITS)) < 0;
 }
 
-/* What @req's group holds: its key in share order. */
-static u64 fairsem_group_key(const struct fairsem_request *req)
+/*
+ * Share order: does group @a's head go before group @b's, arrival aside?
+ * A governor's goes first; then the group that holds the fewest.
+ */
+static bool fairsem_group_before(const struct fairsem_group *a,
+				 const struct fairsem_group *b)
 {
-	return fairsem_group_of(req->holder)->held;
+	if (a->first != b->first)
+		return a->first;
+	return a->held < b->held;
 }
 
 /* Does @a come before @b in grant order (both with their arrivals)? */
@@ -261,11 +269,16 @@ static bool fairsem_goes_before(const struct fairsem_sem *sem,
 				const struct fairsem_request *a,
 				const struct fairsem_request *b)
 {
+	const struct fairsem_group *ga, *gb;
+
 	if (sem->prio && a->prio != b->prio)
 		return a->prio < b->prio;
-	if (unlikely(sem->share) &&
-	    fairsem_group_key(a) != fairsem_group_key(b))
-		return fairsem_group_key(a) < fairsem_group_key(b);
+	if (unlikely(sem->share)) {
+		ga = fairsem_group_of(a->holder);
+		gb = fairsem_group_of(b->holder);
+		if (fairsem_group_before(ga, gb) || fairsem_group_before(gb, ga))
+			return fairsem_group_before(ga, gb);
+	}
 	return sem->lifo ? fairsem_seq_before(b->seq, a->seq) :
 			   fairsem_seq_before(a->seq, b->seq);
 }
@@ -450,19 +463,19 @@ static void fairsem_queue_del(struct fairsem_sem *sem, struct fairsem_request *r
 /*
  * Would a new request be the head?  FIFO: nobody waits; LIFO: always;
  * priority order: every queued request has a lower priority; share
- * order: its group has none queued and holds less than the head's.
+ * order: its group has none queued and goes before the head's.
  */
 static bool fairsem_would_be_head(struct fairsem_sem *sem,
 				  const struct fairsem_request *req)
 {
-	const struct fairsem_group *g;
+	const struct fairsem_group *g, *h;
 
 	if (sem->lifo || list_empty(&sem->queue))
 		return true;
 	if (unlikely(sem->share)) {
 		g = fairsem_group_of(req->holder);
-		return !g->head &&
-		       g->held < fairsem_group_key(fairsem_queue_first(sem));
+		h = fairsem_group_of(fairsem_queue_first(sem)->holder);
+		return !g->head && fairsem_group_before(g, h);
 	}
 	return sem->prio && req->prio < fairsem_queue_first(sem)->prio;
 }

@@ -219,17 +219,20 @@ struct fairsem_holder {
  * @head: its first queued request, the only one in &fairsem_sem.queue,
  *	or NULL while none of its requests waits
  * @held: the permits its holders hold together
+ * @first: a governor's: its head goes before the head of every group
+ *	that is not, whatever either holds
  *
  * A permit freed goes to the head of the group that holds the fewest, in
- * arrival order among equals: the queue is kept in that order, and a
- * change of @held moves the group's head in it.  Owned by the glue, which
- * keeps it while any of its holders lives; fairsem_group_setup() makes it
- * empty.
+ * arrival order among equals, a governor's group before all: the queue is
+ * kept in that order, and a change of @held moves the group's head in it.
+ * Owned by the glue, which keeps it while any of its holders lives;
+ * fairsem_group_setup() makes it empty, and not a governor's.
  */
 struct fairsem_group {
 	struct list_head waiting;
 	struct fairsem_request *head;
 	u64 held;
+	bool first;
 };
 
 /**

@@ -95,7 +95,7 @@ static bool fairsem_labels_valid(const struct fairsem_init *args)
 	(FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_JOBSERVER | FAIRSEM_FAST)
 #define FAIRSEM_OP_FLAGS \
 	(FAIRSEM_ACQ_TRY | FAIRSEM_RELEASE_FORGET | FAIRSEM_RESIZE_ADD | \
-	 FAIRSEM_RESIZE_REMOVE)
+	 FAIRSEM_RESIZE_REMOVE | FAIRSEM_HANDLE_GOVERN)
 
 /*
  * One order at most; a jobserver is FIFO (strict arrival order is its
@@ -377,17 +377,25 @@ static int fairsem_ioctl_new_handle(struct file *old, unsigned int cmd,
 
 	if (copy_from_user(&args, argp, sizeof(args)))
 		return -EFAULT;
-	if (args.flags & ~(O_CLOEXEC | O_NONBLOCK))
+	if (args.flags & ~(O_CLOEXEC | O_NONBLOCK | FAIRSEM_HANDLE_GOVERN))
 		return -EINVAL;
 	sem = fairsem_bound(ff);
 	if (!sem)
 		return -EBADFD;
 	if (READ_ONCE(sem->closed))
 		return -EIDRM;
+	if (args.flags & FAIRSEM_HANDLE_GOVERN) {
+		ret = fairsem_js_may_govern(sem);
+		if (ret)
+			return ret;
+	}
 
 	nff = fairsem_file_alloc();
 	if (!nff)
 		return -ENOMEM;
+	/* No request of its own before it is installed: set it unlocked. */
+	if (args.flags & FAIRSEM_HANDLE_GOVERN)
+		nff->holder.group = fairsem_js_governors(sem);
 	fd = get_unused_fd_flags(args.flags & O_CLOEXEC);
 	if (fd < 0) {
 		ret = fd;

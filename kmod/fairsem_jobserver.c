@@ -25,11 +25,16 @@
  * Accounts share the tokens by build (the core's share order): each
  * belongs to the build of its maker's process group, a struct
  * fairsem_js_build that lives while any of its accounts does; the
- * jobserver's handles, for the ioctls, count as one build of their own.
+ * jobserver's handles, for the ioctls, count as one build of their own,
+ * and its governors' handles (NEW_HANDLE with FAIRSEM_HANDLE_GOVERN) as
+ * another, which goes before every build: a governor withholds the next
+ * tokens freed, and never one a job holds.
  *
  * Everything about accounts and builds is under sem->lock.
  */
 #include <linux/atomic.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/lockdep.h>
@@ -116,12 +121,16 @@ struct fairsem_js_account {
  *	other process using the jobserver
  * @builds: the builds of the live accounts, by process group
  * @handles: the build of the jobserver's handles (fairsem_group_of())
+ * @governors: the build of its governors' handles, ahead of every other
+ * @maker: who made the jobserver, and may govern it
  */
 struct fairsem_js_accounts {
 	struct list_head list;
 	struct rb_root tree;
 	struct rb_root builds;
 	struct fairsem_group handles;
+	struct fairsem_group governors;
+	kuid_t maker;
 };
 
 /**
@@ -141,8 +150,61 @@ int fairsem_js_setup(struct fairsem_sem *sem)
 	all->tree = RB_ROOT;
 	all->builds = RB_ROOT;
 	fairsem_group_setup(&all->handles);
+	fairsem_group_setup(&all->governors);
+	all->governors.first = true;
+	all->maker = current_fsuid();
 	sem->accounts = all;
 	return 0;
+}
+
+/**
+ * fairsem_js_may_govern() - may the caller make a governor's handle?
+ * @sem: the semaphore of the handle NEW_HANDLE was called on
+ *
+ * A governor's requests pass every build's, so only the jobserver's maker
+ * (by filesystem uid: the service that made the machine's jobserver) or
+ * a caller with CAP_SYS_ADMIN may make one; a member of the group that may
+ * open the name may not.
+ *
+ * Return: 0, -EINVAL if @sem is no jobserver, -EPERM if not allowed.
+ */
+int fairsem_js_may_govern(const struct fairsem_sem *sem)
+{
+	if (!fairsem_is_jobserver(sem))
+		return -EINVAL;
+	if (!uid_eq(current_fsuid(), sem->accounts->maker) &&
+	    !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	return 0;
+}
+
+/**
+ * fairsem_js_protocol() - does a handle speak the jobserver protocol?
+ * @ff: a handle bound to @sem
+ * @sem: its semaphore
+ *
+ * A jobserver's handles are read, written and polled for tokens, but for
+ * a governor's: its tokens are submitted and reaped, and it polls for
+ * them, as a handle of any other semaphore.
+ *
+ * Return: true for a jobserver's handle that is not a governor's.
+ */
+bool fairsem_js_protocol(const struct fairsem_file *ff,
+			 const struct fairsem_sem *sem)
+{
+	return fairsem_is_jobserver(sem) &&
+	       ff->holder.group != &sem->accounts->governors;
+}
+
+/**
+ * fairsem_js_governors() - the group a governor's handle counts in
+ * @sem: a jobserver semaphore
+ *
+ * Return: the group, which lives as long as @sem.
+ */
+struct fairsem_group *fairsem_js_governors(struct fairsem_sem *sem)
+{
+	return &sem->accounts->governors;
 }
 
 /**

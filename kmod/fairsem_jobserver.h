@@ -11,6 +11,10 @@
 #include "fairsem_dev.h"
 
 int fairsem_js_setup(struct fairsem_sem *sem);
+int fairsem_js_may_govern(const struct fairsem_sem *sem);
+bool fairsem_js_protocol(const struct fairsem_file *ff,
+			 const struct fairsem_sem *sem);
+struct fairsem_group *fairsem_js_governors(struct fairsem_sem *sem);
 ssize_t fairsem_js_read(struct kiocb *iocb, struct iov_iter *to);
 ssize_t fairsem_js_write(struct kiocb *iocb, struct iov_iter *from);
 __poll_t fairsem_js_poll(struct file *file, struct fairsem_sem *sem);

@@ -414,6 +414,32 @@ static void share_of_one_build_is_fifo(struct kunit *test)
 	kt_detach_all(w);
 }
 
+/* A governor's group goes first, though it holds more than the other. */
+static void share_governor_goes_first(struct kunit *test)
+{
+	struct fairsem_group g[2];
+	struct kt_world *w = kt_world_share(test, 3, g);
+	struct fairsem_request r0, r1, r2, a1, c1;
+
+	g[1].first = true;
+	KT_EQ(test, 0, kt_enqueue(w, &r0, &w->h[2], 2));
+	KT_EQ(test, 0, kt_enqueue(w, &r1, &w->h[0], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &a1, &w->h[0], 1));
+	KT_EQ(test, -EINPROGRESS, kt_enqueue(w, &c1, &w->h[3], 1));
+	KT_PTR_EQ(test, &c1, list_first_entry(&w->sem->queue,
+					      struct fairsem_request, node));
+	KT_EQ(test, 0, kt_release(w, &w->h[0], 1));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, c1.state);
+	KT_EQ(test, FAIRSEM_REQ_QUEUED, a1.state);
+	KT_EQ(test, 3, g[1].held);
+	/* A new request of the governor's goes first too, and fits at once. */
+	KT_EQ(test, 0, kt_release(w, &w->h[3], 1));
+	KT_EQ(test, FAIRSEM_REQ_GRANTED, a1.state);
+	KT_EQ(test, 0, kt_release(w, &w->h[0], 1));
+	KT_EQ(test, 0, kt_enqueue(w, &r2, &w->h[3], 1));
+	kt_detach_all(w);
+}
+
 static void close_refuses_every_waiter_and_wakes_every_holder(struct kunit *test)
 {
 	struct kt_world *w = kt_world(test, 0, 0);
@@ -805,6 +831,7 @@ static struct kunit_case fairsem_core_cases[] = {
 	KUNIT_CASE(lifo_grants_the_newest_first),
 	KUNIT_CASE(share_grants_the_build_holding_fewest),
 	KUNIT_CASE(share_of_one_build_is_fifo),
+	KUNIT_CASE(share_governor_goes_first),
 	KUNIT_CASE(close_refuses_every_waiter_and_wakes_every_holder),
 	KUNIT_CASE(a_withdrawn_grant_gives_back_only_what_is_still_held),
 	KUNIT_CASE(counts_out_of_range_change_nothing),

@@ -117,8 +117,9 @@ static int fairsem_fop_release(struct inode *inode, struct file *file)
 }
 
 /*
- * Only a jobserver is read, a byte a token; any other bound handle is as
- * if it had no read at all.  A grant is reaped, never read.
+ * Only a jobserver is read, a byte a token; any other bound handle, and a
+ * governor's, is as if it had no read at all.  A grant is reaped, never
+ * read.
  */
 static ssize_t fairsem_fop_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
@@ -127,7 +128,7 @@ static ssize_t fairsem_fop_read_iter(struct kiocb *iocb, struct iov_iter *to)
 
 	if (!sem)
 		return -EBADFD;
-	if (!fairsem_is_jobserver(sem))
+	if (!fairsem_js_protocol(ff, sem))
 		return -EINVAL;
 	return fairsem_js_read(iocb, to);
 }
@@ -138,7 +139,7 @@ static ssize_t fairsem_fop_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	struct fairsem_file *ff = iocb->ki_filp->private_data;
 	struct fairsem_sem *sem = fairsem_bound(ff);
 
-	if (!sem || !fairsem_is_jobserver(sem))
+	if (!sem || !fairsem_js_protocol(ff, sem))
 		return -EINVAL;
 	return fairsem_js_write(iocb, from);
 }
@@ -168,7 +169,7 @@ static __poll_t fairsem_fop_poll(struct file *file, poll_table *wait)
 	sem = fairsem_bound(ff);
 	if (!sem)
 		return 0;
-	if (fairsem_is_jobserver(sem))
+	if (fairsem_js_protocol(ff, sem))
 		return fairsem_js_poll(file, sem);
 	spin_lock(&sem->lock);
 	events = fairsem_poll_events(&ff->holder);

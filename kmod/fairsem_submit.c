@@ -31,6 +31,7 @@
 #include <linux/xarray.h>
 #include <uapi/linux/fairsem.h>
 
+#include "fairsem_jobserver.h"
 #include "fairsem_submit.h"
 #include "fairsem_trace.h"
 #include "fairsem_wait.h"
@@ -198,7 +199,7 @@ static int fairsem_submit(struct fairsem_file *ff, struct fairsem_sem *sem,
 	struct fairsem_sub *sub;
 	int ret;
 
-	if (fairsem_is_jobserver(sem))
+	if (fairsem_js_protocol(ff, sem))
 		return -EINVAL;	/* its tokens are read(2), not reaped */
 	ret = fairsem_submit_now(ff, sem, count);
 	if (ret != -EAGAIN)

@@ -168,13 +168,17 @@ FAIRSEM_EXPORT int fairsem_create(uint64_t permits, unsigned int flags)
 /**
  * fairsem_new_handle() - open another handle on @fd's semaphore
  * @fd: a bound handle
- * @flags: 0, or any of O_CLOEXEC and O_NONBLOCK, for the new descriptor
+ * @flags: 0, or any of O_CLOEXEC and O_NONBLOCK, for the new descriptor,
+ *	and on a jobserver semaphore FAIRSEM_HANDLE_GOVERN: a governor's
+ *	handle, whose requests go before every build's
  *
  * The new handle has its own accounting: it holds nothing and has no
  * submitted request.  Without O_CLOEXEC it survives execve(2).
  *
- * Return: the new file descriptor; -EINVAL for other @flags; -EBADFD when
- * @fd is not bound; -EIDRM when the semaphore is closed; -EMFILE or
+ * Return: the new file descriptor; -EINVAL for other @flags, or
+ * FAIRSEM_HANDLE_GOVERN on a semaphore that is no jobserver; -EPERM when
+ * the caller neither made the jobserver nor has CAP_SYS_ADMIN; -EBADFD
+ * when @fd is not bound; -EIDRM when the semaphore is closed; -EMFILE or
  * -ENOMEM when no descriptor can be had.
  */
 FAIRSEM_EXPORT int fairsem_new_handle(int fd, int flags)

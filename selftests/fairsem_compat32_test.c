@@ -53,7 +53,8 @@ TEST(compat_info_on_unbound_handle_reports_nkinds_0_and_the_supported_flags)
 	EXPECT_EQ(FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_JOBSERVER | FAIRSEM_FAST,
 		  info.init_flags);
 	EXPECT_EQ(FAIRSEM_ACQ_TRY | FAIRSEM_RELEASE_FORGET |
-		  FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE, info.op_flags);
+		  FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE |
+		  FAIRSEM_HANDLE_GOVERN, info.op_flags);
 	EXPECT_EQ(0, info.reserved2);
 }
 

@@ -15,11 +15,15 @@
 #define MAXP	FAIRSEM_MAX_PERMITS
 #define NOW	0ULL	/* a deadline long past */
 
-/* What INFO says this kernel's INIT, and its ACQUIRE, RELEASE, RESIZE take. */
+/*
+ * What INFO says this kernel's INIT, and its ACQUIRE, RELEASE, RESIZE and
+ * NEW_HANDLE take.
+ */
 #define INIT_FLAGS	(FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_JOBSERVER | \
 			 FAIRSEM_FAST)
 #define OP_FLAGS	(FAIRSEM_ACQ_TRY | FAIRSEM_RELEASE_FORGET | \
-			 FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE)
+			 FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE | \
+			 FAIRSEM_HANDLE_GOVERN)
 
 /* RELEASE of a vector of one with these flags: 0 or -errno. */
 static int release_flags(int fd, uint64_t count, uint32_t flags)
@@ -864,7 +868,7 @@ TEST(info_reports_no_op_flag_at_bit_1)
 	EXPECT_EQ(0, info.op_flags & FS_OP_BIT1);
 	ASSERT_EQ(0, fs_info(unbound, &info));
 	EXPECT_EQ(0, info.op_flags & FS_OP_BIT1);
-	EXPECT_EQ(0x1d, info.op_flags);
+	EXPECT_EQ(0x3d, info.op_flags);
 }
 
 /*

@@ -1645,4 +1645,129 @@ TEST(a_read_ended_by_eintr_while_frozen_keeps_no_place)
 	EXPECT_EQ(0, fs_taken(fd));
 }
 
+/* ---- governors ---- */
+
+/*
+ * A governor's request goes before every build's, even one that holds
+ * nothing while the governor holds more: it withholds the next token
+ * freed.
+ */
+TEST(a_governors_request_goes_before_every_builds)
+{
+	int fd = js_new(3), g, h, rep[2], id;
+	pid_t a;
+
+	ASSERT_LE(0, fd);
+	g = fs_new_handle(fd, FAIRSEM_HANDLE_GOVERN | O_NONBLOCK);
+	ASSERT_LE(0, g);
+	ASSERT_EQ(0, fs_get(g, 2));		/* the governor holds 2 */
+	ASSERT_EQ(1, js_read(fd, 1));		/* our build 1 */
+	ASSERT_EQ(0, pipe2(rep, O_NONBLOCK));
+	h = fs_new_handle(fd, O_NONBLOCK);
+	ASSERT_LE(0, h);
+	a = js_poller(h, rep[1]);
+	ASSERT_LE(0, a);
+	ASSERT_EQ(0, fs_wait_for_waiters(fd, 1));	/* our build's reservation */
+	id = fs_submit(g, 1);
+	ASSERT_LT(0, id);			/* queued after it */
+
+	EXPECT_EQ(0, fs_revents(g, POLLIN));	/* no reservation queued */
+	ASSERT_EQ(1, js_write(fd, 1));		/* our build holds 0 now */
+	EXPECT_EQ(POLLIN, fs_revents(g, POLLIN));	/* the governor's, */
+	EXPECT_EQ(id, fs_reap1(g));		/* to reap */
+	EXPECT_EQ(3, fs_holds(g));
+	EXPECT_EQ(1, fs_waiters(fd));
+	EXPECT_EQ(-EIO, fs_take(rep[0]));	/* the poller not woken */
+
+	EXPECT_EQ(0, fs_release(g, 3));		/* all 3 back: one to the poller */
+	fcntl(rep[0], F_SETFL, 0);
+	EXPECT_EQ('p', fs_take(rep[0]));
+	EXPECT_EQ('r', fs_take(rep[0]));
+	EXPECT_EQ(1, fs_taken(fd));
+	js_kill(a);
+	EXPECT_EQ(0, fs_taken(fd));
+}
+
+/*
+ * A governor takes a token that no build's head can, never one held, and
+ * gives back what it holds when its handle closes.
+ */
+TEST(a_governor_takes_only_free_tokens)
+{
+	int fd = js_new(2), g;
+
+	ASSERT_LE(0, fd);
+	g = fs_new_handle(fd, FAIRSEM_HANDLE_GOVERN);
+	ASSERT_LE(0, g);
+	ASSERT_EQ(2, js_read(fd, 2));
+	EXPECT_EQ(-EAGAIN, fs_try(g, 1));
+	ASSERT_EQ(1, js_write(fd, 1));
+	EXPECT_EQ(0, fs_try(g, 1));
+	EXPECT_EQ(1, fs_holds(g));
+	EXPECT_EQ(2, fs_taken(fd));
+	EXPECT_EQ(0, close(g));
+	EXPECT_EQ(1, fs_taken(fd));
+}
+
+/* A governor's handle speaks the ioctls, not the jobserver protocol. */
+TEST(a_governors_handle_is_neither_read_nor_written)
+{
+	int fd = js_new(2), g;
+	char c = '+';
+
+	ASSERT_LE(0, fd);
+	g = fs_new_handle(fd, FAIRSEM_HANDLE_GOVERN | O_NONBLOCK);
+	ASSERT_LE(0, g);
+	EXPECT_EQ(-1, read(g, &c, 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, write(g, &c, 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, fs_taken(fd));
+	EXPECT_EQ(-EINVAL, fs_submit(fd, 1));	/* the others' tokens are read */
+	EXPECT_EQ(0, fs_submit(g, 1));		/* granted at once */
+	EXPECT_EQ(1, fs_holds(g));
+}
+
+TEST(new_handle_govern_of_a_semaphore_that_is_no_jobserver_is_einval)
+{
+	int fd = fs_new(1, 0), fast = fs_new(1, FAIRSEM_FAST);
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, fast);
+	EXPECT_EQ(-EINVAL, fs_new_handle(fd, FAIRSEM_HANDLE_GOVERN));
+	EXPECT_EQ(-EINVAL, fs_new_handle(fast, FAIRSEM_HANDLE_GOVERN));
+	EXPECT_EQ(1, fs_handles(fd));
+}
+
+/*
+ * Only the jobserver's maker, or CAP_SYS_ADMIN, may govern it: another
+ * user who may read and write it gets EPERM; a user governs its own.
+ */
+TEST(new_handle_govern_by_another_user_is_eperm_and_by_its_maker_works)
+{
+	int fd = js_new(1), status;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	pid = fs_fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int own;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		if (fs_new_handle(fd, FAIRSEM_HANDLE_GOVERN) != -EPERM)
+			_exit(11);
+		if (fs_new_handle(fd, 0) < 0)		/* a plain one: yes */
+			_exit(12);
+		own = js_new(1);
+		if (own < 0 || fs_new_handle(own, FAIRSEM_HANDLE_GOVERN) < 0)
+			_exit(13);
+		_exit(0);
+	}
+	status = js_exit_code(pid);
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(1, fs_handles(fd));
+}
+
 TEST_HARNESS_MAIN

@@ -497,7 +497,7 @@ func TestInfoOfAnUnboundHandleReportsTheKernelsFlagsAndNoSemaphore(t *testing.T)
 	if want := uint32(flagLIFO | flagPrio | flagJobserver | flagFast); i.initFlags != want {
 		t.Errorf("init_flags %#x, want %#x", i.initFlags, want)
 	}
-	if want := uint32(acqTry | releaseForget | resizeAdd | resizeRemove); i.opFlags != want {
+	if want := uint32(acqTry | releaseForget | resizeAdd | resizeRemove | handleGovern); i.opFlags != want {
 		t.Errorf("op_flags %#x, want %#x", i.opFlags, want)
 	}
 }
@@ -671,7 +671,8 @@ func TestConstantsMatchTheUapiHeader(t *testing.T) {
 		"FAIRSEM_ACQ_TRY":        acqTry,
 		"FAIRSEM_RELEASE_FORGET": releaseForget,
 		"FAIRSEM_RESIZE_ADD":     resizeAdd, "FAIRSEM_RESIZE_REMOVE": resizeRemove,
-		"FAIRSEM_INFO_CLOSED": infoClosed, "FAIRSEM_INFO_KINDS": infoKinds,
+		"FAIRSEM_HANDLE_GOVERN": handleGovern,
+		"FAIRSEM_INFO_CLOSED":   infoClosed, "FAIRSEM_INFO_KINDS": infoKinds,
 		"FAIRSEM_FAST_MAP_PAGES":   fastMapPages,
 		"FAIRSEM_FAST_MAX_PERMITS": fastMaxPermits, "FAIRSEM_FAST_FREE": fastFree,
 		"FAIRSEM_FAST_WAITERS": fastWaiters, "FAIRSEM_FAST_RECONCILE": fastReconcile,

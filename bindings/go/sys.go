@@ -17,11 +17,12 @@ const (
 	flagJobserver = 1 << 6 // FAIRSEM_JOBSERVER
 	flagFast      = 1 << 7 // FAIRSEM_FAST
 
-	// ACQUIRE's, RELEASE's and RESIZE's flags, one space.
+	// ACQUIRE's, RELEASE's, RESIZE's and NEW_HANDLE's flags, one space.
 	acqTry        = 1 << 0 // FAIRSEM_ACQ_TRY
 	releaseForget = 1 << 2 // FAIRSEM_RELEASE_FORGET
 	resizeAdd     = 1 << 3 // FAIRSEM_RESIZE_ADD
 	resizeRemove  = 1 << 4 // FAIRSEM_RESIZE_REMOVE
+	handleGovern  = 1 << 5 // FAIRSEM_HANDLE_GOVERN
 
 	infoClosed = 1 << 1 // FAIRSEM_INFO_CLOSED
 	infoKinds  = 1 << 5 // FAIRSEM_INFO_KINDS

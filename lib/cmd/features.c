@@ -24,6 +24,7 @@ static const struct feature {
 	{ FAIRSEM_RELEASE_FORGET, "forget (FAIRSEM_RELEASE_FORGET)" },
 	{ FAIRSEM_RESIZE_ADD, "add (FAIRSEM_RESIZE_ADD)" },
 	{ FAIRSEM_RESIZE_REMOVE, "remove (FAIRSEM_RESIZE_REMOVE)" },
+	{ FAIRSEM_HANDLE_GOVERN, "governing handles (--govern)" },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -14,7 +14,7 @@
 
 #define ALL_INIT (FAIRSEM_LIFO | FAIRSEM_PRIO | FAIRSEM_JOBSERVER | FAIRSEM_FAST)
 #define ALL_OP (FAIRSEM_ACQ_TRY | FAIRSEM_RELEASE_FORGET | \
-		FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE)
+		FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE | FAIRSEM_HANDLE_GOVERN)
 
 static int n, failed;
 
@@ -70,6 +70,9 @@ int main(void)
 	expect("no RESIZE_REMOVE names remove", 0, 0, FAIRSEM_RESIZE_REMOVE,
 	       FAIRSEM_RESIZE_ADD,
 	       "this fairsem module has no remove (FAIRSEM_RESIZE_REMOVE)");
+	expect("no HANDLE_GOVERN names --govern", 0, 0, FAIRSEM_HANDLE_GOVERN,
+	       ALL_OP & ~FAIRSEM_HANDLE_GOVERN,
+	       "this fairsem module has no governing handles (--govern)");
 	expect("INIT's flags are checked before the operations'",
 	       FAIRSEM_FAST, 0, FAIRSEM_ACQ_TRY, 0,
 	       "this fairsem module has no fast path (--fast)");

@@ -685,10 +685,12 @@ static void share_grants_the_build_holding_fewest(struct world *w)
 /* Two handles of one build: strict FIFO, whatever each holds. */
 static void share_of_one_build_is_fifo(struct world *w)
 {
-	int a = op_init(w, 1, FAIRSEM_JOBSERVER), b = op_new_handle(w, a);
-	int c = op_new_handle(w, a), d = op_new_handle(w, a), w1, w2, w3;
+	int a = op_init(w, 1, FAIRSEM_JOBSERVER), d = a, w1, w2, w3;
 
-	EXPECT(w, b == 1 && c == 2 && d == 3);
+	/* the next handle of a's group: slot REF_GROUPS */
+	while (d < REF_GROUPS)
+		d = op_new_handle(w, a);
+	EXPECT(w, d == REF_GROUPS);
 	EXPECT(w, op_acquire(w, a, 1, NULL) == 0);
 	EXPECT(w, op_acquire(w, d, 1, &w1) == -EINPROGRESS);
 	EXPECT(w, op_acquire(w, a, 1, &w2) == -EINPROGRESS);
@@ -714,6 +716,51 @@ static void share_granted_at_once_only_for_a_build_holding_less(struct world *w)
 	/* b's build holds as much as c's now: not less */
 	EXPECT(w, op_try(w, b, 1) == -EAGAIN && available(w, a) == 1);
 	EXPECT(w, wstate(w, w1) == FAIRSEM_REQ_QUEUED);
+}
+
+/* The governor's handle (slot REF_GOVERNOR) and a build's: slot 0. */
+static int governor_handle(struct world *w, int a)
+{
+	int g = a;
+
+	while (g < REF_GOVERNOR)
+		g = op_new_handle(w, a);
+	return g;
+}
+
+/*
+ * A governor's request goes before every build's, even while it holds
+ * more than any of them: the next token freed is withheld.
+ */
+static void share_governor_goes_before_every_build(struct world *w)
+{
+	int a = op_init(w, 3, FAIRSEM_JOBSERVER), b = op_new_handle(w, a);
+	int g = governor_handle(w, a), w1, w2;
+
+	EXPECT(w, op_acquire(w, g, 1, NULL) == 0);
+	EXPECT(w, op_acquire(w, a, 2, NULL) == 0);
+	EXPECT(w, op_acquire(w, b, 1, &w1) == -EINPROGRESS);
+	EXPECT(w, op_acquire(w, g, 1, &w2) == -EINPROGRESS);
+	/* g holds 1 and b nothing: g first all the same */
+	EXPECT(w, op_release(w, a, 1) == 0 && wstate(w, w2) == FAIRSEM_REQ_GRANTED);
+	EXPECT(w, wstate(w, w1) == FAIRSEM_REQ_QUEUED && holds(w, g) == 2);
+	EXPECT(w, op_release(w, a, 1) == 0 && wstate(w, w1) == FAIRSEM_REQ_GRANTED);
+}
+
+/*
+ * A governor takes a free token at once while a build's head that does
+ * not fit waits; a build's new request may not.
+ */
+static void share_governor_takes_what_no_head_can(struct world *w)
+{
+	int a = op_init(w, 2, FAIRSEM_JOBSERVER), b = op_new_handle(w, a);
+	int g = governor_handle(w, a), w1;
+
+	EXPECT(w, op_acquire(w, a, 1, NULL) == 0);
+	EXPECT(w, op_acquire(w, b, 2, &w1) == -EINPROGRESS);
+	EXPECT(w, op_try(w, a, 1) == -EAGAIN);
+	EXPECT(w, op_try(w, g, 1) == 0 && holds(w, g) == 1);
+	EXPECT(w, available(w, a) == 0 && wstate(w, w1) == FAIRSEM_REQ_QUEUED);
 }
 
 /* A rejoin takes its arrival place within its build, its first or not. */
@@ -947,6 +994,8 @@ static const struct test tests[] = {
 	TEST(share_grants_the_build_holding_fewest),
 	TEST(share_of_one_build_is_fifo),
 	TEST(share_granted_at_once_only_for_a_build_holding_less),
+	TEST(share_governor_goes_before_every_build),
+	TEST(share_governor_takes_what_no_head_can),
 	TEST(share_rejoin_keeps_its_place_in_its_build),
 	TEST(share_greedy_and_polite_builds_each_get_half),
 	TEST(withdraw_granted_gives_back_what_is_still_held),

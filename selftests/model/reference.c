@@ -76,16 +76,29 @@ static bool ref_group_first(const struct ref *r, int i)
 }
 
 /*
+ * Share order: does group @g go before group @h on @sem, arrival aside?
+ * The governor's first, then the group holding fewer.
+ */
+static bool ref_group_before(const struct ref *r, int sem, int g, int h)
+{
+	if ((g == REF_GOVERNOR) != (h == REF_GOVERNOR))
+		return g == REF_GOVERNOR;
+	return ref_group_held(r, sem, g) < ref_group_held(r, sem, h);
+}
+
+/*
  * Share order: does queued request @i, the first of its group, go before
- * @head, the first of another?  The group holding fewer, then arrival.
+ * @head, the first of another?  By group, then by arrival.
  */
 static bool ref_share_before(const struct ref *r, int i, int head)
 {
 	const struct ref_req *q = &r->req[i], *h = &r->req[head];
-	uint64_t hq = ref_group_held(r, q->sem, q->handle % REF_GROUPS);
-	uint64_t hh = ref_group_held(r, h->sem, h->handle % REF_GROUPS);
+	int gq = q->handle % REF_GROUPS, gh = h->handle % REF_GROUPS;
 
-	return hq < hh || (hq == hh && q->seq < h->seq);
+	if (ref_group_before(r, q->sem, gq, gh) ||
+	    ref_group_before(r, q->sem, gh, gq))
+		return ref_group_before(r, q->sem, gq, gh);
+	return q->seq < h->seq;
 }
 
 /* The index in r->req of the next request to be granted, or -1. */
@@ -229,7 +242,7 @@ static void ref_leave(struct ref *r, int handle, int waiter, int sub)
 /*
  * Would a new request of the calling task on @handle be the head?  FIFO:
  * nobody waits; LIFO: always; PRIO: every queued request has a lower
- * priority; share: its group has none queued and holds less than the
+ * priority; share: its group has none queued and goes before the
  * head's.
  */
 static bool ref_would_be_head(const struct ref *r, int sem, int handle)
@@ -244,8 +257,8 @@ static bool ref_would_be_head(const struct ref *r, int sem, int handle)
 			    r->req[i].handle % REF_GROUPS == group)
 				return false;
 		head = ref_head(r, sem);
-		return ref_group_held(r, sem, group) <
-		       ref_group_held(r, sem, r->req[head].handle % REF_GROUPS);
+		return ref_group_before(r, sem, group,
+					r->req[head].handle % REF_GROUPS);
 	}
 	if (!r->sem[sem].prio)
 		return false;

@@ -76,8 +76,13 @@ struct ref_sub {
 	uint64_t granted_at;	/* REF_SUB_GRANTED: the grant's rank, for REAP */
 };
 
-/* Share order: a handle of slot h counts in group h % REF_GROUPS. */
-#define REF_GROUPS	3
+/*
+ * Share order: a handle of slot h counts in group h % REF_GROUPS; the last
+ * group, REF_GOVERNOR, is a governor's, ahead of the others (slots 3, 7,
+ * ...: the directed tests' first three handles are builds).
+ */
+#define REF_GROUPS	4
+#define REF_GOVERNOR	(REF_GROUPS - 1)
 
 struct ref_handle {
 	bool used;

@@ -1041,6 +1041,7 @@ int op_init(struct world *w, u64 permits, u32 flags)
 	fairsem_sem_setup(sem, w->next_sem_id, 1, &permits, flags);
 	for (ref = 0; ref < REF_GROUPS; ref++)
 		fairsem_group_setup(&w->group[s][ref]);
+	w->group[s][REF_GOVERNOR].first = true;
 	th = handle_new(w, h, s);
 	/* INIT publishes holder->sem before the core counts the holder in. */
 	spin_lock(&sem->lock);

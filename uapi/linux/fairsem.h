@@ -37,13 +37,16 @@
 #define FAIRSEM_FAST		_BITUL(7)
 
 /*
- * The flags of ACQUIRE, RELEASE and RESIZE, in one space so that INFO can
- * report every one this kernel knows in one mask (@op_flags).
+ * The flags of ACQUIRE, RELEASE, RESIZE and NEW_HANDLE, in one space so
+ * that INFO can report every one this kernel knows in one mask
+ * (@op_flags).  NEW_HANDLE's also takes O_CLOEXEC and O_NONBLOCK, whose
+ * bits no flag here uses on any architecture.
  */
 #define FAIRSEM_ACQ_TRY		_BITUL(0)	/* ACQUIRE: never sleep */
 #define FAIRSEM_RELEASE_FORGET	_BITUL(2)	/* RELEASE: lower the limit too */
 #define FAIRSEM_RESIZE_ADD	_BITUL(3)	/* RESIZE: raise the limit */
 #define FAIRSEM_RESIZE_REMOVE	_BITUL(4)	/* RESIZE: lower the limit */
+#define FAIRSEM_HANDLE_GOVERN	_BITUL(5)	/* NEW_HANDLE: a governor's */
 
 /* fairsem_info_kinds.flags, besides the semaphore's own init flags */
 #define FAIRSEM_INFO_CLOSED		_BITUL(1)
@@ -143,7 +146,8 @@ struct fairsem_kind {
  *	not bound yet, of which INFO reports only the two masks below
  * @reserved: zero
  * @init_flags: every flag this kernel's INIT accepts
- * @op_flags: every flag this kernel's ACQUIRE, RELEASE and RESIZE accept
+ * @op_flags: every flag this kernel's ACQUIRE, RELEASE, RESIZE and
+ *	NEW_HANDLE accept (besides NEW_HANDLE's O_CLOEXEC and O_NONBLOCK)
  * @reserved2: zero
  */
 struct fairsem_info_kinds {
@@ -161,7 +165,9 @@ struct fairsem_info_kinds {
 
 /**
  * struct fairsem_handle - FAIRSEM_IOC_NEW_HANDLE's argument
- * @flags: %O_CLOEXEC and %O_NONBLOCK for the new handle
+ * @flags: %O_CLOEXEC and %O_NONBLOCK for the new handle; on a jobserver
+ *	semaphore, %FAIRSEM_HANDLE_GOVERN makes it a governor's, whose
+ *	requests go ahead of every build's
  * @fd: out: the new handle's file descriptor (also the ioctl's result)
  */
 struct fairsem_handle {

@@ -20,11 +20,12 @@ LIFO = 1 << 0
 PRIO = 1 << 4
 JOBSERVER = 1 << 6
 FAST = 1 << 7
-# ACQUIRE's, RELEASE's and RESIZE's flags, one space.
+# ACQUIRE's, RELEASE's, RESIZE's and NEW_HANDLE's flags, one space.
 ACQ_TRY = 1 << 0
 RELEASE_FORGET = 1 << 2
 RESIZE_ADD = 1 << 3
 RESIZE_REMOVE = 1 << 4
+HANDLE_GOVERN = 1 << 5
 INFO_CLOSED = 1 << 1
 INFO_KINDS = 1 << 5
 

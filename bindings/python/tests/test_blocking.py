@@ -252,7 +252,7 @@ class Blocking(unittest.TestCase):
         self.assertEqual((ident, waiters, flags, handles, kinds), (0, 0, 0, 0, ()))
         self.assertEqual(init_flags, _sys.LIFO | _sys.PRIO | _sys.JOBSERVER | _sys.FAST)
         self.assertEqual(op_flags, _sys.ACQ_TRY | _sys.RELEASE_FORGET
-                         | _sys.RESIZE_ADD | _sys.RESIZE_REMOVE)
+                         | _sys.RESIZE_ADD | _sys.RESIZE_REMOVE | _sys.HANDLE_GOVERN)
         # The calls of a semaphore still see no semaphore there.
         with self.assertRaises(OSError) as cm:
             _sys.info_one(fd)
@@ -382,6 +382,7 @@ class Abi(unittest.TestCase):
             "FAIRSEM_ACQ_TRY": _sys.ACQ_TRY,
             "FAIRSEM_RELEASE_FORGET": _sys.RELEASE_FORGET,
             "FAIRSEM_RESIZE_ADD": _sys.RESIZE_ADD, "FAIRSEM_RESIZE_REMOVE": _sys.RESIZE_REMOVE,
+            "FAIRSEM_HANDLE_GOVERN": _sys.HANDLE_GOVERN,
             "FAIRSEM_INFO_CLOSED": _sys.INFO_CLOSED,
             "FAIRSEM_INFO_KINDS": _sys.INFO_KINDS,
         })

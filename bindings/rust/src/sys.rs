@@ -25,6 +25,7 @@ pub const ACQ_TRY: u32 = 1 << 0;
 pub const RELEASE_FORGET: u32 = 1 << 2;
 pub const RESIZE_ADD: u32 = 1 << 3;
 pub const RESIZE_REMOVE: u32 = 1 << 4;
+pub const HANDLE_GOVERN: u32 = 1 << 5;
 pub const INFO_CLOSED: u32 = 1 << 1;
 pub const INFO_KINDS: u32 = 1 << 5;
 

@@ -81,6 +81,7 @@ fn constants_match_the_uapi_header() {
         ("FAIRSEM_RELEASE_FORGET", sys::RELEASE_FORGET as u64),
         ("FAIRSEM_RESIZE_ADD", sys::RESIZE_ADD as u64),
         ("FAIRSEM_RESIZE_REMOVE", sys::RESIZE_REMOVE as u64),
+        ("FAIRSEM_HANDLE_GOVERN", sys::HANDLE_GOVERN as u64),
         ("FAIRSEM_INFO_CLOSED", sys::INFO_CLOSED as u64),
         ("FAIRSEM_INFO_KINDS", sys::INFO_KINDS as u64),
         ("FAIRSEM_FAST_MAP_PAGES", sys::FAST_MAP_PAGES as u64),

@@ -224,7 +224,8 @@ fn info_of_an_unbound_handle_reports_the_kernels_flags_and_no_semaphore() {
     assert!(info.kind.iter().all(|k| k.limit == 0 && k.taken == 0 && k.holds == 0));
     let init = sys::LIFO | sys::PRIO | sys::JOBSERVER | sys::FAST;
     assert_eq!(info.init_flags, init, "init_flags {:#x}", info.init_flags);
-    let ops = sys::ACQ_TRY | sys::RELEASE_FORGET | sys::RESIZE_ADD | sys::RESIZE_REMOVE;
+    let ops = sys::ACQ_TRY | sys::RELEASE_FORGET | sys::RESIZE_ADD | sys::RESIZE_REMOVE
+        | sys::HANDLE_GOVERN;
     assert_eq!(info.op_flags, ops, "op_flags {:#x}", info.op_flags);
     // The calls of a semaphore still see no semaphore there.
     assert_eq!(sys::info(fd.as_raw_fd()).unwrap_err().raw_os_error(), Some(libc::EBADFD));
