@@ -226,7 +226,7 @@ jobserver_governor_withholds_under_pressure() {
 
 # kill -9 of the governor while it withholds: every token back at once.
 jobserver_governor_kill9_returns_tokens() {
-	local pid w=0 i limit avail after_accounts new_tokens taken
+	local pid w=0 i limit avail after new_tokens taken
 	hog_start
 	for i in $(seq 180); do
 		w=$(gov_withheld) || { hog_stop; return 1; }
@@ -242,16 +242,17 @@ jobserver_governor_kill9_returns_tokens() {
 	while [ -e "/proc/$pid" ]; do sleep 0.1; done
 	# At once: one snapshot, right after the governor is gone.
 	avail=$(js_field available)
-	after_accounts=$(fairsem status | sed -n 's/^  account //p')
+	after=$(fairsem status)
 	hog_stop
-	echo "after kill -9: available $avail of $limit; accounts: ${after_accounts:-none}"
-	if grep -q "^$pid " <<<"$after_accounts"; then
-		echo "the dead governor's account is still there"
+	echo "after kill -9: available $avail of $limit; $(grep -E '^  (governor|account) ' <<<"$after" || echo 'no governor, no account')"
+	# The dead governor's handle closed with it: it holds nothing.
+	if grep -qE "^ +$pid +[0-9]+ +[1-9]" <<<"$after"; then
+		echo "a handle of the dead governor still holds tokens"
 		return 1
 	fi
 	# No client but a restarted governor may hold tokens: all the rest
 	# are free.
-	new_tokens=$(sed -n 's/^[0-9]* tokens=\([0-9]*\).*/\1/p' <<<"$after_accounts" |
+	new_tokens=$(sed -n 's/^  governor [0-9]* withholds \([0-9]*\).*/\1/p' <<<"$after" |
 		awk '{ s += $1 } END { print s + 0 }')
 	expect_eq "available after kill -9" "$avail" "$((limit - new_tokens))"
 	echo "returned at once: $((avail - (limit - taken))) of $taken taken (a restarted governor held $new_tokens)"

@@ -23,8 +23,8 @@ js_open() {
 js_count() {
 	"$JS_FAIRSEM" info "$JS_FIFO" | sed -n 's/^available:\t//p'
 }
-# Every account's line of fdinfo; the service's governor, holding nothing
-# and queuing nothing without pressure, has none.
+# Every account's line of fdinfo; the service's governor holds on a
+# governor's handle, not an account, and appears in none.
 js_accounts() {
 	grep '^fairsem-account:' "/proc/$$/fdinfo/$JS_R" || true
 }

@@ -3,16 +3,15 @@
  * fairsem jobserver --govern, --service and --set: the machine's jobserver.
  *
  * The governor withholds tokens of a jobserver while pressure is high, by
- * holding them: it reads them, as any client does, into the account of its
- * own descriptor table, and writes them back as pressure falls.  If it
- * dies, however it dies, the kernel ends that account and every withheld
- * token is back at once: a throttle never outlives its governor.
+ * holding them on a governor's handle (NEW_HANDLE with
+ * FAIRSEM_HANDLE_GOVERN, which only the jobserver's maker or CAP_SYS_ADMIN
+ * may make), one submitted request of one token at a time, and releases
+ * them as pressure falls.  If it dies, however it dies, the handle closes
+ * and every withheld token is back at once: a throttle never outlives its
+ * governor.
  *
- * It asks for tokens as any client does, through the semaphore's one FIFO
- * queue (poll(2) queues a reservation, read(2) takes it): with today's
- * kernel a withholding takes effect once the requests queued before it
- * are granted.  A request that goes to the head of the queue, for a handle
- * allowed to govern, is future kernel work.  It never takes a token from a
+ * A governor's request goes before every build's in the kernel's queue, so
+ * a withholding takes the next token freed; it never takes a token from a
  * running job: it only ever gets tokens that were free.
  *
  * --service CONFIG makes the machine's jobserver from a config file (the
@@ -52,10 +51,12 @@ struct governor {
 	char path[NAME_PATH_MAX];	/* the jobserver's name */
 	char state[NAME_PATH_MAX + 256];	/* the state file, "" for none */
 	int fd;				/* O_RDWR | O_NONBLOCK on the name */
+	int gfd;			/* the governor's handle on it */
 	uint64_t id;			/* the semaphore's id */
-	uint64_t held;			/* tokens read and not written back */
+	uint64_t held;			/* tokens granted and not released */
 	uint64_t target;		/* tokens to withhold */
-	bool pending;			/* a reservation of ours is queued */
+	bool pending;			/* a request of ours is queued */
+	uint32_t pending_id;		/* its id */
 	bool state_warned;
 	struct gov_sample prev;
 	char why[GOV_WHY_MAX];
@@ -240,50 +241,81 @@ static uint64_t tokens_now(const struct governor *g)
 	return fairsem_info(g->fd, &info) ? g->held : info.limit;
 }
 
-/* Up to n tokens that are free (or reserved for us), without waiting. */
-static void take(struct governor *g, uint64_t n)
+/* A failed call on the jobserver: the semaphore closed, or trust nothing. */
+static void broken(const struct governor *g, const char *what, int err)
 {
-	char buf[256];
-	ssize_t got;
+	say(g, "cannot %s: %s", what, strerror(err));
+	exit(err == EIDRM ? EXIT_CLOSED : EXIT_OSERR);
+}
 
-	if (n > sizeof(buf))
-		n = sizeof(buf);
-	got = read(g->fd, buf, (size_t)n);
-	if (got > 0) {
-		g->held += (uint64_t)got;
-		g->pending = false;
-	} else if (got < 0 && errno != EAGAIN && errno != EINTR) {
-		say(g, "cannot take a token: %s", strerror(errno));
-		exit(errno == EIDRM ? EXIT_CLOSED : EXIT_OSERR);
+/* The governor's handle, which only the jobserver's maker may make. */
+static void govern_handle(struct governor *g)
+{
+	g->gfd = fairsem_new_handle(g->fd, O_CLOEXEC | O_NONBLOCK |
+					   FAIRSEM_HANDLE_GOVERN);
+	if (g->gfd == -EPERM)
+		fail(EXIT_DENIED, SUB, "%s: only its maker, or a process with "
+		     "CAP_SYS_ADMIN, may govern it", g->path);
+	if (g->gfd == -EINVAL)
+		fail(EXIT_REFUSED, SUB, "%s: this fairsem module has no governing "
+		     "handles (FAIRSEM_HANDLE_GOVERN)", g->path);
+	if (g->gfd < 0)
+		fail(exit_status_of(-g->gfd), SUB, "%s: %s", g->path,
+		     strerror(-g->gfd));
+}
+
+/* Tokens up to the target, one request at a time: those free at once. */
+static void take(struct governor *g)
+{
+	int ret;
+
+	while (!g->pending && g->held < g->target) {
+		ret = fairsem_submit(g->gfd, 1);
+		if (ret < 0)
+			broken(g, "ask for a token", -ret);
+		if (ret > 0) {
+			g->pending = true;
+			g->pending_id = (uint32_t)ret;
+		} else {
+			g->held++;
+		}
+	}
+}
+
+/* Our queued request granted: its token is ours. */
+static void reap(struct governor *g)
+{
+	uint32_t ids[4];
+	int n = fairsem_reap(g->gfd, ids, 4), i;
+
+	if (n < 0)
+		broken(g, "reap a token", -n);
+	for (i = 0; i < n; i++) {
+		g->held++;
+		if (ids[i] == g->pending_id)
+			g->pending = false;
 	}
 }
 
 /* Give back what is held past the target; take what is free below it. */
 static void settle(struct governor *g)
 {
-	char buf[256];
-	uint64_t n;
-	ssize_t got;
+	int ret;
 
-	while (g->held > g->target) {
-		n = g->held - g->target;
-		if (n > sizeof(buf))
-			n = sizeof(buf);
-		memset(buf, '+', (size_t)n);
-		got = write(g->fd, buf, (size_t)n);
-		if (got <= 0) {
-			say(g, "cannot give back %" PRIu64 " tokens: %s", n,
-			    got < 0 ? strerror(errno) : "short write");
-			/* The account is not what we think: trust nothing. */
-			exit(EXIT_OSERR);
-		}
-		g->held -= (uint64_t)got;
+	/* Queued, or granted and not reaped: withdrawn, nothing held. */
+	if (g->pending && g->held >= g->target) {
+		ret = fairsem_withdraw(g->gfd, g->pending_id);
+		if (ret && ret != -ENOENT)
+			broken(g, "withdraw a request", -ret);
+		g->pending = false;
 	}
-	if (g->held < g->target)
-		take(g, g->target - g->held);
-	/* More than the target (a reservation granted late): back at once. */
-	if (g->held > g->target)
-		settle(g);
+	if (g->held > g->target) {
+		ret = fairsem_release(g->gfd, g->held - g->target);
+		if (ret)
+			broken(g, "give tokens back", -ret);
+		g->held = g->target;
+	}
+	take(g);
 }
 
 static void evaluate(struct governor *g)
@@ -380,7 +412,8 @@ static int apply_owner(const struct governor *g)
 /*
  * --service: the name made (mode 0600 until its group and mode are set),
  * or an existing jobserver of that name taken over and set to the config's
- * jobs; its handle in g->fd.
+ * jobs; its handle in g->fd, the governor's in g->gfd (made even while the
+ * config governs nothing: SIGHUP may make it govern).
  */
 static void service_start(struct governor *g)
 {
@@ -411,6 +444,7 @@ static void service_start(struct governor *g)
 		     g->path, strerror(-ret));
 	if (!fairsem_info(g->fd, &info))
 		g->id = info.id;
+	govern_handle(g);
 	say(g, "-j%" PRIu64 " (%" PRIu64 " tokens), group %s, mode %04o, %s",
 	    tokens + 1, tokens, g->conf.group[0] ? g->conf.group : "(unchanged)",
 	    g->conf.mode, g->conf.govern ? "governed" : "not governed");
@@ -508,9 +542,9 @@ static int run(struct governor *g)
 		publish(g);
 		n = 0;
 		pfd[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		js = g->held < g->target || g->pending;
+		js = g->pending;
 		if (js)
-			pfd[n++] = (struct pollfd){ .fd = g->fd, .events = POLLIN };
+			pfd[n++] = (struct pollfd){ .fd = g->gfd, .events = POLLIN };
 		for (i = 0; i < 2; i++)
 			if (g->trig[i] >= 0)
 				pfd[n++] = (struct pollfd){ .fd = g->trig[i],
@@ -528,15 +562,10 @@ static int run(struct governor *g)
 				say(g, "the jobserver is closed");
 				return EXIT_CLOSED;
 			}
-			/*
-			 * Polled without POLLIN: our reservation is queued.
-			 * With it: take the token now, even past the target
-			 * (settle gives that back), or it would stay ours.
-			 */
-			g->pending = !(pfd[1].revents & POLLIN);
-			if (!g->pending)
-				take(g, g->held < g->target ?
-				     g->target - g->held : 1);
+			/* Granted: reaped now, even past the target
+			 * (settle gives that back). */
+			if (pfd[1].revents & POLLIN)
+				reap(g);
 		}
 		for (i = js ? 2 : 1; i < n; i++)
 			if (pfd[i].revents & POLLPRI) {
@@ -587,6 +616,7 @@ int jobserver_govern(const char *name, const struct gov_conf *c)
 		fail(EXIT_REFUSED, SUB, "%s is not a jobserver semaphore", g.path);
 	g.id = info.id;
 	g.conf.govern = true;
+	govern_handle(&g);
 	state_path(&g);
 	return run(&g);
 }

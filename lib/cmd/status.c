@@ -450,13 +450,29 @@ static uint64_t account_tokens(const char *accounts, long pid)
 }
 
 /*
+ * What process @pid holds of the semaphore of records @r: its handles',
+ * a governor's among them, and its account's, as the kernel counts them.
+ */
+static uint64_t pid_tokens(const struct handle_rec *r, size_t n, long pid)
+{
+	uint64_t t = n ? account_tokens(r[n - 1].accounts, pid) : 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (r[i].pid == pid)
+			t += r[i].holds;
+	return t;
+}
+
+/*
  * The governor of a jobserver (fairsem jobserver --govern or --service):
  * its state file, $FAIRSEM_GOVERNOR_DIR/NAME (default
- * /run/fairsem-governor), says why; the tokens it withholds are its
- * account's, as the kernel counts them.
+ * /run/fairsem-governor), says why; the tokens it withholds are those of
+ * its governor's handle, as the kernel counts them.
  */
-static void print_governor(uint64_t sem_id, const char *accounts,
-			   const struct name_list *nl, size_t k0, size_t k1)
+static void print_governor(uint64_t sem_id, const struct handle_rec *r,
+			   size_t n, const struct name_list *nl, size_t k0,
+			   size_t k1)
 {
 	const char *dir = getenv("FAIRSEM_GOVERNOR_DIR");
 	char path[NAME_PATH_MAX], buf[1024], why[512] = "";
@@ -491,7 +507,7 @@ static void print_governor(uint64_t sem_id, const char *accounts,
 			return;
 		}
 		printf("  governor %ld withholds %" PRIu64 " (target %llu): %s\n",
-		       pid, account_tokens(accounts, pid), target, why);
+		       pid, pid_tokens(r, n, pid), target, why);
 		return;
 	}
 }
@@ -518,7 +534,7 @@ static void print_unheld(const struct name_list *nl, size_t *k)
 	printf("  no open handles\n");
 	/* A governor that died: its state file says who it was. */
 	if (f & FAIRSEM_JOBSERVER)
-		print_governor(in->id, "", nl, k0, *k);
+		print_governor(in->id, NULL, 0, nl, k0, *k);
 }
 
 /*
@@ -563,7 +579,7 @@ static void print_accounts(const struct handle_rec *r)
 /* Both lists sorted by id: merge them, one block per semaphore. */
 static void print_all(const struct rec_list *l, const struct name_list *nl)
 {
-	size_t i = 0, j, k = 0, k0;
+	size_t i = 0, i0, j, k = 0, k0;
 	bool first = true;
 
 	while (i < l->n || k < nl->n) {
@@ -579,14 +595,15 @@ static void print_all(const struct rec_list *l, const struct name_list *nl)
 		for (j = i; j < l->n && l->v[j].id == l->v[i].id; j++)
 			;
 		k0 = k;
+		i0 = i;
 		print_sem(&l->v[i], nl, &k);
 		/* The latest snapshot of the accounts: the group's last. */
 		for (; i < j; i++)
 			print_handle(&l->v[i]);
 		print_accounts(&l->v[j - 1]);
 		if (l->v[j - 1].jobserver)
-			print_governor(l->v[j - 1].id, l->v[j - 1].accounts,
-				       nl, k0, k);
+			print_governor(l->v[j - 1].id, &l->v[i0], j - i0, nl,
+				       k0, k);
 	}
 }
 
@@ -844,7 +861,7 @@ const struct subcommand cmd_status = {
 	"holds tokens or a reservation: the pid and command that made it, its\n"
 	"tokens, reserved=1 for a reserved token, queued=1 for a reservation\n"
 	"in the queue.  A jobserver with a governor (fairsem jobserver --govern\n"
-	"or --service) shows it last: the tokens its account withholds, its\n"
+	"or --service) shows it last: the tokens it withholds, its\n"
 	"target and why (the pressure figure that decided), from its state\n"
 	"file in $FAIRSEM_GOVERNOR_DIR (default /run/fairsem-governor).\n"
 	"Exit status 1 when no semaphore is seen (with a message when the\n"
