@@ -13,7 +13,9 @@
 # build/cluster/results.  Output: build/cluster/vm.out.
 #
 # First, on the host, fairsem status --cluster against a file written as an
-# agent writes it (cluster/status-test.sh): its lines count with the VM's.
+# agent writes it (cluster/status-test.sh), and README's build block: their
+# lines count with the VM's.  README's other blocks (vm-cluster) go into
+# the VM's readme/, where the scenario runs them (cluster/vm/readme.sh).
 #
 # The packages of make deb (fairsem-cluster, fairsem, libfairsem2; from
 # $CLUSTER_DEBS, default build/deb) go along: the scenario installs them and
@@ -39,7 +41,10 @@ fail() {
 payload=$out/payload
 rm -rf "$payload"
 mkdir -p "$payload"
-cp "$out/fairsem-cluster" "$out/clustertest" "$here/vm/scenario.sh" "$payload/"
+cp "$out/fairsem-cluster" "$out/clustertest" "$here/vm/scenario.sh" "$here/vm/readme.sh" "$payload/"
+# README's blocks: the VM's, and the build machine's, run here.
+README=$here/README.md "$root/scripts/pkg/readme-blocks.sh" --extract vm-cluster "$payload/readme" ||
+	fail "cluster/README.md: its blocks are not all marked"
 cp "$root/build/lib/fairsem-static" "$payload/fairsem"
 mkdir -p "$payload/debs"
 for p in fairsem-cluster fairsem libfairsem2; do
@@ -47,6 +52,12 @@ for p in fairsem-cluster fairsem libfairsem2; do
 		echo "cluster: no $p package in ${CLUSTER_DEBS:-$root/build/deb} (make deb)"
 done
 "$here/status-test.sh" "$root/build/lib/fairsem-static" >"$out/host.out" 2>&1
+if README=$here/README.md "$root/scripts/pkg/readme-blocks.sh" --run host >"$out/readme-host.out" 2>&1; then
+	echo "ok 1 README block build runs as written (host)" >>"$out/host.out"
+else
+	sed 's/^/# /' "$out/readme-host.out" >>"$out/host.out"
+	echo "not ok 1 README block build runs as written (host)" >>"$out/host.out"
+fi
 cat "$out/host.out"
 rc=0
 "$root/scripts/debvm/run.sh" --name cluster --module "$ko" --files "$payload" \

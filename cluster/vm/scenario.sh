@@ -114,6 +114,12 @@ setup() {
 	diag "setup failed: $1"
 	finish
 }
+# README's "Try it on one machine", as written, before the scenario's own
+# etcd takes the same ports (readme.sh).
+# shellcheck source=readme.sh
+. ./readme.sh
+readme_try
+
 # How long an agent tries etcd at its start before it gives up: the
 # agent's default (a minute) is short for a TCG guest at a host load of
 # 13 to 15, where three etcd members and seven agents start at once.
@@ -628,4 +634,6 @@ check "I: fairsem-cluster status shows the packaged semaphore's limit" \
 check "I: the packaged fairsem status --cluster pkg reads the unit's agent's file" \
 	sh -c "/usr/bin/fairsem status --cluster pkg | grep -q '^cluster pkg: limit 2, '"
 check "I: systemctl stop fairsem-cluster@pkg" systemctl stop fairsem-cluster@pkg
+# README's "Installed from the packages", as written.
+readme_unit
 finish

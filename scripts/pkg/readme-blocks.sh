@@ -20,6 +20,9 @@
 #                put them there (scripts/pkg/vm-install-checks.sh)
 #   vm-source    in the Debian VM, from a copy of this tree, as root, once
 #                the packages are purged (scripts/pkg/vm-install-checks.sh)
+#   vm-cluster   cluster/README.md's: in the cluster test's Debian VM, as
+#                root, one shell for all, each followed by its check
+#                (cluster/vm/readme.sh)
 #
 # NAME (one word) names the block; the VM checks run check_NAME after it.
 #
@@ -36,7 +39,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 readme=${README:-$root/README.md}
-places="entry host vm-image vm-packages vm-source"
+places="entry host vm-image vm-packages vm-source vm-cluster"
 
 # One line per ```sh block: NUMBER PLACE NAME FIRST-LINE (PLACE "-" when
 # unmarked); with BLOCK=N, that block's text instead.
