@@ -132,7 +132,10 @@
 /* Bit 1: ACQUIRE's asynchronous flag of an earlier ABI, now no flag at all. */
 #define OLD_ACQ_ASYNC	(1u << 1)
 #define OP_MASK		((uint32_t)(ACQ_MASK | FAIRSEM_RELEASE_FORGET | \
-				    FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE))
+				    FAIRSEM_RESIZE_ADD | FAIRSEM_RESIZE_REMOVE | \
+				    FAIRSEM_HANDLE_GOVERN))
+/* NEW_HANDLE's flags. */
+#define NH_MASK		((uint32_t)(O_CLOEXEC | O_NONBLOCK | FAIRSEM_HANDLE_GOVERN))
 #define KTIME_MAX_NS	((uint64_t)INT64_MAX)
 #define MAX_SLOTS	64
 #define MAX_SEMS	8
@@ -1438,9 +1441,10 @@ static void op_new_handle(struct ctx *c)
 	if (!get_handle(c, &h))
 		return;
 	nh.flags = chance(c, 90) ? (chance(c, 50) ? O_CLOEXEC : 0) |
-				   (chance(c, 30) ? O_NONBLOCK : 0) : rnd(c);
+				   (chance(c, 30) ? O_NONBLOCK : 0) |
+				   (chance(c, 5) ? FAIRSEM_HANDLE_GOVERN : 0) : rnd(c);
 	nh.fd = (int)rnd(c);
-	valid = !(nh.flags & ~(O_CLOEXEC | O_NONBLOCK));
+	valid = !(nh.flags & ~NH_MASK);
 	out = nh;
 	uarg_place(c, &ua, pick_ptr(c), &nh, sizeof(nh), sizeof(nh));
 	ret = do_ioctl(h.fd, FAIRSEM_IOC_NEW_HANDLE, ua.p);
@@ -1459,6 +1463,9 @@ static void op_new_handle(struct ctx *c)
 		set = R(EFAULT) | R(EIDRM) | R(EMFILE);
 	else
 		set = R(0) | R(EIDRM) | R(EMFILE);
+	/* A governor's: no jobserver (EINVAL), or not its maker (EPERM). */
+	if (valid && (nh.flags & FAIRSEM_HANDLE_GOVERN))
+		set |= R(EINVAL) | R(EPERM);
 	if (!allowed(set, ret)) {
 		fail(c, "NEW_HANDLE fd %d flags %#x ptr %s: %s", h.fd, nh.flags,
 		     ptr_names[ua.k], ret >= 0 ? "succeeded" : en(-ret));
@@ -1482,6 +1489,17 @@ static void op_new_handle(struct ctx *c)
 		fail(c, "new handle %d: holds %" PRIu64 " flags %#x id %" PRIu64
 		     " (want %" PRIu64 ")", ret, (uint64_t)in.holds, in.flags,
 		     (uint64_t)in.id, h.id);
+	/*
+	 * A governor's handle on a jobserver is neither read nor written,
+	 * unlike the jobserver handles the other ops expect: not kept.
+	 */
+	if (nh.flags & FAIRSEM_HANDLE_GOVERN) {
+		if (!(in.flags & FAIRSEM_JOBSERVER))
+			fail(c, "NEW_HANDLE of a governor's on a semaphore of flags %#x",
+			     in.flags);
+		close(ret);
+		return;
+	}
 	adopt(c, ret, in.id, !!(in.flags & FAIRSEM_LIFO), !!(nh.flags & O_NONBLOCK));
 }
 
@@ -1905,7 +1923,7 @@ static void op_unbound(struct ctx *c)
 			ret = do_ioctl(fd, FAIRSEM_IOC_NEW_HANDLE, ua.p);
 			uarg_done(c, &ua, NULL, 0);
 			want = !ua.rd ? -EFAULT :
-			       (nh.flags & ~(O_CLOEXEC | O_NONBLOCK)) ? -EINVAL : -EBADFD;
+			       (nh.flags & ~NH_MASK) ? -EINVAL : -EBADFD;
 			if (ret >= 0)
 				close(ret);
 			if (ret != want)
