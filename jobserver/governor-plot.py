@@ -11,7 +11,7 @@ round (a round is a second of the guest's sleep, not a measured time):
     series ROUND PHASE WITHHELD AVG10
 
 PHASE "hog" while the hog runs, "after" once it is stopped; WITHHELD the
-tokens the governor's account holds (fairsem status); AVG10 the kernel's
+tokens the governor's handle holds (fairsem status); AVG10 the kernel's
 memory "some" avg10.  Writes an SVG (no plotting library needed) and a
 Markdown table.  Exits 1 if LOG holds no series.
 """
