@@ -929,6 +929,43 @@ func etcdErr(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
+// unavailable says that etcd could not serve a request for now: the
+// member went away, or the cluster has no leader while it elects one, as
+// while the fleet starts or under a load that misses heartbeats.  Another
+// try may well succeed.
+func unavailable(err error) bool {
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		return ee.Code() == codes.Unavailable
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if st, ok := status.FromError(e); ok && st.Code() == codes.Unavailable {
+			return true
+		}
+	}
+	return false
+}
+
+// retry runs f until it succeeds or fails for good, trying again while
+// etcd is slow or unavailable, for at most d in all; etcd still
+// unavailable at the end is ETIMEDOUT, as a slow one is.
+func retry(what string, d time.Duration, f func() error) error {
+	for t0 := time.Now(); ; {
+		err := f()
+		if err == nil || !(errors.Is(err, syscall.ETIMEDOUT) || unavailable(err)) {
+			return err
+		}
+		if time.Since(t0) >= d {
+			if unavailable(err) {
+				err = errnoErr(fmt.Sprintf("%s: etcd did not answer (%v)", what, err), syscall.ETIMEDOUT)
+			}
+			return err
+		}
+		logf("%v; trying again", err)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // setLimit writes limit l, refusing kinds other than those already there
 // (EINVAL); with onlyNew, only if there is no limit yet.
 func setLimit(cli *clientv3.Client, prefix string, l limitSpec, onlyNew bool) error {
@@ -966,13 +1003,13 @@ func setLimit(cli *clientv3.Client, prefix string, l limitSpec, onlyNew bool) er
 }
 
 // begin connects, sets the limit if there is none and asked for, and
-// reads it. etcd may be slow to answer while the fleet starts: the agent
-// tries for wait before it gives up with ETIMEDOUT.
+// reads it. etcd may be slow to answer, or without a leader, while the
+// fleet starts: the agent tries for wait before it gives up with
+// ETIMEDOUT (or the last unavailable member's error).
 func (a *agent) begin(endpoints, limit string, want limitSpec, wait time.Duration) (string, error) {
 	var ls string
-	var err error
-	for t0 := time.Now(); ; {
-		err = a.connect(endpoints)
+	err := retry("start", wait, func() error {
+		err := a.connect(endpoints)
 		if err == nil && limit != "" {
 			err = setLimit(a.cli, a.prefix, want, true)
 		}
@@ -982,11 +1019,9 @@ func (a *agent) begin(endpoints, limit string, want limitSpec, wait time.Duratio
 				err = etcdErr("read the limit", err)
 			}
 		}
-		if err == nil || !errors.Is(err, syscall.ETIMEDOUT) || time.Since(t0) > wait {
-			return ls, err
-		}
-		logf("%v; trying again", err)
-	}
+		return err
+	})
+	return ls, err
 }
 
 func (a *agent) connect(endpoints string) error {
@@ -1136,20 +1171,49 @@ func runAgent(args []string) error {
 	}
 }
 
+// cmdWait bounds how long status and limit try etcd: an answer takes
+// milliseconds, but a member may be away or an election under way for a
+// few seconds, and a loaded machine's etcd may not answer within one
+// request's 5 s.
+const cmdWait = 30 * time.Second
+
+// withEtcd connects and runs f, both tried again for at most cmdWait.
+func withEtcd(what, endpoints string, f func(*clientv3.Client) error) error {
+	var cli *clientv3.Client
+	defer func() {
+		if cli != nil {
+			cli.Close()
+		}
+	}()
+	return retry(what, cmdWait, func() error {
+		var err error
+		if cli == nil {
+			if cli, err = dial(endpoints); err != nil {
+				return err
+			}
+		}
+		return f(cli)
+	})
+}
+
 func runStatus(args []string) error {
 	fs := flag.NewFlagSet("status", flag.ExitOnError)
 	endpoints := fs.String("endpoints", "http://127.0.0.1:2379", "etcd client URLs, comma-separated")
 	name := fs.String("cluster", "", "the cluster semaphore's name")
 	fs.Parse(args)
-	cli, err := dial(*endpoints)
+	prefix := "/fairsem-cluster/" + *name + "/"
+	var r *clientv3.GetResponse
+	var ls string
+	err := withEtcd("status", *endpoints, func(cli *clientv3.Client) error {
+		var err error
+		r, ls, err = queue(cli, prefix, 5*time.Second)
+		if err != nil {
+			return etcdErr("status", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	defer cli.Close()
-	prefix := "/fairsem-cluster/" + *name + "/"
-	r, ls, err := queue(cli, prefix, 5*time.Second)
-	if err != nil {
-		return etcdErr("status", err)
 	}
 	if ls == "" {
 		return errnoErr("cluster semaphore "+*name+" has no limit", syscall.ENOENT)
@@ -1193,12 +1257,9 @@ func runLimit(args []string) error {
 	if err != nil {
 		return err
 	}
-	cli, err := dial(*endpoints)
-	if err != nil {
-		return err
-	}
-	defer cli.Close()
-	return setLimit(cli, "/fairsem-cluster/"+*name+"/", l, false)
+	return withEtcd("limit", *endpoints, func(cli *clientv3.Client) error {
+		return setLimit(cli, "/fairsem-cluster/"+*name+"/", l, false)
+	})
 }
 
 func main() {
