@@ -72,12 +72,15 @@ check() {
 		return 1
 	fi
 }
-# wait_for SECONDS CMD: poll CMD every 0.2 s, at most SECONDS
+# wait_for SECONDS CMD: poll CMD every 0.2 s, at most SECONDS; CMD's
+# status 125 says that it never will succeed: stop waiting.
 wait_for() {
-	local t=$(($1 * 5))
+	local t=$(($1 * 5)) rc
 	shift
 	while [ $t -gt 0 ]; do
 		eval "$@" && return 0
+		rc=$?
+		[ "$rc" -ne 125 ] || return 1
 		sleep 0.2
 		t=$((t - 1))
 	done
@@ -203,8 +206,19 @@ for i in 1 2; do start_sagent $i; done
 		done
 	done
 ) &
-setup "each agent made its local semaphore" wait_for 420 \
-	'[ -e /run/fairsem-m1/db ] && [ -e /run/fairsem-m2/db ] && [ -e /run/fairsem-m3/db ]'
+# db_made: every db agent made its local semaphore; 125 (wait no more)
+# when one has exited instead, having given up on etcd.
+db_made() {
+	local i
+	for i in 1 2 3; do
+		kill -0 "${apid[$i]}" 2>/dev/null || {
+			echo "# agent m$i exited: $(grep -v '^{' agent$i.log | tail -n 1)"
+			return 125
+		}
+	done
+	[ -e /run/fairsem-m1/db ] && [ -e /run/fairsem-m2/db ] && [ -e /run/fairsem-m3/db ]
+}
+setup "each agent made its local semaphore" wait_for 420 db_made
 setup "the kinds agents made local semaphores of kinds cpu, gpu" wait_for 120 \
 	'[ "$(clustertest local /run/fairsem-m1/gpu)" = "limit=0,0 taken=0,0 waiters=0" ] &&
 	 [ "$(clustertest local /run/fairsem-m2/gpu)" = "limit=0,0 taken=0,0 waiters=0" ]'
