@@ -247,6 +247,7 @@ define check-tests
 @$(call own-cache) $(PART) mutants $(MAKE) -C $(TOP)/selftests/model mutants || true
 @$(call own-cache) $(PART) libfuzz $(MAKE) -C $(TOP)/selftests/libfuzz check || true
 @$(call own-cache,man debian/changelog contrib) $(PART) lib $(MAKE) -C $(TOP)/lib check-host || true
+@$(call own-cache) $(PART) part-cache $(TOP)/scripts/test-part.sh || true
 @$(call vm-cache,$(VM_IMAGE_$(DEB_NAME)),$(BUILD)/kmod-$(DEB_NAME),$(BUILD)/selftests/bin,$(DEB_NAME)) \
 	$(PART) vm-$(DEB_NAME) $(TOP)/scripts/vm/selftests.sh $(VM_IMAGE_$(DEB_NAME)) \
 	$(BUILD)/kmod-$(DEB_NAME)/fairsem.ko $(BUILD)/selftests/bin $(DEB_NAME) || true

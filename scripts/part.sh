@@ -37,6 +37,12 @@
 #     version: debvm-<key>, bindings-go-<version>, ...; not their .lock and
 #     .log files, made on first use); a missing path is
 #     written as missing.  A file over 512 MiB goes by size and mtime.
+# Other lanes of the same run make some of those entries while a part runs
+# (the debug kernel, the bindings' toolchains, the RFC's sparse): a part
+# keyed before they existed would miss in every later run, which sees them
+# from its start.  So a passed result is also kept under the key its inputs
+# have when it ends, when only the cache's entries differ (each entry being
+# named by its own inputs, its appearance changes nothing the part read).
 # Only a run that exited 0 with no failure is kept; a hit says so with its
 # key, replays the exact counts recorded, and puts the recorded output in
 # build/results/NAME.out (and the files of PART_OUTPUTS, e.g. a console
@@ -68,7 +74,7 @@ key_text() {
 	# shellcheck disable=SC2016  # dpkg-query expands them
 	dpkg-query -W -f='${Package} ${Version} ${Architecture}\n' |
 		LC_ALL=C sort | sha256sum | sed 's/  -$/  dpkg/'
-	for w in ${PART_INPUTS:-}; do
+	for w in $inputs; do
 		case $w in
 		@tree)
 			git -C "$root" ls-files -z -co --exclude-standard |
@@ -81,9 +87,10 @@ key_text() {
 			[ ! -d "$w" ] ||
 				(cd "$w" && find -L . -type f | LC_ALL=C sort | sed 's/^/name /') ;;
 		@cache:*)
+			# nullglob: no entry, or only a lock, says the same.
 			# shellcheck disable=SC2086  # the glob is the point
-			(cd "${FAIRSEM_CACHE:-/var/cache/fairsem}" &&
-				printf 'cache %s\n' ${w#@cache:}) |
+			(cd "${FAIRSEM_CACHE:-/var/cache/fairsem}" && shopt -s nullglob &&
+				for f in ${w#@cache:}; do echo "cache $f"; done) |
 				grep -Ev '\.(lock|log)$' ;;
 		*)
 			if [ -d "$w" ]; then
@@ -100,9 +107,14 @@ key_text() {
 	done
 }
 
-if [ -n "${PART_INPUTS:-}" ] && [ "${PART_CACHE:-1}" != off ]; then
+inputs=${PART_INPUTS:-}
+# keyof: the key text of the inputs now, and its key.
+keyof() {
 	keytext=$(key_text "$@" | sed "s|$root|@ROOT|g")
 	key=$(sha256sum <<<"$keytext" | cut -c1-20)
+}
+if [ -n "$inputs" ] && [ "${PART_CACHE:-1}" != off ]; then
+	keyof "$@"
 	entry=$cache/$key
 	if [ "${PART_CACHE:-1}" != 0 ] && [ -f "$entry/counts" ]; then
 		read -r p f s _ <"$entry/counts"
@@ -145,7 +157,7 @@ fi
 echo "$p $f $s" >"$res/$name.txt"
 echo "=== $name: exit $rc: $p passed, $f failed, $s skipped"
 
-# keep: put this passed run's result under its key (in a new directory,
+# keep: put this passed run's result under $key (in a new directory,
 # renamed into place: a concurrent reader sees all of it or nothing).
 keep() {
 	local tmp=$cache/.new.$$
@@ -166,11 +178,20 @@ keep() {
 }
 # Only a run that exited 0, counted something and failed nothing.
 if [ -n "$key" ] && [ "$rc" -eq 0 ] && [ "$f" -eq 0 ] && [ $((p + s)) -gt 0 ]; then
-	if keep; then
-		echo "=== $name: result kept under key $key"
-	else
-		rm -rf "$cache/.new.$$"
-		echo "=== $name: could not keep the result in $cache"
-	fi
+	first=$keytext
+	for pass in start end; do
+		if [ $pass = end ]; then
+			keyof "$@"
+			[ "$keytext" != "$first" ] || break
+			ours=$(grep -v -e '^cache ' -e "${FAIRSEM_CACHE:-/var/cache/fairsem}/" <<<"$keytext")
+			[ "$ours" = "$(grep -v -e '^cache ' -e "${FAIRSEM_CACHE:-/var/cache/fairsem}/" <<<"$first")" ] || break
+		fi
+		if keep; then
+			echo "=== $name: result kept under key $key"
+		else
+			rm -rf "$cache/.new.$$"
+			echo "=== $name: could not keep the result in $cache"
+		fi
+	done
 fi
 exit "$rc"
