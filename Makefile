@@ -100,8 +100,9 @@ endef
 # key, what a hit prints; PART_CACHE=0 runs everything).
 # $(call vm-cache,IMAGE,MODDIR,TESTS,NAME): a VM part's inputs are what
 # its VM boots and runs: the kernel image and the modules (by content:
-# kbuild writes no path of the tree into them), the test programs and
-# tools (by the names in TESTS and by their sources and build rules:
+# scripts/build-module.sh maps the tree's path out of their debug info),
+# the test programs and tools (by the names in TESTS and by their sources
+# and build rules:
 # the binaries hold the tree's path in their __FILE__ strings, and a fresh
 # clone elsewhere would never match them), the VM scripts, busybox (the
 # host's comes with dpkg's list, the others' .current names their version),

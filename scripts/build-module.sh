@@ -34,6 +34,10 @@ cp "$root/Kbuild" "$out/"
 # the module's build is its own make.
 unset MAKEFLAGS MFLAGS MAKELEVEL
 
+# The kernels' configs ask for debug info, which would hold OUTDIR's path:
+# mapped away, a clone elsewhere builds the same bytes, and the VM tests'
+# cached results (keyed by the module's content) serve it too.
+export KCFLAGS="${KCFLAGS:+$KCFLAGS }-ffile-prefix-map=$out/="
 log=$out/build.log
 # shellcheck disable=SC2086  # MODULE_MAKEARGS: words
 if ! make -C "$kdir" M="$out" W=1 ${MODULE_MAKEARGS:-} modules >"$log" 2>&1; then
