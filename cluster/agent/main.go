@@ -569,15 +569,7 @@ func (a *agent) step() {
 		r.rev = kv.CreateRevision
 		r.w = parseW(kv.Value, a.n)
 	}
-	// A request of ours that we do not know: a Put whose answer timed out
-	// after etcd made it.  Never ADDed here: it goes (its waiter, if still
-	// there, has a request of its own by now).
-	mp := a.prefix + "q/" + a.machine + "/"
-	for k, kv := range s.present {
-		if _, ok := a.mine[k]; !ok && strings.HasPrefix(k, mp) && clientv3.LeaseID(kv.Lease) == a.lease {
-			a.del(&request{key: k, rev: kv.CreateRevision})
-		}
-	}
+	orphans := a.orphans(s)
 	// Grants first, in cluster order, in one ADD.
 	var granted []*request
 	for _, r := range a.mine {
@@ -601,6 +593,15 @@ func (a *agent) step() {
 	ws := discover(a.locID, a.n)
 	if a.subs != nil {
 		ws = sortWaiters(append(ws, a.subs.scan()...))
+	}
+	adopt, drop := adoptable(orphans, ws, a.byWaiter)
+	for _, r := range drop {
+		a.del(r)
+	}
+	for _, r := range adopt {
+		a.mine[r.key] = r
+		a.byWaiter[r.waiter] = r
+		a.rec("enqueue", r.key)
 	}
 	seen := map[string]bool{}
 	var fresh []waiter
@@ -655,6 +656,49 @@ func (a *agent) step() {
 		a.dropShare()
 	}
 	a.giveBack()
+}
+
+// orphans: the requests of this agent's lease in snapshot s that it does
+// not know: a Put whose answer timed out after etcd made it.
+func (a *agent) orphans(s *snap) []*request {
+	var rs []*request
+	mp := a.prefix + "q/" + a.machine + "/"
+	for k, kv := range s.present {
+		if _, ok := a.mine[k]; ok || !strings.HasPrefix(k, mp) ||
+			clientv3.LeaseID(kv.Lease) != a.lease {
+			continue
+		}
+		r := &request{key: k, rev: kv.CreateRevision, w: parseW(kv.Value, a.n)}
+		if f := strings.Fields(string(kv.Value)); len(f) > 1 {
+			r.waiter = f[1]
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// adoptable splits orphans into those to keep and those to delete.  A
+// waiter that still waits for the same weight, with no request known, keeps
+// its orphan, and so its place in the cluster's order: a slow answer from
+// etcd must not send it behind requests made after its own.  The rest go
+// (a share request, a waiter gone or already served, a second orphan).
+func adoptable(orphans []*request, ws []waiter, byWaiter map[string]*request) (keep, drop []*request) {
+	want := map[string]vec{}
+	for _, w := range ws {
+		if _, ok := byWaiter[w.id]; !ok {
+			want[w.id] = w.count
+		}
+	}
+	sort.Slice(orphans, func(x, y int) bool { return orphans[x].rev < orphans[y].rev })
+	for _, r := range orphans {
+		if c, ok := want[r.waiter]; ok && r.waiter != shareWord && c.le(r.w) && r.w.le(c) {
+			delete(want, r.waiter)
+			keep = append(keep, r)
+		} else {
+			drop = append(drop, r)
+		}
+	}
+	return keep, drop
 }
 
 // stop: an agent told to stop gives back what no local program holds:
