@@ -72,12 +72,16 @@ check() {
 		return 1
 	fi
 }
-# wait_for SECONDS CMD: poll CMD every 0.2 s, at most SECONDS; CMD's
-# status 125 says that it never will succeed: stop waiting.
+# wait_for SECONDS CMD: poll CMD every 0.2 s, SECONDS * 5 times at most;
+# CMD's status 125 says that it never will succeed: stop waiting.  A poll
+# slower than its 0.2 s (an etcd client's start in a loaded TCG guest takes
+# seconds) stretches the wait, up to five times SECONDS by the clock: a
+# state that never comes costs minutes, not the VM's hour (ci10: a
+# 30-second wait had polled for 14 minutes).
 wait_for() {
-	local t=$(($1 * 5)) rc
+	local t=$(($1 * 5)) end=$((SECONDS + $1 * 5)) rc
 	shift
-	while [ $t -gt 0 ]; do
+	while [ $t -gt 0 ] && [ $SECONDS -lt $end ]; do
 		eval "$@" && return 0
 		rc=$?
 		[ "$rc" -ne 125 ] || return 1
