@@ -31,8 +31,9 @@ readme_script() {
 			case $name in
 			etcd)	# the health of all three, at most 300 s
 				echo 'for i in $(seq 1500); do [ "$(etcdctl --endpoints=$E endpoint health 2>&1 | grep -c "is healthy")" -eq 3 ] && break; sleep 0.2; done' ;;
-			agents)	# both local semaphores, at most 420 s
-				echo 'for i in $(seq 2100); do [ -e /run/fairsem-a/db ] && [ -e /run/fairsem-b/db ] && break; sleep 0.2; done' ;;
+			agents)	# both local semaphores, at most 420 s; not
+				# while an agent that exited (gave up) is awaited
+				echo 'for i in $(seq 2100); do [ -e /run/fairsem-a/db ] && [ -e /run/fairsem-b/db ] && break; [ "$(pgrep -cf "^fairsem-cluster agent .*-machine [ab] ")" = 2 ] || break; sleep 0.2; done' ;;
 			use)	# the two programs, the last two jobs: exit 0 each
 				echo 'for p in $(jobs -p | tail -n 2); do wait $p; done' ;;
 			esac
@@ -43,6 +44,18 @@ readme_script() {
 
 readme_ran() { grep -qx "waited $1" readme-run.out; }
 
+# readme_logs: what the blocks' etcd members and agents said last, once.
+readme_logs() {
+	local f
+	[ -z "${readme_logged:-}" ] || return 0
+	readme_logged=1
+	for f in /tmp/agent-a.log /tmp/agent-b.log /tmp/e1.log /tmp/e2.log /tmp/e3.log; do
+		[ -f "$f" ] || continue
+		echo "# --- $f (last 8 lines)"
+		tail -n 8 "$f" | cut -c1-300 | sed 's/^/# /'
+	done
+}
+
 # readme_blocks NAME...: run them; one check a block.
 readme_blocks() {
 	local name rc=0
@@ -52,6 +65,7 @@ readme_blocks() {
 		check "README block $name runs as written" readme_ran "$name" || {
 			echo "# readme-run.sh exit $rc; its output, then the block's:"
 			cat readme-run.out "readme-$name.out" 2>/dev/null | tail -n 20 | sed 's/^/# /'
+			readme_logs
 		}
 	done
 }
