@@ -59,8 +59,16 @@ else
 	echo "not ok 1 README block build runs as written (host)" >>"$out/host.out"
 fi
 cat "$out/host.out"
+# Of check-all's VM tests only this one keeps deadlines: etcd's heartbeats
+# and elections, the agents' 5 s requests, their leases' TTL.  At a host
+# load of 17 to 20 (check-all's lanes on two cores) its etcd answered no
+# write within 5 s, where the other tests, which count and do not time,
+# only take longer.  So its VM runs at a higher CPU priority than theirs
+# (CLUSTER_NICE, -10): by the scheduler's weights about half of the two
+# cores at that load, against a ninth.  As a user, nice says it cannot
+# and runs it as it is.
 rc=0
-"$root/scripts/debvm/run.sh" --name cluster --module "$ko" --files "$payload" \
+nice -n "${CLUSTER_NICE:--10}" "$root/scripts/debvm/run.sh" --name cluster --module "$ko" --files "$payload" \
 	--timeout "${CLUSTER_TIMEOUT:-3600}" -- bash ./scenario.sh >"$out/vm.out" 2>&1 || rc=$?
 cat "$out/vm.out"
 passed=$(cat "$out/host.out" "$out/vm.out" | grep -c '^ok [0-9]')
