@@ -82,7 +82,7 @@ flock -u 9
 [ -z "${JS_HOLD:-}" ] || "$JS_DIR/gate.sh" $JS_HOLD
 # The 30 s are the clock's, not a count of turns: on a loaded TCG host a
 # turn (a cat and a sleep) took a quarter of a second, and 1,200 of them
-# outlasted the client's own 300 s bound (a CI run of 2026-12-02, ninja,
+# outlasted the client's own bound, then 300 s (a CI run of 2026-12-02, ninja,
 # which reads the jobserver again only when a job of its own ends: its
 # one job waited here while the victim's tokens came back).
 mb=${JS_MEET_B:-survivor}
