@@ -363,6 +363,43 @@ TEST(vector_of_one_is_read_no_further_than_its_count)
 	EXPECT_EQ(1, fs_holds(fd));
 }
 
+/*
+ * An argument need not be aligned: a language's buffer may start anywhere.
+ * A vector of two at an odd address, ending where a hole begins, is read
+ * whole and no further.
+ */
+TEST(vector_at_an_unaligned_address_is_read_whole)
+{
+	struct fairsem_init in = { .nkinds = 2, .limit = { 3, 5 } };
+	struct fairsem_acquire acq = {
+		.deadline_ns = FAIRSEM_NO_DEADLINE, .nkinds = 2,
+		.count = { 2, 4 },
+	};
+	struct fairsem_counts rel = { .nkinds = 2, .count = { 2, 4 } };
+	size_t alen = offsetof(struct fairsem_acquire, count[2]);
+	size_t clen = offsetof(struct fairsem_counts, count[2]);
+	char *a = before_a_hole(alen + 1);
+	char *c = before_a_hole(clen + 1);
+	struct fairsem_info_kinds info;
+	int fd = fs_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_INIT, &in)));
+	/* one byte in: the argument ends at the hole, at an odd address */
+	memcpy(a + 1, &acq, alen);
+	memcpy(c + 1, &rel, clen);
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_ACQUIRE, a + 1)));
+	ASSERT_EQ(0, fs_info(fd, &info));
+	EXPECT_EQ(2, info.kind[0].taken);
+	EXPECT_EQ(4, info.kind[1].taken);
+	EXPECT_EQ(0, fs_ret(ioctl(fd, FAIRSEM_IOC_RELEASE, c + 1)));
+	ASSERT_EQ(0, fs_info(fd, &info));
+	EXPECT_EQ(0, info.kind[0].taken);
+	EXPECT_EQ(0, info.kind[1].taken);
+}
+
 /* An nkinds no vector may have is EINVAL before the other counts are read. */
 TEST(nkinds_0_or_above_the_maximum_is_einval_before_the_counts_are_read)
 {
