@@ -100,7 +100,8 @@ endef
 # key, what a hit prints; PART_CACHE=0 runs everything).
 # $(call vm-cache,IMAGE,MODDIR,TESTS,NAME): a VM part's inputs are what
 # its VM boots and runs: the kernel image and the modules (by content:
-# scripts/build-module.sh maps the tree's path out of their debug info),
+# scripts/build-module.sh builds them at a path of a fixed name, so
+# that a clone elsewhere builds the same bytes),
 # the test programs and tools (by the names in TESTS and by their sources
 # and build rules:
 # the binaries hold the tree's path in their __FILE__ strings, and a fresh
@@ -319,10 +320,9 @@ check-all:
 # for the CHECK_ALL_JOBS slots (about as many VMs as the 2-core machine
 # carried at a load of 10 to 13 without a test outliving its harness).
 CHECK_ALL_JOBS ?= 8
-# lane-cluster comes early: its packages, Go build and scenario are the
-# longest chain after the RFC's when its inputs changed (it waited 23
-# minutes for a slot at the end of the list); keyed by its own inputs,
-# a run whose change is elsewhere does not pay for it.
+# lane-cluster is listed early, but waits for the other Debian VMs' lanes
+# (cluster/cluster.mk says why); keyed by its own inputs, a run whose
+# change is elsewhere does not pay for it.
 LANE_TARGETS := kernel-debug shared-builds lane-rfc install-source \
 	lane-cluster lane-matrix lane-install lane-jobserver lane-debug \
 	lane-bindings lane-check

@@ -34,13 +34,31 @@ cp "$root/Kbuild" "$out/"
 # the module's build is its own make.
 unset MAKEFLAGS MFLAGS MAKELEVEL
 
-# The kernels' configs ask for debug info, which would hold OUTDIR's path:
-# mapped away, a clone elsewhere builds the same bytes, and the VM tests'
-# cached results (keyed by the module's content) serve it too.
-export KCFLAGS="${KCFLAGS:+$KCFLAGS }-ffile-prefix-map=$out/="
+# A clone elsewhere must build the same bytes, so that the VM tests' cached
+# results (keyed by the module's content) serve it too.  kbuild names each
+# source by M=, so M= is a link of a fixed name to OUTDIR, one build at a
+# time: a debug kernel's sanitizers name the sources as compiled, which no
+# -f*-prefix-map of gcc 12 reaches.  The debug info maps the link and
+# OUTDIR away (7.x's kbuild resolves M= to OUTDIR), the bare directory of
+# DWARF 5 to ".".  The links' directory is the user's own, mode 0700: in
+# a shared /tmp, nobody else may point a link at other sources.
+links=/tmp/fairsem-kbuild-$(id -u)
+[ -d "$links" ] || mkdir -m 700 "$links"
+if [ -L "$links" ] || [ ! -O "$links" ]; then
+	echo "build-module: $links is not this user's own directory" >&2
+	exit 1
+fi
+link=$links/$(basename "$out")
+exec 9>"$link.lock"
+flock 9
+ln -sfn "$out" "$link"
+for d in "$link" "$out"; do
+	KCFLAGS="${KCFLAGS:+$KCFLAGS }-ffile-prefix-map=$d=. -ffile-prefix-map=$d/="
+done
+export KCFLAGS
 log=$out/build.log
 # shellcheck disable=SC2086  # MODULE_MAKEARGS: words
-if ! make -C "$kdir" M="$out" W=1 ${MODULE_MAKEARGS:-} modules >"$log" 2>&1; then
+if ! make -C "$kdir" M="$link" W=1 ${MODULE_MAKEARGS:-} modules >"$log" 2>&1; then
 	cat "$log"
 	echo "build-module: FAILED against $kdir (log $log)" >&2
 	exit 1
