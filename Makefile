@@ -21,6 +21,8 @@
 #                       build/bench/report/results-only-walks.md
 #   make bench-vs-parallel   section 8 (GNU parallel's sem) in the Debian VM,
 #                       into the same directory
+#   make bench-vs-scalar  the vector ABI's pairs against the scalar ABI's
+#                       (bench/vs-scalar.sh): build/bench/vs-scalar.md
 #   make bench-commit   copy that report into bench/, to commit deliberately
 #   make check-all      check, plus the selftests on 6.12 and on a debug kernel
 #                       with fault injection, the fuzzer and kmemleak
@@ -162,7 +164,7 @@ include $(TOP)/mk/kernels.mk
 
 # ---- build -----------------------------------------------------------------
 
-.PHONY: all module lib deps selftests model vm demo bench bench-walks bench-vs-parallel bench-commit check check-parts check-all check-all-parts checkpatch clean
+.PHONY: all module lib deps selftests model vm demo bench bench-walks bench-vs-parallel bench-vs-scalar bench-commit check check-parts check-all check-all-parts checkpatch clean
 
 all: module lib
 
@@ -205,6 +207,9 @@ bench-walks:
 
 bench-vs-parallel:
 	$(TOP)/bench/vs-parallel.sh --md
+
+bench-vs-scalar:
+	$(TOP)/bench/vs-scalar.sh
 
 bench-commit:
 	@test -f $(BENCH_OUT)/results.md || { echo "bench-commit: no $(BENCH_OUT)/results.md (make bench)" >&2; exit 1; }

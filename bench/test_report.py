@@ -12,6 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import report  # noqa: E402
 import report_kernels  # noqa: E402
+import vs_scalar  # noqa: E402
 
 
 def ntsync_prose_says_tick_only_when_the_figure_is_a_tick():
@@ -31,6 +32,20 @@ def ntsync_section_quotes_no_figure_of_another_run():
     report_kernels.section_ntsync(out, fig, {"kernel": "7.2", "host_load": "1"})
     text = "\n".join(out)
     assert "1.5 and 2.6" not in text and "scheduler tick" not in text, text
+
+
+def vs_scalar_takes_each_pair_against_sysv_in_the_same_program():
+    lines = ["VS 1 old fairsem.ns 100", "VS 1 old sysv.ns 50",
+             "VS 1 new fairsem.ns 330", "VS 1 new sysv.ns 150"]
+    # (330 / 150) / (100 / 50): the new tree's host was three times slower
+    got = vs_scalar.ratios(vs_scalar.parse(lines), "new", "fairsem", "ns")
+    assert len(got) == 1 and abs(got[0] - 1.1) < 1e-9, got
+
+
+def vs_scalar_skips_a_round_without_its_peer():
+    lines = ["VS 1 old fairsem.ns 100", "VS 1 old sysv.ns 50",
+             "VS 1 new fairsem.ns 110", "VS 2 old fairsem.ns 100"]
+    assert vs_scalar.ratios(vs_scalar.parse(lines), "new", "fairsem", "ns") == []
 
 
 def two_sections_numbered_alike_are_a_problem():
@@ -125,6 +140,8 @@ TESTS = [kinds_prose_says_unbounded_only_when_sysv_timed_out,
          only_walks_report_is_its_section_alone,
          ntsync_prose_says_tick_only_when_the_figure_is_a_tick,
          ntsync_section_quotes_no_figure_of_another_run,
+         vs_scalar_takes_each_pair_against_sysv_in_the_same_program,
+         vs_scalar_skips_a_round_without_its_peer,
          two_sections_numbered_alike_are_a_problem,
          committed_results_are_numbered_once_each,
          full_report_shows_every_section_of_every_run]
