@@ -428,7 +428,8 @@ lane-bindings: shared-builds
 # The cluster semaphore in the Debian VM (cluster/cluster.mk): a cached
 # part, run again only when its inputs (CLUSTER_INPUTS) change.
 lane-cluster: shared-builds
-	@$(LANES) begin $@ shared-builds
+	@$(LANES) begin $@ shared-builds lane-install install-source \
+		lane-bindings lane-jobserver
 	@$(CLUSTER_CACHE) $(PART) cluster $(MAKE) check-cluster-run || true
 	@$(LANES) end $@
 
