@@ -352,8 +352,10 @@ lane-check: shared-builds
 	@$(LANES) begin $@ shared-builds
 	$(check-tests)
 	@$(call own-cache,models) $(PART) model-fastpath $(MAKE) model-fastpath || true
-	@# Never reused: it grows its corpus (build/libfuzz/corpus) run by run.
-	@$(PART) libfuzz-long $(MAKE) -C $(TOP)/selftests/libfuzz long || true
+	@# Never reused: it grows a corpus kept beside the cache, run by run
+	@# (a fresh clone's build/ would start it from the seeds each time).
+	@$(PART) libfuzz-long $(MAKE) -C $(TOP)/selftests/libfuzz long \
+		FUZZ_CORPUS=$(FAIRSEM_CACHE)/libfuzz-corpus || true
 	@$(LANES) end $@
 
 lane-jobserver: shared-builds
