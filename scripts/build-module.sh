@@ -43,8 +43,10 @@ unset MAKEFLAGS MFLAGS MAKELEVEL
 # DWARF 5 to ".".  The links' directory is the user's own, mode 0700: in
 # a shared /tmp, nobody else may point a link at other sources.
 links=/tmp/fairsem-kbuild-$(id -u)
-[ -d "$links" ] || mkdir -m 700 "$links"
-if [ -L "$links" ] || [ ! -O "$links" ]; then
+# Two first builds may race to make it: whoever loses finds it made.
+mkdir -m 700 "$links" 2>/dev/null || true
+if [ -L "$links" ] || [ ! -O "$links" ] ||
+   [ -n "$(find "$links" -maxdepth 0 -perm /022)" ]; then
 	echo "build-module: $links is not this user's own directory" >&2
 	exit 1
 fi
