@@ -28,6 +28,8 @@ out=$root/build/bench/vs-scalar
 python=$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)
 
 rm -rf "$out"
+# A run killed before its trap left the old tree registered: forget it.
+git -C "$root" worktree prune
 mkdir -p "$out/payload"
 git -C "$root" worktree add -q --detach "$out/old-tree" "$commit"
 trap 'git -C "$root" worktree remove --force "$out/old-tree"' EXIT
