@@ -77,9 +77,12 @@ run() {
 	shift
 	[[ $out == /* ]] || out=$O/$out
 	build "$O/fuzz_core"
-	mkdir -p "$out"
+	mkdir -p "$(dirname "$out")"
 	exec 8>"$out.lock"
 	flock 8
+	# A run killed between minimize()'s two renames left it in DIR.old.
+	[ -d "$out" ] || [ ! -d "$out.old" ] || mv "$out.old" "$out"
+	mkdir -p "$out"
 	# -timeout: a hang is a crash; -max_len: long enough for 16 handles
 	# and 32 waiters, short enough to keep thousands of runs a second.
 	ASAN_OPTIONS=detect_leaks=1 \
@@ -91,6 +94,7 @@ run() {
 	if [ $rc -ne 0 ]; then
 		tail -n 80 "$log"
 		unit=$(sed -n 's/.*Test unit written to //p' "$log")
+		# libFuzzer's own Base64 line stops at 256 bytes; -max_len is 1024.
 		if [ -f "$unit" ]; then
 			echo "libfuzz: the input, in hex (xxd -r -p makes it again):"
 			od -An -v -tx1 "$unit" | tr -d ' \n' | fold -w 64
